@@ -1,0 +1,55 @@
+# zkbroker: `make run` starts a 3-broker cluster on an embedded ZooKeeper,
+# `make test` runs the whole suite, `make bench` prints the benchmark figures.
+# Every target installs what it needs first, and does nothing it has already done.
+
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+APT_UPDATED := $(VENV)/.apt-updated
+PYTEST_ARGS ?=
+
+.PHONY: run test lint unit bench system-deps clean
+
+run: system-deps $(STAMP)
+	$(VENV)/bin/zkbroker run --brokers 3 --host 127.0.0.1 --port 9092
+
+test: system-deps $(STAMP) lint
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+unit: $(STAMP)
+	$(VENV)/bin/pytest tests/unit $(PYTEST_ARGS)
+
+bench: system-deps $(STAMP)
+	$(PY) bench/codec.py
+
+# Debian/Ubuntu packages: Python's venv module, ZooKeeper (brings Java), kcat for the tests.
+system-deps:
+	@missing=""; \
+	python3 -c 'import ensurepip, venv' 2>/dev/null || missing="$$missing python3-venv"; \
+	if [ -z "$$ZOOKEEPER_HOME" ] && [ ! -f /usr/share/java/zookeeper.jar ]; then missing="$$missing zookeeper"; fi; \
+	command -v java >/dev/null || missing="$$missing default-jre-headless"; \
+	command -v kcat >/dev/null || missing="$$missing kcat"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(PY):
+	python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "zkbroker needs Python 3.11 or newer (found $$(python3 --version))"; exit 1; }
+	python3 -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -1,0 +1,157 @@
+"""One broker of the cluster: its listener, its own ZooKeeper session, its registration.
+
+A broker, as in Kafka, has its own ZooKeeper session: its ephemeral `/brokers/ids/<id>`
+registration and, when it wins, the ephemeral `/controller` live and die with that session.
+Stopping a broker closes its listener and its session, so the rest of the cluster (in this
+process or another) sees it leave exactly as it would see a Kafka broker stop.
+
+Start order follows Kafka's KafkaServer.startup: ZooKeeper session, listener bound (so the
+registration can carry the real port), `/brokers/ids/<id>` registered, then the controller
+elector. If the session expires, the broker registers again and re-runs the election once
+a new session is established (Kafka's SessionExpirationListener does the same).
+
+Deliberately not here: request handling (`broker.server`, `handlers`) and cluster-wide
+set-up such as top-level paths and the cluster id (`broker.cluster`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import structlog
+
+from broker.controller import ControllerElector
+from broker.metadata import MetadataImage
+from broker.server import BrokerServer
+from broker.settings import Settings
+from handlers.registry import ApiTable, api_table
+from zk_layout import BrokerInfo, Endpoint, ZkStore
+from zk_layout.store import SessionState
+
+
+class BrokerNode:
+    """Implements `handlers.context.BrokerView` for the broker's requests."""
+
+    def __init__(self, broker_id: int, settings: Settings, image: MetadataImage) -> None:
+        self._broker_id = broker_id
+        self._settings = settings
+        self._image = image
+        self._api_table = api_table(settings.kafka_version)
+        self._store: ZkStore | None = None
+        self._server: BrokerServer | None = None
+        self._elector: ControllerElector | None = None
+        self.broker_epoch = -1
+        self._log = structlog.get_logger("zkbroker.broker").bind(broker_id=broker_id)
+
+    # ---- BrokerView --------------------------------------------------------------------
+
+    @property
+    def broker_id(self) -> int:
+        return self._broker_id
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    @property
+    def image(self) -> MetadataImage:
+        return self._image
+
+    @property
+    def api_table(self) -> ApiTable:
+        return self._api_table
+
+    @property
+    def store(self) -> ZkStore:
+        if self._store is None:
+            raise RuntimeError(f"broker {self._broker_id} is not running")
+        return self._store
+
+    @property
+    def is_controller(self) -> bool:
+        return self._elector is not None and self._elector.is_active
+
+    # ---- lifecycle ---------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    @property
+    def port(self) -> int:
+        return self._server.port if self._server else self._settings.port_of(self._broker_id)
+
+    @property
+    def host(self) -> str:
+        return self._settings.public_host
+
+    @property
+    def rack(self) -> str | None:
+        return self._settings.rack_of(self._broker_id)
+
+    @property
+    def elector(self) -> ControllerElector | None:
+        return self._elector
+
+    async def start(self, zookeeper: str) -> None:
+        settings = self._settings
+        self._store = await ZkStore.connect(
+            zookeeper, session_timeout=settings.zk_session_timeout_s
+        )
+        try:
+            self._server = BrokerServer(
+                self,
+                settings.host,
+                settings.port_of(self._broker_id),
+                max_request_bytes=settings.max_request_bytes,
+                listener_name=settings.listener_name,
+            )
+            await self._server.start()
+            await self._register()
+            self._elector = ControllerElector(self._broker_id, self._store, settings)
+            await self._elector.start()
+            self._store.add_session_listener(self._on_session_state)
+        except BaseException:
+            await self.stop()
+            raise
+        self._log.info("broker.started", port=self.port, broker_epoch=self.broker_epoch)
+
+    async def stop(self) -> None:
+        if self._elector is not None:
+            await self._elector.stop()
+            self._elector = None
+        if self._server is not None:
+            await self._server.stop()
+            self._server = None
+        if self._store is not None:
+            # Closing the session removes /brokers/ids/<id> (and /controller if we held it).
+            await self._store.close()
+            self._store = None
+            self._log.info("broker.stopped")
+
+    def broker_info(self) -> BrokerInfo:
+        listener = self._settings.listener_name
+        return BrokerInfo.create(
+            self._broker_id,
+            (Endpoint(listener, self.host, self.port, "PLAINTEXT"),),
+            rack=self.rack,
+        )
+
+    async def _register(self) -> None:
+        self.broker_epoch = await self.store.register_broker(
+            self.broker_info(), self._settings.kafka_version
+        )
+
+    def _on_session_state(self, state: SessionState) -> None:
+        # A new session after expiry: our ephemeral nodes are gone; register again.
+        if state is SessionState.RECONNECTED_NEW_SESSION and self._server is not None:
+            asyncio.get_running_loop().create_task(self._reregister())
+
+    async def _reregister(self) -> None:
+        try:
+            await self._register()
+            if self._elector is not None:
+                await self._elector.check()
+            self._log.warning("broker.reregistered", broker_epoch=self.broker_epoch)
+        except Exception:
+            self._log.exception("broker.reregistration_failed")

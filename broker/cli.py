@@ -1,0 +1,150 @@
+"""The `zkbroker` command line.
+
+`zkbroker [run] [options]` starts a cluster (see `--help`) and runs until SIGINT/SIGTERM,
+then shuts down gracefully: listeners closed, brokers deregistered (their ZooKeeper
+sessions closed), and an embedded ZooKeeper stopped. When the cluster is up it prints the
+bootstrap servers and the ZooKeeper connect string on stdout, one `key=value` per line, so
+scripts can read them; logs go to stderr.
+
+Exit codes: 0 after a clean shutdown, 2 for bad options, 1 when the cluster cannot start
+(the reason is logged and printed).
+
+Deliberately not here: anything a cluster does (see `broker.cluster`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+
+import structlog
+
+from broker.cluster import Cluster
+from broker.log import configure_logging
+from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, parse_release, release_name
+from broker.settings import DEFAULT_MAX_REQUEST_BYTES, Settings
+from broker.zookeeper import ZooKeeperNotFoundError
+from zk_layout import BrokerIdInUseError
+
+
+def _int_list(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from None
+
+
+def _release(text: str) -> tuple[int, ...]:
+    try:
+        return parse_release(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="zkbroker",
+        description="A Kafka mock broker and controller for the admin APIs, on a real ZooKeeper.",
+    )
+    sub = parser.add_subparsers(dest="command")
+    run = sub.add_parser("run", help="start a cluster (the default command)")
+    ids = run.add_mutually_exclusive_group()
+    ids.add_argument("--brokers", type=int, default=3, help="number of brokers, ids 0..N-1 (3)")
+    ids.add_argument("--broker-ids", type=_int_list, help="explicit broker ids, e.g. 1,2,3")
+    run.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    run.add_argument(
+        "--advertised-host", help="host written to ZooKeeper and answered in Metadata (--host)"
+    )
+    run.add_argument(
+        "--port", type=int, default=9092, help="port of the first broker; 0 = any free ports (9092)"
+    )
+    run.add_argument("--racks", help="comma-separated rack per broker, e.g. r1,r1,r2")
+    run.add_argument(
+        "--zookeeper",
+        help="host:port[/chroot] of a running ZooKeeper; without it an embedded one is started",
+    )
+    run.add_argument(
+        "--kafka-version",
+        type=_release,
+        default=DEFAULT_RELEASE,
+        help="Kafka release to emulate: "
+        + ", ".join(release_name(r) for r in RELEASES)
+        + f" ({release_name(DEFAULT_RELEASE)})",
+    )
+    run.add_argument(
+        "--max-request-bytes",
+        type=int,
+        default=DEFAULT_MAX_REQUEST_BYTES,
+        help=f"largest request accepted, socket.request.max.bytes ({DEFAULT_MAX_REQUEST_BYTES})",
+    )
+    run.add_argument("--log-level", default="info", help="debug, info, warning, error (info)")
+    run.add_argument("--log-format", choices=("console", "json"), default="console")
+    return parser
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    broker_ids = args.broker_ids if args.broker_ids else tuple(range(args.brokers))
+    racks: tuple[str | None, ...] = ()
+    if args.racks:
+        racks = tuple(r.strip() or None for r in args.racks.split(","))
+    return Settings(
+        broker_ids=broker_ids,
+        host=args.host,
+        advertised_host=args.advertised_host,
+        port=args.port,
+        racks=racks,
+        zookeeper=args.zookeeper,
+        kafka_version=args.kafka_version,
+        max_request_bytes=args.max_request_bytes,
+        log_level=args.log_level,
+        log_format=args.log_format,
+    )
+
+
+async def run_until_signalled(settings: Settings) -> int:
+    log = structlog.get_logger("zkbroker")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    cluster = Cluster(settings)
+    try:
+        await cluster.start()
+    except (ZooKeeperNotFoundError, BrokerIdInUseError, OSError) as e:
+        log.error("cluster.start_failed", reason=str(e))
+        print(f"zkbroker: {e}", file=sys.stderr)
+        return 1
+    print(f"bootstrap_servers={cluster.bootstrap_servers}", flush=True)
+    print(f"zookeeper={cluster.zookeeper_connect}", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        log.info("zkbroker.stopping")
+        await cluster.stop()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or (args_list[0].startswith("-") and args_list[0] not in ("-h", "--help")):
+        args_list.insert(0, "run")
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        settings = settings_from_args(args)
+    except ValueError as e:
+        parser.error(str(e))
+    configure_logging(settings.log_level, settings.log_format)  # type: ignore[arg-type]
+    return asyncio.run(run_until_signalled(settings))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""A cluster of N brokers in one process, on an embedded or an existing ZooKeeper.
+
+`Cluster.start()`:
+1. uses `settings.zookeeper` or starts an `EmbeddedZooKeeper` (stopped again by `stop()`);
+2. opens the process's own ZooKeeper session (for the metadata image), creates Kafka's
+   persistent top-level paths and `/cluster/id` if missing, and starts the metadata watcher;
+3. starts the brokers in id order, each with its own session, listener and registration.
+
+Several processes pointed at the same ZooKeeper form one cluster: they share nothing but
+ZooKeeper, exactly like Kafka brokers. A broker id already registered by a live broker is
+refused with `BrokerIdInUseError` before anything of this process is left behind.
+
+Deliberately not here: command-line parsing (`broker.cli`), request handling, and the
+public test-facing API (a later layer wraps this class).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from types import TracebackType
+
+import structlog
+
+from broker.broker_node import BrokerNode
+from broker.metadata import MetadataImage
+from broker.metadata_watcher import MetadataWatcher
+from broker.settings import Settings
+from broker.zookeeper import EmbeddedZooKeeper
+from zk_layout import ZkStore
+
+
+class Cluster:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.image = MetadataImage()
+        self.brokers: dict[int, BrokerNode] = {
+            b: BrokerNode(b, settings, self.image) for b in settings.broker_ids
+        }
+        self._embedded: EmbeddedZooKeeper | None = None
+        self._store: ZkStore | None = None
+        self._watcher: MetadataWatcher | None = None
+        self._zookeeper: str | None = settings.zookeeper
+        self._log = structlog.get_logger("zkbroker.cluster")
+
+    @property
+    def zookeeper_connect(self) -> str:
+        if self._zookeeper is None:
+            raise RuntimeError("the cluster is not started")
+        return self._zookeeper
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{b.host}:{b.port}" for _, b in sorted(self.brokers.items()) if b.running)
+
+    @property
+    def controller_id(self) -> int:
+        return self.image.controller_id
+
+    async def start(self) -> None:
+        try:
+            if self._zookeeper is None:
+                self._embedded = EmbeddedZooKeeper()
+                await self._embedded.astart()
+                self._zookeeper = self._embedded.connect_string
+            self._store = await ZkStore.connect(
+                self._zookeeper, session_timeout=self.settings.zk_session_timeout_s
+            )
+            await self._store.create_top_level_paths()
+            cluster_id = await self._store.get_or_create_cluster_id()
+            self.image.set_cluster_id(cluster_id)
+            self._watcher = MetadataWatcher(self._store, self.image)
+            await self._watcher.start()
+            for _, broker in sorted(self.brokers.items()):
+                await broker.start(self._zookeeper)
+        except BaseException:
+            await self.stop()
+            raise
+        self._log.info(
+            "cluster.started",
+            bootstrap_servers=self.bootstrap_servers,
+            zookeeper=self._zookeeper,
+            kafka_version=self.settings.release_name,
+            cluster_id=self.image.cluster_id,
+        )
+
+    async def stop(self) -> None:
+        for _, broker in sorted(self.brokers.items(), reverse=True):
+            with contextlib.suppress(Exception):
+                await broker.stop()
+        if self._watcher is not None:
+            await self._watcher.stop()
+            self._watcher = None
+        if self._store is not None:
+            with contextlib.suppress(Exception):
+                await self._store.close()
+            self._store = None
+        if self._embedded is not None:
+            with contextlib.suppress(Exception):
+                await self._embedded.astop()
+            self._embedded = None
+            self._zookeeper = None
+        self._log.info("cluster.stopped")
+
+    async def __aenter__(self) -> Cluster:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()

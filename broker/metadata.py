@@ -1,0 +1,208 @@
+"""The metadata image: what this process knows of the cluster, as read from ZooKeeper.
+
+One `MetadataImage` per process, shared by all of its brokers (Kafka keeps one metadata
+cache per broker, fed by the controller's UpdateMetadata; here every broker of a process
+sees the same ZooKeeper, so one image serves them all). `broker.metadata_watcher` keeps it
+current from ZooKeeper watches; handlers only read it, and may wait for it to reach a state
+(`wait_for`), which is how CreateTopics-style requests wait for their results.
+
+A partition is visible only once its state znode exists: Kafka's metadata cache learns of a
+partition from the controller's UpdateMetadata, which follows the state write, so a topic
+whose znode exists but whose partitions have no leader state yet is unknown to clients.
+
+Topic and partition records are immutable and replaced whole on change, so a handler that
+reads a `TopicImage` sees one consistent version of it.
+
+Deliberately not here: ZooKeeper access (see `metadata_watcher`), and anything a handler
+writes (writes go to ZooKeeper and come back through the watches).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from zk_layout import BrokerInfo, PartitionState, TopicAssignment
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionImage:
+    """One partition as a client sees it: assignment joined with its leader state."""
+
+    partition: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TopicImage:
+    name: str
+    topic_id: uuid.UUID | None
+    # Every partition of the assignment, visible or not.
+    assignment: Mapping[int, tuple[int, ...]]
+    # Only partitions whose state znode has been read.
+    partitions: Mapping[int, PartitionImage]
+
+    @property
+    def is_internal(self) -> bool:
+        return self.name in INTERNAL_TOPICS
+
+    @property
+    def visible(self) -> bool:
+        return bool(self.partitions)
+
+    @property
+    def all_partitions_led(self) -> bool:
+        """Every assigned partition has state with a leader (CreateTopics' completion test)."""
+        return len(self.partitions) == len(self.assignment) and all(
+            p.leader >= 0 for p in self.partitions.values()
+        )
+
+
+@dataclass
+class MetadataImage:
+    """Mutable holder of the current cluster view; mutated only by the metadata watcher."""
+
+    cluster_id: str | None = None
+    controller_id: int = -1
+    brokers: dict[int, BrokerInfo] = field(default_factory=dict)
+    topics: dict[str, TopicImage] = field(default_factory=dict)
+    topics_being_deleted: frozenset[str] = frozenset()
+    # From /feature when feature versioning is enabled there (KIP-584); -1 = unknown.
+    finalized_features_epoch: int = -1
+    finalized_features: dict[str, tuple[int, int]] = field(default_factory=dict)
+    version: int = 0
+    _assignments: dict[str, TopicAssignment] = field(default_factory=dict, repr=False)
+    _states: dict[str, dict[int, PartitionState]] = field(default_factory=dict, repr=False)
+    _changed: asyncio.Event | None = field(default=None, repr=False)
+
+    # ---- reads -------------------------------------------------------------------------
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> TopicImage | None:
+        for topic in self.topics.values():
+            if topic.topic_id == topic_id:
+                return topic
+        return None
+
+    def visible_topics(self) -> list[TopicImage]:
+        """Topics a Metadata request for all topics lists, in name order."""
+        return [
+            t
+            for name, t in sorted(self.topics.items())
+            if t.visible and name not in self.topics_being_deleted
+        ]
+
+    def is_alive(self, broker_id: int) -> bool:
+        return broker_id in self.brokers
+
+    async def wait_for(self, predicate: Callable[[MetadataImage], bool], timeout: float) -> bool:
+        """Wait until `predicate(self)` holds; False if `timeout` seconds pass first."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not predicate(self):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            event = self._event()
+            try:
+                await asyncio.wait_for(event.wait(), remaining)
+            except TimeoutError:
+                return predicate(self)
+        return True
+
+    # ---- writes (the metadata watcher only) ----------------------------------------------
+
+    def set_cluster_id(self, cluster_id: str | None) -> None:
+        self.cluster_id = cluster_id
+        self._bump()
+
+    def set_controller(self, controller_id: int) -> None:
+        self.controller_id = controller_id
+        self._bump()
+
+    def set_finalized_features(self, epoch: int, features: dict[str, tuple[int, int]]) -> None:
+        self.finalized_features_epoch = epoch
+        self.finalized_features = features
+        self._bump()
+
+    def put_broker(self, info: BrokerInfo) -> None:
+        self.brokers[info.broker_id] = info
+        self._bump()
+
+    def remove_broker(self, broker_id: int) -> None:
+        if self.brokers.pop(broker_id, None) is not None:
+            self._bump()
+
+    def set_topics_being_deleted(self, names: frozenset[str]) -> None:
+        self.topics_being_deleted = names
+        self._bump()
+
+    def put_assignment(self, name: str, assignment: TopicAssignment) -> None:
+        self._assignments[name] = assignment
+        states = self._states.setdefault(name, {})
+        for stale in [p for p in states if p not in assignment.partitions]:
+            del states[stale]
+        self._rebuild(name)
+
+    def remove_topic(self, name: str) -> None:
+        self._assignments.pop(name, None)
+        self._states.pop(name, None)
+        if self.topics.pop(name, None) is not None:
+            self._bump()
+
+    def put_partition_state(self, name: str, partition: int, state: PartitionState | None) -> None:
+        if name not in self._assignments:
+            return
+        states = self._states.setdefault(name, {})
+        if state is None:
+            states.pop(partition, None)
+        else:
+            states[partition] = state
+        self._rebuild(name)
+
+    # ---- internals ---------------------------------------------------------------------
+
+    def _rebuild(self, name: str) -> None:
+        assignment = self._assignments[name]
+        states = self._states.get(name, {})
+        partitions: dict[int, PartitionImage] = {}
+        for p, replicas in sorted(assignment.partitions.items()):
+            state = states.get(p)
+            if state is None:
+                continue
+            partitions[p] = PartitionImage(
+                partition=p,
+                replicas=tuple(replicas),
+                isr=tuple(state.isr),
+                leader=state.leader,
+                leader_epoch=state.leader_epoch,
+                adding=tuple(assignment.adding.get(p, ())),
+                removing=tuple(assignment.removing.get(p, ())),
+            )
+        self.topics[name] = TopicImage(
+            name=name,
+            topic_id=assignment.topic_id,
+            assignment={p: tuple(r) for p, r in assignment.partitions.items()},
+            partitions=partitions,
+        )
+        self._bump()
+
+    def _event(self) -> asyncio.Event:
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        return self._changed
+
+    def _bump(self) -> None:
+        self.version += 1
+        if self._changed is not None:
+            # Wake every waiter once; each re-checks its predicate and waits on a new event.
+            self._changed.set()
+            self._changed = None

@@ -1,0 +1,64 @@
+"""Request/response header versions and the request-header decoder.
+
+The header version is not in the message specs; Kafka's generator decides it:
+
+* request header v2 if the API version is flexible, else v1 (v0 was only for ControlledShutdown
+  v0, which zkbroker does not serve). "Flexible" is judged from the first flexible version, so a
+  request above the highest known version (ApiVersions v9) still gets header v2; an unknown api
+  key gets v1, which is what a broker needs to answer UNSUPPORTED_VERSION or close cleanly.
+* response header v1 if the API version is flexible, else v0, except ApiVersions (18): its
+  response header is always v0, so that any client can read the reply to a probe.
+
+Deliberately not here: body encoding (``codec``) and the request/response entry points that
+combine header and body (``envelope``).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from broker.protocol.checked import Context
+from broker.protocol.codec import Buffer, as_bytes, decode_with
+from broker.protocol.messages import API_SPECS
+from broker.protocol.messages.headers import REQUEST_HEADER, RequestHeader
+
+API_VERSIONS_KEY = 18
+
+_KEY_AND_VERSION = struct.Struct(">hh")
+
+
+def request_header_version(api_key: int, api_version: int) -> int:
+    spec = API_SPECS.get(api_key)
+    return 2 if spec is not None and spec.is_flexible(api_version) else 1
+
+
+def response_header_version(api_key: int, api_version: int) -> int:
+    if api_key == API_VERSIONS_KEY:
+        return 0
+    spec = API_SPECS.get(api_key)
+    return 1 if spec is not None and spec.is_flexible(api_version) else 0
+
+
+def decode_header_bytes(data: bytes) -> tuple[RequestHeader, int]:
+    """``decode_request_header`` for a buffer already converted to bytes."""
+    if len(data) >= 4:
+        api_key, api_version = _KEY_AND_VERSION.unpack_from(data, 0)
+        version = request_header_version(api_key, api_version)
+        ctx = Context(
+            f"RequestHeader v{version} (api key {api_key}, version {api_version})",
+            api_key,
+            api_version,
+        )
+    else:
+        version = 1
+        ctx = Context("RequestHeader v1", None, None)
+    header, offset = decode_with(REQUEST_HEADER, version, data, 0, ctx)
+    return header, offset
+
+
+def decode_request_header(buf: Buffer) -> tuple[RequestHeader, int]:
+    """Decode the request header at the start of ``buf`` (a frame without its size prefix).
+
+    Returns the header and the offset where the body starts. Raises only CodecError.
+    """
+    return decode_header_bytes(as_bytes(buf))

@@ -1,0 +1,306 @@
+"""Which API versions a ZooKeeper-mode Kafka broker of a given release advertises.
+
+``--kafka-version`` lets zkbroker impersonate an older Kafka broker. This module
+holds the data behind that flag. For each supported release line it gives the
+``(min, max)`` version range that a *ZooKeeper-mode* broker of that line puts in
+its ApiVersions response, for the admin and group APIs zkbroker implements
+(see ``API_NAMES``). A key that is missing from a release's table was not
+advertised by that release.
+
+Where the numbers come from
+---------------------------
+Every number was read from the ``apache/kafka`` source tree at the release tag
+(``x.y.0``, or ``0.x.y.0`` for 0.x lines):
+
+* 0.10.0 - 0.11.0:
+  ``clients/src/main/java/org/apache/kafka/common/protocol/Protocol.java``. The
+  ``REQUESTS[ApiKeys.X.id]`` schema arrays give the versions; the highest index
+  is the max. ``ApiKeys.java`` lists which keys exist.
+* 1.0 - 2.7: ``ApiKeys.java`` names the schema source of each key. That is
+  either ``<Name>Request.schemaVersions()`` in
+  ``clients/src/main/java/org/apache/kafka/common/requests/`` or a generated
+  ``<Name>RequestData.SCHEMAS``. For a generated one, the versions are
+  ``validVersions`` in
+  ``clients/src/main/resources/common/message/<Name>Request.json``.
+* 2.8 - 3.9: ``validVersions`` of ``<Name>Request.json``. Only messages whose
+  ``listeners`` include ``zkBroker`` are counted, because those are the ones a
+  ZK broker advertises. When ``latestVersionUnstable`` is set, the top version is
+  left out, because ``unstable.api.versions.enable`` defaults to false.
+* The snapshot has no final ``3.9.0`` tag. 3.9 uses ``3.9.0-rc3`` instead
+  (commit ``dd5272687e8a``), which is also the source of
+  ``/work/shared/kafka-message-specs``.
+
+Every minimum is 0 in every release listed here. Patch releases were checked as
+well (every final ``x.y.z`` tag, plus ``0.11.0.3-rc0``, ``3.8.1-rc1`` and
+``3.9.0-rc3``). None of them changes a range inside its line, so a patch release
+maps to its line (see ``parse_release``).
+
+Not covered
+-----------
+* Other API keys: Produce, Fetch, ACLs, SASL, transactions, quotas, and so on.
+  The emulator does not take their versions from here.
+* KRaft listeners (``broker``/``controller``) and KRaft-only APIs (such as
+  BrokerRegistration and BrokerHeartbeat).
+* Ranges that change with broker configuration: forwarding to a KRaft
+  controller during ZK migration, ``unstable.api.versions.enable=true``, or an
+  old ``inter.broker.protocol.version``. None of these limits the keys covered
+  here at default settings.
+* Kafka 4.x, which has no ZooKeeper mode.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+
+Release = tuple[int, ...]
+
+RELEASES: tuple[Release, ...] = (
+    (0, 10, 0),
+    (0, 10, 1),
+    (0, 10, 2),
+    (0, 11, 0),
+    (1, 0),
+    (1, 1),
+    (2, 0),
+    (2, 1),
+    (2, 2),
+    (2, 3),
+    (2, 4),
+    (2, 5),
+    (2, 6),
+    (2, 7),
+    (2, 8),
+    (3, 0),
+    (3, 1),
+    (3, 2),
+    (3, 3),
+    (3, 4),
+    (3, 5),
+    (3, 6),
+    (3, 7),
+    (3, 8),
+    (3, 9),
+)
+
+DEFAULT_RELEASE: Release = (2, 8)
+
+API_NAMES: Mapping[int, str] = MappingProxyType(
+    {
+        3: "Metadata",
+        8: "OffsetCommit",
+        9: "OffsetFetch",
+        10: "FindCoordinator",  # "GroupCoordinator" before 0.11
+        15: "DescribeGroups",
+        16: "ListGroups",
+        18: "ApiVersions",
+        19: "CreateTopics",
+        20: "DeleteTopics",
+        32: "DescribeConfigs",
+        33: "AlterConfigs",
+        37: "CreatePartitions",
+        42: "DeleteGroups",
+        43: "ElectLeaders",  # "ElectPreferredLeaders" (v0 only) in 2.2 and 2.3
+        44: "IncrementalAlterConfigs",
+        45: "AlterPartitionReassignments",
+        46: "ListPartitionReassignments",
+        60: "DescribeCluster",
+    }
+)
+
+# The history of each API, written as steps: (first release line that advertises
+# it, max version from then on). The first step is the release where the key
+# first appears. A release takes the last step at or before it. The minimum is
+# always 0. KIP-219 (2.0) raised many versions only to signal a change in how
+# throttling is reported, and KIP-482 (2.4+) made messages "flexible" (tagged
+# fields, compact encodings).
+_HISTORY: Mapping[int, tuple[tuple[Release, int], ...]] = {
+    18: (  # ApiVersions
+        ((0, 10, 0), 0),  # v0: KIP-35
+        ((0, 11, 0), 1),  # v1: throttle_time_ms in the response (KIP-124)
+        ((2, 0), 2),  # v2: KIP-219 throttling
+        ((2, 4), 3),  # v3: flexible, client software name and version (KIP-511)
+        ((3, 9), 4),  # v4: KAFKA-17011 fix (a feature's min version may be 0)
+    ),
+    3: (  # Metadata (v0 predates 0.10)
+        ((0, 10, 0), 1),  # v1: rack, controller id, is_internal (KIP-4)
+        ((0, 10, 1), 2),  # v2: cluster_id (KIP-78)
+        ((0, 11, 0), 4),  # v3: throttle time (KIP-124); v4: allow_auto_topic_creation
+        ((1, 0), 5),  # v5: offline_replicas (KIP-112)
+        ((2, 0), 6),  # v6: KIP-219 throttling
+        ((2, 1), 7),  # v7: leader_epoch (KIP-320)
+        ((2, 3), 8),  # v8: authorized operations (KIP-430)
+        ((2, 4), 9),  # v9: flexible
+        ((2, 8), 11),  # v10: topic ids (KIP-516); v11: drops cluster authorized ops (KIP-700)
+        ((3, 1), 12),  # v12: topic lookup by id, nullable name (KIP-516)
+    ),
+    19: (  # CreateTopics
+        ((0, 10, 1), 0),  # v0: KIP-4
+        ((0, 10, 2), 1),  # v1: validate_only and error messages (KIP-108)
+        ((0, 11, 0), 2),  # v2: throttle time (KIP-124)
+        ((2, 0), 3),  # v3: KIP-219 throttling
+        # v4: broker-default partitions/replication factor (KIP-464);
+        # v5: flexible, topic configs in the response (KIP-525)
+        ((2, 4), 5),
+        ((2, 7), 6),  # v6: THROTTLING_QUOTA_EXCEEDED (KIP-599)
+        ((2, 8), 7),  # v7: topic id in the response (KIP-516)
+    ),
+    20: (  # DeleteTopics
+        ((0, 10, 1), 0),  # v0: KIP-4
+        ((0, 11, 0), 1),  # v1: throttle time (KIP-124)
+        ((2, 0), 2),  # v2: KIP-219 throttling
+        ((2, 1), 3),  # v3: may return TOPIC_DELETION_DISABLED (KIP-322)
+        ((2, 4), 4),  # v4: flexible
+        ((2, 7), 5),  # v5: error message, THROTTLING_QUOTA_EXCEEDED (KIP-599)
+        ((2, 8), 6),  # v6: delete by topic id (KIP-516)
+    ),
+    37: (  # CreatePartitions
+        ((1, 0), 0),  # v0: KIP-195
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 5), 2),  # v2: flexible
+        ((2, 7), 3),  # v3: THROTTLING_QUOTA_EXCEEDED (KIP-599)
+    ),
+    32: (  # DescribeConfigs
+        ((0, 11, 0), 0),  # v0: KIP-133
+        ((1, 1), 1),  # v1: include_synonyms (KIP-226)
+        ((2, 0), 2),  # v2: KIP-219 throttling
+        ((2, 6), 3),  # v3: config type and documentation (KIP-569)
+        ((2, 8), 4),  # v4: flexible
+    ),
+    33: (  # AlterConfigs
+        ((0, 11, 0), 0),  # v0: KIP-133
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 8), 2),  # v2: flexible
+    ),
+    44: (  # IncrementalAlterConfigs
+        ((2, 3), 0),  # v0: KIP-339
+        ((2, 4), 1),  # v1: flexible
+    ),
+    16: (  # ListGroups (v0 predates 0.10)
+        ((0, 10, 0), 0),
+        ((0, 11, 0), 1),  # v1: throttle time (KIP-124)
+        ((2, 0), 2),  # v2: KIP-219 throttling
+        ((2, 4), 3),  # v3: flexible
+        ((2, 6), 4),  # v4: states filter (KIP-518)
+        ((3, 8), 5),  # v5: types filter (KIP-848)
+    ),
+    15: (  # DescribeGroups (v0 predates 0.10)
+        ((0, 10, 0), 0),
+        ((0, 11, 0), 1),  # v1: throttle time (KIP-124)
+        ((2, 0), 2),  # v2: KIP-219 throttling
+        ((2, 3), 3),  # v3: authorized operations (KIP-430)
+        ((2, 4), 5),  # v4: group.instance.id of members (KIP-345); v5: flexible
+    ),
+    60: (  # DescribeCluster
+        ((2, 8), 0),  # v0: KIP-700
+        ((3, 7), 1),  # v1: endpoint type (KIP-919)
+    ),
+    43: (  # ElectLeaders
+        ((2, 2), 0),  # v0: as ElectPreferredLeaders (KIP-183)
+        ((2, 4), 2),  # v1: election type, renamed ElectLeaders (KIP-460); v2: flexible
+    ),
+    45: (  # AlterPartitionReassignments
+        ((2, 4), 0),  # v0: KIP-455
+    ),
+    46: (  # ListPartitionReassignments
+        ((2, 4), 0),  # v0: KIP-455
+    ),
+    10: (  # FindCoordinator (GroupCoordinator before 0.11)
+        ((0, 10, 0), 0),
+        ((0, 11, 0), 1),  # v1: key type, for transaction coordinators (KIP-98)
+        ((2, 0), 2),  # v2: KIP-219 throttling
+        ((2, 4), 3),  # v3: flexible
+        ((3, 0), 4),  # v4: batched coordinator keys (KIP-699)
+        ((3, 8), 5),  # v5: TRANSACTION_ABORTABLE error (KIP-890)
+        ((3, 9), 6),  # v6: share groups (KIP-932)
+    ),
+    9: (  # OffsetFetch (v0 and v1 predate 0.10)
+        ((0, 10, 0), 1),  # v1: offsets from __consumer_offsets instead of ZooKeeper
+        ((0, 10, 2), 2),  # v2: null topics = all topics, top-level error code (KIP-88)
+        ((0, 11, 0), 3),  # v3: throttle time (KIP-124)
+        ((2, 0), 4),  # v4: KIP-219 throttling
+        ((2, 1), 5),  # v5: leader epoch (KIP-320)
+        ((2, 4), 6),  # v6: flexible
+        ((2, 5), 7),  # v7: require_stable (KIP-447)
+        ((3, 0), 8),  # v8: several groups per request (KIP-709)
+        ((3, 7), 9),  # v9: member id and epoch (KIP-848)
+    ),
+    8: (  # OffsetCommit (v0 to v2 predate 0.10)
+        ((0, 10, 0), 2),  # v1: generation and member id; v2: retention time
+        ((0, 11, 0), 3),  # v3: throttle time (KIP-124)
+        ((2, 0), 4),  # v4: KIP-219 throttling
+        ((2, 1), 6),  # v5: retention time removed (KIP-211); v6: leader epoch (KIP-320)
+        ((2, 3), 7),  # v7: group.instance.id (KIP-345)
+        ((2, 4), 8),  # v8: flexible
+        # v9 (KIP-848) is in 3.6's JSON, but marked latestVersionUnstable, so 3.6 advertises 8.
+        ((3, 7), 9),  # v9: new consumer group protocol (KIP-848)
+    ),
+    42: (  # DeleteGroups
+        ((1, 1), 0),  # v0: KIP-229
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 4), 2),  # v2: flexible
+    ),
+}
+
+
+def _expand() -> Mapping[Release, Mapping[int, tuple[int, int]]]:
+    known = set(RELEASES)
+    table: dict[Release, dict[int, tuple[int, int]]] = {r: {} for r in RELEASES}
+    for api_key, steps in _HISTORY.items():
+        for release, _ in steps:
+            if release not in known:
+                raise AssertionError(f"api {api_key}: unknown release {release}")
+        for release in RELEASES:
+            reached = [v for since, v in steps if since <= release]
+            if reached:
+                table[release][api_key] = (0, reached[-1])
+    return MappingProxyType({r: MappingProxyType(table[r]) for r in RELEASES})
+
+
+API_VERSION_RANGES: Mapping[Release, Mapping[int, tuple[int, int]]] = _expand()
+
+
+def release_name(r: Release) -> str:
+    """``(2, 8)`` -> ``"2.8"``; ``(0, 10, 1)`` -> ``"0.10.1"``."""
+    return ".".join(str(part) for part in r)
+
+
+def _known_releases() -> str:
+    return ", ".join(release_name(r) for r in RELEASES)
+
+
+_NUMBER = r"(?:0|[1-9][0-9]*)"
+_VERSION_RE = re.compile(rf"{_NUMBER}(?:\.{_NUMBER})*")
+
+
+def parse_release(text: str) -> Release:
+    """Map a Kafka version string to its release line.
+
+    Accepts the line itself (``"2.8"``, ``"0.10.1"``) or one of its patch
+    releases (``"2.8.2"``, ``"0.10.1.1"``, ``"3.9.0"``). Raises ``ValueError``
+    for anything else, naming the known releases in the message.
+    """
+    if not isinstance(text, str) or _VERSION_RE.fullmatch(text) is None:
+        raise ValueError(f"not a Kafka version: {text!r}; known releases: {_known_releases()}")
+    parts = tuple(int(p) for p in text.split("."))
+    # 0.x lines are named by three numbers (0.10.1), later ones by two (2.8);
+    # one more number is the patch release.
+    line_len = 3 if parts[0] == 0 else 2
+    if len(parts) in (line_len, line_len + 1):
+        line = parts[:line_len]
+        if line in API_VERSION_RANGES:
+            return line
+    raise ValueError(f"unsupported Kafka version {text!r}; known releases: {_known_releases()}")
+
+
+def advertised_range(release: Release, api_key: int) -> tuple[int, int] | None:
+    """``(min, max)`` that ``release`` advertises for ``api_key``, or None if it
+    does not advertise that key (or the key is not covered by this module)."""
+    try:
+        table = API_VERSION_RANGES[release]
+    except KeyError:
+        raise ValueError(
+            f"unknown release {release!r}; known releases: {_known_releases()}"
+        ) from None
+    return table.get(api_key)

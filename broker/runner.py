@@ -1,0 +1,92 @@
+"""Run a `Cluster` on its own event loop in a background thread.
+
+Synchronous callers -- blocking Kafka clients in tests, scripts, a REPL -- cannot share an
+event loop with the brokers they talk to: a blocking `list_topics()` would stall the very
+loop that must answer it. `ClusterThread` gives the cluster a private loop in a daemon
+thread; `start()` returns once every broker is registered, `call()` runs a coroutine on
+that loop and returns its result, and `stop()` shuts everything down.
+
+Deliberately not here: any cluster behaviour (see `broker.cluster`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future
+from types import TracebackType
+from typing import Any, TypeVar
+
+from broker.cluster import Cluster
+from broker.settings import Settings
+
+T = TypeVar("T")
+
+
+class ClusterThread:
+    def __init__(self, settings: Settings) -> None:
+        self.cluster = Cluster(settings)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run_loop, name="zkbroker-cluster", daemon=True)
+        self._started = False
+
+    def _run_loop(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_forever()
+
+    def start(self, timeout: float = 60.0) -> ClusterThread:
+        self._thread.start()
+        try:
+            self.call(self.cluster.start(), timeout=timeout)
+        except BaseException:
+            self._shutdown_loop()
+            raise
+        self._started = True
+        return self
+
+    def stop(self, timeout: float = 60.0) -> None:
+        if self._thread.is_alive():
+            try:
+                self.call(self.cluster.stop(), timeout=timeout)
+            finally:
+                self._shutdown_loop()
+
+    def call(self, coro: Coroutine[Any, Any, T], timeout: float | None = 60.0) -> T:
+        """Run `coro` on the cluster's loop and wait for its result."""
+        future: Future[T] = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        return future.result(timeout)
+
+    def run_sync(self, fn: Callable[[], T], timeout: float | None = 60.0) -> T:
+        """Run a plain function on the cluster's loop (to read state consistently)."""
+
+        async def wrapper() -> T:
+            return fn()
+
+        return self.call(wrapper(), timeout)
+
+    def _shutdown_loop(self) -> None:
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+        if not self._loop.is_running() and not self._loop.is_closed():
+            self._loop.close()
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.cluster.bootstrap_servers
+
+    @property
+    def zookeeper_connect(self) -> str:
+        return self.cluster.zookeeper_connect
+
+    def __enter__(self) -> ClusterThread:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

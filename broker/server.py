@@ -1,0 +1,251 @@
+"""One broker's TCP listener: Kafka's size-prefixed framing, dispatch, and per-connection order.
+
+Each connection is served by one task that reads a 4-byte big-endian size, then that many
+bytes, answers the request, and only then reads the next one, as a Kafka broker mutes a
+channel while a request is in flight. Pipelined requests are therefore answered strictly in
+request order, and a slow request (a CreateTopics waiting for leaders) holds back only its
+own connection.
+
+What closes a connection (only that one; Kafka does the same, §0 of the semantics doc):
+a negative size or one above `max_request_bytes` (socket.request.max.bytes), a header or
+body that does not decode, an API key the emulated release does not serve, or a version
+outside its range -- except ApiVersions, which is answered in the v0 format with
+UNSUPPORTED_VERSION and the broker's own range (KIP-511). Each close is logged with its
+reason. A handler that raises is answered with UNKNOWN_SERVER_ERROR on every item
+(Kafka's getErrorResponse), logged, and the connection goes on.
+
+Deliberately not here: TLS/SASL, quotas and throttling, and what the answers contain
+(see `handlers`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+import structlog
+
+from broker.protocol import (
+    CodecError,
+    RequestHeader,
+    decode_request_body,
+    decode_request_header,
+    encode_response,
+    error_codes,
+)
+from broker.protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
+from handlers.context import BrokerView, ConnectionInfo, RequestContext
+
+API_VERSIONS_KEY = 18
+_SIZE_BYTES = 4
+_stdlib_log = logging.getLogger("zkbroker.server")
+
+
+def collect_error_codes(message: Any) -> list[int]:
+    """Distinct non-zero error codes anywhere in a response, in first-seen order."""
+    found: dict[int, None] = {}
+    stack = [message]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(reversed(item))
+        elif is_dataclass(item):
+            for f in fields(item):
+                value = getattr(item, f.name)
+                if f.name.endswith("error_code") and isinstance(value, int):
+                    if value:
+                        found.setdefault(value)
+                elif isinstance(value, list) or is_dataclass(value):
+                    stack.append(value)
+    return list(found)
+
+
+class BrokerServer:
+    """The listener of one broker. `start()` binds; `stop()` closes it and every connection."""
+
+    def __init__(
+        self,
+        broker: BrokerView,
+        host: str,
+        port: int,
+        *,
+        max_request_bytes: int,
+        listener_name: str,
+    ) -> None:
+        self._broker = broker
+        self._host = host
+        self._requested_port = port
+        self._max_request_bytes = max_request_bytes
+        self._listener_name = listener_name
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        self._ids = itertools.count(1)
+        self._log = structlog.get_logger("zkbroker.server").bind(broker_id=broker.broker_id)
+        self.port = port
+
+    async def start(self) -> int:
+        self._server = await asyncio.start_server(
+            self._serve, self._host, self._requested_port, reuse_address=True
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._log.info("listener.started", host=self._host, port=self.port)
+        return self.port
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        tasks = list(self._connections)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self._log.info("listener.stopped", port=self.port)
+
+    @property
+    def open_connections(self) -> int:
+        return len(self._connections)
+
+    # ---- one connection ----------------------------------------------------------------
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        peer_addr = writer.get_extra_info("peername")
+        peer = f"{peer_addr[0]}:{peer_addr[1]}" if peer_addr else "?"
+        conn = ConnectionInfo(
+            connection_id=f"{self._broker.broker_id}-{next(self._ids)}",
+            peer=peer,
+            listener_name=self._listener_name,
+        )
+        log = self._log.bind(connection_id=conn.connection_id, peer=peer)
+        log.debug("connection.opened")
+        reason = "closed by client"
+        try:
+            while True:
+                try:
+                    prefix = await reader.readexactly(_SIZE_BYTES)
+                except asyncio.IncompleteReadError as e:
+                    if e.partial:
+                        reason = "connection ended inside a size prefix"
+                    break
+                size = int.from_bytes(prefix, "big", signed=True)
+                if size < 0 or size > self._max_request_bytes:
+                    reason = (
+                        f"invalid request size {size}"
+                        if size < 0
+                        else f"request size {size} larger than {self._max_request_bytes}"
+                        " (max request bytes)"
+                    )
+                    log.warning("connection.closing", reason=reason)
+                    break
+                try:
+                    frame = await reader.readexactly(size)
+                except asyncio.IncompleteReadError:
+                    reason = "connection ended inside a request"
+                    break
+                response = await self._answer(frame, conn, log)
+                if response is None:
+                    reason = "request refused"
+                    break
+                writer.write(len(response).to_bytes(_SIZE_BYTES, "big"))
+                writer.write(response)
+                await writer.drain()
+        except (ConnectionError, OSError) as e:
+            reason = f"socket error: {e}"
+        except asyncio.CancelledError:
+            reason = "broker stopping"
+        finally:
+            self._connections.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(writer.wait_closed(), 1.0)
+            log.debug("connection.closed", reason=reason)
+
+    async def _answer(
+        self, frame: bytes, conn: ConnectionInfo, log: structlog.stdlib.BoundLogger
+    ) -> bytes | None:
+        """Bytes to send back (without the size prefix), or None to close the connection."""
+        started = time.perf_counter()
+        try:
+            header, offset = decode_request_header(frame)
+        except CodecError as e:
+            log.warning("connection.closing", reason=f"undecodable request header: {e}")
+            return None
+        rlog = log.bind(
+            api_key=header.api_key,
+            api_version=header.api_version,
+            correlation_id=header.correlation_id,
+            client_id=header.client_id,
+        )
+        table = self._broker.api_table
+        entry = table.entry(header.api_key)
+        if entry is None:
+            rlog.warning(
+                "connection.closing",
+                reason=f"api key {header.api_key} is not served by Kafka "
+                f"{self._broker.settings.release_name} emulation",
+            )
+            return None
+        rlog = rlog.bind(api=entry.name)
+        if not table.supports(header.api_key, header.api_version):
+            low, high = table.ranges[header.api_key]
+            if header.api_key == API_VERSIONS_KEY:
+                rlog.info("request.unsupported_version", supported=f"{low}-{high}")
+                return encode_response(
+                    RequestHeader(
+                        api_key=API_VERSIONS_KEY,
+                        api_version=0,
+                        correlation_id=header.correlation_id,
+                        client_id=header.client_id,
+                    ),
+                    ApiVersionsResponse(
+                        error_code=error_codes.UNSUPPORTED_VERSION,
+                        api_keys=[
+                            ApiVersion(api_key=API_VERSIONS_KEY, min_version=low, max_version=high)
+                        ],
+                    ),
+                )
+            rlog.warning(
+                "connection.closing",
+                reason=f"{entry.name} v{header.api_version} is not supported "
+                f"(supported {low}-{high})",
+            )
+            return None
+        try:
+            request = decode_request_body(header, frame, offset)
+        except CodecError as e:
+            rlog.warning("connection.closing", reason=f"undecodable request: {e}")
+            return None
+
+        ctx = RequestContext(header=header, broker=self._broker, connection=conn)
+        try:
+            response = await entry.handle(ctx, request)
+        except Exception:
+            rlog.exception("request.failed")
+            response = entry.error_response(
+                request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
+            )
+        try:
+            data = encode_response(header, response)
+        except CodecError:
+            rlog.exception("response.unencodable")
+            data = encode_response(
+                header,
+                entry.error_response(
+                    request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
+                ),
+            )
+        if _stdlib_log.isEnabledFor(logging.DEBUG):  # the error-code walk is not free
+            rlog.debug(
+                "request",
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                error_codes=collect_error_codes(response),
+            )
+        return data

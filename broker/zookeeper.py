@@ -1,0 +1,805 @@
+"""Run a throw-away, single-node ZooKeeper server as a child JVM process.
+
+zkbroker keeps all of its state in a real ZooKeeper. For tests, demos and
+``zkbroker`` started without ``--zookeeper``, this module finds a ZooKeeper
+installation (``$ZOOKEEPER_HOME``, else Debian's ``zookeeper`` package in
+``/usr/share/java``) and a ``java`` (``$JAVA_HOME``, else ``PATH``), writes a
+``zoo.cfg`` into a data directory, starts ``QuorumPeerMain`` on a free
+127.0.0.1 port in its own process group, waits until it serves requests, and
+stops it again (also at interpreter exit).
+
+What it deliberately does not do:
+
+* no ensembles, TLS, SASL or ACLs: it is one standalone server on loopback;
+* no durability: ``forceSync=no``, and by default the data lives in a
+  temporary directory that is deleted on stop;
+* no downloading or installing of ZooKeeper or Java: when either is missing it
+  raises :class:`ZooKeeperNotFoundError`, whose message says how to install it;
+* no ZooKeeper client protocol: callers use kazoo. Only the four-letter-word
+  commands (``ruok``, ``srvr``, ``conf``) are spoken here, for health checks;
+* no Windows support: stopping relies on POSIX process groups and signals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+from xml.sax.saxutils import escape as xml_escape
+
+import structlog
+
+__all__ = [
+    "DEFAULT_START_TIMEOUT",
+    "DEFAULT_SYSTEM_JAR_DIRS",
+    "LOOPBACK",
+    "QUORUM_PEER_MAIN",
+    "EmbeddedZooKeeper",
+    "ZooKeeperError",
+    "ZooKeeperNotFoundError",
+    "ZooKeeperStartError",
+    "build_java_command",
+    "find_java",
+    "find_zookeeper_classpath",
+    "is_serving",
+    "pick_free_port",
+    "render_log4j_properties",
+    "render_logback_xml",
+    "render_zoo_cfg",
+    "send_four_letter_word",
+]
+
+log = structlog.get_logger(__name__)
+
+LOOPBACK = "127.0.0.1"
+DEFAULT_SYSTEM_JAR_DIRS: tuple[str, ...] = ("/usr/share/java",)
+DEFAULT_START_TIMEOUT = 30.0
+DEFAULT_HEAP = "256m"
+STOP_GRACE_SECONDS = 10.0
+QUORUM_PEER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+
+ZOO_CFG_NAME = "zoo.cfg"
+LOG4J_CONFIG_NAME = "log4j.properties"
+LOGBACK_CONFIG_NAME = "logback.xml"
+LOG_FILE_NAME = "zookeeper.log"
+# The JVM's own stdout/stderr (crash messages, "could not find main class",
+# SLF4J binding warnings) are not logging-framework output, so they get a file
+# of their own; both files are quoted when a start fails.
+STDOUT_FILE_NAME = "zookeeper.out"
+
+# Debian's zookeeper.jar manifest names slf4j-api but no SLF4J binding, so
+# without one of these pairs ZooKeeper would log nothing at all. Debian 12's
+# libzookeeper-java depends on the log4j 1.2 pair; logback is a fallback for
+# distributions that package that instead. Only the first complete pair is
+# used: two bindings on one classpath make SLF4J pick one arbitrarily.
+_DEBIAN_LOG_BINDINGS: tuple[tuple[str, ...], ...] = (
+    ("slf4j-log4j12.jar", "log4j-1.2.jar"),
+    ("logback-classic.jar", "logback-core.jar"),
+)
+
+# "zookeeper-3.8.4.jar" is the server jar; "zookeeper-jute-3.8.4.jar",
+# "zookeeper-prometheus-metrics-…" and friends are not, and neither are the
+# source/javadoc/test jars some people unpack next to it.
+_SERVER_JAR = re.compile(r"^zookeeper-\d+(\.\d+)+[\w.+-]*\.jar$")
+_NOT_RUNNABLE_JAR = re.compile(r"-(sources|javadoc|tests)\.jar$")
+
+_INSTALL_PACKAGE = (
+    "install Debian's package with `sudo apt-get install -y zookeeper` (it brings Java)"
+)
+_USE_RUNNING = "pass --zookeeper host:port to use a running ensemble"
+
+
+class ZooKeeperError(RuntimeError):
+    """Base class of this module's errors."""
+
+
+class ZooKeeperNotFoundError(ZooKeeperError):
+    """Java or a ZooKeeper installation is missing; the message says how to get it."""
+
+
+class ZooKeeperStartError(ZooKeeperError):
+    """The JVM was launched but ZooKeeper did not come up; the message quotes its logs."""
+
+
+# --------------------------------------------------------------------------
+# Discovery
+# --------------------------------------------------------------------------
+
+
+def _is_server_jar(jar: Path) -> bool:
+    return bool(_SERVER_JAR.match(jar.name)) and not _NOT_RUNNABLE_JAR.search(jar.name)
+
+
+def _distribution_jars(home: Path) -> list[Path]:
+    # 3.5+ binary distributions keep every jar in lib/; 3.4 put the server jar
+    # at the top level next to lib/. Accept both rather than guess the version.
+    top = sorted(home.glob("zookeeper-*.jar"))
+    lib = sorted((home / "lib").glob("*.jar"))
+    jars = [jar for jar in top + lib if not _NOT_RUNNABLE_JAR.search(jar.name)]
+    return jars if any(_is_server_jar(jar) for jar in jars) else []
+
+
+def _debian_jars(jar_dir: Path) -> list[Path]:
+    server = jar_dir / "zookeeper.jar"
+    if not server.is_file():
+        return []
+    jars = [server]
+    for binding in _DEBIAN_LOG_BINDINGS:
+        candidates = [jar_dir / name for name in binding]
+        if all(jar.is_file() for jar in candidates):
+            jars.extend(candidates)
+            break
+    return jars
+
+
+def _locate_zookeeper(
+    env: Mapping[str, str], system_jar_dirs: Sequence[str | os.PathLike[str]]
+) -> tuple[str | None, list[str]]:
+    """Return (classpath or None, what was looked at) without raising."""
+    searched: list[str] = []
+    home = env.get("ZOOKEEPER_HOME", "").strip()
+    if home:
+        jars = _distribution_jars(Path(home))
+        if jars:
+            return os.pathsep.join(str(jar) for jar in jars), searched
+        searched.append(f"ZOOKEEPER_HOME={home} has no zookeeper-<version>.jar in it or its lib/")
+        # A stale ZOOKEEPER_HOME should not hide a working system package, but
+        # it must not be ignored silently either.
+        log.warning("zookeeper.zookeeper_home_ignored", zookeeper_home=home)
+    else:
+        searched.append("ZOOKEEPER_HOME is not set")
+    for jar_dir in system_jar_dirs:
+        jars = _debian_jars(Path(jar_dir))
+        if jars:
+            return os.pathsep.join(str(jar) for jar in jars), searched
+        searched.append(f"{Path(jar_dir) / 'zookeeper.jar'} does not exist")
+    return None, searched
+
+
+def _locate_java(env: Mapping[str, str]) -> tuple[str | None, list[str]]:
+    """Return (path of java or None, what was looked at) without raising."""
+    searched: list[str] = []
+    java_home = env.get("JAVA_HOME", "").strip()
+    if java_home:
+        candidate = Path(java_home) / "bin" / "java"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate), searched
+        searched.append(f"JAVA_HOME={java_home} has no executable bin/java")
+        log.warning("zookeeper.java_home_ignored", java_home=java_home)
+    else:
+        searched.append("JAVA_HOME is not set")
+    found = shutil.which("java", path=env.get("PATH", os.defpath))
+    if found:
+        return found, searched
+    searched.append("no `java` on PATH")
+    return None, searched
+
+
+def _not_found(
+    *, java_searched: list[str] | None, zookeeper_searched: list[str] | None
+) -> ZooKeeperNotFoundError:
+    """Build the one error for "something is missing"; None means "that one was found"."""
+    if java_searched is not None and zookeeper_searched is not None:
+        what = "Neither Java nor ZooKeeper was found"
+    elif java_searched is not None:
+        what = "Java was not found"
+    else:
+        what = "ZooKeeper was not found"
+    searched = (java_searched or []) + (zookeeper_searched or [])
+    remedies = [_INSTALL_PACKAGE]
+    if zookeeper_searched is not None:
+        remedies.append("set ZOOKEEPER_HOME to a ZooKeeper binary distribution")
+    if java_searched is not None:
+        remedies.append("set JAVA_HOME to a Java 11+ installation")
+    remedies.append(_USE_RUNNING)
+    return ZooKeeperNotFoundError(f"{what} ({'; '.join(searched)}): {', or '.join(remedies)}.")
+
+
+def find_zookeeper_classpath(
+    *,
+    env: Mapping[str, str] | None = None,
+    system_jar_dirs: Sequence[str | os.PathLike[str]] = DEFAULT_SYSTEM_JAR_DIRS,
+) -> str:
+    """Return a Java classpath that runs a ZooKeeper server.
+
+    ``$ZOOKEEPER_HOME`` (a binary distribution: ``zookeeper-*.jar`` and
+    ``lib/*.jar``) wins; otherwise the first of ``system_jar_dirs`` holding a
+    Debian-style ``zookeeper.jar`` (whose manifest pulls in its dependencies)
+    is used, together with an SLF4J logging binding from the same directory.
+
+    Raises:
+        ZooKeeperNotFoundError: nothing usable was found.
+    """
+    classpath, searched = _locate_zookeeper(os.environ if env is None else env, system_jar_dirs)
+    if classpath is None:
+        raise _not_found(java_searched=None, zookeeper_searched=searched)
+    return classpath
+
+
+def find_java(*, env: Mapping[str, str] | None = None) -> str:
+    """Return the ``java`` executable: ``$JAVA_HOME/bin/java``, else ``java`` on ``PATH``.
+
+    Raises:
+        ZooKeeperNotFoundError: no Java was found.
+    """
+    java, searched = _locate_java(os.environ if env is None else env)
+    if java is None:
+        raise _not_found(java_searched=searched, zookeeper_searched=None)
+    return java
+
+
+# --------------------------------------------------------------------------
+# Configuration rendering (pure)
+# --------------------------------------------------------------------------
+
+
+def _properties_value(value: str) -> str:
+    # zoo.cfg and log4j.properties are java.util.Properties files, where a
+    # backslash is an escape character and a newline ends the value.
+    if "\n" in value or "\r" in value:
+        raise ValueError(f"a line break cannot be written into a properties file: {value!r}")
+    return value.replace("\\", "\\\\")
+
+
+def render_zoo_cfg(
+    *,
+    port: int,
+    data_dir: str | os.PathLike[str],
+    host: str = LOOPBACK,
+    tick_time_ms: int = 2000,
+) -> str:
+    """Render the ``zoo.cfg`` of a standalone, test-friendly ZooKeeper."""
+    lines = [
+        "# Written by zkbroker (broker/zookeeper.py) for a throw-away ZooKeeper.",
+        f"tickTime={tick_time_ms}",
+        f"dataDir={_properties_value(os.fspath(data_dir))}",
+        f"clientPort={port}",
+        # Loopback only: this server has no authentication whatsoever.
+        f"clientPortAddress={host}",
+        # The default of 60 connections per client IP is hit quickly when a
+        # test session runs many brokers and kazoo clients from 127.0.0.1.
+        "maxClientCnxns=0",
+        # The admin server would grab port 8080 and collide between instances.
+        "admin.enableServer=false",
+        # Health checks and people debugging tests use ruok/srvr/conf/stat/dump.
+        "4lw.commands.whitelist=*",
+        # Short-lived data: purging snapshots would only cost time.
+        "autopurge.purgeInterval=0",
+        # Tests create and delete thousands of znodes; fsync on every
+        # transaction makes that slow and buys nothing for throw-away data.
+        "forceSync=no",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def render_log4j_properties(log_file: str | os.PathLike[str]) -> str:
+    """Render a log4j 1.x / reload4j configuration that writes only to ``log_file``."""
+    return "\n".join(
+        [
+            "log4j.rootLogger=INFO, FILE",
+            "log4j.appender.FILE=org.apache.log4j.FileAppender",
+            f"log4j.appender.FILE.File={_properties_value(os.fspath(log_file))}",
+            "log4j.appender.FILE.Append=true",
+            "log4j.appender.FILE.layout=org.apache.log4j.PatternLayout",
+            "log4j.appender.FILE.layout.ConversionPattern=%d{ISO8601} %-5p [%t:%C{1}@%L] - %m%n",
+            "",
+        ]
+    )
+
+
+def render_logback_xml(log_file: str | os.PathLike[str]) -> str:
+    """Render a logback configuration (ZooKeeper 3.8+) that writes only to ``log_file``."""
+    path = xml_escape(os.fspath(log_file))
+    return (
+        "<configuration>\n"
+        '  <appender name="FILE" class="ch.qos.logback.core.FileAppender">\n'
+        f"    <file>{path}</file>\n"
+        "    <append>true</append>\n"
+        "    <encoder>\n"
+        "      <pattern>%d{ISO8601} %-5level [%thread:%logger{0}] - %msg%n</pattern>\n"
+        "    </encoder>\n"
+        "  </appender>\n"
+        '  <root level="INFO">\n'
+        '    <appender-ref ref="FILE"/>\n'
+        "  </root>\n"
+        "</configuration>\n"
+    )
+
+
+def build_java_command(
+    *,
+    java: str,
+    classpath: str,
+    config_file: str | os.PathLike[str],
+    log4j_config: str | os.PathLike[str],
+    logback_config: str | os.PathLike[str],
+    heap: str = DEFAULT_HEAP,
+) -> list[str]:
+    """Return the argv that starts ZooKeeper with ``config_file``."""
+    return [
+        java,
+        f"-Xmx{heap}",
+        # One short-lived server per test session (or several): fewer GC
+        # threads and C1-only JIT start faster and use less memory.
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        # Otherwise a SIGKILLed JVM leaves /tmp/hsperfdata_<user>/<pid> behind.
+        "-XX:-UsePerfData",
+        "-Djava.awt.headless=true",
+        # Whichever SLF4J binding is on the classpath finds its own file, and
+        # neither falls back to a console appender on our stdout.
+        f"-Dlog4j.configuration={Path(log4j_config).absolute().as_uri()}",
+        f"-Dlogback.configurationFile={Path(logback_config).absolute()}",
+        "-Dzookeeper.jmx.log4j.disable=true",
+        "-cp",
+        classpath,
+        QUORUM_PEER_MAIN,
+        os.fspath(config_file),
+    ]
+
+
+# --------------------------------------------------------------------------
+# Network helpers
+# --------------------------------------------------------------------------
+
+_handed_out_ports: set[int] = set()
+_ports_lock = threading.Lock()
+
+
+def pick_free_port(host: str = LOOPBACK) -> int:
+    """Return a TCP port on ``host`` that is free now and not handed out before by this process.
+
+    The port is free only at the time of the call; :class:`EmbeddedZooKeeper`
+    retries with another one if ZooKeeper then fails to bind it.
+    """
+    for _ in range(100):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            port = int(sock.getsockname()[1])
+        # The kernel may offer the same port twice in a row; two instances
+        # started back to back must not both get it.
+        with _ports_lock:
+            if port not in _handed_out_ports:
+                _handed_out_ports.add(port)
+                return port
+    raise ZooKeeperError(f"could not find a free TCP port on {host}")
+
+
+def send_four_letter_word(host: str, port: int, command: str, timeout: float = 2.0) -> str:
+    """Send a ZooKeeper four-letter-word command and return the whole answer.
+
+    Raises:
+        OSError: the server could not be reached or did not answer in time.
+    """
+    if len(command) != 4:
+        raise ValueError(f"four-letter words have four letters, not {command!r}")
+    chunks: list[bytes] = []
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(command.encode("ascii"))
+        # ZooKeeper answers and closes the connection; EOF ends the answer.
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def is_serving(host: str, port: int, timeout: float = 1.0) -> bool:
+    """True when the ZooKeeper at host:port answers ``ruok`` and serves requests.
+
+    ``ruok`` alone is not enough: ZooKeeper answers ``imok`` as soon as its
+    port is open, while ``srvr`` still says "not currently serving requests"
+    until the database is loaded.
+    """
+    try:
+        if send_four_letter_word(host, port, "ruok", timeout) != "imok":
+            return False
+        return "Mode: " in send_four_letter_word(host, port, "srvr", timeout)
+    except OSError:
+        return False
+
+
+def _serves_data_dir(host: str, port: int, data_dir: Path) -> bool:
+    # `conf` answers only once the server is serving, and its dataDir line
+    # proves the answer comes from *our* JVM, not from another ZooKeeper that
+    # grabbed the same port between pick_free_port() and our bind.
+    try:
+        answer = send_four_letter_word(host, port, "conf", timeout=1.0)
+    except OSError:
+        return False
+    for line in answer.splitlines():
+        if line.startswith("dataDir="):
+            served = Path(line.removeprefix("dataDir="))
+            return data_dir in (served, served.parent)
+    return False
+
+
+def _read_from(path: Path, offset: int) -> str:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _tail(text: str, max_lines: int = 40) -> str:
+    lines = text.splitlines()[-max_lines:]
+    return "\n".join(lines) if lines else "(empty)"
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+# --------------------------------------------------------------------------
+# The launcher
+# --------------------------------------------------------------------------
+
+# Strong references on purpose: a running instance the caller dropped must
+# still be stopped at exit, or its JVM outlives the test run.
+_running: set[EmbeddedZooKeeper] = set()
+_running_lock = threading.Lock()
+
+
+def _stop_all_at_exit() -> None:
+    with _running_lock:
+        instances = list(_running)
+    for instance in instances:
+        # A forked child inherits the set; it must not stop its parent's servers.
+        if instance._owner_pid != os.getpid():
+            continue
+        try:
+            instance.stop()
+        except Exception as exc:  # keep stopping the others
+            log.warning("zookeeper.stop_at_exit_failed", pid=instance.pid, error=repr(exc))
+
+
+atexit.register(_stop_all_at_exit)
+
+
+class _PortTaken(Exception):
+    """Internal: the JVM exited because another process owns the port."""
+
+
+class EmbeddedZooKeeper:
+    """A standalone ZooKeeper in a child JVM, listening on 127.0.0.1.
+
+    ``port=None`` picks a free port; ``data_dir=None`` makes a temporary
+    directory that :meth:`stop` removes (a given directory is kept, so a
+    server can be restarted on the same data). ``classpath`` and ``java``
+    skip discovery; ``system_jar_dirs`` is where Debian-style jars are looked
+    for when ``$ZOOKEEPER_HOME`` does not name a distribution.
+
+    Usable as a (sync or async) context manager. Any instance still running
+    at interpreter exit is stopped by an atexit hook.
+    """
+
+    def __init__(
+        self,
+        port: int | None = None,
+        data_dir: str | os.PathLike[str] | None = None,
+        *,
+        classpath: str | None = None,
+        java: str | None = None,
+        system_jar_dirs: Sequence[str | os.PathLike[str]] = DEFAULT_SYSTEM_JAR_DIRS,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
+        heap: str = DEFAULT_HEAP,
+    ) -> None:
+        self._requested_port = port
+        # resolve(): ZooKeeper reports the path it was given, and the
+        # ownership check in _serves_data_dir compares paths literally.
+        self._requested_data_dir = Path(data_dir).resolve() if data_dir is not None else None
+        self._classpath = classpath
+        self._java = java
+        self._system_jar_dirs = tuple(system_jar_dirs)
+        self._start_timeout = start_timeout
+        self._heap = heap
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._port: int | None = port
+        self._data_dir: Path | None = self._requested_data_dir
+        self._owns_data_dir = False
+        self._owner_pid = os.getpid()
+
+    # -- properties ---------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        return LOOPBACK
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise ZooKeeperError("the port is chosen by start(); this ZooKeeper is not started")
+        return self._port
+
+    @property
+    def connect_string(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def data_dir(self) -> Path:
+        if self._data_dir is None:
+            raise ZooKeeperError("the data directory is made by start(); not started")
+        return self._data_dir
+
+    @property
+    def log_file(self) -> Path:
+        """ZooKeeper's own log (its JVM's stdout/stderr go to ``zookeeper.out`` beside it)."""
+        return self.data_dir / LOG_FILE_NAME
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def __repr__(self) -> str:
+        port = self._port if self._port is not None else "?"
+        return f"EmbeddedZooKeeper({self.host}:{port}, pid={self.pid}, data_dir={self._data_dir})"
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def start(self) -> Self:
+        """Start ZooKeeper and block until it serves requests.
+
+        Raises:
+            ZooKeeperNotFoundError: Java or ZooKeeper is not installed.
+            ZooKeeperStartError: the JVM exited or did not answer within ``start_timeout``.
+        """
+        with self._lock:
+            if self._process is not None:
+                raise ZooKeeperError(f"already started: {self!r}")
+            java, classpath = self._resolve_runtime()
+            data_dir = self._make_data_dir()
+            try:
+                self._launch_with_retries(java, classpath, data_dir)
+            except BaseException:
+                self._port = self._requested_port
+                self._remove_data_dir_if_owned()
+                raise
+        return self
+
+    def stop(self) -> None:
+        """Stop ZooKeeper (SIGTERM, SIGKILL after 10 s) and remove a temporary data dir.
+
+        Idempotent; a never-started instance is a no-op.
+        """
+        with self._lock:
+            process = self._process
+            if process is None:
+                return
+            self._process = None
+            forced = _terminate(process)
+            log.info(
+                "zookeeper.stopped",
+                pid=process.pid,
+                port=self._port,
+                returncode=process.returncode,
+                forced=forced,
+            )
+            self._remove_data_dir_if_owned()
+            if self._requested_port is None:
+                # A restart picks a new port; reporting the old one would mislead.
+                self._port = None
+            with _running_lock:
+                _running.discard(self)
+
+    async def astart(self) -> Self:
+        """:meth:`start` in a worker thread, so the event loop keeps running."""
+        await asyncio.to_thread(self.start)
+        return self
+
+    async def astop(self) -> None:
+        """:meth:`stop` in a worker thread, so the event loop keeps running."""
+        await asyncio.to_thread(self.stop)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> Self:
+        return await self.astart()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.astop()
+
+    # -- internals ----------------------------------------------------------
+
+    def _resolve_runtime(self) -> tuple[str, str]:
+        java: str | None = self._java
+        classpath: str | None = self._classpath
+        java_searched: list[str] = []
+        zookeeper_searched: list[str] = []
+        if java is None:
+            java, java_searched = _locate_java(os.environ)
+        if classpath is None:
+            classpath, zookeeper_searched = _locate_zookeeper(os.environ, self._system_jar_dirs)
+        # Check both before raising: a brand-new machine lacks both, and one
+        # message naming both beats fixing them one failed run at a time.
+        if java is None or classpath is None:
+            raise _not_found(
+                java_searched=java_searched if java is None else None,
+                zookeeper_searched=zookeeper_searched if classpath is None else None,
+            )
+        return java, classpath
+
+    def _make_data_dir(self) -> Path:
+        if self._requested_data_dir is not None:
+            self._requested_data_dir.mkdir(parents=True, exist_ok=True)
+            self._data_dir = self._requested_data_dir
+            self._owns_data_dir = False
+        else:
+            self._data_dir = Path(tempfile.mkdtemp(prefix="zkbroker-zookeeper-")).resolve()
+            self._owns_data_dir = True
+        return self._data_dir
+
+    def _remove_data_dir_if_owned(self) -> None:
+        if not self._owns_data_dir or self._data_dir is None:
+            return
+        data_dir, self._data_dir, self._owns_data_dir = self._data_dir, None, False
+        try:
+            shutil.rmtree(data_dir)
+        except OSError as exc:
+            log.warning("zookeeper.data_dir_not_removed", data_dir=str(data_dir), error=repr(exc))
+
+    def _launch_with_retries(self, java: str, classpath: str, data_dir: Path) -> None:
+        # Only a port we picked ourselves may be swapped for another one.
+        attempts = 1 if self._requested_port is not None else 3
+        for attempt in range(1, attempts + 1):
+            port = self._requested_port or pick_free_port()
+            try:
+                self._launch(java, classpath, data_dir, port, may_retry=attempt < attempts)
+                return
+            except _PortTaken:
+                log.warning("zookeeper.port_taken_retrying", port=port, attempt=attempt)
+
+    def _launch(
+        self, java: str, classpath: str, data_dir: Path, port: int, *, may_retry: bool
+    ) -> None:
+        config_file = data_dir / ZOO_CFG_NAME
+        log4j_config = data_dir / LOG4J_CONFIG_NAME
+        logback_config = data_dir / LOGBACK_CONFIG_NAME
+        log_file = data_dir / LOG_FILE_NAME
+        out_file = data_dir / STDOUT_FILE_NAME
+        config_file.write_text(render_zoo_cfg(port=port, data_dir=data_dir), encoding="utf-8")
+        log4j_config.write_text(render_log4j_properties(log_file), encoding="utf-8")
+        logback_config.write_text(render_logback_xml(log_file), encoding="utf-8")
+        command = build_java_command(
+            java=java,
+            classpath=classpath,
+            config_file=config_file,
+            log4j_config=log4j_config,
+            logback_config=logback_config,
+            heap=self._heap,
+        )
+        # Quote only this attempt's log lines when it fails.
+        log_offset, out_offset = _file_size(log_file), _file_size(out_file)
+        log.info("zookeeper.starting", port=port, data_dir=str(data_dir), java=java)
+        started_at = time.monotonic()
+        with out_file.open("ab") as out:
+            # Own session/process group: a Ctrl-C in the terminal reaches the
+            # whole foreground group, and ZooKeeper must not die before the
+            # brokers that use it have shut down; stop() signals it explicitly.
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=data_dir,
+                start_new_session=True,
+            )
+        self._process = process
+        self._port = port
+        self._owner_pid = os.getpid()
+        # Registered before the wait: an interpreter exit during a slow start
+        # must not leave this JVM behind either.
+        with _running_lock:
+            _running.add(self)
+        try:
+            self._wait_until_serving(process, port, data_dir, started_at)
+        except BaseException as exc:
+            self._process = None
+            with _running_lock:
+                _running.discard(self)
+            _terminate(process)
+            log_text = _read_from(log_file, log_offset)
+            out_text = _read_from(out_file, out_offset)
+            if (
+                may_retry
+                and isinstance(exc, ZooKeeperStartError)
+                and _port_was_taken(log_text + out_text)
+            ):
+                raise _PortTaken() from None
+            if isinstance(exc, ZooKeeperStartError):
+                log.error("zookeeper.start_failed", port=port, reason=str(exc))
+                raise ZooKeeperStartError(
+                    f"{exc}\ncommand: {shlex.join(command)}\n"
+                    f"--- last lines of {log_file.name} ---\n{_tail(log_text)}\n"
+                    f"--- last lines of {out_file.name} (JVM stdout/stderr) ---\n{_tail(out_text)}"
+                ) from None
+            raise
+        log.info(
+            "zookeeper.started",
+            port=port,
+            pid=process.pid,
+            connect_string=f"{LOOPBACK}:{port}",
+            data_dir=str(data_dir),
+            elapsed_ms=round((time.monotonic() - started_at) * 1000),
+            classpath=classpath,
+        )
+
+    def _wait_until_serving(
+        self, process: subprocess.Popen[bytes], port: int, data_dir: Path, started_at: float
+    ) -> None:
+        deadline = started_at + self._start_timeout
+        while True:
+            returncode = process.poll()
+            if returncode is not None:
+                raise ZooKeeperStartError(
+                    f"ZooKeeper's JVM (pid {process.pid}) exited with code {returncode} "
+                    f"before serving on {LOOPBACK}:{port}"
+                )
+            if _serves_data_dir(LOOPBACK, port, data_dir):
+                return
+            if time.monotonic() > deadline:
+                raise ZooKeeperStartError(
+                    f"ZooKeeper (pid {process.pid}) did not serve on {LOOPBACK}:{port} "
+                    f"within {self._start_timeout:g} s"
+                )
+            time.sleep(0.05)
+
+
+def _port_was_taken(log_text: str) -> bool:
+    return "Address already in use" in log_text
+
+
+def _terminate(process: subprocess.Popen[bytes]) -> bool:
+    """SIGTERM the process group, SIGKILL it after a grace period, reap. True if killed."""
+    if process.poll() is not None:
+        return False
+    # start_new_session=True made the JVM a group leader, so its pid is the pgid.
+    _signal_group(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=STOP_GRACE_SECONDS)
+        return False
+    except subprocess.TimeoutExpired:
+        log.warning("zookeeper.kill_after_grace", pid=process.pid, grace_s=STOP_GRACE_SECONDS)
+        _signal_group(process.pid, signal.SIGKILL)
+        process.wait()
+        return True
+
+
+def _signal_group(pgid: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signum)

@@ -1,0 +1,68 @@
+"""ApiVersions (key 18), versions 0-4: which API keys and versions this broker serves.
+
+Behaviour (kafka-zk-semantics §9, KIP-35, KIP-511):
+- The answer lists every key of the broker's `ApiTable` (the handler table narrowed to the
+  emulated release), so it never advertises an API zkbroker cannot answer.
+- v3+: the client's software name and version must match Kafka's pattern; otherwise
+  INVALID_REQUEST with an empty key list. Valid ones are recorded on the connection.
+- v3+ tagged fields: finalized features and their epoch come from the `/feature` znode as
+  the metadata image holds it (epoch -1 when feature versioning is off or the node is
+  absent); supported features are empty, as a 2.8 ZooKeeper broker reports them.
+- A version above the broker's maximum is answered by the server itself in the v0 format
+  with UNSUPPORTED_VERSION (the body is never parsed), see `broker.server`.
+
+Not emulated: throttling (throttle_time_ms is always 0) and KIP-866's zk_migration_ready
+(always false: zkbroker is never migrating to KRaft).
+"""
+
+from __future__ import annotations
+
+import re
+
+from broker.protocol import error_codes
+from broker.protocol.messages.api_versions import (
+    ApiVersion,
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    FinalizedFeatureKey,
+)
+from handlers.context import RequestContext
+
+API_KEY = 18
+MIN_VERSION = 0
+MAX_VERSION = 4
+
+_SOFTWARE_PATTERN = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
+def api_keys(ctx: RequestContext) -> list[ApiVersion]:
+    return [
+        ApiVersion(api_key=key, min_version=low, max_version=high)
+        for key, (low, high) in sorted(ctx.broker.api_table.ranges.items())
+    ]
+
+
+async def handle(ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsResponse:
+    if ctx.version >= 3:
+        name, version = request.client_software_name, request.client_software_version
+        if not (_SOFTWARE_PATTERN.fullmatch(name) and _SOFTWARE_PATTERN.fullmatch(version)):
+            return ApiVersionsResponse(error_code=error_codes.INVALID_REQUEST)
+        ctx.connection.client_software_name = name
+        ctx.connection.client_software_version = version
+    image = ctx.image
+    return ApiVersionsResponse(
+        error_code=error_codes.NONE,
+        api_keys=api_keys(ctx),
+        throttle_time_ms=0,
+        finalized_features_epoch=image.finalized_features_epoch,
+        finalized_features=[
+            FinalizedFeatureKey(name=name, min_version_level=low, max_version_level=high)
+            for name, (low, high) in sorted(image.finalized_features.items())
+        ],
+    )
+
+
+def error_response(
+    request: ApiVersionsRequest, version: int, code: int, message: str | None
+) -> ApiVersionsResponse:
+    return ApiVersionsResponse(error_code=code)

@@ -1,0 +1,74 @@
+"""What a handler sees of the broker that received a request.
+
+`RequestContext` bundles the decoded header, the receiving broker (through the small
+`BrokerView` protocol, so handlers depend on an interface, not on the server package),
+and the connection the request came in on.
+
+Deliberately not here: the handler table (`handlers.registry`) and any I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from broker.protocol import RequestHeader
+
+if TYPE_CHECKING:
+    from broker.metadata import MetadataImage
+    from broker.settings import Settings
+    from handlers.registry import ApiTable
+    from zk_layout.store import ZkStore
+
+
+class BrokerView(Protocol):
+    """The receiving broker, as handlers use it."""
+
+    @property
+    def broker_id(self) -> int: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def image(self) -> MetadataImage: ...
+
+    @property
+    def api_table(self) -> ApiTable: ...
+
+    @property
+    def store(self) -> ZkStore: ...
+
+    @property
+    def is_controller(self) -> bool: ...
+
+
+@dataclass
+class ConnectionInfo:
+    """Per-connection facts a handler may read or record."""
+
+    connection_id: str
+    peer: str
+    listener_name: str
+    # Learnt from ApiVersions v3+ (KIP-511); None until the client says.
+    client_software_name: str | None = None
+    client_software_version: str | None = None
+
+
+@dataclass
+class RequestContext:
+    header: RequestHeader
+    broker: BrokerView
+    connection: ConnectionInfo
+
+    @property
+    def version(self) -> int:
+        return self.header.api_version
+
+    @property
+    def image(self) -> MetadataImage:
+        return self.broker.image
+
+    @property
+    def release(self) -> tuple[int, ...]:
+        return self.broker.settings.kafka_version

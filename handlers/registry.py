@@ -1,0 +1,87 @@
+"""The one table of API handlers, and the per-release view of it that ApiVersions advertises.
+
+`HANDLERS` maps each implemented API key to its handler module's entry: the version range
+the handler implements, the coroutine that answers a request, and the function that builds
+Kafka's whole-request error response (used when a handler fails unexpectedly).
+
+`api_table(release)` narrows it to what a ZooKeeper-mode broker of that Kafka release
+advertises: the intersection of the handler's range and the release's range
+(`broker.protocol.releases`). Only keys with a handler are ever advertised, and a key the
+release did not have is absent. The server uses the same table to accept or refuse a
+request's (key, version), so advertising and accepting can never disagree.
+
+Deliberately not here: decoding, the unsupported-version answers (the server owns those),
+and the handlers themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from broker.protocol import API_SPECS
+from broker.protocol.releases import Release, advertised_range
+from handlers import api_versions, describe_cluster, metadata
+from handlers.context import RequestContext
+
+Handle = Callable[[RequestContext, Any], Awaitable[Any]]
+ErrorResponse = Callable[[Any, int, int, "str | None"], Any]
+
+
+@dataclass(frozen=True)
+class HandlerEntry:
+    api_key: int
+    min_version: int
+    max_version: int
+    handle: Handle
+    # (request, version, error_code, error_message) -> response with the error everywhere.
+    error_response: ErrorResponse
+
+    @property
+    def name(self) -> str:
+        return API_SPECS[self.api_key].name
+
+
+def _entry(module: Any) -> HandlerEntry:
+    return HandlerEntry(
+        api_key=module.API_KEY,
+        min_version=module.MIN_VERSION,
+        max_version=module.MAX_VERSION,
+        handle=module.handle,
+        error_response=module.error_response,
+    )
+
+
+HANDLERS: Mapping[int, HandlerEntry] = {
+    e.api_key: e for e in (_entry(m) for m in (api_versions, metadata, describe_cluster))
+}
+
+
+@dataclass(frozen=True)
+class ApiTable:
+    """What one emulated release accepts and advertises: api key -> (entry, min, max)."""
+
+    release: Release
+    ranges: Mapping[int, tuple[int, int]]
+
+    def entry(self, api_key: int) -> HandlerEntry | None:
+        return HANDLERS.get(api_key) if api_key in self.ranges else None
+
+    def supports(self, api_key: int, version: int) -> bool:
+        bounds = self.ranges.get(api_key)
+        return bounds is not None and bounds[0] <= version <= bounds[1]
+
+
+@cache
+def api_table(release: Release) -> ApiTable:
+    ranges: dict[int, tuple[int, int]] = {}
+    for key, entry in sorted(HANDLERS.items()):
+        released = advertised_range(release, key)
+        if released is None:
+            continue
+        low, high = max(released[0], entry.min_version), min(released[1], entry.max_version)
+        if low <= high:
+            ranges[key] = (low, high)
+    return ApiTable(release=release, ranges=ranges)

@@ -1,0 +1,60 @@
+"""Session-wide test configuration: markers and the shared ZooKeeper.
+
+Fixtures for one area of the suite belong in that directory's conftest.py;
+only fixtures every area needs live here, one commented block per group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from broker.testing import ZooKeeperEndpoint, fresh_chroot, remove_chroot, start_zookeeper_for_tests
+
+# ---------------------------------------------------------------------------
+# Markers
+#
+# Everything under tests/integration needs a real ZooKeeper and opens sockets;
+# marking it here (not per file) means `-m "not integration"` can never miss a
+# test someone forgot to decorate.
+# ---------------------------------------------------------------------------
+
+_INTEGRATION_DIR = Path(__file__).parent / "integration"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _INTEGRATION_DIR in item.path.parents:
+            item.add_marker(pytest.mark.integration)
+
+
+# ---------------------------------------------------------------------------
+# ZooKeeper
+#
+# `zookeeper`: one server per test session; ZKBROKER_TEST_ZOOKEEPER=host:port,
+#   else a Docker container, else a local JVM (see broker/testing.py).
+# `zk_connect`: that server's connect string plus a chroot of its own, so tests
+#   are isolated without paying a ZooKeeper start each. The chroot znode is
+#   created by whoever connects first (zkbroker's store does it itself).
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def zookeeper() -> Iterator[ZooKeeperEndpoint]:
+    endpoint = start_zookeeper_for_tests()
+    try:
+        yield endpoint
+    finally:
+        endpoint.stop()
+
+
+@pytest.fixture
+def zk_connect(zookeeper: ZooKeeperEndpoint) -> Iterator[str]:
+    connect_string = fresh_chroot(zookeeper.connect_string)
+    yield connect_string
+    # Container and local servers vanish with the session; a shared external
+    # ensemble would otherwise collect one chroot per test run.
+    if zookeeper.kind == "external":
+        remove_chroot(connect_string)

@@ -1,0 +1,46 @@
+"""Fixtures for integration tests: zkbroker clusters on the session's real ZooKeeper."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from broker.runner import ClusterThread
+from broker.settings import Settings
+
+
+@pytest.fixture
+def cluster_factory(zk_connect: str) -> Iterator[Callable[..., ClusterThread]]:
+    """Start clusters on a fresh chroot: `cluster_factory(broker_ids=(0, 1), ...)`."""
+    started: list[ClusterThread] = []
+
+    def start(**overrides: Any) -> ClusterThread:
+        options: dict[str, Any] = {"port": 0, "zookeeper": zk_connect}
+        options.update(overrides)
+        runner = ClusterThread(Settings(**options)).start()
+        started.append(runner)
+        return runner
+
+    yield start
+    for runner in reversed(started):
+        runner.stop()
+
+
+@pytest.fixture
+def cluster(cluster_factory: Callable[..., ClusterThread]) -> ClusterThread:
+    """A 3-broker cluster (ids 0, 1, 2) emulating the default release."""
+    return cluster_factory()
+
+
+@pytest.fixture
+def kazoo(zk_connect: str) -> Iterator[KazooClient]:
+    """A plain kazoo client on the test's chroot, to look at or write znodes directly."""
+    client = KazooClient(hosts=zk_connect)
+    client.start(timeout=15)
+    client.ensure_path("/")
+    yield client
+    client.stop()
+    client.close()

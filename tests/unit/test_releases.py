@@ -1,0 +1,272 @@
+"""Tests for broker.protocol.releases (pure: no network, no ZooKeeper)."""
+
+from __future__ import annotations
+
+import json
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from broker.protocol.releases import (
+    API_NAMES,
+    API_VERSION_RANGES,
+    DEFAULT_RELEASE,
+    RELEASES,
+    Release,
+    advertised_range,
+    parse_release,
+    release_name,
+)
+
+SPECS_DIR = Path("/work/shared/kafka-message-specs")
+
+
+# --- parse_release / release_name ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2.8", (2, 8)),
+        ("2.8.0", (2, 8)),
+        ("2.8.2", (2, 8)),
+        ("0.10.1", (0, 10, 1)),
+        ("0.10.1.1", (0, 10, 1)),
+        ("0.10.0", (0, 10, 0)),
+        ("0.11.0.3", (0, 11, 0)),
+        ("1.0", (1, 0)),
+        ("1.1.1", (1, 1)),
+        ("3.9.0", (3, 9)),
+        ("3.9", (3, 9)),
+    ],
+)
+def test_parse_release_accepts(text: str, expected: Release) -> None:
+    assert parse_release(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "2",
+        "0.10",
+        "0.9.0",  # older than anything supported
+        "0.12.0",
+        "2.9",
+        "4.0",
+        "4.0.0",
+        "2.8.0.1",  # one number too many for a 1.x+ release
+        "0.10.1.1.1",
+        "2.8.x",
+        "v2.8",
+        "2.8.0-rc1",
+        "2.08",
+        " 2.8",
+        "2.8 ",
+        "2..8",
+        "2.8.",
+        "3.10",
+    ],
+)
+def test_parse_release_rejects(text: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_release(text)
+    message = str(info.value)
+    # The message lists the known releases.
+    assert "0.10.0" in message
+    assert "2.8" in message
+    assert "3.9" in message
+
+
+def test_release_name_round_trips() -> None:
+    assert release_name((2, 8)) == "2.8"
+    assert release_name((0, 10, 1)) == "0.10.1"
+    for r in RELEASES:
+        assert parse_release(release_name(r)) == r
+
+
+def test_release_list() -> None:
+    assert list(RELEASES) == sorted(RELEASES)
+    assert len(set(RELEASES)) == len(RELEASES)
+    assert RELEASES[0] == (0, 10, 0)
+    assert RELEASES[-1] == (3, 9)
+    assert DEFAULT_RELEASE == (2, 8)
+    assert DEFAULT_RELEASE in RELEASES
+    assert set(API_VERSION_RANGES) == set(RELEASES)
+
+
+# --- table shape and monotonicity -----------------------------------------
+
+
+def test_only_covered_keys_and_min_zero() -> None:
+    for r in RELEASES:
+        for api_key, (lo, hi) in API_VERSION_RANGES[r].items():
+            assert api_key in API_NAMES, (r, api_key)
+            assert lo == 0, (r, api_key)
+            assert hi >= lo, (r, api_key)
+
+
+def test_maxima_never_decrease_and_keys_never_disappear() -> None:
+    for older, newer in pairwise(RELEASES):
+        old_table = API_VERSION_RANGES[older]
+        new_table = API_VERSION_RANGES[newer]
+        for api_key, (_, old_max) in old_table.items():
+            assert api_key in new_table, (
+                f"{API_NAMES[api_key]} ({api_key}) disappears in {release_name(newer)}"
+            )
+            assert new_table[api_key][1] >= old_max, (
+                f"{API_NAMES[api_key]} max drops from {old_max} in {release_name(older)}"
+                f" to {new_table[api_key][1]} in {release_name(newer)}"
+            )
+
+
+def test_every_covered_key_is_advertised_by_3_9() -> None:
+    assert set(API_VERSION_RANGES[(3, 9)]) == set(API_NAMES)
+
+
+def test_table_is_read_only() -> None:
+    with pytest.raises(TypeError):
+        API_VERSION_RANGES[(2, 8)][3] = (0, 99)  # type: ignore[index]
+
+
+# --- advertised_range -------------------------------------------------------
+
+
+def test_advertised_range() -> None:
+    assert advertised_range((2, 8), 3) == (0, 11)
+    assert advertised_range((0, 10, 0), 19) is None
+    assert advertised_range((2, 8), 0) is None  # Produce: not covered here
+    with pytest.raises(ValueError):
+        advertised_range((4, 0), 3)
+
+
+# --- spot checks read from Kafka's source at the release tags --------------
+
+
+@pytest.mark.parametrize(
+    ("release", "api_key", "expected"),
+    [
+        # 0.10.0.0 Protocol.java
+        ((0, 10, 0), 3, (0, 1)),
+        ((0, 10, 0), 18, (0, 0)),
+        ((0, 10, 0), 8, (0, 2)),
+        ((0, 10, 0), 9, (0, 1)),
+        ((0, 10, 0), 10, (0, 0)),
+        # 0.10.1.0 / 0.10.2.0 Protocol.java
+        ((0, 10, 1), 3, (0, 2)),
+        ((0, 10, 1), 19, (0, 0)),
+        ((0, 10, 2), 19, (0, 1)),
+        ((0, 10, 2), 9, (0, 2)),
+        # 0.11.0.0 Protocol.java
+        ((0, 11, 0), 3, (0, 4)),
+        ((0, 11, 0), 32, (0, 0)),
+        ((0, 11, 0), 10, (0, 1)),
+        # 1.x / 2.0 request classes' schemaVersions()
+        ((1, 0), 3, (0, 5)),
+        ((1, 0), 37, (0, 0)),
+        ((1, 1), 32, (0, 1)),
+        ((1, 1), 42, (0, 0)),
+        ((2, 0), 18, (0, 2)),
+        ((2, 1), 8, (0, 6)),
+        ((2, 2), 43, (0, 0)),
+        ((2, 3), 44, (0, 0)),
+        # JSON message specs
+        ((2, 4), 3, (0, 9)),
+        ((2, 4), 45, (0, 0)),
+        ((2, 6), 16, (0, 4)),
+        ((2, 7), 19, (0, 6)),
+        ((2, 8), 3, (0, 11)),
+        ((2, 8), 19, (0, 7)),
+        ((2, 8), 20, (0, 6)),
+        ((2, 8), 60, (0, 0)),
+        ((2, 8), 10, (0, 3)),
+        ((2, 8), 9, (0, 7)),
+        ((2, 8), 8, (0, 8)),
+        ((3, 0), 10, (0, 4)),
+        ((3, 0), 9, (0, 8)),
+        ((3, 1), 3, (0, 12)),
+        ((3, 6), 8, (0, 8)),  # v9 is latestVersionUnstable in 3.6
+        ((3, 7), 8, (0, 9)),
+        ((3, 7), 60, (0, 1)),
+        ((3, 8), 16, (0, 5)),
+        ((3, 8), 10, (0, 5)),
+        ((3, 9), 18, (0, 4)),
+        ((3, 9), 10, (0, 6)),
+    ],
+)
+def test_spot_checks(release: Release, api_key: int, expected: tuple[int, int]) -> None:
+    assert advertised_range(release, api_key) == expected
+
+
+@pytest.mark.parametrize(
+    ("release", "absent"),
+    [
+        ((0, 10, 0), {19, 20, 32, 33, 37, 42, 43, 44, 45, 46, 60}),
+        ((0, 10, 2), {32, 33, 37, 42, 43, 44, 45, 46, 60}),
+        ((1, 0), {42, 43, 44, 45, 46, 60}),
+        ((2, 1), {43, 44, 45, 46, 60}),
+        ((2, 3), {45, 46, 60}),
+        ((2, 7), {60}),
+    ],
+)
+def test_keys_not_yet_advertised(release: Release, absent: set[int]) -> None:
+    table = API_VERSION_RANGES[release]
+    assert absent.isdisjoint(table)
+    assert set(table) == set(API_NAMES) - absent
+
+
+# --- 3.9 against the shared copy of Kafka's message specs -------------------
+
+
+def _load_spec(path: Path) -> dict[str, object]:
+    lines = [ln for ln in path.read_text().splitlines() if not ln.lstrip().startswith("//")]
+    spec: dict[str, object] = json.loads("\n".join(lines))
+    return spec
+
+
+def _range(valid_versions: str) -> tuple[int, int]:
+    lo, _, hi = valid_versions.partition("-")
+    return int(lo), int(hi or lo)
+
+
+def test_3_9_matches_shared_message_specs() -> None:
+    if not SPECS_DIR.is_dir():
+        pytest.skip(f"{SPECS_DIR} is absent; cannot compare 3.9 with Kafka's message specs")
+    files = sorted(SPECS_DIR.glob("*Request.json"))
+    if not files:
+        pytest.skip(f"no *Request.json in {SPECS_DIR}")
+    table = API_VERSION_RANGES[(3, 9)]
+    seen: set[int] = set()
+    for path in files:
+        spec = _load_spec(path)
+        if spec.get("type") != "request":
+            continue
+        api_key = spec["apiKey"]
+        assert isinstance(api_key, int), path
+        if api_key not in API_NAMES:
+            continue  # e.g. ACL and SASL APIs, not covered by the module
+        listeners = spec.get("listeners")
+        assert isinstance(listeners, list) and "zkBroker" in listeners, path
+        valid = spec["validVersions"]
+        assert isinstance(valid, str), path
+        lo, hi = _range(valid)
+        if spec.get("latestVersionUnstable"):
+            hi -= 1
+        assert table.get(api_key) == (lo, hi), f"{path.name}: {valid}"
+        seen.add(api_key)
+    missing = set(API_NAMES) - seen
+    assert not missing, f"no spec file for covered keys {sorted(missing)}"
+
+
+def test_controller_only_specs_are_not_advertised() -> None:
+    if not SPECS_DIR.is_dir():
+        pytest.skip(f"{SPECS_DIR} is absent")
+    for path in sorted(SPECS_DIR.glob("*Request.json")):
+        spec = _load_spec(path)
+        listeners = spec.get("listeners")
+        if isinstance(listeners, list) and "zkBroker" not in listeners:
+            api_key = spec["apiKey"]
+            assert isinstance(api_key, int)
+            for r in RELEASES:
+                assert advertised_range(r, api_key) is None, (path.name, r)

@@ -1,0 +1,118 @@
+"""Notifications consumed by the controller: ``/isr_change_notification/isr_change_<seq>`` and
+``/log_dir_event_notification/log_dir_event_<seq>`` (both persistent-sequential, JSON v1), and
+their parents.
+
+* ISR change: ``{"version":1,"partitions":[{"topic":"t","partition":0}]}`` — written by partition
+  leaders only when IBP < 2.7 (no AlterIsr). Bytes that are not JSON read as the empty set, as in
+  Kafka (``Json.parseBytes`` -> None -> empty); malformed JSON raises.
+* Log dir event: ``{"version":1,"broker":1,"event":1}`` (event 1 = log dir failure). Kafka reads
+  only ``broker``; bytes that are not JSON decode to None (Kafka skips them).
+
+Deliberately not here: batching of ISR notifications, their processing and deletion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from zk_layout import codec_json as cj
+from zk_layout.nodes.base import (
+    EmptyNode,
+    NodeKind,
+    SequenceMixin,
+    TopicPartition,
+    ZNode,
+    topic_partition_json,
+    topic_partition_list,
+)
+from zk_layout.release import Release
+
+LOG_DIR_FAILURE_EVENT: Final = 1
+
+
+@dataclass(frozen=True)
+class LogDirEvent:
+    broker_id: int
+    event: int = LOG_DIR_FAILURE_EVENT
+
+
+class IsrChangeNotificationsNode(EmptyNode):
+    PATTERN = "/isr_change_notification"
+
+    @staticmethod
+    def path() -> str:
+        return "/isr_change_notification"
+
+
+class IsrChangeNotificationNode(SequenceMixin, ZNode[frozenset[TopicPartition]]):
+    FORMAT_VERSIONS = (1,)
+    KIND = NodeKind.PERSISTENT_SEQUENTIAL
+    PATTERN = "/isr_change_notification/isr_change_<seq>"
+    PARENT = "/isr_change_notification"
+    PREFIX = "isr_change_"
+
+    @staticmethod
+    def path(sequence: int) -> str:
+        return IsrChangeNotificationNode.sequence_path(sequence)
+
+    @classmethod
+    def written_version(cls, release: Release) -> int:
+        return 1
+
+    @classmethod
+    def encode(cls, value: frozenset[TopicPartition], release: Release) -> bytes:
+        return cj.dumps({"version": 1, "partitions": topic_partition_json(value)})
+
+    @classmethod
+    def decode(cls, data: bytes) -> frozenset[TopicPartition]:
+        where = cls.PATTERN
+        parsed = cj.try_parse(data)
+        if parsed is cj.UNPARSEABLE:
+            return frozenset()
+        doc = cj.as_object(parsed, where, "the document")
+        return frozenset(
+            topic_partition_list(cj.require(doc, "partitions", where), where, "'partitions'")
+        )
+
+
+class LogDirEventNotificationsNode(EmptyNode):
+    PATTERN = "/log_dir_event_notification"
+
+    @staticmethod
+    def path() -> str:
+        return "/log_dir_event_notification"
+
+
+class LogDirEventNotificationNode(SequenceMixin, ZNode[LogDirEvent | None]):
+    FORMAT_VERSIONS = (1,)
+    KIND = NodeKind.PERSISTENT_SEQUENTIAL
+    PATTERN = "/log_dir_event_notification/log_dir_event_<seq>"
+    PARENT = "/log_dir_event_notification"
+    PREFIX = "log_dir_event_"
+
+    @staticmethod
+    def path(sequence: int) -> str:
+        return LogDirEventNotificationNode.sequence_path(sequence)
+
+    @classmethod
+    def written_version(cls, release: Release) -> int:
+        return 1
+
+    @classmethod
+    def encode(cls, value: LogDirEvent | None, release: Release) -> bytes:
+        if value is None:
+            raise ValueError("nothing to encode: None is only a decode result")
+        return cj.dumps({"version": 1, "broker": value.broker_id, "event": value.event})
+
+    @classmethod
+    def decode(cls, data: bytes) -> LogDirEvent | None:
+        where = cls.PATTERN
+        parsed = cj.try_parse(data)
+        if parsed is cj.UNPARSEABLE:
+            return None
+        doc = cj.as_object(parsed, where, "the document")
+        return LogDirEvent(
+            cj.get_int(doc, "broker", where),
+            cj.get_opt_int(doc, "event", where, LOG_DIR_FAILURE_EVENT),
+        )
