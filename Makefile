@@ -9,11 +9,14 @@ STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_UPDATED := $(VENV)/.apt-updated
 PYTEST_ARGS ?=
+# `make run` emulates Kafka 3.9, the last ZooKeeper-mode release, so today's clients negotiate
+# their newest admin versions; `make run KAFKA_VERSION=2.8` emulates another release.
+KAFKA_VERSION ?= 3.9
 
 .PHONY: run test lint unit bench system-deps clean
 
 run: system-deps $(STAMP)
-	$(VENV)/bin/zkbroker run --brokers 3 --host 127.0.0.1 --port 9092
+	$(VENV)/bin/zkbroker run --brokers 3 --host 127.0.0.1 --port 9092 --kafka-version $(KAFKA_VERSION)
 
 test: system-deps $(STAMP) lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)

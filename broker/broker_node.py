@@ -41,7 +41,7 @@ class BrokerNode:
         self._server: BrokerServer | None = None
         self._elector: ControllerElector | None = None
         self.broker_epoch = -1
-        self._log = structlog.get_logger("zkbroker.broker").bind(broker_id=broker_id)
+        self._log = structlog.get_logger(__name__).bind(broker_id=broker_id)
 
     # ---- BrokerView --------------------------------------------------------------------
 

@@ -107,7 +107,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
 
 async def run_until_signalled(settings: Settings) -> int:
-    log = structlog.get_logger("zkbroker")
+    log = structlog.get_logger(__name__)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -40,7 +40,7 @@ class Cluster:
         self._store: ZkStore | None = None
         self._watcher: MetadataWatcher | None = None
         self._zookeeper: str | None = settings.zookeeper
-        self._log = structlog.get_logger("zkbroker.cluster")
+        self._log = structlog.get_logger(__name__)
 
     @property
     def zookeeper_connect(self) -> str:

@@ -53,7 +53,7 @@ class Controller:
         self.settings = settings
         self._events: asyncio.Queue[ControllerEvent] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
-        self._log = structlog.get_logger("zkbroker.controller").bind(
+        self._log = structlog.get_logger(__name__).bind(
             broker_id=context.broker_id, controller_epoch=context.epoch
         )
         self.moved = asyncio.Event()
@@ -112,7 +112,7 @@ class ControllerElector:
         self._lock = asyncio.Lock()
         self._stopped = False
         self._pending: asyncio.Task[None] | None = None
-        self._log = structlog.get_logger("zkbroker.controller").bind(broker_id=broker_id)
+        self._log = structlog.get_logger(__name__).bind(broker_id=broker_id)
 
     @property
     def is_active(self) -> bool:

@@ -57,7 +57,7 @@ class MetadataWatcher:
         self._brokers: set[int] = set()
         self._topics: set[str] = set()
         self._partitions: dict[str, set[int]] = {}
-        self._log = structlog.get_logger("zkbroker.metadata")
+        self._log = structlog.get_logger(__name__)
 
     async def start(self) -> None:
         await asyncio.gather(

@@ -43,7 +43,7 @@ from handlers.context import BrokerView, ConnectionInfo, RequestContext
 
 API_VERSIONS_KEY = 18
 _SIZE_BYTES = 4
-_stdlib_log = logging.getLogger("zkbroker.server")
+_stdlib_log = logging.getLogger(__name__)
 
 
 def collect_error_codes(message: Any) -> list[int]:
@@ -85,7 +85,7 @@ class BrokerServer:
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
-        self._log = structlog.get_logger("zkbroker.server").bind(broker_id=broker.broker_id)
+        self._log = structlog.get_logger(__name__).bind(broker_id=broker.broker_id)
         self.port = port
 
     async def start(self) -> int:

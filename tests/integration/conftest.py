@@ -44,3 +44,11 @@ def kazoo(zk_connect: str) -> Iterator[KazooClient]:
     yield client
     client.stop()
     client.close()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _debug_logging() -> None:
+    """Log at debug level so every request's log line (and its error-code walk) is exercised."""
+    from broker.log import configure_logging
+
+    configure_logging("debug", "console")

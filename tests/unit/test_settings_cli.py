@@ -1,0 +1,59 @@
+"""Command-line parsing and settings validation (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.cli import build_parser, main, settings_from_args
+from broker.settings import Settings
+
+
+def parse(*argv: str) -> Settings:
+    return settings_from_args(build_parser().parse_args(["run", *argv]))
+
+
+def test_defaults_are_kafkas() -> None:
+    s = parse()
+    assert s.broker_ids == (0, 1, 2)
+    assert (s.host, s.port) == ("127.0.0.1", 9092)
+    assert s.kafka_version == (2, 8)
+    assert s.max_request_bytes == 104_857_600
+    assert s.zookeeper is None
+    assert [s.port_of(b) for b in s.broker_ids] == [9092, 9093, 9094]
+
+
+def test_explicit_ids_racks_and_release() -> None:
+    s = parse("--broker-ids", "4,7", "--racks", "r1,r2", "--kafka-version", "2.8.2", "--port", "0")
+    assert s.broker_ids == (4, 7)
+    assert (s.rack_of(4), s.rack_of(7)) == ("r1", "r2")
+    assert s.kafka_version == (2, 8)
+    assert s.port_of(7) == 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--broker-ids", "1,1"],
+        ["--racks", "a,b", "--brokers", "3"],
+        ["--port", "65535", "--brokers", "3"],
+        ["--max-request-bytes", "0"],
+    ],
+)
+def test_invalid_settings_exit_2_with_message(argv: list[str], capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", *argv])
+    assert exit_info.value.code == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_unknown_release_lists_known_ones(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--kafka-version", "2.9"])
+    err = capsys.readouterr().err
+    assert "2.9" in err and "3.9" in err
+
+
+def test_options_without_subcommand_mean_run() -> None:
+    # `zkbroker --brokers 1 ...` is `zkbroker run --brokers 1 ...`; checked via parsing only.
+    args = build_parser().parse_args(["run", "--brokers", "1"])
+    assert args.command == "run" and args.brokers == 1
