@@ -12,8 +12,8 @@ write it makes is fenced by a multi whose first op checks `/controller_epoch`'s 
 (`ZkStore.fenced`); a ControllerMovedError means another controller took over, so it stops.
 
 On failover it does what Kafka's onControllerFailover does that zkbroker can observe:
-it writes `/feature` (releases 2.7+: enabled with no finalized features; the node is
-created with status disabled for older releases' semantics only when absent).
+releases 2.7+ write `/feature` (KIP-584: enabled, no finalized features, in the format the
+release writes); older releases had no such node and write nothing.
 
 Deliberately not here (yet): topic/partition state machines, reassignment, elections of
 partition leaders and topic deletion; they arrive as further controller events.
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import structlog
 
 from broker.settings import Settings
-from zk_layout import ControllerInfo, ControllerMovedError, FeatureNode, ZkStore
+from zk_layout import ControllerInfo, ControllerMovedError, FeatureNode, FeatureState, ZkStore
 from zk_layout.nodes import ControllerNode
 
 ControllerEvent = Callable[["Controller"], Awaitable[None]]
@@ -90,7 +90,7 @@ class Controller:
     async def _on_failover(self) -> None:
         release = self.settings.kafka_version
         if release >= (2, 7):
-            data = FeatureNode.encode(FeatureNode.enabled_empty(), release)
+            data = FeatureNode.encode(FeatureState.for_release(release), release)
             existing = await self.store.get(FeatureNode.path())
             tx = self.store.fenced(self.context.epoch_zk_version)
             if existing is None:
@@ -111,7 +111,7 @@ class ControllerElector:
         self.controller: Controller | None = None
         self._lock = asyncio.Lock()
         self._stopped = False
-        self._pending: asyncio.Task[None] | None = None
+        self._checks: set[asyncio.Task[None]] = set()
         self._log = structlog.get_logger(__name__).bind(broker_id=broker_id)
 
     @property
@@ -124,14 +124,16 @@ class ControllerElector:
 
     async def stop(self) -> None:
         self._stopped = True
-        if self._pending is not None:
-            self._pending.cancel()
+        for task in list(self._checks):
+            task.cancel()
         async with self._lock:
             await self._resign()
 
     def _on_controller_node(self, data: bytes | None, stat: object) -> None:
         if not self._stopped:
-            self._pending = asyncio.create_task(self.check())
+            task = asyncio.create_task(self.check())
+            self._checks.add(task)
+            task.add_done_callback(self._checks.discard)
 
     async def check(self) -> None:
         """Elect if /controller is vacant; resign if it names another broker."""

@@ -81,16 +81,15 @@ class MetadataImage:
     finalized_features: dict[str, tuple[int, int]] = field(default_factory=dict)
     version: int = 0
     _assignments: dict[str, TopicAssignment] = field(default_factory=dict, repr=False)
+    _names_by_id: dict[uuid.UUID, str] = field(default_factory=dict, repr=False)
     _states: dict[str, dict[int, PartitionState]] = field(default_factory=dict, repr=False)
     _changed: asyncio.Event | None = field(default=None, repr=False)
 
     # ---- reads -------------------------------------------------------------------------
 
     def topic_by_id(self, topic_id: uuid.UUID) -> TopicImage | None:
-        for topic in self.topics.values():
-            if topic.topic_id == topic_id:
-                return topic
-        return None
+        name = self._names_by_id.get(topic_id)
+        return self.topics.get(name) if name is not None else None
 
     def visible_topics(self) -> list[TopicImage]:
         """Topics a Metadata request for all topics lists, in name order."""
@@ -146,6 +145,11 @@ class MetadataImage:
         self._bump()
 
     def put_assignment(self, name: str, assignment: TopicAssignment) -> None:
+        previous = self._assignments.get(name)
+        if previous is not None and previous.topic_id is not None:
+            self._names_by_id.pop(previous.topic_id, None)
+        if assignment.topic_id is not None:
+            self._names_by_id[assignment.topic_id] = name
         self._assignments[name] = assignment
         states = self._states.setdefault(name, {})
         for stale in [p for p in states if p not in assignment.partitions]:
@@ -153,7 +157,9 @@ class MetadataImage:
         self._rebuild(name)
 
     def remove_topic(self, name: str) -> None:
-        self._assignments.pop(name, None)
+        removed = self._assignments.pop(name, None)
+        if removed is not None and removed.topic_id is not None:
+            self._names_by_id.pop(removed.topic_id, None)
         self._states.pop(name, None)
         if self.topics.pop(name, None) is not None:
             self._bump()

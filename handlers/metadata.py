@@ -48,73 +48,70 @@ class _InvalidRequest(Exception):
     pass
 
 
-def _endpoint(image: MetadataImage, broker_id: int, listener: str) -> tuple[str, int] | None:
-    info = image.brokers.get(broker_id)
-    if info is None:
-        return None
-    for endpoint in info.endpoints:
-        if endpoint.listener == listener:
-            # A listener registered without a host (bind to all interfaces) has a null host.
-            return endpoint.host or "", endpoint.port
-    return None
+def reachable_brokers(image: MetadataImage, listener: str) -> dict[int, tuple[str, int]]:
+    """Alive brokers that have an endpoint for `listener`: id -> (host, port)."""
+    reachable = {}
+    for broker_id, info in image.brokers.items():
+        for endpoint in info.endpoints:
+            if endpoint.listener == listener:
+                # A listener registered without a host (all interfaces) has a null host.
+                reachable[broker_id] = (endpoint.host or "", endpoint.port)
+                break
+    return reachable
 
 
 def response_brokers(image: MetadataImage, listener: str) -> list[MetadataResponseBroker]:
-    brokers = []
-    for broker_id, info in sorted(image.brokers.items()):
-        address = _endpoint(image, broker_id, listener)
-        if address is not None:
-            brokers.append(
-                MetadataResponseBroker(
-                    node_id=broker_id, host=address[0], port=address[1], rack=info.rack
-                )
-            )
-    return brokers
+    return [
+        MetadataResponseBroker(
+            node_id=broker_id, host=host, port=port, rack=image.brokers[broker_id].rack
+        )
+        for broker_id, (host, port) in sorted(reachable_brokers(image, listener).items())
+    ]
 
 
-def _partition(
-    image: MetadataImage, p: PartitionImage, listener: str, version: int
-) -> MetadataResponsePartition:
-    alive_with_listener = {b for b in image.brokers if _endpoint(image, b, listener) is not None}
-    replicas, isr = list(p.replicas), list(p.isr)
-    if version == 0:
-        replicas = [r for r in replicas if r in alive_with_listener]
-        isr = [r for r in isr if r in alive_with_listener]
-    offline = [r for r in p.replicas if r not in image.brokers]
-    if p.leader in alive_with_listener:
-        filtered = len(replicas) < len(p.replicas) or len(isr) < len(p.isr)
-        error = error_codes.REPLICA_NOT_AVAILABLE if filtered else error_codes.NONE
-        leader = p.leader
-    else:
-        if p.leader not in image.brokers or version < 6:
-            error = error_codes.LEADER_NOT_AVAILABLE
+class _TopicRenderer:
+    """Builds response topics for one request; live brokers are looked up once per request."""
+
+    def __init__(self, image: MetadataImage, listener: str, version: int, with_ops: bool) -> None:
+        self.alive = image.brokers.keys()
+        self.reachable = reachable_brokers(image, listener).keys()
+        self.version = version
+        self.with_ops = with_ops
+
+    def partition(self, p: PartitionImage) -> MetadataResponsePartition:
+        replicas, isr = list(p.replicas), list(p.isr)
+        if self.version == 0:
+            replicas = [r for r in replicas if r in self.reachable]
+            isr = [r for r in isr if r in self.reachable]
+        if p.leader in self.reachable:
+            filtered = len(replicas) < len(p.replicas) or len(isr) < len(p.isr)
+            error = error_codes.REPLICA_NOT_AVAILABLE if filtered else error_codes.NONE
+            leader = p.leader
         else:
-            error = error_codes.LISTENER_NOT_FOUND
-        leader = -1
-    return MetadataResponsePartition(
-        error_code=error,
-        partition_index=p.partition,
-        leader_id=leader,
-        leader_epoch=p.leader_epoch,
-        replica_nodes=replicas,
-        isr_nodes=isr,
-        offline_replicas=offline,
-    )
+            if p.leader not in self.alive or self.version < 6:
+                error = error_codes.LEADER_NOT_AVAILABLE
+            else:
+                error = error_codes.LISTENER_NOT_FOUND
+            leader = -1
+        return MetadataResponsePartition(
+            error_code=error,
+            partition_index=p.partition,
+            leader_id=leader,
+            leader_epoch=p.leader_epoch,
+            replica_nodes=replicas,
+            isr_nodes=isr,
+            offline_replicas=[r for r in p.replicas if r not in self.alive],
+        )
 
-
-def _topic(
-    image: MetadataImage, topic: TopicImage, listener: str, version: int, with_ops: bool
-) -> MetadataResponseTopic:
-    return MetadataResponseTopic(
-        error_code=error_codes.NONE,
-        name=topic.name,
-        topic_id=topic.topic_id or ZERO_UUID,
-        is_internal=topic.is_internal,
-        partitions=[
-            _partition(image, p, listener, version) for _, p in sorted(topic.partitions.items())
-        ],
-        topic_authorized_operations=acl_operations.topic_operations(with_ops),
-    )
+    def topic(self, topic: TopicImage) -> MetadataResponseTopic:
+        return MetadataResponseTopic(
+            error_code=error_codes.NONE,
+            name=topic.name,
+            topic_id=topic.topic_id or ZERO_UUID,
+            is_internal=topic.is_internal,
+            partitions=[self.partition(p) for _, p in sorted(topic.partitions.items())],
+            topic_authorized_operations=acl_operations.topic_operations(self.with_ops),
+        )
 
 
 def _missing(name: str | None, topic_id: uuid.UUID, code: int) -> MetadataResponseTopic:
@@ -151,7 +148,7 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
         return error_response(request, version, error_codes.INVALID_REQUEST, str(e))
 
     topics: list[MetadataResponseTopic] = []
-    with_ops = request.include_topic_authorized_operations
+    render = _TopicRenderer(image, listener, version, request.include_topic_authorized_operations)
     by_id = (
         version >= 12
         and ctx.release >= (3, 1)
@@ -160,7 +157,7 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
     )
     if requested is None:
         for topic in image.visible_topics():
-            topics.append(_topic(image, topic, listener, version, with_ops))
+            topics.append(render.topic(topic))
     elif by_id:
         assert request.topics is not None
         seen: set[uuid.UUID] = set()
@@ -172,12 +169,12 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
             if found is None or not found.visible or found.name in image.topics_being_deleted:
                 topics.append(_missing(None, t.topic_id, error_codes.UNKNOWN_TOPIC_ID))
             else:
-                topics.append(_topic(image, found, listener, version, with_ops))
+                topics.append(render.topic(found))
     else:
         for name in requested:
             found = image.topics.get(name)
             if found is not None and found.visible and name not in image.topics_being_deleted:
-                topics.append(_topic(image, found, listener, version, with_ops))
+                topics.append(render.topic(found))
             elif topic_names.validation_error(name, ctx.release) is not None:
                 topics.append(_missing(name, ZERO_UUID, error_codes.INVALID_TOPIC_EXCEPTION))
             else:

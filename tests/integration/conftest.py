@@ -38,9 +38,14 @@ def cluster(cluster_factory: Callable[..., ClusterThread]) -> ClusterThread:
 @pytest.fixture
 def kazoo(zk_connect: str) -> Iterator[KazooClient]:
     """A plain kazoo client on the test's chroot, to look at or write znodes directly."""
+    hosts, _, chroot = zk_connect.partition("/")
+    root = KazooClient(hosts=hosts)
+    root.start(timeout=15)
+    root.ensure_path("/" + chroot)
+    root.stop()
+    root.close()
     client = KazooClient(hosts=zk_connect)
     client.start(timeout=15)
-    client.ensure_path("/")
     yield client
     client.stop()
     client.close()
