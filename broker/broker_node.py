@@ -20,7 +20,7 @@ import asyncio
 
 import structlog
 
-from broker.controller import ControllerElector
+from broker.controller import Controller, ControllerElector
 from broker.metadata import MetadataImage
 from broker.server import BrokerServer
 from broker.settings import Settings
@@ -41,6 +41,7 @@ class BrokerNode:
         self._server: BrokerServer | None = None
         self._elector: ControllerElector | None = None
         self.broker_epoch = -1
+        self._auto_create_in_flight: set[str] = set()
         self._log = structlog.get_logger(__name__).bind(broker_id=broker_id)
 
     # ---- BrokerView --------------------------------------------------------------------
@@ -70,6 +71,14 @@ class BrokerNode:
     @property
     def is_controller(self) -> bool:
         return self._elector is not None and self._elector.is_active
+
+    @property
+    def controller(self) -> Controller | None:
+        return self._elector.controller if self.is_controller and self._elector else None
+
+    @property
+    def auto_create_in_flight(self) -> set[str]:
+        return self._auto_create_in_flight
 
     # ---- lifecycle ---------------------------------------------------------------------
 
@@ -117,17 +126,22 @@ class BrokerNode:
         self._log.info("broker.started", port=self.port, broker_epoch=self.broker_epoch)
 
     async def stop(self) -> None:
-        if self._elector is not None:
-            await self._elector.stop()
-            self._elector = None
-        if self._server is not None:
-            await self._server.stop()
-            self._server = None
-        if self._store is not None:
-            # Closing the session removes /brokers/ids/<id> (and /controller if we held it).
-            await self._store.close()
-            self._store = None
-            self._log.info("broker.stopped")
+        """Stop the elector, the listener and the session; each step runs even if one fails."""
+        try:
+            if self._elector is not None:
+                elector, self._elector = self._elector, None
+                await elector.stop()
+        finally:
+            try:
+                if self._server is not None:
+                    server, self._server = self._server, None
+                    await server.stop()
+            finally:
+                if self._store is not None:
+                    # Closing the session removes /brokers/ids/<id> (and /controller if held).
+                    store, self._store = self._store, None
+                    await store.close()
+                    self._log.info("broker.stopped")
 
     def broker_info(self) -> BrokerInfo:
         listener = self._settings.listener_name

@@ -82,6 +82,27 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_REQUEST_BYTES,
         help=f"largest request accepted, socket.request.max.bytes ({DEFAULT_MAX_REQUEST_BYTES})",
     )
+    run.add_argument(
+        "--auto-create-topics",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="create topics a Metadata request names (auto.create.topics.enable; on)",
+    )
+    run.add_argument(
+        "--delete-topic-enable",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="allow DeleteTopics (delete.topic.enable; on)",
+    )
+    run.add_argument(
+        "--num-partitions", type=int, default=1, help="default partitions (num.partitions; 1)"
+    )
+    run.add_argument(
+        "--default-replication-factor",
+        type=int,
+        default=1,
+        help="default replication factor (default.replication.factor; 1)",
+    )
     run.add_argument("--log-level", default="info", help="debug, info, warning, error (info)")
     run.add_argument("--log-format", choices=("console", "json"), default="console")
     return parser
@@ -103,6 +124,10 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         max_request_bytes=args.max_request_bytes,
         log_level=args.log_level,
         log_format=args.log_format,
+        auto_create_topics=args.auto_create_topics,
+        delete_topic_enable=args.delete_topic_enable,
+        num_partitions=args.num_partitions,
+        default_replication_factor=args.default_replication_factor,
     )
 
 

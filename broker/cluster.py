@@ -84,9 +84,11 @@ class Cluster:
         )
 
     async def stop(self) -> None:
-        for _, broker in sorted(self.brokers.items(), reverse=True):
-            with contextlib.suppress(Exception):
+        for broker_id, broker in sorted(self.brokers.items(), reverse=True):
+            try:
                 await broker.stop()
+            except Exception:
+                self._log.exception("broker.stop_failed", broker_id=broker_id)
         if self._watcher is not None:
             await self._watcher.stop()
             self._watcher = None

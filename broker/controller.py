@@ -15,8 +15,8 @@ On failover it does what Kafka's onControllerFailover does that zkbroker can obs
 releases 2.7+ write `/feature` (KIP-584: enabled, no finalized features, in the format the
 release writes); older releases had no such node and write nothing.
 
-Deliberately not here (yet): topic/partition state machines, reassignment, elections of
-partition leaders and topic deletion; they arrive as further controller events.
+Topic and partition lifecycle events live in `broker.controller_topics`. Deliberately not
+here (yet): reassignment, leader elections and broker-failure handling.
 """
 
 from __future__ import annotations
@@ -25,14 +25,27 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 import structlog
+from kazoo.protocol.states import ZnodeStat
 
+from broker import controller_topics
+from broker.controller_topics import ControllerState
 from broker.settings import Settings
 from zk_layout import ControllerInfo, ControllerMovedError, FeatureNode, FeatureState, ZkStore
-from zk_layout.nodes import ControllerNode
+from zk_layout.nodes import (
+    BrokerIdNode,
+    BrokerIdsNode,
+    ControllerNode,
+    DeleteTopicsNode,
+    TopicNode,
+    TopicsNode,
+)
+from zk_layout.store import Watch
 
 ControllerEvent = Callable[["Controller"], Awaitable[None]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -51,18 +64,27 @@ class Controller:
         self.context = context
         self.store = store
         self.settings = settings
+        self.state = ControllerState()
         self._events: asyncio.Queue[ControllerEvent] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._watches: dict[str, Watch] = {}
         self._log = structlog.get_logger(__name__).bind(
             broker_id=context.broker_id, controller_epoch=context.epoch
         )
         self.moved = asyncio.Event()
+
+    @property
+    def release(self) -> tuple[int, ...]:
+        return self.settings.kafka_version
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"controller-{self.context.broker_id}")
         self.submit(Controller._on_failover)
 
     async def stop(self) -> None:
+        for watch in self._watches.values():
+            watch.cancel()
+        self._watches.clear()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -71,6 +93,14 @@ class Controller:
 
     def submit(self, event: ControllerEvent) -> None:
         self._events.put_nowait(event)
+
+    def topics_created(self) -> None:
+        """A handler wrote new topic znodes: look now rather than wait for the watch."""
+        self.submit(Controller._refresh_topics)
+
+    async def _refresh_topics(self) -> None:
+        children = await self.store.get_children(TopicsNode.path()) or []
+        await controller_topics.on_topics_changed(self, children)
 
     async def _run(self) -> None:
         while True:
@@ -84,11 +114,53 @@ class Controller:
             except Exception:
                 # One failed event must not stop the controller; Kafka logs and goes on too.
                 self._log.exception(
-                    "controller.event_failed", event=getattr(event, "__name__", "?")
+                    "controller.event_failed", event_name=getattr(event, "__name__", "?")
                 )
 
+    # ---- helpers for event code --------------------------------------------------------
+
+    async def gather(self, *aws: Awaitable[T]) -> list[T]:
+        """Run ZooKeeper reads/writes concurrently (pipelined), results in order."""
+        return list(await asyncio.gather(*aws))
+
+    async def fenced_set(self, path: str, data: bytes, version: int) -> ZnodeStat:
+        tx = self.store.fenced(self.context.epoch_zk_version)
+        tx.set(path, data, version)
+        (stat,) = await tx.commit()
+        return cast(ZnodeStat, stat)
+
+    def watch_topic(self, name: str) -> None:
+        """Watch /brokers/topics/<name> for partition changes (Kafka's PartitionModifications)."""
+        path = TopicNode.path(name)
+        first = True
+
+        def on_data(data: bytes | None, stat: object) -> None:
+            nonlocal first
+            if first:  # the current content was just loaded
+                first = False
+                return
+            if data is not None:
+                self.submit(lambda c: controller_topics.on_topic_modified(c, name))
+
+        async def start() -> None:
+            self._watches[path] = await self.store.watch_data(path, on_data)
+
+        asyncio.get_running_loop().create_task(start())
+
+    def _watch_children(
+        self, path: str, event: Callable[[Controller, list[str]], Awaitable[None]]
+    ) -> Awaitable[Watch]:
+        def on_children(children: list[str] | None) -> None:
+            current = list(children or ())
+            self.submit(lambda c: event(c, current))
+
+        return self.store.watch_children(path, on_children)
+
+    # ---- events ------------------------------------------------------------------------
+
     async def _on_failover(self) -> None:
-        release = self.settings.kafka_version
+        """Kafka's onControllerFailover, as far as zkbroker has the pieces (§10.1 step 5)."""
+        release = self.release
         if release >= (2, 7):
             data = FeatureNode.encode(FeatureState.for_release(release), release)
             existing = await self.store.get(FeatureNode.path())
@@ -98,7 +170,39 @@ class Controller:
             else:
                 tx.set(FeatureNode.path(), data)
             await tx.commit()
-        self._log.info("controller.failover_done")
+        # Load brokers, topics and states before watching, so the watches' first deliveries
+        # find them known; the watch events queue up behind this one.
+        brokers = await self.store.get_children(BrokerIdsNode.path()) or []
+        self.state.live_brokers = _broker_ids(brokers)
+        topics = await self.store.get_children(TopicsNode.path()) or []
+        for path, event in (
+            (BrokerIdsNode.path(), Controller._on_brokers_changed),
+            (TopicsNode.path(), controller_topics.on_topics_changed),
+            (DeleteTopicsNode.path(), controller_topics.on_deletions_changed),
+        ):
+            self._watches[path] = await self._watch_children(path, event)
+        await controller_topics.load_topics(self, sorted(topics))
+        for name in sorted(self.state.topics):
+            self.watch_topic(name)
+        self._log.info(
+            "controller.failover_done",
+            brokers=sorted(self.state.live_brokers),
+            topics=len(self.state.topics),
+        )
+
+    async def _on_brokers_changed(self, children: list[str]) -> None:
+        live = _broker_ids(children)
+        added = live - self.state.live_brokers
+        self.state.live_brokers = live
+        if added:
+            # Kafka's onBrokerStartup: partitions still without a leader state can come online,
+            # and deletions waiting for a replica's broker can go on.
+            await controller_topics.initialize_new_partitions(self, sorted(self.state.topics))
+            await controller_topics.try_topic_deletions(self)
+
+
+def _broker_ids(children: list[str]) -> set[int]:
+    return {b for b in (BrokerIdNode.broker_id_from_child(c) for c in children) if b is not None}
 
 
 class ControllerElector:

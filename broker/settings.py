@@ -35,6 +35,12 @@ class Settings:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     listener_name: str = DEFAULT_LISTENER
     zk_session_timeout_s: float = 18.0
+    # Kafka's delete.topic.enable, auto.create.topics.enable, num.partitions and
+    # default.replication.factor.
+    delete_topic_enable: bool = True
+    auto_create_topics: bool = True
+    num_partitions: int = 1
+    default_replication_factor: int = 1
     log_level: str = "info"
     log_format: str = "console"
     extra: dict[str, str] = field(default_factory=dict)
@@ -55,6 +61,8 @@ class Settings:
             self.port and self.port + len(self.broker_ids) - 1 > 65535
         ):
             raise ValueError(f"port {self.port} leaves no room for {len(self.broker_ids)} brokers")
+        if self.num_partitions < 1 or self.default_replication_factor < 1:
+            raise ValueError("--num-partitions and --default-replication-factor must be >= 1")
         if self.max_request_bytes <= 0:
             raise ValueError("--max-request-bytes must be positive")
         if self.kafka_version not in RELEASES:

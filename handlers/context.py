@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from broker.protocol import RequestHeader
 
 if TYPE_CHECKING:
+    from broker.controller import Controller
     from broker.metadata import MetadataImage
     from broker.settings import Settings
     from handlers.registry import ApiTable
@@ -41,6 +42,16 @@ class BrokerView(Protocol):
 
     @property
     def is_controller(self) -> bool: ...
+
+    @property
+    def controller(self) -> Controller | None:
+        """The active controller when this broker holds it, for handlers that feed it."""
+        ...
+
+    @property
+    def auto_create_in_flight(self) -> set[str]:
+        """Topics this broker is auto-creating right now (Kafka's inflightTopics)."""
+        ...
 
 
 @dataclass

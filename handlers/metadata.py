@@ -18,7 +18,15 @@ Answered from the process's metadata image (kafka-zk-semantics §8;
 - *_authorized_operations: everything the resource type supports when asked (there is no
   authorizer), Integer.MIN_VALUE otherwise.
 
-Not here yet: automatic topic creation (allow_auto_topic_creation), added with CreateTopics.
+- Auto-creation (2.8 AutoTopicCreationManager in ZooKeeper mode, on any broker): a specific
+  missing topic is created when `--auto-create-topics` is on and the request allows it
+  (v0-3 always, v4+ `allow_auto_topic_creation`), with the broker's default partitions and
+  replication factor (`__consumer_offsets` / `__transaction_state` with Kafka's own counts
+  and configs). The answer is LEADER_NOT_AVAILABLE with no partitions for a topic just
+  created or already being created by another request's creation (Kafka maps its
+  timeout-0 REQUEST_TIMED_OUT and TOPIC_ALREADY_EXISTS so); a topic whose auto-creation is
+  in flight on this broker answers UNKNOWN_TOPIC_OR_PARTITION; other errors (e.g.
+  INVALID_REPLICATION_FACTOR) are passed through.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import uuid
 
 from broker.metadata import MetadataImage, PartitionImage, TopicImage
 from broker.protocol import error_codes
+from broker.protocol.messages.create_topics import CreatableTopic, CreatableTopicConfig
 from broker.protocol.messages.metadata import (
     MetadataRequest,
     MetadataResponse,
@@ -35,13 +44,38 @@ from broker.protocol.messages.metadata import (
     MetadataResponseTopic,
 )
 from handlers import acl_operations, topic_names
+from handlers.api_error import ApiError
 from handlers.context import RequestContext
+from handlers.create_topics import TopicCreator
+from handlers.topic_writes import TopicExists, create_topic
+from zk_layout import DeleteTopicsNode, TopicsNode
 
 API_KEY = 3
 MIN_VERSION = 0
 MAX_VERSION = 12
 
 ZERO_UUID = uuid.UUID(int=0)
+
+# Kafka's offsets.topic.* / transaction.state.log.* defaults and the coordinators' topic
+# configs (GroupCoordinator.offsetsTopicConfigs, TransactionLog.transactionTopicConfigs).
+_INTERNAL_TOPICS: dict[str, tuple[int, int, dict[str, str]]] = {
+    "__consumer_offsets": (
+        50,
+        3,
+        {"cleanup.policy": "compact", "segment.bytes": "104857600", "compression.type": "producer"},
+    ),
+    "__transaction_state": (
+        50,
+        3,
+        {
+            "unclean.leader.election.enable": "false",
+            "compression.type": "uncompressed",
+            "cleanup.policy": "compact",
+            "min.insync.replicas": "2",
+            "segment.bytes": "104857600",
+        },
+    ),
+}
 
 
 class _InvalidRequest(Exception):
@@ -171,9 +205,22 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
             else:
                 topics.append(render.topic(found))
     else:
+        auto_create = ctx.broker.settings.auto_create_topics and (
+            version < 4 or request.allow_auto_topic_creation
+        )
+        missing = [
+            name
+            for name in requested
+            if name not in image.topics
+            or not image.topics[name].visible
+            or name in image.topics_being_deleted
+        ]
+        created = await _auto_create(ctx, missing) if auto_create else {}
         for name in requested:
             found = image.topics.get(name)
-            if found is not None and found.visible and name not in image.topics_being_deleted:
+            if name in created:
+                topics.append(created[name])
+            elif found is not None and found.visible and name not in image.topics_being_deleted:
                 topics.append(render.topic(found))
             elif topic_names.validation_error(name, ctx.release) is not None:
                 topics.append(_missing(name, ZERO_UUID, error_codes.INVALID_TOPIC_EXCEPTION))
@@ -190,6 +237,60 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
             request.include_cluster_authorized_operations
         ),
     )
+
+
+async def _auto_create(ctx: RequestContext, names: list[str]) -> dict[str, MetadataResponseTopic]:
+    """Create missing topics as Kafka's auto-creation does; the answer for each name."""
+    answers: dict[str, MetadataResponseTopic] = {}
+    in_flight = ctx.broker.auto_create_in_flight
+    mine: list[str] = []
+    for name in names:
+        if topic_names.validation_error(name, ctx.release) is not None:
+            continue  # answered INVALID_TOPIC_EXCEPTION by the caller
+        if name in in_flight:
+            answers[name] = _missing(name, ZERO_UUID, error_codes.UNKNOWN_TOPIC_OR_PARTITION)
+            continue
+        in_flight.add(name)
+        mine.append(name)
+    if not mine:
+        return answers
+    try:
+        store = ctx.broker.store
+        creator = TopicCreator(
+            ctx,
+            set(await store.get_children(TopicsNode.path()) or ()),
+            set(await store.get_children(DeleteTopicsNode.path()) or ()),
+        )
+        settings = ctx.broker.settings
+        for name in mine:
+            partitions, replication, configs = _INTERNAL_TOPICS.get(
+                name, (settings.num_partitions, settings.default_replication_factor, {})
+            )
+            topic = CreatableTopic(
+                name=name,
+                num_partitions=partitions,
+                replication_factor=replication,
+                configs=[CreatableTopicConfig(name=k, value=v) for k, v in configs.items()],
+            )
+            try:
+                planned = creator.plan(topic)
+                await create_topic(store, name, planned.assignment, planned.configs, ctx.release)
+                creator.existing.add(name)
+                code = error_codes.LEADER_NOT_AVAILABLE
+            except TopicExists:
+                code = error_codes.LEADER_NOT_AVAILABLE
+            except ApiError as e:
+                exists = e.code == error_codes.TOPIC_ALREADY_EXISTS
+                code = error_codes.LEADER_NOT_AVAILABLE if exists else e.code
+            answers[name] = MetadataResponseTopic(
+                error_code=code,
+                name=name,
+                is_internal=name in _INTERNAL_TOPICS,
+                partitions=[],
+            )
+    finally:
+        in_flight.difference_update(mine)
+    return answers
 
 
 def error_response(

@@ -23,7 +23,14 @@ from typing import Any
 
 from broker.protocol import API_SPECS
 from broker.protocol.releases import Release, advertised_range
-from handlers import api_versions, describe_cluster, metadata
+from handlers import (
+    api_versions,
+    create_partitions,
+    create_topics,
+    delete_topics,
+    describe_cluster,
+    metadata,
+)
 from handlers.context import RequestContext
 
 Handle = Callable[[RequestContext, Any], Awaitable[Any]]
@@ -55,7 +62,18 @@ def _entry(module: Any) -> HandlerEntry:
 
 
 HANDLERS: Mapping[int, HandlerEntry] = {
-    e.api_key: e for e in (_entry(m) for m in (api_versions, metadata, describe_cluster))
+    e.api_key: e
+    for e in (
+        _entry(m)
+        for m in (
+            api_versions,
+            metadata,
+            describe_cluster,
+            create_topics,
+            delete_topics,
+            create_partitions,
+        )
+    )
 }
 
 

@@ -52,8 +52,16 @@ def kazoo(zk_connect: str) -> Iterator[KazooClient]:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _debug_logging() -> None:
+def _debug_logging() -> Iterator[None]:
     """Log at debug level so every request's log line (and its error-code walk) is exercised."""
+    import logging
+
     from broker.log import configure_logging
 
+    root = logging.getLogger()
+    saved = (list(root.handlers), root.level)
     configure_logging("debug", "console")
+    yield
+    # The handler writes to the stream pytest captured; threads still logging at shutdown
+    # (kazoo's) must not write to it once pytest has closed it.
+    root.handlers[:], _ = saved[0], root.setLevel(saved[1])

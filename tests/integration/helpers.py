@@ -52,7 +52,11 @@ def write_topic_like_kafka(
     }
     if topic_id:
         topic["topic_id"] = topic_id
-    zk.create(f"/brokers/topics/{name}", json.dumps(topic).encode(), makepath=True)
+    # One multi, so zkbroker's controller never sees the topic without these states (it
+    # would create them itself, as Kafka's controller does).
+    tx = zk.transaction()
+    tx.create(f"/brokers/topics/{name}", json.dumps(topic).encode())
+    tx.create(f"/brokers/topics/{name}/partitions")
     for p, replicas in assignment.items():
         leader = (leaders or {}).get(p, replicas[0])
         state = {
@@ -62,8 +66,8 @@ def write_topic_like_kafka(
             "leader_epoch": 0,
             "isr": replicas,
         }
-        zk.create(
-            f"/brokers/topics/{name}/partitions/{p}/state",
-            json.dumps(state).encode(),
-            makepath=True,
-        )
+        tx.create(f"/brokers/topics/{name}/partitions/{p}")
+        tx.create(f"/brokers/topics/{name}/partitions/{p}/state", json.dumps(state).encode())
+    results = tx.commit()
+    failed = [r for r in results if isinstance(r, Exception)]
+    assert not failed, failed

@@ -49,7 +49,14 @@ def test_api_versions_v4_on_kafka_3_9(cluster_factory) -> None:
             4, ApiVersionsRequest(client_software_name="t", client_software_version="1")
         )
         keys = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
-        assert keys == {18: (0, 4), 3: (0, 12), 60: (0, 1)}
+        assert keys == {
+            18: (0, 4),
+            3: (0, 12),
+            60: (0, 1),
+            19: (0, 7),
+            20: (0, 6),
+            37: (0, 3),
+        }
         # The 3.9 controller wrote /feature enabled with no features: epoch = its zk version.
         assert wait_until(lambda: cluster.cluster.image.finalized_features_epoch == 0)
         response = client.request(

@@ -1,0 +1,233 @@
+"""Automatic replica placement, as Kafka's ``AdminUtils.assignReplicasToBrokers`` does it.
+
+``assign_replicas(brokers, n, rf)`` returns ``{partition_id: [broker ids]}``, the first id of
+each list being the preferred leader. It behaves like Kafka 2.8's Scala ``AdminUtils`` and the
+identical Java port in 3.7 (docs/kafka-zk-semantics.md §2.3):
+
+* Checks run in Kafka's order and fail with Kafka's code and words (``AssignmentError``):
+  partitions ≤ 0 (INVALID_PARTITIONS), replication factor ≤ 0, then replication factor above
+  the broker count (INVALID_REPLICATION_FACTOR), then racks on some brokers but not on all
+  (Kafka's AdminOperationException, which clients see as UNKNOWN_SERVER_ERROR with no message).
+* With no racks the brokers are used in the order given (callers sort them by id). Leaders go
+  round-robin from a start index, followers follow at a shift that grows by one after every
+  full round of partitions.
+* With a rack on every broker the same round-robin runs over the rack-alternated list
+  (``rack_alternated_list``), and followers prefer racks, then brokers, not yet in the list.
+* ``fixed_start_index >= 0`` fixes both the start index and the first shift, so nothing is
+  random (CreatePartitions relies on this, see ``create_partitions_start``); otherwise both are
+  drawn independently from ``rng``.
+
+Deliberately not here: any I/O (the broker list comes from the caller), rack-awareness modes
+(dropping or ignoring racks is the caller's choice) and checks of a manual assignment
+(the handlers do those).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from broker.protocol import error_codes
+
+MIXED_RACKS_REASON = "Not all brokers have rack information for replica rack aware assignment."
+
+
+@dataclass(frozen=True)
+class BrokerPlacement:
+    """One live broker as the assignment sees it: its id and its rack, if it has one."""
+
+    broker_id: int
+    rack: str | None = None
+
+
+class AssignmentError(Exception):
+    """An assignment Kafka would refuse.
+
+    ``error_code`` and ``message`` are what goes into the response. ``message`` is None when
+    Kafka answers without one (mixed racks); ``str(error)`` then still gives the reason, for
+    logs.
+    """
+
+    def __init__(self, error_code: int, message: str | None, reason: str | None = None) -> None:
+        super().__init__(reason if reason is not None else message)
+        self.error_code = error_code
+        self.message = message
+
+
+def replica_index(first: int, shift: int, j: int, n: int) -> int:
+    """Index in a list of ``n`` brokers of follower ``j`` of a partition led from ``first``.
+
+    The offset from the leader is ``1 + (shift + j) mod (n - 1)``, so the result is never
+    ``first``, and ``n - 1`` consecutive values of ``j`` reach every other index once.
+    Needs ``n >= 2``.
+    """
+    return (first + 1 + (shift + j) % (n - 1)) % n
+
+
+def rack_alternated_list(brokers: Sequence[BrokerPlacement]) -> list[int]:
+    """Broker ids taking one broker from each rack in turn.
+
+    Racks are visited in sorted name order and each rack gives its brokers in ascending id
+    order; a rack with none left is skipped. Every broker must have a rack. Example:
+    {0: r1, 1: r3, 2: r3, 3: r2, 4: r2, 5: r1} gives [0, 3, 1, 5, 4, 2].
+    """
+    by_rack: dict[str, list[int]] = {}
+    for broker_id, rack in _rack_map(brokers).items():
+        by_rack.setdefault(rack, []).append(broker_id)
+    queues: list[Iterator[int]] = [iter(sorted(by_rack[rack])) for rack in sorted(by_rack)]
+    total = sum(len(ids) for ids in by_rack.values())
+    result: list[int] = []
+    position = 0
+    while len(result) < total:
+        taken = next(queues[position], None)
+        if taken is not None:
+            result.append(taken)
+        position = (position + 1) % len(queues)
+    return result
+
+
+def create_partitions_start(
+    brokers_sorted_ids: Sequence[int], partition0_first_replica: int
+) -> int:
+    """The ``fixed_start_index`` CreatePartitions passes when it places new partitions itself.
+
+    It is the position, in the registered broker ids sorted ascending, of the first id at or
+    above partition 0's first replica, or 0 when there is none (Kafka's
+    ``max(0, indexWhere(_.id >= head))`` in ``AdminZkClient.createNewPartitionsAssignment``).
+    The position is taken in the order given, which must be the order later passed to
+    ``assign_replicas``. In rack-aware mode Kafka uses this same number as an index into the
+    rack-alternated list; that quirk is kept.
+    """
+    for position, broker_id in enumerate(brokers_sorted_ids):
+        if broker_id >= partition0_first_replica:
+            return position
+    return 0
+
+
+def assign_replicas(
+    brokers: Sequence[BrokerPlacement],
+    num_partitions: int,
+    replication_factor: int,
+    *,
+    fixed_start_index: int = -1,
+    start_partition_id: int = -1,
+    rng: random.Random | None = None,
+) -> dict[int, list[int]]:
+    """Place ``num_partitions`` partitions of ``replication_factor`` replicas on ``brokers``.
+
+    Keys run from ``max(0, start_partition_id)`` upwards. Raises ``AssignmentError`` as
+    described in the module docstring. ``rng`` is only used when ``fixed_start_index < 0``;
+    without one a fresh ``random.Random()`` is made for the call.
+    """
+    if num_partitions <= 0:
+        raise AssignmentError(
+            error_codes.INVALID_PARTITIONS, "Number of partitions must be larger than 0."
+        )
+    if replication_factor <= 0:
+        raise AssignmentError(
+            error_codes.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0."
+        )
+    if replication_factor > len(brokers):
+        raise AssignmentError(
+            error_codes.INVALID_REPLICATION_FACTOR,
+            f"Replication factor: {replication_factor} larger than available brokers: "
+            f"{len(brokers)}.",
+        )
+    with_rack = sum(1 for broker in brokers if broker.rack is not None)
+    if with_rack == 0:
+        return _assign_rack_unaware(
+            [broker.broker_id for broker in brokers],
+            num_partitions,
+            replication_factor,
+            fixed_start_index,
+            start_partition_id,
+            rng,
+        )
+    if with_rack < len(brokers):
+        raise AssignmentError(error_codes.UNKNOWN_SERVER_ERROR, None, MIXED_RACKS_REASON)
+    return _assign_rack_aware(
+        brokers, num_partitions, replication_factor, fixed_start_index, start_partition_id, rng
+    )
+
+
+def _rack_map(brokers: Sequence[BrokerPlacement]) -> dict[int, str]:
+    racks: dict[int, str] = {}
+    for broker in brokers:
+        if broker.rack is None:
+            raise ValueError(f"broker {broker.broker_id} has no rack")
+        racks[broker.broker_id] = broker.rack
+    return racks
+
+
+def _start_and_shift(fixed_start_index: int, n: int, rng: random.Random | None) -> tuple[int, int]:
+    if fixed_start_index >= 0:
+        return fixed_start_index, fixed_start_index
+    source = rng if rng is not None else random.Random()
+    start = source.randrange(n)
+    shift = source.randrange(n)
+    return start, shift
+
+
+def _assign_rack_unaware(
+    ids: list[int],
+    num_partitions: int,
+    replication_factor: int,
+    fixed_start_index: int,
+    start_partition_id: int,
+    rng: random.Random | None,
+) -> dict[int, list[int]]:
+    n = len(ids)
+    start, shift = _start_and_shift(fixed_start_index, n, rng)
+    result: dict[int, list[int]] = {}
+    first_id = max(0, start_partition_id)
+    for partition in range(first_id, first_id + num_partitions):
+        if partition > 0 and partition % n == 0:
+            shift += 1
+        first = (partition + start) % n
+        replicas = [ids[first]]
+        replicas.extend(
+            ids[replica_index(first, shift, j, n)] for j in range(replication_factor - 1)
+        )
+        result[partition] = replicas
+    return result
+
+
+def _assign_rack_aware(
+    brokers: Sequence[BrokerPlacement],
+    num_partitions: int,
+    replication_factor: int,
+    fixed_start_index: int,
+    start_partition_id: int,
+    rng: random.Random | None,
+) -> dict[int, list[int]]:
+    rack_of = _rack_map(brokers)
+    rack_count = len(set(rack_of.values()))
+    ordered = rack_alternated_list(brokers)
+    n = len(ordered)
+    start, shift = _start_and_shift(fixed_start_index, n, rng)
+    result: dict[int, list[int]] = {}
+    first_id = max(0, start_partition_id)
+    for partition in range(first_id, first_id + num_partitions):
+        if partition > 0 and partition % n == 0:
+            shift += 1
+        first = (partition + start) % n
+        leader = ordered[first]
+        replicas = [leader]
+        racks_used = {rack_of[leader]}
+        brokers_used = {leader}
+        candidate = 0
+        for _ in range(replication_factor - 1):
+            while True:
+                broker_id = ordered[replica_index(first, shift * rack_count, candidate, n)]
+                candidate += 1
+                rack = rack_of[broker_id]
+                rack_ok = rack not in racks_used or len(racks_used) == rack_count
+                broker_ok = broker_id not in brokers_used or len(brokers_used) == n
+                if rack_ok and broker_ok:
+                    replicas.append(broker_id)
+                    racks_used.add(rack)
+                    brokers_used.add(broker_id)
+                    break
+        result[partition] = replicas
+    return result

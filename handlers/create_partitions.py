@@ -1,0 +1,231 @@
+"""CreatePartitions (key 37), versions 0-3 (KIP-195).
+
+Kafka 2.8's behaviour (kafka-zk-semantics §3.2; KafkaApis.handleCreatePartitionsRequest,
+ZkAdminManager.createPartitions, AdminZkClient.createNewPartitionsAssignment):
+1. not the active controller: NOT_CONTROLLER for every topic;
+2. a topic named twice: INVALID_REQUEST "Duplicate topic in request." (answered once);
+   a topic queued for deletion: INVALID_TOPIC_EXCEPTION "The topic is queued for deletion.";
+3. registered brokers with some but not all racks fail the whole request
+   (UNKNOWN_SERVER_ERROR), as Kafka's getBrokerMetadatas does outside the per-topic checks;
+4. per topic: a reassignment in flight -> REASSIGNMENT_IN_PROGRESS; unknown topic ->
+   UNKNOWN_TOPIC_OR_PARTITION; fewer or as many partitions -> INVALID_PARTITIONS with
+   Kafka's messages; manual assignments: unknown brokers, wrong number of lists, an empty
+   list, duplicates, an unavailable broker, replication factor different from partition
+   0's -> INVALID_REPLICA_ASSIGNMENT (BROKER_NOT_AVAILABLE for the unavailable one);
+   automatic assignment continues Kafka's round robin from partition 0's first replica;
+5. validate_only: NONE, nothing written; otherwise the topic znode is rewritten with the old
+   and new partitions (topic id kept); the controller creates the new partition states;
+6. timeouts as CreateTopics: <= 0 answers REQUEST_TIMED_OUT at once, otherwise the answer
+   waits until every partition of the topic has a leader.
+
+Not emulated: authorization and controller mutation quotas.
+"""
+
+from __future__ import annotations
+
+from broker.metadata import MetadataImage
+from broker.protocol import error_codes
+from broker.protocol.messages.create_partitions import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    CreatePartitionsTopic,
+    CreatePartitionsTopicResult,
+)
+from handlers.api_error import ApiError
+from handlers.assignment import (
+    AssignmentError,
+    BrokerPlacement,
+    assign_replicas,
+    create_partitions_start,
+)
+from handlers.context import RequestContext
+from zk_layout import DeleteTopicsNode, TopicAssignment, TopicNode, ZkStore
+
+API_KEY = 37
+MIN_VERSION = 0
+MAX_VERSION = 3
+
+
+def _result(name: str, error: ApiError) -> CreatePartitionsTopicResult:
+    return CreatePartitionsTopicResult(
+        name=name, error_code=error.code, error_message=error.wire_message
+    )
+
+
+def _brokers(image: MetadataImage) -> list[BrokerPlacement]:
+    brokers = [BrokerPlacement(b, info.rack) for b, info in sorted(image.brokers.items())]
+    racks = [b.rack is not None for b in brokers]
+    if any(racks) and not all(racks):
+        raise ApiError(error_codes.UNKNOWN_SERVER_ERROR)
+    return brokers
+
+
+def _new_assignment(
+    topic: CreatePartitionsTopic, existing: TopicAssignment, brokers: list[BrokerPlacement]
+) -> dict[int, list[int]]:
+    name = topic.name
+    if any(existing.is_reassigning(p) for p in existing.partitions):
+        raise ApiError(
+            error_codes.REASSIGNMENT_IN_PROGRESS,
+            f"A partition reassignment is in progress for the topic '{name}'.",
+        )
+    old = len(existing.partitions)
+    increment = topic.count - old
+    if increment < 0:
+        raise ApiError(
+            error_codes.INVALID_PARTITIONS,
+            f"Topic currently has {old} partitions, which is higher than the requested "
+            f"{topic.count}.",
+        )
+    if increment == 0:
+        raise ApiError(error_codes.INVALID_PARTITIONS, f"Topic already has {old} partitions.")
+    broker_ids = [b.broker_id for b in brokers]
+    proposed: dict[int, list[int]] | None = None
+    if topic.assignments is not None:
+        lists = [list(a.broker_ids) for a in topic.assignments]
+        unknown = sorted({b for replicas in lists for b in replicas} - set(broker_ids))
+        if unknown:
+            raise ApiError(
+                error_codes.INVALID_REPLICA_ASSIGNMENT,
+                f"Unknown broker(s) in replica assignment: {', '.join(map(str, unknown))}.",
+            )
+        if len(lists) != increment:
+            raise ApiError(
+                error_codes.INVALID_REPLICA_ASSIGNMENT,
+                f"Increasing the number of partitions by {increment} but {len(lists)} "
+                "assignments provided.",
+            )
+        proposed = {old + i: replicas for i, replicas in enumerate(lists)}
+    partition0 = existing.partitions.get(0)
+    if partition0 is None:
+        raise ApiError(error_codes.UNKNOWN_SERVER_ERROR)
+    if proposed is not None:
+        _validate_manual(proposed, len(partition0), set(broker_ids))
+        return proposed
+    try:
+        return assign_replicas(
+            brokers,
+            increment,
+            len(partition0),
+            fixed_start_index=create_partitions_start(broker_ids, partition0[0]),
+            start_partition_id=old,
+        )
+    except AssignmentError as e:
+        raise ApiError(e.error_code, e.message) from e
+
+
+def _validate_manual(proposed: dict[int, list[int]], replication: int, available: set[int]) -> None:
+    for partition, replicas in sorted(proposed.items()):
+        if not replicas:
+            raise ApiError(
+                error_codes.INVALID_REPLICA_ASSIGNMENT,
+                f"Cannot have replication factor of 0 for partition id {partition}.",
+            )
+        if len(replicas) != len(set(replicas)):
+            raise ApiError(
+                error_codes.INVALID_REPLICA_ASSIGNMENT,
+                "Duplicate brokers not allowed in replica assignment: "
+                f"{', '.join(map(str, replicas))} for partition id {partition}.",
+            )
+        if not set(replicas) <= available:
+            raise ApiError(
+                error_codes.BROKER_NOT_AVAILABLE,
+                f"Some brokers specified for partition id {partition} are not available. "
+                f"Specified brokers: {', '.join(map(str, replicas))}, "
+                f"available brokers: {', '.join(map(str, sorted(available)))}.",
+            )
+    bad = sorted((p, len(r)) for p, r in proposed.items() if len(r) != replication)
+    if bad:
+        raise ApiError(
+            error_codes.INVALID_REPLICA_ASSIGNMENT,
+            "Inconsistent replication factor between partitions, partition 0 has "
+            f"{replication} while partitions [{', '.join(str(p) for p, _ in bad)}] have "
+            f"replication factors [{', '.join(str(n) for _, n in bad)}], respectively.",
+        )
+
+
+async def _read_assignment(store: ZkStore, name: str) -> tuple[TopicAssignment, int] | None:
+    node = await store.get(TopicNode.path(name))
+    if node is None:
+        return None
+    return TopicNode.decode_at(node[0], name), node[1].version
+
+
+async def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> CreatePartitionsResponse:
+    if not ctx.broker.is_controller:
+        return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)
+    try:
+        brokers = _brokers(ctx.image)
+    except ApiError as e:
+        return error_response(request, ctx.version, e.code, e.message)
+    store = ctx.broker.store
+    release = ctx.release
+    queued = set(await store.get_children(DeleteTopicsNode.path()) or ())
+    seen: dict[str, int] = {}
+    for topic in request.topics:
+        seen[topic.name] = seen.get(topic.name, 0) + 1
+
+    results: dict[str, CreatePartitionsTopicResult] = {}
+    grown: list[str] = []
+    for topic in request.topics:
+        name = topic.name
+        if name in results:
+            continue
+        if seen[name] > 1:
+            results[name] = _result(
+                name, ApiError(error_codes.INVALID_REQUEST, "Duplicate topic in request.")
+            )
+            continue
+        if name in queued:
+            results[name] = _result(
+                name,
+                ApiError(error_codes.INVALID_TOPIC_EXCEPTION, "The topic is queued for deletion."),
+            )
+            continue
+        try:
+            read = await _read_assignment(store, name)
+            if read is None or not read[0].partitions:
+                raise ApiError(
+                    error_codes.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist."
+                )
+            existing = read[0]
+            added = _new_assignment(topic, existing, brokers)
+            if not request.validate_only:
+                updated = TopicAssignment(
+                    partitions={**existing.partitions, **{p: tuple(r) for p, r in added.items()}},
+                    adding=existing.adding,
+                    removing=existing.removing,
+                    topic_id=existing.topic_id,
+                )
+                await store.set(TopicNode.path(name), TopicNode.encode(updated, release))
+                grown.append(name)
+        except ApiError as error:
+            results[name] = _result(name, error)
+            continue
+        results[name] = _result(name, ApiError(error_codes.NONE))
+
+    if grown:
+        done = request.timeout_ms > 0 and await ctx.image.wait_for(
+            lambda image: all(_grown_and_led(image, store_name, request) for store_name in grown),
+            request.timeout_ms / 1000,
+        )
+        if not done:
+            for name in grown:
+                if not _grown_and_led(ctx.image, name, request):
+                    results[name] = _result(name, ApiError(error_codes.REQUEST_TIMED_OUT))
+    return CreatePartitionsResponse(throttle_time_ms=0, results=list(results.values()))
+
+
+def _grown_and_led(image: MetadataImage, name: str, request: CreatePartitionsRequest) -> bool:
+    topic = image.topics.get(name)
+    wanted = next(t.count for t in request.topics if t.name == name)
+    return topic is not None and len(topic.assignment) >= wanted and topic.all_partitions_led
+
+
+def error_response(
+    request: CreatePartitionsRequest, version: int, code: int, message: str | None
+) -> CreatePartitionsResponse:
+    results: dict[str, CreatePartitionsTopicResult] = {}
+    for topic in request.topics:
+        results.setdefault(topic.name, _result(topic.name, ApiError(code, message)))
+    return CreatePartitionsResponse(results=list(results.values()))

@@ -1,0 +1,112 @@
+"""DeleteTopics (key 20), versions 0-6.
+
+Kafka 2.8's behaviour (kafka-zk-semantics §3.1; KafkaApis.handleDeleteTopicsRequest,
+ZkAdminManager.deleteTopics, AdminZkClient.deleteTopic):
+1. not the active controller: NOT_CONTROLLER for every topic;
+2. topic deletion disabled (`--no-delete-topic-enable`): INVALID_REQUEST below v3,
+   TOPIC_DELETION_DISABLED from v3, nothing written;
+3. v6: an entry with both a name and a topic id fails the whole request (INVALID_REQUEST);
+   an id that does not resolve -> UNKNOWN_TOPIC_ID;
+4. a topic this broker's metadata does not know -> UNKNOWN_TOPIC_OR_PARTITION;
+5. `/admin/delete_topics/<t>` is created (already there counts as success: the request
+   still waits); the controller then deletes the topic;
+6. timeout_ms <= 0: successful topics answer REQUEST_TIMED_OUT at once (the marker stays);
+   otherwise the answer waits until the topic is gone from the metadata image, and topics
+   still there at the timeout get REQUEST_TIMED_OUT.
+Error messages are null, as Kafka sends them, except for the whole-request failure.
+
+Not emulated: authorization and controller mutation quotas.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+
+from broker.protocol import error_codes
+from broker.protocol.messages.delete_topics import (
+    DeletableTopicResult,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+    DeleteTopicState,
+)
+from handlers.context import RequestContext
+from zk_layout import DeleteTopicMarkerNode, NodeExistsError, TopicNode
+
+API_KEY = 20
+MIN_VERSION = 0
+MAX_VERSION = 6
+
+ZERO_UUID = uuid.UUID(int=0)
+
+
+def _entries(request: DeleteTopicsRequest, version: int) -> list[DeleteTopicState]:
+    if version >= 6:
+        return list(request.topics)
+    return [DeleteTopicState(name=name) for name in request.topic_names]
+
+
+def _result(entry: DeleteTopicState, code: int) -> DeletableTopicResult:
+    return DeletableTopicResult(
+        name=entry.name, topic_id=entry.topic_id, error_code=code, error_message=None
+    )
+
+
+async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
+    version = ctx.version
+    entries = _entries(request, version)
+    if not ctx.broker.is_controller:
+        return DeleteTopicsResponse(
+            responses=[_result(e, error_codes.NOT_CONTROLLER) for e in entries]
+        )
+    if not ctx.broker.settings.delete_topic_enable:
+        code = error_codes.INVALID_REQUEST if version < 3 else error_codes.TOPIC_DELETION_DISABLED
+        return DeleteTopicsResponse(responses=[_result(e, code) for e in entries])
+    if any(e.name is not None and e.topic_id != ZERO_UUID for e in entries):
+        return error_response(request, version, error_codes.INVALID_REQUEST, None)
+
+    image = ctx.image
+    results: list[DeletableTopicResult] = []
+    to_delete: dict[str, DeletableTopicResult] = {}
+    for entry in entries:
+        name = entry.name
+        if entry.topic_id != ZERO_UUID:
+            found = image.topic_by_id(entry.topic_id)
+            name = found.name if found is not None else None
+        result = DeletableTopicResult(
+            name=name, topic_id=entry.topic_id, error_code=error_codes.NONE, error_message=None
+        )
+        results.append(result)
+        if name is None:
+            result.error_code = error_codes.UNKNOWN_TOPIC_ID
+        elif name not in image.topics:
+            result.error_code = error_codes.UNKNOWN_TOPIC_OR_PARTITION
+        else:
+            to_delete.setdefault(name, result)
+
+    store = ctx.broker.store
+    marked: list[str] = []
+    for name, result in to_delete.items():
+        if await store.exists(TopicNode.path(name)) is None:
+            result.error_code = error_codes.UNKNOWN_TOPIC_OR_PARTITION
+            continue
+        # Already marked counts as success: Kafka waits for the deletion all the same.
+        with contextlib.suppress(NodeExistsError):
+            await store.create(DeleteTopicMarkerNode.path(name), None, makepath=True)
+        marked.append(name)
+
+    if marked:
+        done = request.timeout_ms > 0 and await image.wait_for(
+            lambda i: not any(n in i.topics for n in marked), request.timeout_ms / 1000
+        )
+        if not done:
+            for name in marked:
+                if name in image.topics:
+                    to_delete[name].error_code = error_codes.REQUEST_TIMED_OUT
+    return DeleteTopicsResponse(throttle_time_ms=0, responses=results)
+
+
+def error_response(
+    request: DeleteTopicsRequest, version: int, code: int, message: str | None
+) -> DeleteTopicsResponse:
+    return DeleteTopicsResponse(responses=[_result(e, code) for e in _entries(request, version)])
