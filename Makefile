@@ -30,6 +30,7 @@ unit: $(STAMP)
 
 bench: system-deps $(STAMP)
 	$(PY) bench/codec.py
+	$(PY) bench/create_topics.py
 
 # Debian/Ubuntu packages: Python's venv module, ZooKeeper (brings Java), kcat for the tests.
 system-deps:

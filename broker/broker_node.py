@@ -117,7 +117,7 @@ class BrokerNode:
             )
             await self._server.start()
             await self._register()
-            self._elector = ControllerElector(self._broker_id, self._store, settings)
+            self._elector = ControllerElector(self._broker_id, self._store, settings, self._image)
             await self._elector.start()
             self._store.add_session_listener(self._on_session_state)
         except BaseException:

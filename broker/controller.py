@@ -25,15 +25,24 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import structlog
 from kazoo.protocol.states import ZnodeStat
 
 from broker import controller_topics
 from broker.controller_topics import ControllerState
+from broker.metadata import MetadataImage
 from broker.settings import Settings
-from zk_layout import ControllerInfo, ControllerMovedError, FeatureNode, FeatureState, ZkStore
+from zk_layout import (
+    ControllerInfo,
+    ControllerMovedError,
+    FeatureNode,
+    FeatureState,
+    PartitionState,
+    TopicAssignment,
+    ZkStore,
+)
 from zk_layout.nodes import (
     BrokerIdNode,
     BrokerIdsNode,
@@ -60,10 +69,19 @@ class ControllerContext:
 class Controller:
     """The active controller: one task applying controller events in order."""
 
-    def __init__(self, context: ControllerContext, store: ZkStore, settings: Settings) -> None:
+    def __init__(
+        self,
+        context: ControllerContext,
+        store: ZkStore,
+        settings: Settings,
+        image: MetadataImage | None = None,
+    ) -> None:
         self.context = context
         self.store = store
         self.settings = settings
+        # This process's metadata image: told directly what the controller writes, as
+        # Kafka's controller sends UpdateMetadata; other processes learn it from ZooKeeper.
+        self.image = image
         self.state = ControllerState()
         self._events: asyncio.Queue[ControllerEvent] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
@@ -94,13 +112,33 @@ class Controller:
     def submit(self, event: ControllerEvent) -> None:
         self._events.put_nowait(event)
 
-    def topics_created(self) -> None:
-        """A handler wrote new topic znodes: look now rather than wait for the watch."""
-        self.submit(Controller._refresh_topics)
+    def publish(
+        self,
+        topic: str,
+        record: controller_topics.TopicRecord,
+        states: dict[int, tuple[PartitionState, int]],
+    ) -> None:
+        if self.image is None:
+            return
+        self.image.put_assignment(topic, record.assignment, record.zk_version)
+        for partition, (partition_state, zk_version) in states.items():
+            self.image.put_partition_state(topic, partition, partition_state, zk_version)
 
-    async def _refresh_topics(self) -> None:
-        children = await self.store.get_children(TopicsNode.path()) or []
-        await controller_topics.on_topics_changed(self, children)
+    def publish_deletion(self, topic: str) -> None:
+        if self.image is not None:
+            self.image.remove_topic(topic)
+
+    def expect_topics(self, names: list[str]) -> None:
+        """A handler of this broker is about to create these topics and will hand them over
+        (`topics_created`); the watch path leaves them alone meanwhile. Runs on the loop,
+        before the handler's writes are sent, so no watch event can come first."""
+        self.state.expected_topics.update(names)
+
+    def topics_created(self, created: dict[str, TopicAssignment], expected: list[str]) -> None:
+        """The handler's writes are done: `created` znodes (data version 0) come online now,
+        without re-reading what the handler wrote; the rest of `expected` (writes that
+        failed) go back to the watch path."""
+        self.submit(lambda c: controller_topics.on_topics_created(c, created, expected))
 
     async def _run(self) -> None:
         while True:
@@ -132,14 +170,11 @@ class Controller:
     def watch_topic(self, name: str) -> None:
         """Watch /brokers/topics/<name> for partition changes (Kafka's PartitionModifications)."""
         path = TopicNode.path(name)
-        first = True
 
-        def on_data(data: bytes | None, stat: object) -> None:
-            nonlocal first
-            if first:  # the current content was just loaded
-                first = False
-                return
-            if data is not None:
+        def on_data(data: bytes | None, stat: Any) -> None:
+            record = self.state.topics.get(name)
+            # Deliveries of the version already known (the first one, usually) change nothing.
+            if data is not None and (record is None or stat.version > record.zk_version):
                 self.submit(lambda c: controller_topics.on_topic_modified(c, name))
 
         async def start() -> None:
@@ -208,10 +243,17 @@ def _broker_ids(children: list[str]) -> set[int]:
 class ControllerElector:
     """Watches /controller for one broker and runs the election whenever it is vacant."""
 
-    def __init__(self, broker_id: int, store: ZkStore, settings: Settings) -> None:
+    def __init__(
+        self,
+        broker_id: int,
+        store: ZkStore,
+        settings: Settings,
+        image: MetadataImage | None = None,
+    ) -> None:
         self.broker_id = broker_id
         self.store = store
         self.settings = settings
+        self.image = image
         self.controller: Controller | None = None
         self._lock = asyncio.Lock()
         self._stopped = False
@@ -265,7 +307,7 @@ class ControllerElector:
         await self._resign()
         self._log.info("controller.elected", controller_epoch=epoch)
         context = ControllerContext(self.broker_id, epoch, epoch_zk_version)
-        self.controller = Controller(context, self.store, self.settings)
+        self.controller = Controller(context, self.store, self.settings, self.image)
         await self.controller.start()
 
     async def _resign(self) -> None:

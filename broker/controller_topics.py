@@ -38,6 +38,7 @@ from zk_layout import (
     TopicNode,
     TopicPartitionNode,
     TopicPartitionsNode,
+    TopicsNode,
     random_uuid,
 )
 
@@ -64,6 +65,8 @@ class ControllerState:
         default_factory=dict
     )
     topics_to_delete: set[str] = field(default_factory=set)
+    # Topics a CreateTopics handler of this broker is writing and will hand over itself.
+    expected_topics: set[str] = field(default_factory=set)
 
     def partitions_without_state(self, topic: str) -> list[int]:
         record = self.topics.get(topic)
@@ -88,14 +91,35 @@ def initial_leader_and_isr(
 
 async def on_topics_changed(controller: Controller, children: list[str]) -> None:
     state = controller.state
-    names = set(children)
-    for gone in set(state.topics) - names:
+    names = set(children) - state.expected_topics
+    for gone in set(state.topics) - set(children):
         _forget_topic(state, gone)
     new = sorted(names - set(state.topics))
     if new:
         await load_topics(controller, new)
         for name in new:
             controller.watch_topic(name)
+
+
+async def on_topics_created(
+    controller: Controller, created: dict[str, TopicAssignment], expected: list[str]
+) -> None:
+    """Topics a CreateTopics handler of this broker just wrote, znode data version 0."""
+    state = controller.state
+    state.expected_topics.difference_update(expected)
+    released = [name for name in expected if name not in created]
+    if released:
+        # Writes that failed (someone else created the topic): the watch path decides.
+        children = await controller.store.get_children(TopicsNode.path()) or []
+        await on_topics_changed(controller, children)
+    new = [name for name in sorted(created) if name not in state.topics]
+    for name in new:
+        state.topics[name] = TopicRecord(created[name], 0)
+    # Brand-new znodes have no partitions/ child yet (None); a writer that raced us is
+    # handled by the NodeExists retry.
+    await initialize_new_partitions(controller, new, dict.fromkeys(new))
+    for name in new:
+        controller.watch_topic(name)
 
 
 async def load_topics(controller: Controller, names: list[str]) -> None:
@@ -113,9 +137,9 @@ async def load_topics(controller: Controller, names: list[str]) -> None:
             continue
         controller.state.topics[name] = TopicRecord(assignment, node[1].version)
         loaded.append(name)
-    await _load_partition_states(controller, loaded)
+    children = await _load_partition_states(controller, loaded)
     await assign_missing_topic_ids(controller, loaded)
-    await initialize_new_partitions(controller, loaded)
+    await initialize_new_partitions(controller, loaded, children)
 
 
 async def on_topic_modified(controller: Controller, name: str) -> None:
@@ -138,6 +162,7 @@ async def on_topic_modified(controller: Controller, name: str) -> None:
             TopicNode.path(name), TopicNode.encode(restored, controller.release), node[1].version
         )
         state.topics[name] = TopicRecord(restored, stat.version)
+        controller.publish(name, state.topics[name], {})
         return
     state.topics[name] = TopicRecord(assignment, node[1].version)
     await assign_missing_topic_ids(controller, [name])
@@ -162,25 +187,38 @@ async def assign_missing_topic_ids(controller: Controller, names: list[str]) -> 
             TopicNode.path(name), TopicNode.encode(with_id, controller.release), record.zk_version
         )
         state.topics[name] = TopicRecord(with_id, stat.version)
+        controller.publish(name, state.topics[name], {})
 
 
-async def initialize_new_partitions(controller: Controller, names: list[str]) -> None:
-    """Write leader state for every partition of `names` that has none (one multi per topic)."""
-    writes = [_initialize_topic(controller, name) for name in names]
+async def initialize_new_partitions(
+    controller: Controller,
+    names: list[str],
+    children: dict[str, list[str] | None] | None = None,
+) -> None:
+    """Write leader state for every partition of `names` that has none (one multi per topic).
+
+    `children` may hold each topic's `partitions/` listing when the caller just read it."""
+    known: dict[str, list[str] | None] = children or {}
+    writes = [_initialize_topic(controller, name, known.get(name, ())) for name in names]
     await controller.gather(*writes)
 
 
-async def _initialize_topic(controller: Controller, name: str) -> None:
+async def _initialize_topic(
+    controller: Controller, name: str, children: list[str] | tuple[()] | None
+) -> None:
     try:
-        await _write_initial_states(controller, name)
+        await _write_initial_states(controller, name, children)
     except NodeExistsError:
         # Another writer (a tool, a test, a Kafka controller sharing the ensemble) created
         # some of these nodes meanwhile: take what is there, create only what is missing.
-        await _load_partition_states(controller, [name])
-        await _write_initial_states(controller, name)
+        listing = await _load_partition_states(controller, [name])
+        await _write_initial_states(controller, name, listing[name])
 
 
-async def _write_initial_states(controller: Controller, name: str) -> None:
+async def _write_initial_states(
+    controller: Controller, name: str, children: list[str] | tuple[()] | None = ()
+) -> None:
+    """`children`: the `partitions/` listing, None if absent, () if not read yet."""
     state = controller.state
     record = state.topics.get(name)
     if record is None or name in state.topics_to_delete:
@@ -188,7 +226,11 @@ async def _write_initial_states(controller: Controller, name: str) -> None:
     missing = state.partitions_without_state(name)
     if not missing:
         return
-    existing = await controller.store.get_children(TopicPartitionsNode.path(name))
+    existing = (
+        await controller.store.get_children(TopicPartitionsNode.path(name))
+        if children == ()
+        else children
+    )
     existing_set = set(existing or ())
     tx = controller.store.fenced(controller.context.epoch_zk_version)
     if existing is None:
@@ -221,11 +263,26 @@ async def _write_initial_states(controller: Controller, name: str) -> None:
     for partition, new_state in new_states.items():
         # A freshly created znode has data version 0.
         state.partition_states[(name, partition)] = (new_state, 0)
+    controller.publish(name, record, {p: (s, 0) for p, s in new_states.items()})
 
 
-async def _load_partition_states(controller: Controller, names: list[str]) -> None:
+async def _load_partition_states(
+    controller: Controller, names: list[str]
+) -> dict[str, list[str] | None]:
+    """Read the existing partition states of `names`; returns each `partitions/` listing.
+
+    Listing first means a new topic costs one read, not one per partition."""
     state = controller.state
-    keys = [(name, p) for name in names for p in sorted(state.topics[name].assignment.partitions)]
+    listings = await controller.gather(
+        *(controller.store.get_children(TopicPartitionsNode.path(n)) for n in names)
+    )
+    children = dict(zip(names, listings, strict=True))
+    keys = [
+        (name, p)
+        for name in names
+        for p in sorted(state.topics[name].assignment.partitions)
+        if str(p) in (children[name] or ())
+    ]
     reads = await controller.gather(
         *(controller.store.get(PartitionStateNode.path(t, p)) for t, p in keys)
     )
@@ -240,6 +297,7 @@ async def _load_partition_states(controller: Controller, names: list[str]) -> No
             )
             continue
         state.partition_states[(name, partition)] = (decoded, node[1].version)
+    return children
 
 
 def _forget_topic(state: ControllerState, name: str) -> None:
@@ -307,4 +365,5 @@ async def _delete_topic(controller: Controller, name: str) -> None:
     tx.delete(DeleteTopicMarkerNode.path(name))
     await tx.commit()
     _forget_topic(controller.state, name)
+    controller.publish_deletion(name)
     log.info("controller.topic_deleted", topic=name)

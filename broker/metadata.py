@@ -83,6 +83,10 @@ class MetadataImage:
     _assignments: dict[str, TopicAssignment] = field(default_factory=dict, repr=False)
     _names_by_id: dict[uuid.UUID, str] = field(default_factory=dict, repr=False)
     _states: dict[str, dict[int, PartitionState]] = field(default_factory=dict, repr=False)
+    # ZooKeeper data versions of what the image holds, so an older delivery (a watch that
+    # lags the controller's direct update) never overwrites a newer one.
+    _assignment_versions: dict[str, int] = field(default_factory=dict, repr=False)
+    _state_versions: dict[tuple[str, int], int] = field(default_factory=dict, repr=False)
     _changed: asyncio.Event | None = field(default=None, repr=False)
 
     # ---- reads -------------------------------------------------------------------------
@@ -144,7 +148,11 @@ class MetadataImage:
         self.topics_being_deleted = names
         self._bump()
 
-    def put_assignment(self, name: str, assignment: TopicAssignment) -> None:
+    def put_assignment(self, name: str, assignment: TopicAssignment, zk_version: int = -1) -> None:
+        if zk_version >= 0:
+            if zk_version < self._assignment_versions.get(name, -1):
+                return
+            self._assignment_versions[name] = zk_version
         previous = self._assignments.get(name)
         if previous is not None and previous.topic_id is not None:
             self._names_by_id.pop(previous.topic_id, None)
@@ -157,6 +165,9 @@ class MetadataImage:
         self._rebuild(name)
 
     def remove_topic(self, name: str) -> None:
+        self._assignment_versions.pop(name, None)
+        for key in [k for k in self._state_versions if k[0] == name]:
+            del self._state_versions[key]
         removed = self._assignments.pop(name, None)
         if removed is not None and removed.topic_id is not None:
             self._names_by_id.pop(removed.topic_id, None)
@@ -164,13 +175,23 @@ class MetadataImage:
         if self.topics.pop(name, None) is not None:
             self._bump()
 
-    def put_partition_state(self, name: str, partition: int, state: PartitionState | None) -> None:
+    def put_partition_state(
+        self, name: str, partition: int, state: PartitionState | None, zk_version: int = -1
+    ) -> None:
         if name not in self._assignments:
             return
+        key = (name, partition)
         states = self._states.setdefault(name, {})
         if state is None:
+            self._state_versions.pop(key, None)
             states.pop(partition, None)
         else:
+            if zk_version >= 0:
+                if zk_version < self._state_versions.get(key, -1):
+                    return
+                if zk_version == self._state_versions.get(key) and partition in states:
+                    return  # already applied (published by the controller, then watched)
+                self._state_versions[key] = zk_version
             states[partition] = state
         self._rebuild(name)
 

@@ -140,14 +140,14 @@ class MetadataWatcher:
             self._partitions[name] = set()
             self._spawn(self._watch_data(TopicNode.path(name), self._topic_callback(name)))
 
-    def _topic_callback(self, name: str) -> Callable[[bytes | None, object], None]:
-        def on_data(data: bytes | None, stat: object) -> None:
+    def _topic_callback(self, name: str) -> Callable[[bytes | None, Any], None]:
+        def on_data(data: bytes | None, stat: Any) -> None:
             if name not in self._topics:
                 return
             assignment = self._decode(TopicNode, data, TopicNode.path(name), name)
             if assignment is None:
                 return
-            self.image.put_assignment(name, assignment)
+            self.image.put_assignment(name, assignment, stat.version)
             watched = self._partitions.setdefault(name, set())
             for partition in sorted(set(assignment.partitions) - watched):
                 watched.add(partition)
@@ -160,12 +160,13 @@ class MetadataWatcher:
 
         return on_data
 
-    def _state_callback(self, name: str, partition: int) -> Callable[[bytes | None, object], None]:
+    def _state_callback(self, name: str, partition: int) -> Callable[[bytes | None, Any], None]:
         path = PartitionStateNode.path(name, partition)
 
-        def on_data(data: bytes | None, stat: object) -> None:
+        def on_data(data: bytes | None, stat: Any) -> None:
             state = self._decode(PartitionStateNode, data, path, name, partition)
-            self.image.put_partition_state(name, partition, state)
+            version = stat.version if stat is not None else -1
+            self.image.put_partition_state(name, partition, state, version)
 
         return on_data
 

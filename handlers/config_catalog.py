@@ -56,6 +56,7 @@ prints the same for every value in [0, 1] tried, but extra digits for some huge/
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -983,7 +984,15 @@ def describe_topic_config(
     UNKNOWN_SERVER_ERROR: Kafka fails building the topic's LogConfig and answers -1 (message null).
     `topic` is not needed for the answer; it is taken for the handlers' convenience.
     """
-    r = normalize_release(release)
+    # Most topics share their overrides (often none): the answer is computed once per set.
+    return list(_describe_cached(tuple(sorted(overrides.items())), normalize_release(release)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _describe_cached(
+    overrides_items: tuple[tuple[str, str], ...], r: Release
+) -> tuple[ConfigEntry, ...]:
+    overrides = dict(overrides_items)
     every = {k.name: k for k in _keys_in_definition_order(r, True)}
     names = {k.name for k in every.values() if not k.internal} | set(overrides)
     entries = []
@@ -1028,4 +1037,4 @@ def describe_topic_config(
                 documentation=None,
             )
         )
-    return entries
+    return tuple(entries)

@@ -28,6 +28,7 @@ mutation quotas (THROTTLING_QUOTA_EXCEEDED).
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections import Counter
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ from handlers.assignment import AssignmentError, BrokerPlacement, assign_replica
 from handlers.config_catalog import InvalidConfig, describe_topic_config, validate_topic_configs
 from handlers.context import RequestContext
 from handlers.topic_writes import TopicExists, create_topic
-from zk_layout import DeleteTopicsNode, TopicsNode
+from zk_layout import ConfigEntityTypeNode, DeleteTopicsNode, TopicAssignment, TopicsNode
 
 API_KEY = 19
 MIN_VERSION = 0
@@ -172,7 +173,9 @@ class TopicCreator:
         try:
             validate_topic_configs(configs, self.release)
         except InvalidConfig as e:
-            raise ApiError(e.error_code, e.message) from e
+            # Before 2.1 a bad value came back as UNKNOWN_SERVER_ERROR (not converted).
+            mapped = e.for_create_topics(self.release)
+            raise ApiError(mapped.error_code, mapped.message) from e
 
 
 def _result(name: str, error: ApiError) -> CreatableTopicResult:
@@ -218,21 +221,24 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
         )
     store = ctx.broker.store
     counts = Counter(t.name for t in request.topics)
-    existing = set(await store.get_children(TopicsNode.path()) or ())
-    marked = set(await store.get_children(DeleteTopicsNode.path()) or ())
-    creator = TopicCreator(ctx, existing, marked)
+    existing, marked, configs = await asyncio.gather(
+        store.get_children(TopicsNode.path()),
+        store.get_children(DeleteTopicsNode.path()),
+        store.get_children(ConfigEntityTypeNode.path("topics")),
+    )
+    creator = TopicCreator(ctx, set(existing or ()), set(marked or ()))
+    existing_configs = set(configs or ())
     release = ctx.release
 
+    # Validation runs topic by topic in request order, as Kafka's does (a topic validated
+    # earlier counts as existing for later collision checks); the writes then go out
+    # together, pipelined, and each topic's result is its own.
     results: list[CreatableTopicResult] = []
-    created: list[str] = []
+    to_write: list[tuple[int, _Planned]] = []
     for topic in request.topics:
         if counts[topic.name] > 1:
-            results.append(
-                _result(
-                    topic.name,
-                    ApiError(error_codes.INVALID_REQUEST, "Found multiple entries for this topic."),
-                )
-            )
+            error = ApiError(error_codes.INVALID_REQUEST, "Found multiple entries for this topic.")
+            results.append(_result(topic.name, error))
             continue
         try:
             planned = creator.plan(topic)
@@ -244,30 +250,47 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
         )
         if ctx.version >= 5:
             _fill_metadata(result, planned, release)
-        if not request.validate_only:
-            try:
-                topic_id = await create_topic(
-                    store, topic.name, planned.assignment, planned.configs, release
-                )
-            except TopicExists:
-                results.append(
-                    _result(
-                        topic.name,
-                        ApiError(error_codes.TOPIC_ALREADY_EXISTS, _exists_message(topic.name)),
-                    )
-                )
-                continue
-            result.topic_id = topic_id or ZERO_UUID
-            creator.existing.add(topic.name)
-            created.append(topic.name)
         results.append(result)
+        if not request.validate_only:
+            creator.existing.add(topic.name)
+            to_write.append((len(results) - 1, planned))
 
+    controller = ctx.broker.controller
+    expected = [planned.topic.name for _, planned in to_write]
+    if controller is not None:
+        controller.expect_topics(expected)
+    outcomes = await asyncio.gather(
+        *(
+            create_topic(
+                store,
+                planned.topic.name,
+                planned.assignment,
+                planned.configs,
+                release,
+                config_exists=planned.topic.name in existing_configs,
+            )
+            for _, planned in to_write
+        ),
+        return_exceptions=True,
+    )
+    created: dict[str, TopicAssignment] = {}
+    for (index, _), outcome in zip(to_write, outcomes, strict=True):
+        result = results[index]
+        if isinstance(outcome, TopicExists):
+            exists = ApiError(error_codes.TOPIC_ALREADY_EXISTS, _exists_message(result.name))
+            results[index] = _result(result.name, exists)
+        elif isinstance(outcome, BaseException):
+            raise outcome
+        else:
+            result.topic_id = outcome.topic_id or ZERO_UUID
+            created[result.name] = outcome
+
+    if controller is not None and expected:
+        controller.topics_created(created, expected)
     if created:
-        controller = ctx.broker.controller
-        if controller is not None:
-            controller.topics_created()
+        names = list(created)
         done = request.timeout_ms > 0 and await ctx.image.wait_for(
-            lambda image: _all_led(image, created), request.timeout_ms / 1000
+            lambda image: _all_led(image, names), request.timeout_ms / 1000
         )
         if not done:
             for result in results:

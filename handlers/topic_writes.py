@@ -10,8 +10,6 @@ Deliberately not here: validation (handlers), partition states (the controller).
 
 from __future__ import annotations
 
-import uuid
-
 from zk_layout import (
     ConfigEntityNode,
     NodeExistsError,
@@ -32,15 +30,21 @@ async def create_topic(
     assignment: dict[int, list[int]],
     configs: dict[str, str],
     release: tuple[int, ...],
-) -> uuid.UUID | None:
-    """Create the topic's znodes; its id (releases 2.8+) or None. Raises TopicExists."""
+    *,
+    config_exists: bool | None = None,
+) -> TopicAssignment:
+    """Create the topic's znodes; returns what was written. Raises TopicExists.
+
+    `config_exists` spares a read when the caller already listed `/config/topics`.
+    """
     topic_id = random_uuid() if release >= (2, 8) else None
     topic = TopicAssignment(
         partitions={p: tuple(r) for p, r in sorted(assignment.items())}, topic_id=topic_id
     )
     config_path = ConfigEntityNode.topic(name)
     config_data = ConfigEntityNode.encode(configs, release)
-    config_exists = await store.exists(config_path) is not None
+    if config_exists is None:
+        config_exists = await store.exists(config_path) is not None
     for _ in range(2):
         tx = store.transaction()
         # Kafka sets the config node, or creates it when absent (last writer wins).
@@ -51,7 +55,7 @@ async def create_topic(
         tx.create(TopicNode.path(name), TopicNode.encode(topic, release))
         try:
             await tx.commit()
-            return topic_id
+            return topic
         except NodeExistsError as e:
             if e.path == config_path and not config_exists:
                 config_exists = True  # created meanwhile by someone else: set it instead
