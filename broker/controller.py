@@ -175,7 +175,8 @@ class Controller:
             record = self.state.topics.get(name)
             # Deliveries of the version already known (the first one, usually) change nothing.
             if data is not None and (record is None or stat.version > record.zk_version):
-                self.submit(lambda c: controller_topics.on_topic_modified(c, name))
+                version = stat.version
+                self.submit(lambda c: controller_topics.on_topic_modified(c, name, data, version))
 
         async def start() -> None:
             self._watches[path] = await self.store.watch_data(path, on_data)

@@ -22,7 +22,7 @@ Deliberately not here: leader elections after broker failure, reassignment and I
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import structlog
@@ -39,6 +39,7 @@ from zk_layout import (
     TopicPartitionNode,
     TopicPartitionsNode,
     TopicsNode,
+    ZnodeFormatError,
     random_uuid,
 )
 
@@ -132,7 +133,7 @@ async def load_topics(controller: Controller, names: list[str]) -> None:
             continue
         try:
             assignment = TopicNode.decode_at(node[0], name)
-        except Exception as e:
+        except ZnodeFormatError as e:
             log.warning("controller.topic_undecodable", topic=name, reason=str(e))
             continue
         controller.state.topics[name] = TopicRecord(assignment, node[1].version)
@@ -142,29 +143,34 @@ async def load_topics(controller: Controller, names: list[str]) -> None:
     await initialize_new_partitions(controller, loaded, children)
 
 
-async def on_topic_modified(controller: Controller, name: str) -> None:
-    """Data change of /brokers/topics/<name>: new partitions (or a restore if deleting)."""
+async def on_topic_modified(
+    controller: Controller, name: str, data: bytes, zk_version: int
+) -> None:
+    """Data change of /brokers/topics/<name>, as the watch delivered it (data, version):
+    new partitions come online, or are undone if the topic is being deleted."""
     state = controller.state
-    node = await controller.store.get(TopicNode.path(name))
-    if node is None or name not in state.topics:
+    record = state.topics.get(name)
+    if record is None or zk_version <= record.zk_version:
+        return  # unknown topic, or a delivery older than what this event queue already saw
+    try:
+        assignment = TopicNode.decode_at(data, name)
+    except ZnodeFormatError as e:
+        log.warning("controller.topic_undecodable", topic=name, reason=str(e))
         return
-    assignment = TopicNode.decode_at(node[0], name)
-    known = state.topics[name].assignment
+    known = record.assignment
     if name in state.topics_to_delete and set(assignment.partitions) - set(known.partitions):
         # Kafka restores the znode instead of adding partitions to a topic being deleted.
-        restored = TopicAssignment(
-            {p: r for p, r in assignment.partitions.items() if p in known.partitions},
-            assignment.adding,
-            assignment.removing,
-            assignment.topic_id,
+        restored = replace(
+            assignment,
+            partitions={p: r for p, r in assignment.partitions.items() if p in known.partitions},
         )
         stat = await controller.fenced_set(
-            TopicNode.path(name), TopicNode.encode(restored, controller.release), node[1].version
+            TopicNode.path(name), TopicNode.encode(restored, controller.release), zk_version
         )
         state.topics[name] = TopicRecord(restored, stat.version)
         controller.publish(name, state.topics[name], {})
         return
-    state.topics[name] = TopicRecord(assignment, node[1].version)
+    state.topics[name] = TopicRecord(assignment, zk_version)
     await assign_missing_topic_ids(controller, [name])
     await initialize_new_partitions(controller, [name])
 
@@ -177,12 +183,7 @@ async def assign_missing_topic_ids(controller: Controller, names: list[str]) -> 
         record = state.topics.get(name)
         if record is None or record.assignment.topic_id is not None:
             continue
-        with_id = TopicAssignment(
-            record.assignment.partitions,
-            record.assignment.adding,
-            record.assignment.removing,
-            random_uuid(),
-        )
+        with_id = replace(record.assignment, topic_id=random_uuid())
         stat = await controller.fenced_set(
             TopicNode.path(name), TopicNode.encode(with_id, controller.release), record.zk_version
         )
@@ -291,7 +292,7 @@ async def _load_partition_states(
             continue
         try:
             decoded = PartitionStateNode.decode_at(node[0], name, partition)
-        except Exception as e:
+        except ZnodeFormatError as e:
             log.warning(
                 "controller.state_undecodable", topic=name, partition=partition, reason=str(e)
             )
@@ -350,17 +351,21 @@ async def try_topic_deletions(controller: Controller) -> None:
 
 async def _delete_topic(controller: Controller, name: str) -> None:
     store = controller.store
+    partitions_path = TopicPartitionsNode.path(name)
+    partitions, config = await controller.gather(
+        store.get_children(partitions_path), store.exists(ConfigEntityNode.topic(name))
+    )
+    partition_paths = [f"{partitions_path}/{child}" for child in partitions or ()]
+    leaves = await controller.gather(*(store.get_children(p) for p in partition_paths))
     tx = store.fenced(controller.context.epoch_zk_version)
-    partitions = await store.get_children(TopicPartitionsNode.path(name))
+    for partition_path, children in zip(partition_paths, leaves, strict=True):
+        for leaf in children or ():
+            tx.delete(f"{partition_path}/{leaf}")
+        tx.delete(partition_path)
     if partitions is not None:
-        for child in partitions:
-            partition_path = f"{TopicPartitionsNode.path(name)}/{child}"
-            for leaf in await store.get_children(partition_path) or ():
-                tx.delete(f"{partition_path}/{leaf}")
-            tx.delete(partition_path)
-        tx.delete(TopicPartitionsNode.path(name))
+        tx.delete(partitions_path)
     tx.delete(TopicNode.path(name))
-    if await store.exists(ConfigEntityNode.topic(name)) is not None:
+    if config is not None:
         tx.delete(ConfigEntityNode.topic(name))
     tx.delete(DeleteTopicMarkerNode.path(name))
     await tx.commit()

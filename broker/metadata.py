@@ -95,13 +95,16 @@ class MetadataImage:
         name = self._names_by_id.get(topic_id)
         return self.topics.get(name) if name is not None else None
 
+    def listed_topic(self, name: str) -> TopicImage | None:
+        """The topic as clients see it: None until it has leader state, or once deleting."""
+        topic = self.topics.get(name)
+        if topic is None or not topic.visible or name in self.topics_being_deleted:
+            return None
+        return topic
+
     def visible_topics(self) -> list[TopicImage]:
         """Topics a Metadata request for all topics lists, in name order."""
-        return [
-            t
-            for name, t in sorted(self.topics.items())
-            if t.visible and name not in self.topics_being_deleted
-        ]
+        return [t for name, t in sorted(self.topics.items()) if self.listed_topic(name)]
 
     def is_alive(self, broker_id: int) -> bool:
         return broker_id in self.brokers

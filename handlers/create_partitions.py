@@ -23,6 +23,8 @@ Not emulated: authorization and controller mutation quotas.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from broker.metadata import MetadataImage
 from broker.protocol import error_codes
 from broker.protocol.messages.create_partitions import (
@@ -191,11 +193,9 @@ async def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> Creat
             existing = read[0]
             added = _new_assignment(topic, existing, brokers)
             if not request.validate_only:
-                updated = TopicAssignment(
+                updated = replace(
+                    existing,
                     partitions={**existing.partitions, **{p: tuple(r) for p, r in added.items()}},
-                    adding=existing.adding,
-                    removing=existing.removing,
-                    topic_id=existing.topic_id,
                 )
                 await store.set(TopicNode.path(name), TopicNode.encode(updated, release))
                 grown.append(name)
@@ -205,21 +205,21 @@ async def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> Creat
         results[name] = _result(name, ApiError(error_codes.NONE))
 
     if grown:
+        wanted = {t.name: t.count for t in request.topics}
         done = request.timeout_ms > 0 and await ctx.image.wait_for(
-            lambda image: all(_grown_and_led(image, store_name, request) for store_name in grown),
+            lambda image: all(_grown_and_led(image, name, wanted[name]) for name in grown),
             request.timeout_ms / 1000,
         )
         if not done:
             for name in grown:
-                if not _grown_and_led(ctx.image, name, request):
+                if not _grown_and_led(ctx.image, name, wanted[name]):
                     results[name] = _result(name, ApiError(error_codes.REQUEST_TIMED_OUT))
     return CreatePartitionsResponse(throttle_time_ms=0, results=list(results.values()))
 
 
-def _grown_and_led(image: MetadataImage, name: str, request: CreatePartitionsRequest) -> bool:
+def _grown_and_led(image: MetadataImage, name: str, count: int) -> bool:
     topic = image.topics.get(name)
-    wanted = next(t.count for t in request.topics if t.name == name)
-    return topic is not None and len(topic.assignment) >= wanted and topic.all_partitions_led
+    return topic is not None and len(topic.assignment) >= count and topic.all_partitions_led
 
 
 def error_response(

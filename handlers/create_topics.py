@@ -90,6 +90,15 @@ class TopicCreator:
         self.existing = existing
         self.marked_for_deletion = marked
 
+    @classmethod
+    async def for_request(cls, ctx: RequestContext) -> TopicCreator:
+        """A creator seeded with the topics in ZooKeeper and those marked for deletion."""
+        store = ctx.broker.store
+        existing, marked = await asyncio.gather(
+            store.get_children(TopicsNode.path()), store.get_children(DeleteTopicsNode.path())
+        )
+        return cls(ctx, set(existing or ()), set(marked or ()))
+
     def plan(self, topic: CreatableTopic) -> _Planned:
         name = topic.name
         if name in self.image.topics:
@@ -221,12 +230,9 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
         )
     store = ctx.broker.store
     counts = Counter(t.name for t in request.topics)
-    existing, marked, configs = await asyncio.gather(
-        store.get_children(TopicsNode.path()),
-        store.get_children(DeleteTopicsNode.path()),
-        store.get_children(ConfigEntityTypeNode.path("topics")),
+    creator, configs = await asyncio.gather(
+        TopicCreator.for_request(ctx), store.get_children(ConfigEntityTypeNode.path("topics"))
     )
-    creator = TopicCreator(ctx, set(existing or ()), set(marked or ()))
     existing_configs = set(configs or ())
     release = ctx.release
 

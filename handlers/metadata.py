@@ -48,7 +48,6 @@ from handlers.api_error import ApiError
 from handlers.context import RequestContext
 from handlers.create_topics import TopicCreator
 from handlers.topic_writes import TopicExists, create_topic
-from zk_layout import DeleteTopicsNode, TopicsNode
 
 API_KEY = 3
 MIN_VERSION = 0
@@ -199,8 +198,9 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
             if t.topic_id == ZERO_UUID or t.topic_id in seen:
                 continue
             seen.add(t.topic_id)
-            found = image.topic_by_id(t.topic_id)
-            if found is None or not found.visible or found.name in image.topics_being_deleted:
+            by_id_topic = image.topic_by_id(t.topic_id)
+            found = image.listed_topic(by_id_topic.name) if by_id_topic else None
+            if found is None:
                 topics.append(_missing(None, t.topic_id, error_codes.UNKNOWN_TOPIC_ID))
             else:
                 topics.append(render.topic(found))
@@ -208,19 +208,13 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
         auto_create = ctx.broker.settings.auto_create_topics and (
             version < 4 or request.allow_auto_topic_creation
         )
-        missing = [
-            name
-            for name in requested
-            if name not in image.topics
-            or not image.topics[name].visible
-            or name in image.topics_being_deleted
-        ]
+        missing = [name for name in requested if image.listed_topic(name) is None]
         created = await _auto_create(ctx, missing) if auto_create else {}
         for name in requested:
-            found = image.topics.get(name)
+            found = image.listed_topic(name)
             if name in created:
                 topics.append(created[name])
-            elif found is not None and found.visible and name not in image.topics_being_deleted:
+            elif found is not None:
                 topics.append(render.topic(found))
             elif topic_names.validation_error(name, ctx.release) is not None:
                 topics.append(_missing(name, ZERO_UUID, error_codes.INVALID_TOPIC_EXCEPTION))
@@ -256,11 +250,7 @@ async def _auto_create(ctx: RequestContext, names: list[str]) -> dict[str, Metad
         return answers
     try:
         store = ctx.broker.store
-        creator = TopicCreator(
-            ctx,
-            set(await store.get_children(TopicsNode.path()) or ()),
-            set(await store.get_children(DeleteTopicsNode.path()) or ()),
-        )
+        creator = await TopicCreator.for_request(ctx)
         settings = ctx.broker.settings
         for name in mine:
             partitions, replication, configs = _INTERNAL_TOPICS.get(

@@ -601,3 +601,43 @@ def test_a_failing_controller_event_does_not_stop_the_controller(
         json.dumps({"version": 1, "partitions": {"0": [0]}}).encode(),
     )
     assert wait_visible(cluster, "after-failure").partitions[0].leader == 0
+
+
+def test_auto_created_consumer_offsets_uses_kafkas_counts_and_configs(
+    cluster: ClusterThread, kazoo
+) -> None:
+    with other_client(cluster) as client:
+        response = client.request(
+            1, MetadataRequest(topics=[MetadataRequestTopic(name="__consumer_offsets")])
+        )
+    assert response.topics[0].error_code == ec.LEADER_NOT_AVAILABLE
+    assert response.topics[0].is_internal
+    offsets = wait_visible(cluster, "__consumer_offsets")
+    assert len(offsets.assignment) == 50
+    assert all(len(replicas) == 3 for replicas in offsets.assignment.values())
+    assert json.loads(kazoo.get("/config/topics/__consumer_offsets")[0])["config"] == {
+        "cleanup.policy": "compact",
+        "segment.bytes": "104857600",
+        "compression.type": "producer",
+    }
+
+
+def test_partition_added_to_a_topic_being_deleted_is_undone(cluster: ClusterThread, kazoo) -> None:
+    write_topic_like_kafka(kazoo, "leaving", {0: [0, 9]})  # broker 9 is dead: deletion waits
+    wait_visible(cluster, "leaving")
+    kazoo.create("/admin/delete_topics/leaving")
+    node_id = cluster.cluster.controller_id
+    controller = cluster.run_sync(lambda: cluster.cluster.brokers[node_id].controller)
+    wait_until(lambda: cluster.run_sync(lambda: "leaving" in controller.state.topics_to_delete))
+    node = json.loads(kazoo.get("/brokers/topics/leaving")[0])
+    node["partitions"]["1"] = [0]
+    kazoo.set("/brokers/topics/leaving", json.dumps(node).encode())
+    restored = wait_until(
+        lambda: (
+            (n := json.loads(kazoo.get("/brokers/topics/leaving")[0]))
+            and list(n["partitions"]) == ["0"]
+            and n
+        )
+    )
+    assert restored["partitions"] == {"0": [0, 9]}
+    assert kazoo.exists("/brokers/topics/leaving/partitions/1") is None
