@@ -31,6 +31,7 @@ unit: $(STAMP)
 bench: system-deps $(STAMP)
 	$(PY) bench/codec.py
 	$(PY) bench/create_topics.py
+	$(PY) bench/configs.py
 
 # Debian/Ubuntu packages: Python's venv module, ZooKeeper (brings Java), kcat for the tests.
 system-deps:

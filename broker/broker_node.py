@@ -24,8 +24,10 @@ from broker.controller import Controller, ControllerElector
 from broker.metadata import MetadataImage
 from broker.server import BrokerServer
 from broker.settings import Settings
+from handlers.broker_config import BrokerConfig
+from handlers.broker_loggers import BrokerLoggers
 from handlers.registry import ApiTable, api_table
-from zk_layout import BrokerInfo, Endpoint, ZkStore
+from zk_layout import DEFAULT_ENTITY, BrokerInfo, Endpoint, ZkStore
 from zk_layout.store import SessionState
 
 
@@ -42,6 +44,10 @@ class BrokerNode:
         self._elector: ControllerElector | None = None
         self.broker_epoch = -1
         self._auto_create_in_flight: set[str] = set()
+        self._static_configs: dict[str, str] = {}
+        self._broker_config: BrokerConfig | None = None
+        self._broker_config_version = -1
+        self._loggers = BrokerLoggers(settings.kafka_version)
         self._log = structlog.get_logger(__name__).bind(broker_id=broker_id)
 
     # ---- BrokerView --------------------------------------------------------------------
@@ -80,6 +86,26 @@ class BrokerNode:
     def auto_create_in_flight(self) -> set[str]:
         return self._auto_create_in_flight
 
+    @property
+    def broker_config(self) -> BrokerConfig:
+        # Rebuilt only when the image's dynamic broker configs change.
+        version = self._image.broker_configs_version
+        if self._broker_config is None or self._broker_config_version != version:
+            overrides = self._image.broker_configs
+            self._broker_config = BrokerConfig.build(
+                self._broker_id,
+                self._settings.kafka_version,
+                self._static_configs,
+                overrides.get(DEFAULT_ENTITY, {}),
+                overrides.get(str(self._broker_id), {}),
+            )
+            self._broker_config_version = version
+        return self._broker_config
+
+    @property
+    def broker_loggers(self) -> BrokerLoggers:
+        return self._loggers
+
     # ---- lifecycle ---------------------------------------------------------------------
 
     @property
@@ -116,6 +142,10 @@ class BrokerNode:
                 listener_name=settings.listener_name,
             )
             await self._server.start()
+            self._static_configs = settings.static_broker_configs(
+                self._broker_id, self._server.port, zookeeper
+            )
+            self._broker_config = None
             await self._register()
             self._elector = ControllerElector(self._broker_id, self._store, settings, self._image)
             await self._elector.start()

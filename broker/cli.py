@@ -46,6 +46,13 @@ def _release(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _key_value(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return name.strip(), value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zkbroker",
@@ -103,6 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="default replication factor (default.replication.factor; 1)",
     )
+    run.add_argument(
+        "--broker-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        type=_key_value,
+        help="a static broker config, as a server.properties line; repeatable "
+        "(shown as STATIC_BROKER_CONFIG by DescribeConfigs)",
+    )
     run.add_argument("--log-level", default="info", help="debug, info, warning, error (info)")
     run.add_argument("--log-format", choices=("console", "json"), default="console")
     return parser
@@ -128,6 +144,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         delete_topic_enable=args.delete_topic_enable,
         num_partitions=args.num_partitions,
         default_replication_factor=args.default_replication_factor,
+        broker_configs=tuple(args.broker_config),
     )
 
 

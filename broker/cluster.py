@@ -3,7 +3,8 @@
 `Cluster.start()`:
 1. uses `settings.zookeeper` or starts an `EmbeddedZooKeeper` (stopped again by `stop()`);
 2. opens the process's own ZooKeeper session (for the metadata image), creates Kafka's
-   persistent top-level paths and `/cluster/id` if missing, and starts the metadata watcher;
+   persistent top-level paths and `/cluster/id` if missing, and starts the metadata watcher
+   and the config-change watcher;
 3. starts the brokers in id order, each with its own session, listener and registration.
 
 Several processes pointed at the same ZooKeeper form one cluster: they share nothing but
@@ -22,6 +23,7 @@ from types import TracebackType
 import structlog
 
 from broker.broker_node import BrokerNode
+from broker.config_watcher import ConfigWatcher
 from broker.metadata import MetadataImage
 from broker.metadata_watcher import MetadataWatcher
 from broker.settings import Settings
@@ -39,6 +41,7 @@ class Cluster:
         self._embedded: EmbeddedZooKeeper | None = None
         self._store: ZkStore | None = None
         self._watcher: MetadataWatcher | None = None
+        self._config_watcher: ConfigWatcher | None = None
         self._zookeeper: str | None = settings.zookeeper
         self._log = structlog.get_logger(__name__)
 
@@ -70,6 +73,13 @@ class Cluster:
             self.image.set_cluster_id(cluster_id)
             self._watcher = MetadataWatcher(self._store, self.image)
             await self._watcher.start()
+            self._config_watcher = ConfigWatcher(
+                self._store,
+                self.image,
+                self.settings.kafka_version,
+                change_expiration_ms=self.settings.config_change_expiration_ms,
+            )
+            await self._config_watcher.start()
             for _, broker in sorted(self.brokers.items()):
                 await broker.start(self._zookeeper)
         except BaseException:
@@ -89,6 +99,9 @@ class Cluster:
                 await broker.stop()
             except Exception:
                 self._log.exception("broker.stop_failed", broker_id=broker_id)
+        if self._config_watcher is not None:
+            await self._config_watcher.stop()
+            self._config_watcher = None
         if self._watcher is not None:
             await self._watcher.stop()
             self._watcher = None

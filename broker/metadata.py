@@ -79,6 +79,10 @@ class MetadataImage:
     # From /feature when feature versioning is enabled there (KIP-584); -1 = unknown.
     finalized_features_epoch: int = -1
     finalized_features: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Dynamic broker configs as last read from /config/brokers/<entity> ("<default>" or an
+    # id), unvalidated: each broker applies Kafka's dynamic-config rules to its own view.
+    broker_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    broker_configs_version: int = 0
     version: int = 0
     _assignments: dict[str, TopicAssignment] = field(default_factory=dict, repr=False)
     _names_by_id: dict[uuid.UUID, str] = field(default_factory=dict, repr=False)
@@ -137,6 +141,16 @@ class MetadataImage:
     def set_finalized_features(self, epoch: int, features: dict[str, tuple[int, int]]) -> None:
         self.finalized_features_epoch = epoch
         self.finalized_features = features
+        self._bump()
+
+    def set_broker_config(self, entity: str, configs: Mapping[str, str]) -> None:
+        if self.broker_configs.get(entity, {}) == configs:
+            return
+        if configs:
+            self.broker_configs[entity] = dict(configs)
+        else:
+            self.broker_configs.pop(entity, None)
+        self.broker_configs_version += 1
         self._bump()
 
     def put_broker(self, info: BrokerInfo) -> None:

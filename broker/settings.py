@@ -9,9 +9,12 @@ exist), per-broker overrides other than racks, and anything that changes at run 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from handlers.broker_config_catalog import broker_config_key
 
 from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, Release, release_name
+from handlers.config_catalog import InvalidConfig, validate_value
 
 # Kafka's socket.request.max.bytes default.
 DEFAULT_MAX_REQUEST_BYTES = 104_857_600
@@ -41,9 +44,13 @@ class Settings:
     auto_create_topics: bool = True
     num_partitions: int = 1
     default_replication_factor: int = 1
+    # Further static broker configs, as lines of server.properties would give them
+    # (`--broker-config k=v`); they show as STATIC_BROKER_CONFIG in DescribeConfigs.
+    broker_configs: tuple[tuple[str, str], ...] = ()
+    # Age after which /config/changes notifications are purged (Kafka: 15 minutes).
+    config_change_expiration_ms: int = 15 * 60 * 1000
     log_level: str = "info"
     log_format: str = "console"
-    extra: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.broker_ids:
@@ -69,6 +76,7 @@ class Settings:
             raise ValueError(f"unknown Kafka release {self.kafka_version!r}")
         if self.log_format not in ("console", "json"):
             raise ValueError("--log-format is console or json")
+        _check_broker_configs(self.broker_configs, self.kafka_version)
 
     @property
     def release_name(self) -> str:
@@ -83,7 +91,69 @@ class Settings:
             return None
         return self.racks[self.broker_ids.index(broker_id)]
 
+    def static_broker_configs(
+        self, broker_id: int, port: int, zookeeper_connect: str
+    ) -> dict[str, str]:
+        """What this broker's server.properties would hold: the settings Kafka requires or
+        zkbroker sets away from Kafka's default, then `--broker-config` entries."""
+        listener = self.listener_name
+        configs = {
+            "broker.id": str(broker_id),
+            "zookeeper.connect": zookeeper_connect,
+            "listeners": f"{listener}://{self.host}:{port}",
+            "advertised.listeners": f"{listener}://{self.public_host}:{port}",
+        }
+        if listener != DEFAULT_LISTENER:
+            configs["listener.security.protocol.map"] = f"{listener}:PLAINTEXT"
+            configs["inter.broker.listener.name"] = listener
+        rack = self.rack_of(broker_id)
+        if rack is not None:
+            configs["broker.rack"] = rack
+        for name, value, default in (
+            ("num.partitions", str(self.num_partitions), "1"),
+            ("default.replication.factor", str(self.default_replication_factor), "1"),
+            ("auto.create.topics.enable", str(self.auto_create_topics).lower(), "true"),
+            ("delete.topic.enable", str(self.delete_topic_enable).lower(), "true"),
+            ("socket.request.max.bytes", str(self.max_request_bytes), "104857600"),
+        ):
+            if value != default:
+                configs[name] = value
+        configs.update(self.broker_configs)
+        return configs
+
     def port_of(self, broker_id: int) -> int:
         if self.port == 0:
             return 0
         return self.port + self.broker_ids.index(broker_id)
+
+
+# Kafka configs that have their own zkbroker option (or that zkbroker sets itself).
+OWN_OPTIONS = {
+    "broker.id": "--broker-ids",
+    "listeners": "--host/--port",
+    "advertised.listeners": "--advertised-host",
+    "zookeeper.connect": "--zookeeper",
+    "broker.rack": "--racks",
+    "num.partitions": "--num-partitions",
+    "default.replication.factor": "--default-replication-factor",
+    "auto.create.topics.enable": "--auto-create-topics",
+    "delete.topic.enable": "--delete-topic-enable",
+    "socket.request.max.bytes": "--max-request-bytes",
+    "zookeeper.session.timeout.ms": "the zk_session_timeout_s setting",
+}
+
+
+def _check_broker_configs(configs: tuple[tuple[str, str], ...], release: Release) -> None:
+    """Refuse what a Kafka broker would refuse to start with, and keys with an own option."""
+    for name, value in configs:
+        if name in OWN_OPTIONS:
+            raise ValueError(f"--broker-config {name}: use {OWN_OPTIONS[name]} instead")
+        key = broker_config_key(name, release)
+        if key is None:
+            raise ValueError(
+                f"--broker-config {name}: not a broker config of Kafka {release_name(release)}"
+            )
+        try:
+            validate_value(key, value)
+        except InvalidConfig as e:
+            raise ValueError(f"--broker-config: {e.message}") from None

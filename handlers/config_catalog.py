@@ -59,12 +59,13 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import IntEnum
 from functools import cache
 from types import MappingProxyType
+from typing import Protocol
 
 from broker.protocol import error_codes
 from zk_layout.release import Release, normalize_release
@@ -973,8 +974,20 @@ def _broker_synonyms(key: ConfigKey, release: Release) -> list[ConfigSynonym]:
     return found
 
 
+class BrokerLogDefaults(Hashable, Protocol):
+    """What a broker's own configuration contributes to a topic's described configs
+    (implemented by `handlers.broker_config.BrokerConfig`; must be hashable)."""
+
+    def topic_value(self, key: ConfigKey) -> str | None: ...
+
+    def topic_synonyms(self, key: ConfigKey) -> list[ConfigSynonym]: ...
+
+
 def describe_topic_config(
-    topic: str, overrides: Mapping[str, str], release: Release
+    topic: str,
+    overrides: Mapping[str, str],
+    release: Release,
+    broker: BrokerLogDefaults | None = None,
 ) -> list[ConfigEntry]:
     """Every config DescribeConfigs lists for `topic` with these znode overrides, sorted by name.
 
@@ -983,14 +996,19 @@ def describe_topic_config(
     value was shown. An override that does not parse or validate raises InvalidConfig with
     UNKNOWN_SERVER_ERROR: Kafka fails building the topic's LogConfig and answers -1 (message null).
     `topic` is not needed for the answer; it is taken for the handlers' convenience.
+
+    `broker` supplies the values and synonyms a broker's static and dynamic configs give the
+    keys the topic does not override; None means a broker running on Kafka's defaults.
     """
     # Most topics share their overrides (often none): the answer is computed once per set.
-    return list(_describe_cached(tuple(sorted(overrides.items())), normalize_release(release)))
+    return list(
+        _describe_cached(tuple(sorted(overrides.items())), normalize_release(release), broker)
+    )
 
 
 @functools.lru_cache(maxsize=1024)
 def _describe_cached(
-    overrides_items: tuple[tuple[str, str], ...], r: Release
+    overrides_items: tuple[tuple[str, str], ...], r: Release, broker: BrokerLogDefaults | None
 ) -> tuple[ConfigEntry, ...]:
     overrides = dict(overrides_items)
     every = {k.name: k for k in _keys_in_definition_order(r, True)}
@@ -1003,7 +1021,7 @@ def _describe_cached(
             sensitive = r >= (2, 6)
             value = None if sensitive else overrides[name]
             config_type = ConfigType.UNKNOWN
-            broker: list[ConfigSynonym] = []
+            from_broker: list[ConfigSynonym] = []
         else:
             sensitive = key.sensitive or key.type is ConfigType.PASSWORD
             if overridden:
@@ -1014,15 +1032,15 @@ def _describe_cached(
                         e.message, error_codes.UNKNOWN_SERVER_ERROR, config_exception=True
                     ) from e
             else:
-                value = key.default
+                value = key.default if broker is None else broker.topic_value(key)
             if sensitive:
                 value = None
             config_type = key.type
-            broker = _broker_synonyms(key, r)
+            from_broker = _broker_synonyms(key, r) if broker is None else broker.topic_synonyms(key)
         synonyms = (
-            [ConfigSynonym(name, value, ConfigSource.TOPIC_CONFIG), *broker]
+            [ConfigSynonym(name, value, ConfigSource.TOPIC_CONFIG), *from_broker]
             if overridden
-            else broker
+            else from_broker
         )
         source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
         entries.append(

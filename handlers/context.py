@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from broker.controller import Controller
     from broker.metadata import MetadataImage
     from broker.settings import Settings
+    from handlers.broker_config import BrokerConfig
+    from handlers.broker_loggers import BrokerLoggers
     from handlers.registry import ApiTable
     from zk_layout.store import ZkStore
 
@@ -51,6 +53,16 @@ class BrokerView(Protocol):
     @property
     def auto_create_in_flight(self) -> set[str]:
         """Topics this broker is auto-creating right now (Kafka's inflightTopics)."""
+        ...
+
+    @property
+    def broker_config(self) -> BrokerConfig:
+        """This broker's static and dynamic configuration, as it applies them now."""
+        ...
+
+    @property
+    def broker_loggers(self) -> BrokerLoggers:
+        """This broker's log4j logger levels (BROKER_LOGGER resources)."""
         ...
 
 

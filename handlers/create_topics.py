@@ -45,7 +45,12 @@ from broker.protocol.messages.create_topics import (
 from handlers import topic_names
 from handlers.api_error import ApiError
 from handlers.assignment import AssignmentError, BrokerPlacement, assign_replicas
-from handlers.config_catalog import InvalidConfig, describe_topic_config, validate_topic_configs
+from handlers.config_catalog import (
+    BrokerLogDefaults,
+    InvalidConfig,
+    describe_topic_config,
+    validate_topic_configs,
+)
 from handlers.context import RequestContext
 from handlers.topic_writes import TopicExists, create_topic
 from zk_layout import ConfigEntityTypeNode, DeleteTopicsNode, TopicAssignment, TopicsNode
@@ -199,7 +204,10 @@ def _result(name: str, error: ApiError) -> CreatableTopicResult:
 
 
 def _fill_metadata(
-    result: CreatableTopicResult, planned: _Planned, release: tuple[int, ...]
+    result: CreatableTopicResult,
+    planned: _Planned,
+    release: tuple[int, ...],
+    broker_config: BrokerLogDefaults,
 ) -> None:
     result.num_partitions = len(planned.assignment)
     result.replication_factor = len(planned.assignment.get(0, ()))
@@ -211,7 +219,9 @@ def _fill_metadata(
             config_source=int(entry.source),
             is_sensitive=entry.is_sensitive,
         )
-        for entry in describe_topic_config(planned.topic.name, planned.configs, release)
+        for entry in describe_topic_config(
+            planned.topic.name, planned.configs, release, broker_config
+        )
     ]
 
 
@@ -255,7 +265,7 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
             name=topic.name, error_code=error_codes.NONE, error_message=None
         )
         if ctx.version >= 5:
-            _fill_metadata(result, planned, release)
+            _fill_metadata(result, planned, release, ctx.broker.broker_config)
         results.append(result)
         if not request.validate_only:
             creator.existing.add(topic.name)

@@ -24,11 +24,14 @@ from typing import Any
 from broker.protocol import API_SPECS
 from broker.protocol.releases import Release, advertised_range
 from handlers import (
+    alter_configs,
     api_versions,
     create_partitions,
     create_topics,
     delete_topics,
     describe_cluster,
+    describe_configs,
+    incremental_alter_configs,
     metadata,
 )
 from handlers.context import RequestContext
@@ -72,6 +75,9 @@ HANDLERS: Mapping[int, HandlerEntry] = {
             create_topics,
             delete_topics,
             create_partitions,
+            describe_configs,
+            alter_configs,
+            incremental_alter_configs,
         )
     )
 }

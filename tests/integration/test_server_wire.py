@@ -56,6 +56,9 @@ def test_api_versions_v4_on_kafka_3_9(cluster_factory) -> None:
             19: (0, 7),
             20: (0, 6),
             37: (0, 3),
+            32: (0, 4),
+            33: (0, 2),
+            44: (0, 1),
         }
         # The 3.9 controller wrote /feature enabled with no features: epoch = its zk version.
         assert wait_until(lambda: cluster.cluster.image.finalized_features_epoch == 0)

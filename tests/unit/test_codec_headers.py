@@ -76,7 +76,11 @@ def test_response_header_version(api_key: int, api_version: int, expected: int) 
 
 def test_api_versions_request_above_max_is_parsed_with_header_v2() -> None:
     frame = (
-        i16(18) + i16(9) + i32(123) + i16(3) + b"cli"
+        i16(18)
+        + i16(9)
+        + i32(123)
+        + i16(3)
+        + b"cli"
         + b"\x00"  # header v2 tagged fields
         + b"\x05hello\x00"  # whatever a future v9 body looks like
     )

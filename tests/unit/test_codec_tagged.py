@@ -30,9 +30,7 @@ def i64(v: int) -> bytes:
     return struct.pack(">q", v)
 
 
-API_VERSIONS_V3_PLAIN = (
-    i16(0) + b"\x02" + i16(3) + i16(0) + i16(12) + b"\x00" + i32(0) + b"\x00"
-)
+API_VERSIONS_V3_PLAIN = i16(0) + b"\x02" + i16(3) + i16(0) + i16(12) + b"\x00" + i32(0) + b"\x00"
 
 
 def test_tagged_fields_at_default_are_not_written() -> None:
@@ -53,9 +51,14 @@ def test_tagged_fields_written_in_tag_order() -> None:
     tag2 = b"\x02" + feature + i16(21) + i16(1) + b"\x00"
     expected = API_VERSIONS_V3_PLAIN[:-1] + (
         b"\x04"
-        + b"\x00" + bytes([len(tag0)]) + tag0
-        + b"\x01\x08" + i64(7)
-        + b"\x02" + bytes([len(tag2)]) + tag2
+        + b"\x00"
+        + bytes([len(tag0)])
+        + tag0
+        + b"\x01\x08"
+        + i64(7)
+        + b"\x02"
+        + bytes([len(tag2)])
+        + tag2
         + b"\x03\x01\x01"
     )
     assert encode_message(msg, 3) == expected
@@ -74,9 +77,19 @@ def test_unknown_tags_are_skipped_at_every_level() -> None:
     big_unknown = b"\xc8\x01" + b"\x82\x01" + b"z" * 130  # tag 200, 130 bytes: varints
     data = (
         i16(0)
-        + b"\x02" + i16(3) + i16(0) + i16(12) + b"\x02" + unknown + big_unknown  # nested struct
+        + b"\x02"
+        + i16(3)
+        + i16(0)
+        + i16(12)
+        + b"\x02"
+        + unknown
+        + big_unknown  # nested struct
         + i32(0)
-        + b"\x03" + b"\x01\x08" + i64(5) + unknown + big_unknown  # top level, mixed with known
+        + b"\x03"
+        + b"\x01\x08"
+        + i64(5)
+        + unknown
+        + big_unknown  # top level, mixed with known
     )
     msg, end = decode_message(ApiVersionsResponse, 3, data)
     assert msg == ApiVersionsResponse(api_keys=[ApiVersion(3, 0, 12)], finalized_features_epoch=5)

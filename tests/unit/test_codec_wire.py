@@ -87,13 +87,18 @@ def test_metadata_v9_flexible_request_frame() -> None:
         include_topic_authorized_operations=True,
     )
     expected_header = (
-        i16(3) + i16(9) + i32(7) + legacy_str("cli")  # ClientId stays a legacy string in v2
+        i16(3)
+        + i16(9)
+        + i32(7)
+        + legacy_str("cli")  # ClientId stays a legacy string in v2
         + b"\x00"  # header v2: empty tagged fields
     )
     expected_body = (
         b"\x03"  # compact array: 2 topics + 1
-        + compact_str("a") + b"\x00"  # name, then the topic's empty tagged fields
-        + compact_str("bc") + b"\x00"
+        + compact_str("a")
+        + b"\x00"  # name, then the topic's empty tagged fields
+        + compact_str("bc")
+        + b"\x00"
         + b"\x01"  # allow_auto_topic_creation
         + b"\x00"  # include_cluster_authorized_operations (v8-10)
         + b"\x01"  # include_topic_authorized_operations
@@ -122,7 +127,10 @@ def test_uuid_is_sixteen_raw_bytes() -> None:
     topic_id = uuid.UUID("00112233-4455-6677-8899-aabbccddeeff")
     msg = MetadataRequest(topics=[MetadataRequestTopic(topic_id=topic_id, name=None)])
     expected = (
-        b"\x02" + topic_id.bytes + b"\x00" + b"\x00"  # one topic: id, null name, tags
+        b"\x02"
+        + topic_id.bytes
+        + b"\x00"
+        + b"\x00"  # one topic: id, null name, tags
         + b"\x01"  # allow_auto_topic_creation (default true)
         + b"\x00"  # include_topic_authorized_operations (v12 has no cluster flag)
         + b"\x00"
@@ -137,7 +145,11 @@ def test_api_versions_v3_response_uses_header_v0() -> None:
     expected = (
         i32(42)  # response header v0: no tagged fields even though v3 is flexible
         + i16(0)
-        + b"\x02" + i16(18) + i16(0) + i16(4) + b"\x00"
+        + b"\x02"
+        + i16(18)
+        + i16(0)
+        + i16(4)
+        + b"\x00"
         + i32(0)
         + b"\x00"
     )
@@ -154,13 +166,19 @@ def test_describe_cluster_v0_response_uses_header_v1() -> None:
         brokers=[DescribeClusterBroker(broker_id=1, host="h", port=9092, rack=None)],
     )
     expected = (
-        i32(9) + b"\x00"  # response header v1
+        i32(9)
+        + b"\x00"  # response header v1
         + i32(0)  # throttle_time_ms
         + i16(0)  # error_code
         + b"\x00"  # error_message: compact null
         + compact_str("c1")
         + i32(1)
-        + b"\x02" + i32(1) + compact_str("h") + i32(9092) + b"\x00" + b"\x00"
+        + b"\x02"
+        + i32(1)
+        + compact_str("h")
+        + i32(9092)
+        + b"\x00"
+        + b"\x00"
         + i32(-(2**31))  # cluster_authorized_operations default
         + b"\x00"
     )
@@ -192,10 +210,24 @@ def test_metadata_v1_response_legacy_encoding() -> None:
     )
     expected = (
         i32(5)  # response header v0
-        + i32(1) + i32(0) + legacy_str("b0") + i32(9092) + i16(-1)  # rack: legacy null
+        + i32(1)
+        + i32(0)
+        + legacy_str("b0")
+        + i32(9092)
+        + i16(-1)  # rack: legacy null
         + i32(0)  # controller_id
-        + i32(1) + i16(0) + legacy_str("t") + b"\x00"
-        + i32(1) + i16(0) + i32(0) + i32(0) + i32(1) + i32(0) + i32(1) + i32(0)
+        + i32(1)
+        + i16(0)
+        + legacy_str("t")
+        + b"\x00"
+        + i32(1)
+        + i16(0)
+        + i32(0)
+        + i32(0)
+        + i32(1)
+        + i32(0)
+        + i32(1)
+        + i32(0)
     )
     assert encode_response(header, body) == expected
     assert decode_response(3, 1, expected) == (5, body)

@@ -1,0 +1,213 @@
+"""DescribeConfigs (key 32), versions 0-4, answered by any broker (semantics §4.3;
+`ConfigHelper.describeConfigs`, 2.8).
+
+1. A resource type other than TOPIC, BROKER, BROKER_LOGGER (2.4+) fails the whole request:
+   INVALID_REQUEST "Unexpected resource type X for resource n" on every resource.
+2. Each resource is then answered on its own:
+   * TOPIC: an illegal name -> INVALID_TOPIC_EXCEPTION with Topic.validate's message; a topic
+     this broker's metadata does not know -> UNKNOWN_TOPIC_OR_PARTITION, null message; else
+     the overrides are read from `/config/topics/<t>` (as Kafka's ZkConfigRepository does, so
+     a value written by any tool shows at once) and every topic config is listed with its
+     value, source and synonyms, broker-level values included (`handlers.broker_config`).
+   * BROKER: `""` -> the dynamic cluster-default configs only; this broker's id -> every
+     broker config; another id -> INVALID_REQUEST "Unexpected broker id, expected 1 or empty
+     string, but received 2"; not an integer -> "Broker id must be an integer, but it is: x".
+   * BROKER_LOGGER: this broker's loggers and effective levels (`handlers.broker_loggers`);
+     `""` -> INVALID_REQUEST "Broker id must not be empty"; another id -> "Unexpected broker
+     id, expected 1 but received 2".
+3. `configuration_keys` null or empty lists everything, otherwise only those names.
+   `include_synonyms` (v1+) sends synonyms; `include_documentation` (v3+) sends the project's
+   own one-line description of each config (Kafka's text is not copied); `is_default` (v0)
+   is true when the source is DEFAULT_CONFIG, as 2.6 and earlier computed it.
+
+Not emulated: authorization (every principal may describe), CLIENT_METRICS resources (a
+KRaft feature; answered as an unexpected type).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from broker.protocol import error_codes
+from broker.protocol.messages.describe_configs import (
+    DescribeConfigsRequest,
+    DescribeConfigsResource,
+    DescribeConfigsResourceResult,
+    DescribeConfigsResponse,
+    DescribeConfigsResult,
+    DescribeConfigsSynonym,
+)
+from handlers.config_catalog import (
+    ConfigEntry,
+    ConfigSource,
+    ConfigType,
+    InvalidConfig,
+    describe_topic_config,
+)
+from handlers.config_documentation import broker_config_documentation, topic_config_documentation
+from handlers.config_resources import (
+    ResourceError,
+    ResourceType,
+    entries_filtered,
+    parse_broker_id,
+    type_name,
+)
+from handlers.context import RequestContext
+from handlers.topic_names import validation_error
+from zk_layout import ConfigEntityNode, ZnodeFormatError
+
+API_KEY = 32
+MIN_VERSION = 0
+MAX_VERSION = 4
+
+
+def _described_types(release: tuple[int, ...]) -> set[int]:
+    types = {ResourceType.TOPIC, ResourceType.BROKER}
+    if release >= (2, 4):
+        types.add(ResourceType.BROKER_LOGGER)
+    return {int(t) for t in types}
+
+
+async def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConfigsResponse:
+    release = ctx.release
+    allowed = _described_types(release)
+    for resource in request.resources:
+        if resource.resource_type not in allowed:
+            rt = type_name(resource.resource_type, release)
+            return error_response(
+                request,
+                ctx.version,
+                error_codes.INVALID_REQUEST,
+                f"Unexpected resource type {rt} for resource {resource.resource_name}",
+            )
+    results = []
+    for resource in request.resources:
+        result = DescribeConfigsResult(
+            error_code=error_codes.NONE,
+            error_message=None,
+            resource_type=resource.resource_type,
+            resource_name=resource.resource_name,
+            configs=[],
+        )
+        try:
+            entries = await _describe(ctx, resource, request.include_documentation)
+            result.configs = _wire_entries(entries, request, ctx.version)
+        except ResourceError as e:
+            result.error_code, result.error_message = e.code, e.message
+        results.append(result)
+    return DescribeConfigsResponse(throttle_time_ms=0, results=results)
+
+
+async def _describe(
+    ctx: RequestContext, resource: DescribeConfigsResource, documentation: bool
+) -> list[ConfigEntry]:
+    name = resource.resource_name
+    keys = resource.configuration_keys
+    if resource.resource_type == ResourceType.TOPIC:
+        return await _describe_topic(ctx, name, keys, documentation)
+    broker = ctx.broker
+    if resource.resource_type == ResourceType.BROKER:
+        if not name:
+            entries = broker.broker_config.describe(per_broker=False)
+        elif parse_broker_id(name) == broker.broker_id:
+            entries = broker.broker_config.describe(per_broker=True)
+        else:
+            raise ResourceError.invalid_request(
+                f"Unexpected broker id, expected {broker.broker_id} or empty string, "
+                f"but received {name}"
+            )
+        wanted = set(entries_filtered([e.name for e in entries], keys))
+        return [
+            _documented(e, broker_config_documentation(e.name) if documentation else None)
+            for e in entries
+            if e.name in wanted
+        ]
+    # BROKER_LOGGER
+    if not name:
+        raise ResourceError.invalid_request("Broker id must not be empty")
+    if parse_broker_id(name) != broker.broker_id:
+        raise ResourceError.invalid_request(
+            f"Unexpected broker id, expected {broker.broker_id} but received {name}"
+        )
+    levels = broker.broker_loggers.describe()
+    return [
+        ConfigEntry(
+            name=logger,
+            value=levels[logger],
+            source=ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG,
+            is_sensitive=False,
+            read_only=False,
+            config_type=ConfigType.UNKNOWN,  # Kafka leaves it unset
+            synonyms=(),
+        )
+        for logger in entries_filtered(levels, keys)
+    ]
+
+
+async def _describe_topic(
+    ctx: RequestContext, name: str, keys: list[str] | None, documentation: bool
+) -> list[ConfigEntry]:
+    problem = validation_error(name, ctx.release)
+    if problem is not None:
+        raise ResourceError(error_codes.INVALID_TOPIC_EXCEPTION, problem)
+    if name not in ctx.image.topics:
+        raise ResourceError(error_codes.UNKNOWN_TOPIC_OR_PARTITION, None)
+    got = await ctx.broker.store.get(ConfigEntityNode.topic(name))
+    try:
+        overrides = ConfigEntityNode.decode(got[0] or b"") if got is not None else {}
+        entries = describe_topic_config(name, overrides, ctx.release, ctx.broker.broker_config)
+    except (InvalidConfig, ZnodeFormatError) as e:
+        # Kafka fails building the topic's LogConfig: UNKNOWN_SERVER_ERROR, message null.
+        raise ResourceError(error_codes.UNKNOWN_SERVER_ERROR, None) from e
+    wanted = set(entries_filtered([e.name for e in entries], keys))
+    return [
+        _documented(e, topic_config_documentation(e.name) if documentation else None)
+        for e in entries
+        if e.name in wanted
+    ]
+
+
+def _documented(entry: ConfigEntry, documentation: str | None) -> ConfigEntry:
+    return entry if documentation is None else replace(entry, documentation=documentation)
+
+
+def _wire_entries(
+    entries: list[ConfigEntry], request: DescribeConfigsRequest, version: int
+) -> list[DescribeConfigsResourceResult]:
+    synonyms_wanted = version >= 1 and request.include_synonyms
+    return [
+        DescribeConfigsResourceResult(
+            name=e.name,
+            value=e.value,
+            read_only=e.read_only,
+            is_default=e.source is ConfigSource.DEFAULT_CONFIG,
+            config_source=int(e.source),
+            is_sensitive=e.is_sensitive,
+            synonyms=[
+                DescribeConfigsSynonym(name=s.name, value=s.value, source=int(s.source))
+                for s in e.synonyms
+            ]
+            if synonyms_wanted
+            else [],
+            config_type=int(e.config_type),
+            documentation=e.documentation,
+        )
+        for e in entries
+    ]
+
+
+def error_response(
+    request: DescribeConfigsRequest, version: int, code: int, message: str | None
+) -> DescribeConfigsResponse:
+    return DescribeConfigsResponse(
+        results=[
+            DescribeConfigsResult(
+                error_code=code,
+                error_message=message,
+                resource_type=r.resource_type,
+                resource_name=r.resource_name,
+                configs=[],
+            )
+            for r in request.resources
+        ]
+    )

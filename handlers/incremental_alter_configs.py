@@ -1,0 +1,166 @@
+"""IncrementalAlterConfigs (key 44), versions 0-1 (KIP-339; semantics §4.2; 2.8
+`ZkAdminManager.incrementalAlterConfigs`, 3.2+ `ConfigAdminManager.preprocess`, 3.7+
+`RuntimeLoggerManager`). Answered by any broker.
+
+Operations SET (0), DELETE (1), APPEND (2), SUBTRACT (3), applied in order to the resource's
+current overrides (`handlers.config_alter.apply_incremental`): APPEND/SUBTRACT only on LIST
+configs ("Config value append is not allowed for config key: k"), starting from the
+config's default list when it is not overridden; the result is then validated and written
+exactly as AlterConfigs writes it. Duplicate keys in one resource and null values (other
+than with DELETE) -> INVALID_REQUEST, worded per release.
+
+Resources: TOPIC and BROKER as in AlterConfigs; BROKER_LOGGER (2.4+) changes this broker's
+logger levels in memory (never ZooKeeper): SET to one of Kafka's levels, DELETE to inherit
+again; unknown loggers, `root` deletion and APPEND/SUBTRACT are refused with each
+generation's code and message (`handlers.broker_loggers`). Before 3.2 an unexpected
+resource type fails the whole request; from 3.2 it is a per-resource "Unknown resource type
+N", and a resource named twice answers INVALID_REQUEST for both.
+
+Not emulated: authorization, alter-config policies.
+"""
+
+from __future__ import annotations
+
+from broker.protocol import error_codes
+from broker.protocol.messages.incremental_alter_configs import (
+    AlterConfigsResource,
+    AlterConfigsResourceResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
+from handlers.broker_loggers import LoggerOpError
+from handlers.config_alter import (
+    Op,
+    alter_broker,
+    alter_topic,
+    answer_each,
+    apply_incremental,
+    broker_key_lookup,
+    check_broker_resource_supported,
+    check_entries,
+    check_topic_name,
+    config_failure,
+    current_broker_overrides,
+    preprocessed,
+    read_overrides,
+    target_broker,
+    topic_key_lookup,
+)
+from handlers.config_catalog import InvalidConfig
+from handlers.config_resources import (
+    ResourceError,
+    ResourceType,
+    parse_broker_id,
+    type_name,
+)
+from handlers.context import RequestContext
+from zk_layout import ConfigEntityNode
+
+API_KEY = 44
+MIN_VERSION = 0
+MAX_VERSION = 1
+
+
+def _response(
+    resource: AlterConfigsResource, code: int, message: str | None
+) -> AlterConfigsResourceResponse:
+    return AlterConfigsResourceResponse(
+        error_code=code,
+        error_message=message,
+        resource_type=resource.resource_type,
+        resource_name=resource.resource_name,
+    )
+
+
+def _supported_types(release: tuple[int, ...]) -> set[int]:
+    types = {int(ResourceType.TOPIC), int(ResourceType.BROKER)}
+    if release >= (2, 4):
+        types.add(int(ResourceType.BROKER_LOGGER))
+    return types
+
+
+async def handle(
+    ctx: RequestContext, request: IncrementalAlterConfigsRequest
+) -> IncrementalAlterConfigsResponse:
+    release = ctx.release
+    if not preprocessed(release):
+        for r in request.resources:
+            if r.resource_type not in _supported_types(release):
+                rt = type_name(r.resource_type, release)
+                return error_response(
+                    request, ctx.version, error_codes.INVALID_REQUEST,
+                    f"Unexpected resource type {rt}",
+                )  # fmt: skip
+    responses = await answer_each(
+        request.resources,
+        release,
+        lambda r: _alter(ctx, r, request.validate_only),
+        _response,
+    )
+    return IncrementalAlterConfigsResponse(throttle_time_ms=0, responses=responses)
+
+
+async def _alter(ctx: RequestContext, resource: AlterConfigsResource, validate_only: bool) -> None:
+    release = ctx.release
+    ops = [Op(c.name, c.config_operation, c.value) for c in resource.configs]
+    check_entries(ops, release, incremental=True)
+    rt, name = resource.resource_type, resource.resource_name
+    if rt == ResourceType.TOPIC:
+        check_topic_name(name, release)
+        current = await read_overrides(ctx, ConfigEntityNode.topic(name))
+        props = apply_incremental(ops, current, topic_key_lookup(release))
+        await alter_topic(ctx, name, props, validate_only)
+    elif rt == ResourceType.BROKER:
+        check_broker_resource_supported(release)
+        broker_id = target_broker(ctx, name)
+        if preprocessed(release):
+            for o in ops:
+                if o.op not in (0, 1, 2, 3):
+                    raise ResourceError.invalid_request(f"Unknown operations type {o.op}")
+        current = await current_broker_overrides(ctx, broker_id)
+        props = apply_incremental(ops, current, broker_key_lookup(release))
+        await alter_broker(ctx, name, broker_id, props, validate_only)
+    elif rt == ResourceType.BROKER_LOGGER and rt in _supported_types(release):
+        _alter_loggers(ctx, name, ops, validate_only)
+    else:
+        raise ResourceError.invalid_request(f"Unknown resource type {rt}")
+
+
+def _check_logger_resource_name(ctx: RequestContext, name: str) -> None:
+    release = ctx.release
+    own = ctx.broker.broker_id
+    if not preprocessed(release):
+        target_broker(ctx, name)  # 2.4-3.1: "" is accepted, as for BROKER
+        return
+    requested = parse_broker_id(name, node_wording=True)
+    if requested != own:
+        if release >= (3, 7):
+            # RuntimeLoggerManager prints its own id twice (sic).
+            message = f"Unexpected node id. Expected {own}, but received {own}"
+        else:
+            message = f"Unexpected broker id, expected {own}, but received {name}"
+        raise ResourceError.invalid_request(message)
+
+
+def _alter_loggers(ctx: RequestContext, name: str, ops: list[Op], validate_only: bool) -> None:
+    _check_logger_resource_name(ctx, name)
+    loggers = ctx.broker.broker_loggers
+    for o in ops:
+        try:
+            loggers.check_op(o.op, o.name, o.value)
+        except LoggerOpError as e:
+            if e.config_exception:
+                invalid = InvalidConfig(e.message, config_exception=True)
+                raise config_failure(invalid, ResourceType.BROKER_LOGGER, name, ctx.release) from e
+            raise ResourceError(e.code, e.message or None) from e
+    if not validate_only:
+        for o in ops:
+            loggers.apply(o.op, o.name, o.value)
+
+
+def error_response(
+    request: IncrementalAlterConfigsRequest, version: int, code: int, message: str | None
+) -> IncrementalAlterConfigsResponse:
+    return IncrementalAlterConfigsResponse(
+        responses=[_response(r, code, message) for r in request.resources]
+    )
