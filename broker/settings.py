@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from handlers.broker_config_catalog import broker_config_key
-
 from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, Release, release_name
+from handlers.broker_config_catalog import broker_config_key
 from handlers.config_catalog import InvalidConfig, validate_value
 
 # Kafka's socket.request.max.bytes default.
