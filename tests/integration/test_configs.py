@@ -630,6 +630,7 @@ def test_config_written_by_plain_kazoo_reaches_brokers_of_every_process(
         wait_until(seen)
     # a topic config written by kazoo alone shows at once: DescribeConfigs reads ZooKeeper
     make_topic(first, "by-kazoo")
+    wait_visible(second, "by-kazoo")  # the other process learns of the topic from its watches
     kazoo.set(
         "/config/topics/by-kazoo",
         json.dumps({"version": 1, "config": {"retention.bytes": "99"}}).encode(),
