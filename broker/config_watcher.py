@@ -67,7 +67,6 @@ class ConfigWatcher:
         self._wake = asyncio.Event()
         self._watch: Watch | None = None
         self._worker: asyncio.Task[None] | None = None
-        self._passes = 0
         # ctime (ms) of each notification seen, for the purge without re-reading them.
         self._ctimes: dict[str, int] = {}
         self._log = structlog.get_logger(__name__)
@@ -87,11 +86,6 @@ class ConfigWatcher:
                 await self._worker
             self._worker = None
 
-    @property
-    def passes(self) -> int:
-        """How many passes have completed (lets tests wait for a pass after a write)."""
-        return self._passes
-
     # ---- internals ---------------------------------------------------------------------
 
     def _on_changes(self, children: list[str] | None) -> None:
@@ -108,7 +102,6 @@ class ConfigWatcher:
             except Exception:
                 # One bad pass must not stop config propagation; the next change retries.
                 self._log.exception("config_changes.pass_failed")
-            self._passes += 1
 
     async def _pass(self) -> None:
         parent = ConfigChangesNode.path()

@@ -74,10 +74,8 @@ def from_persistent(
         if key is not None and key.type is ConfigType.PASSWORD:
             continue  # stored encoded; without the encoder secret Kafka ignores it too
         try:
-            # `current` = the value itself: the reconfiguration rules (thread counts) compare
-            # a change with the running value and are not part of fromPersistentProps.
             validate_broker_configs(
-                {name: value}, release, per_broker=per_broker, current={name: value}
+                {name: value}, release, per_broker=per_broker, reconfiguration=False
             )
         except InvalidConfig:
             continue

@@ -80,7 +80,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
@@ -102,6 +102,12 @@ from handlers.config_catalog import (
     message_format_version_default,
     parse_value,
     validate_value,
+)
+from handlers.jvm_collections import (
+    java_hashmap_order,
+    java_properties_order,
+    scala_mutable_hashset_text,
+    scala_set_text,
 )
 from zk_layout.release import Release, normalize_release
 
@@ -157,24 +163,6 @@ class DoubleRange:
             )
 
 
-def _java_string_hash(text: str) -> int:
-    h = 0
-    for unit in text.encode("utf-16-be").hex(" ", 2).split():
-        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
-    return h
-
-
-def _java_hashset_order(items: Iterable[str]) -> list[str]:
-    """Iteration order of a small java.util.HashSet (16 buckets, no resize)."""
-    listed = list(dict.fromkeys(items))
-
-    def bucket(s: str) -> int:
-        h = _java_string_hash(s)
-        return (h ^ (h >> 16)) & 15
-
-    return [s for _, s in sorted(enumerate(listed), key=lambda p: (bucket(p[1]), p[0]))]
-
-
 @dataclass(frozen=True)
 class CaseInsensitiveValidString:
     """ConfigDef.CaseInsensitiveValidString: the message lists the upper-cased options in the
@@ -185,7 +173,7 @@ class CaseInsensitiveValidString:
     def __call__(self, name: str, value: ConfigValue) -> None:
         upper = [o.upper() for o in self.options]
         if not isinstance(value, str) or value.upper() not in upper:
-            listed = ", ".join(_java_hashset_order(upper))
+            listed = ", ".join(java_hashmap_order(upper))
             raise _config_error(
                 name, java_value_str(value), f"String must be one of (case insensitive): {listed}"
             )
@@ -1037,70 +1025,6 @@ def read_only_in_describe(name: str, release: Release) -> bool:
 
 
 # --------------------------------------------------------------------------------------------
-# Collection rendering: Java 11 Properties order, Scala 2.13 sets
-
-
-def _java_properties_order(names: Iterable[str]) -> list[str]:
-    """Iteration order of a java.util.Properties (Java 9+: a ConcurrentHashMap, 16 bins, which
-    doubles when it reaches 75% full) filled with `names` in this order."""
-    listed = list(dict.fromkeys(names))
-    size = 16
-    while len(listed) >= size * 3 // 4:
-        size *= 2
-
-    def bucket(s: str) -> int:
-        h = _java_string_hash(s)
-        return ((h ^ (h >> 16)) & 0x7FFFFFFF) & (size - 1)
-
-    return [s for _, s in sorted(enumerate(listed), key=lambda p: (bucket(p[1]), p[0]))]
-
-
-def _to_int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= 1 << 31 else v
-
-
-def _scala_improve(hcode: int) -> int:
-    """scala.collection.Hashing.improve, as 32-bit arithmetic."""
-    h = _to_int32(hcode + ~_to_int32(hcode << 9))
-    h = _to_int32(h ^ ((h & 0xFFFFFFFF) >> 14))
-    h = _to_int32(h + _to_int32(h << 4))
-    return _to_int32(h ^ ((h & 0xFFFFFFFF) >> 10))
-
-
-def _champ_order(items: list[str], shift: int = 0) -> list[str]:
-    """Iteration order of Scala 2.13's immutable.HashSet (CHAMP trie): a node lists the elements
-    alone in their 5-bit slot first (by slot), then its sub-nodes depth first (by slot)."""
-    slots: dict[int, list[str]] = {}
-    for s in items:
-        improved = _scala_improve(_to_int32(_java_string_hash(s))) & 0xFFFFFFFF
-        slots.setdefault((improved >> shift) & 31, []).append(s)
-    alone = [v[0] for _, v in sorted(slots.items()) if len(v) == 1]
-    nested = [e for _, v in sorted(slots.items()) if len(v) > 1 for e in _champ_order(v, shift + 5)]
-    return alone + nested
-
-
-def _scala_set(names: list[str]) -> str:
-    """toString of the immutable Set Scala 2.13 builds from `names` in this order."""
-    distinct = list(dict.fromkeys(names))
-    if len(distinct) <= 4:
-        return "Set(" + ", ".join(distinct) + ")"
-    return "HashSet(" + ", ".join(_champ_order(distinct)) + ")"
-
-
-def _scala_mutable_hashset(names: list[str]) -> str:
-    """toString of a Scala 2.13 mutable.HashSet: 16 buckets by the spread String hash, each
-    bucket ordered by that hash (signed)."""
-
-    def spread(s: str) -> int:
-        h = _to_int32(_java_string_hash(s))
-        return _to_int32(h ^ ((h & 0xFFFFFFFF) >> 16))
-
-    ordered = sorted(dict.fromkeys(names), key=lambda s: (spread(s) & 15, spread(s)))
-    return "HashSet(" + ", ".join(ordered) + ")"
-
-
-# --------------------------------------------------------------------------------------------
 # DynamicBrokerConfig.validateConfigs and the reconfigurables' value rules
 
 
@@ -1150,6 +1074,7 @@ def validate_broker_configs(
     *,
     per_broker: bool,
     current: Mapping[str, str] | None = None,
+    reconfiguration: bool = True,
 ) -> None:
     """Raise InvalidConfig if Kafka refuses to set `configs` dynamically (1.1+ rules).
 
@@ -1157,7 +1082,9 @@ def validate_broker_configs(
     into Kafka's `Properties` (AlterConfigs: the request entries without nulls; incremental:
     the stored overrides with the operations applied). `per_broker` is False for the cluster
     default (`<default>`, empty resource name). `current` holds the broker's effective values
-    before the change (Kafka defaults for missing keys) for the thread-count rules.
+    before the change (Kafka defaults for missing keys) for the thread-count rules;
+    `reconfiguration=False` leaves those rules out, as a broker applying what ZooKeeper holds
+    (`fromPersistentProps`) does.
 
     Checks, in Kafka's order; every failure is a ConfigException in Kafka
     (`config_exception=True`; AlterConfigs maps it to INVALID_REQUEST before 3.3, INVALID_CONFIG
@@ -1180,7 +1107,7 @@ def validate_broker_configs(
     """
     r = normalize_release(release)
     index = _index(r)
-    names = _java_properties_order(configs)
+    names = java_properties_order(configs)
 
     non_dynamic = [
         n for n in names
@@ -1189,7 +1116,7 @@ def validate_broker_configs(
     ]  # fmt: skip
     if non_dynamic:
         raise InvalidConfig(
-            f"Cannot update these configs dynamically: {_scala_set(non_dynamic)}",
+            f"Cannot update these configs dynamically: {scala_set_text(non_dynamic)}",
             config_exception=True,
         )
 
@@ -1197,7 +1124,7 @@ def validate_broker_configs(
     if security:
         raise InvalidConfig(
             "These security configs can be dynamically updated only per-listener using the "
-            f"listener prefix: {_scala_mutable_hashset(security)}",
+            f"listener prefix: {scala_mutable_hashset_text(security)}",
             config_exception=True,
         )
 
@@ -1214,11 +1141,12 @@ def validate_broker_configs(
         if listed:
             raise InvalidConfig(
                 "Cannot update these configs at default cluster level, broker id must be "
-                f"specified: {_scala_set(listed)}",
+                f"specified: {scala_set_text(listed)}",
                 config_exception=True,
             )
 
-    _validate_thread_counts(configs, r, current or {})
+    if reconfiguration:
+        _validate_thread_counts(configs, r, current or {})
 
 
 def _validate_values(names: list[str], configs: Mapping[str, str], release: Release) -> None:

@@ -25,13 +25,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from broker.protocol import error_codes
+from handlers.jvm_collections import java_hashmap_order
 from zk_layout.release import Release, normalize_release, release_at_least
 
 ROOT = "root"
 
-# Kafka's LogLevelConfig.VALID_LOG_LEVELS, a HashSet: this is its Java 8 iteration order,
-# which is how releases before 3.7 list them in the error message (3.7+ sorts them).
-_VALID_LEVELS_HASH_ORDER = ("TRACE", "ERROR", "INFO", "FATAL", "DEBUG", "WARN")
+# Kafka's LogLevelConfig.VALID_LOG_LEVELS, a HashSet filled in this order; releases before
+# 3.7 list them in its iteration order in the error message (3.7+ sorts them).
+_VALID_LEVELS_HASH_ORDER = tuple(
+    java_hashmap_order(("FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"))
+)
 VALID_LEVELS = frozenset(_VALID_LEVELS_HASH_ORDER)
 
 _STOCK_LEVELS: dict[str, str] = {

@@ -16,13 +16,12 @@ What is here (pure code, no I/O, no ZooKeeper, no clock):
   order (hash order for 0.10.x, whose ConfigDef used a HashMap), then the min/max compaction-lag
   rule (2.3+), then the 3.6+ tiered-storage rules of a broker without tiered storage
   (`remote.log.storage.system.enable=false`, Kafka's default).
-* `describe_topic_config`: the entries DescribeConfigs (and CreateTopics v5+) reports for a topic
-  on a broker running with Kafka's defaults: all public keys plus every override in the znode
-  (unknown keys too), values rendered as Kafka renders them, source TOPIC_CONFIG or
-  DEFAULT_CONFIG, and the synonyms list Kafka builds (`ConfigHelper.createTopicConfigEntry`),
-  including its `dropWhile` quirk: the broker synonyms start at the mapped broker key, so a topic
-  key whose first broker synonym has a null default (`retention.ms` -> `log.retention.ms`,
-  `segment.ms`, `segment.jitter.ms`, `flush.ms`) reports no broker synonym at all.
+* `describe_topic_config`: the entries DescribeConfigs (and CreateTopics v5+) reports for a topic:
+  all public keys plus every override in the znode (unknown keys too), values rendered as Kafka
+  renders them, and the synonyms list Kafka builds (`ConfigHelper.createTopicConfigEntry`). The
+  broker's part -- the value of a key the topic does not override and the broker synonyms, with
+  Kafka's `dropWhile` quirk -- comes from the broker (`BrokerLogDefaults`, implemented by
+  `handlers.broker_config.BrokerConfig` over the broker catalog).
 
 Where the numbers come from (apache/kafka at each release tag): `core/src/main/scala/kafka/log/
 LogConfig.scala` (0.10.0-3.4), `storage/src/main/java/org/apache/kafka/storage/internals/log/
@@ -35,10 +34,8 @@ LogConfig.java` (3.5-3.9, 3.9 = `3.9.0-rc3`), `KafkaConfig.scala` `Defaults` and
 `ConfigEntry.documentation` is always None.
 
 Deliberately not here:
-* Broker configs (a later task adds a broker catalog of `ConfigKey` records to this module; the
-  `BROKER_DEFAULTS_FOR_TOPIC_SYNONYMS` table stands in for it until then). Consequently
-  `describe_topic_config` knows no server.properties, dynamic broker or cluster-default configs:
-  non-overridden values are the defaults and broker synonyms are DEFAULT_CONFIG only.
+* Broker configs: `handlers.broker_config_catalog` (keys) and `handlers.broker_config` (the
+  layered values a broker runs with).
 * Null config values (the CreateTopics/AlterConfigs handlers reject them with their own words);
   a None value passed here is treated as absent.
 * Which error code an API answers: `validate_topic_configs` raises INVALID_CONFIG (40), as
@@ -68,6 +65,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 from broker.protocol import error_codes
+from handlers.jvm_collections import java_hashmap_order
 from zk_layout.release import Release, normalize_release
 
 ConfigValue = bool | int | float | str | list[str]
@@ -745,70 +743,6 @@ TOPIC_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("remote.log.delete.on.disable", _B, "false", None, since=(3, 9)),
 )  # fmt: skip
 
-# Broker keys that appear as topic synonyms, with their Kafka 2.8.0 ConfigDef defaults as
-# DescribeConfigs prints them (None: Kafka's default is null, so no DEFAULT_CONFIG synonym).
-BROKER_DEFAULTS_FOR_TOPIC_SYNONYMS: Mapping[str, str | None] = MappingProxyType({
-    "log.segment.bytes": "1073741824",
-    "log.roll.ms": None,
-    "log.roll.hours": "168",
-    "log.roll.jitter.ms": None,
-    "log.roll.jitter.hours": "0",
-    "log.index.size.max.bytes": "10485760",
-    "log.flush.interval.messages": _LONG_MAX_TEXT,
-    "log.flush.interval.ms": None,
-    "log.flush.scheduler.interval.ms": _LONG_MAX_TEXT,
-    "log.retention.bytes": "-1",
-    "log.retention.ms": None,
-    "log.retention.minutes": None,
-    "log.retention.hours": "168",
-    "message.max.bytes": "1048588",
-    "log.index.interval.bytes": "4096",
-    "log.cleaner.delete.retention.ms": "86400000",
-    "log.cleaner.min.compaction.lag.ms": "0",
-    "log.cleaner.max.compaction.lag.ms": _LONG_MAX_TEXT,
-    "log.segment.delete.delay.ms": "60000",
-    "log.cleaner.min.cleanable.ratio": "0.5",
-    "log.cleanup.policy": "delete",
-    "unclean.leader.election.enable": "false",
-    "min.insync.replicas": "1",
-    "compression.type": "producer",
-    "log.preallocate": "false",
-    "log.message.format.version": "2.8-IV1",
-    "log.message.timestamp.type": "CreateTime",
-    "log.message.timestamp.difference.max.ms": _LONG_MAX_TEXT,
-    "log.message.downconversion.enable": "true",
-})  # fmt: skip
-
-# Broker synonym keys added after 2.8 (3.6: KafkaConfig/RemoteLogManagerConfig, 3.8: levels).
-_LATER_BROKER_DEFAULTS: Mapping[str, str] = MappingProxyType({
-    "log.message.timestamp.before.max.ms": _LONG_MAX_TEXT,
-    "log.message.timestamp.after.max.ms": _LONG_MAX_TEXT,
-    "log.local.retention.ms": "-2",
-    "log.local.retention.bytes": "-2",
-    "compression.gzip.level": "-1",
-    "compression.lz4.level": "9",
-    "compression.zstd.level": "3",
-})  # fmt: skip
-
-
-def broker_synonym_default(broker_key: str, release: Release) -> str | None:
-    """The DEFAULT_CONFIG value of a broker key that is a topic synonym, for `release`.
-
-    The 2.8 table with the release differences Kafka's `Defaults` show: message.max.bytes was
-    1000012 before 2.5, unclean.leader.election.enable true before 0.11, and
-    log.message.format.version follows the release's IBP (3.0-IV1 from 3.0).
-    """
-    r = normalize_release(release)
-    if broker_key == "log.message.format.version":
-        return message_format_version_default(r)
-    if broker_key == "message.max.bytes" and r < (2, 5):
-        return "1000012"
-    if broker_key == "unclean.leader.election.enable" and r < (0, 11):
-        return "true"
-    if broker_key in _LATER_BROKER_DEFAULTS:
-        return _LATER_BROKER_DEFAULTS[broker_key]
-    return BROKER_DEFAULTS_FOR_TOPIC_SYNONYMS.get(broker_key)
-
 
 @cache
 def _keys_in_definition_order(release: Release, include_internal: bool) -> tuple[ConfigKey, ...]:
@@ -818,7 +752,8 @@ def _keys_in_definition_order(release: Release, include_internal: bool) -> tuple
         if k.applies_to(release) and (include_internal or not k.internal)
     ]
     if release < (0, 11):  # ConfigDef kept its keys in a HashMap before 0.11
-        keys = _java8_hashmap_order(keys)
+        by_name = {k.name: k for k in keys}
+        keys = [by_name[n] for n in java_hashmap_order(by_name)]
     return tuple(keys)
 
 
@@ -833,26 +768,6 @@ def key_since(name: str) -> Release | None:
     """The first release that defines topic config `name` (None if none does)."""
     sinces = [k.since for k in TOPIC_CONFIG_KEYS if k.name == name]
     return min(sinces, key=normalize_release) if sinces else None
-
-
-def _java_string_hash(text: str) -> int:
-    h = 0
-    for unit in text.encode("utf-16-be").hex(" ", 2).split():
-        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
-    return h
-
-
-def _java8_hashmap_order(keys: list[ConfigKey]) -> list[ConfigKey]:
-    """Iteration order of a java.util.HashMap (Java 8) filled with the keys in this order."""
-    capacity = 16
-    while len(keys) > capacity * 3 // 4:
-        capacity *= 2
-
-    def bucket(k: ConfigKey) -> int:
-        h = _java_string_hash(k.name)
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    return [k for _, k in sorted(enumerate(keys), key=lambda p: (bucket(p[1]), p[0]))]
 
 
 # --------------------------------------------------------------------------------------------
@@ -955,23 +870,7 @@ def _check_local_retention(local_name: str, local: int, total_name: str, total: 
 
 
 # --------------------------------------------------------------------------------------------
-# DescribeConfigs (ConfigHelper.createTopicConfigEntry with a broker on default settings)
-
-
-def _broker_synonyms(key: ConfigKey, release: Release) -> list[ConfigSynonym]:
-    """configSynonyms(mapped, brokerConfigSynonyms(mapped)) with only the DEFAULT_CONFIG layer,
-    then Kafka's dropWhile(name != mapped)."""
-    if not key.broker_synonyms:
-        return []
-    found = [
-        ConfigSynonym(name, value, ConfigSource.DEFAULT_CONFIG)
-        for name in key.broker_synonyms
-        if (value := broker_synonym_default(name, release)) is not None
-    ]
-    mapped = key.broker_synonyms[0]
-    while found and found[0].name != mapped:
-        found.pop(0)
-    return found
+# DescribeConfigs (ConfigHelper.createTopicConfigEntry)
 
 
 class BrokerLogDefaults(Hashable, Protocol):
@@ -987,7 +886,7 @@ def describe_topic_config(
     topic: str,
     overrides: Mapping[str, str],
     release: Release,
-    broker: BrokerLogDefaults | None = None,
+    broker: BrokerLogDefaults,
 ) -> list[ConfigEntry]:
     """Every config DescribeConfigs lists for `topic` with these znode overrides, sorted by name.
 
@@ -997,8 +896,8 @@ def describe_topic_config(
     UNKNOWN_SERVER_ERROR: Kafka fails building the topic's LogConfig and answers -1 (message null).
     `topic` is not needed for the answer; it is taken for the handlers' convenience.
 
-    `broker` supplies the values and synonyms a broker's static and dynamic configs give the
-    keys the topic does not override; None means a broker running on Kafka's defaults.
+    `broker` supplies the values and synonyms the broker's own configs give the keys the topic
+    does not override.
     """
     # Most topics share their overrides (often none): the answer is computed once per set.
     return list(
@@ -1008,7 +907,7 @@ def describe_topic_config(
 
 @functools.lru_cache(maxsize=1024)
 def _describe_cached(
-    overrides_items: tuple[tuple[str, str], ...], r: Release, broker: BrokerLogDefaults | None
+    overrides_items: tuple[tuple[str, str], ...], r: Release, broker: BrokerLogDefaults
 ) -> tuple[ConfigEntry, ...]:
     overrides = dict(overrides_items)
     every = {k.name: k for k in _keys_in_definition_order(r, True)}
@@ -1032,11 +931,11 @@ def _describe_cached(
                         e.message, error_codes.UNKNOWN_SERVER_ERROR, config_exception=True
                     ) from e
             else:
-                value = key.default if broker is None else broker.topic_value(key)
+                value = broker.topic_value(key)
             if sensitive:
                 value = None
             config_type = key.type
-            from_broker = _broker_synonyms(key, r) if broker is None else broker.topic_synonyms(key)
+            from_broker = broker.topic_synonyms(key)
         synonyms = (
             [ConfigSynonym(name, value, ConfigSource.TOPIC_CONFIG), *from_broker]
             if overridden

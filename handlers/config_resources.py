@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from enum import IntEnum
 
 from broker.protocol import error_codes
-from zk_layout.release import Release, normalize_release
+from zk_layout.release import Release, normalize_release, release_at_least
 
 _JAVA_INT = re.compile(r"[+-]?\d+")  # \d: any Unicode decimal digit, as Character.digit
 
@@ -31,6 +31,15 @@ class ResourceType(IntEnum):
     BROKER = 4
     BROKER_LOGGER = 8
     CLIENT_METRICS = 16
+
+
+def handled_types(release: Release) -> frozenset[int]:
+    """The resource types DescribeConfigs and IncrementalAlterConfigs handle: TOPIC, BROKER
+    and, from 2.4 (KIP-412), BROKER_LOGGER."""
+    types = {ResourceType.TOPIC, ResourceType.BROKER}
+    if release_at_least(release, (2, 4)):
+        types.add(ResourceType.BROKER_LOGGER)
+    return frozenset(int(t) for t in types)
 
 
 def type_name(type_id: int, release: Release) -> str:

@@ -49,6 +49,7 @@ from handlers.config_resources import (
     ResourceError,
     ResourceType,
     entries_filtered,
+    handled_types,
     parse_broker_id,
     type_name,
 )
@@ -61,16 +62,9 @@ MIN_VERSION = 0
 MAX_VERSION = 4
 
 
-def _described_types(release: tuple[int, ...]) -> set[int]:
-    types = {ResourceType.TOPIC, ResourceType.BROKER}
-    if release >= (2, 4):
-        types.add(ResourceType.BROKER_LOGGER)
-    return {int(t) for t in types}
-
-
 async def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConfigsResponse:
     release = ctx.release
-    allowed = _described_types(release)
+    allowed = handled_types(release)
     for resource in request.resources:
         if resource.resource_type not in allowed:
             rt = type_name(resource.resource_type, release)

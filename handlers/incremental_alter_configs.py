@@ -50,6 +50,7 @@ from handlers.config_catalog import InvalidConfig
 from handlers.config_resources import (
     ResourceError,
     ResourceType,
+    handled_types,
     parse_broker_id,
     type_name,
 )
@@ -72,20 +73,13 @@ def _response(
     )
 
 
-def _supported_types(release: tuple[int, ...]) -> set[int]:
-    types = {int(ResourceType.TOPIC), int(ResourceType.BROKER)}
-    if release >= (2, 4):
-        types.add(int(ResourceType.BROKER_LOGGER))
-    return types
-
-
 async def handle(
     ctx: RequestContext, request: IncrementalAlterConfigsRequest
 ) -> IncrementalAlterConfigsResponse:
     release = ctx.release
     if not preprocessed(release):
         for r in request.resources:
-            if r.resource_type not in _supported_types(release):
+            if r.resource_type not in handled_types(release):
                 rt = type_name(r.resource_type, release)
                 return error_response(
                     request, ctx.version, error_codes.INVALID_REQUEST,
@@ -120,7 +114,7 @@ async def _alter(ctx: RequestContext, resource: AlterConfigsResource, validate_o
         current = await current_broker_overrides(ctx, broker_id)
         props = apply_incremental(ops, current, broker_key_lookup(release))
         await alter_broker(ctx, name, broker_id, props, validate_only)
-    elif rt == ResourceType.BROKER_LOGGER and rt in _supported_types(release):
+    elif rt == ResourceType.BROKER_LOGGER and rt in handled_types(release):
         _alter_loggers(ctx, name, ops, validate_only)
     else:
         raise ResourceError.invalid_request(f"Unknown resource type {rt}")

@@ -25,13 +25,6 @@ def topic_entries(broker: BrokerConfig, overrides: dict[str, str] | None = None)
     return {e.name: e for e in describe_topic_config("t", overrides or {}, R, broker)}
 
 
-def test_a_default_broker_describes_topics_as_the_catalog_does() -> None:
-    plain = topic_entries(config())
-    assert {n: (e.value, e.source, e.synonyms) for n, e in plain.items()} == {
-        e.name: (e.value, e.source, e.synonyms) for e in describe_topic_config("t", {}, R)
-    }
-
-
 def test_layers_order_and_synonyms() -> None:
     broker = config(
         static={"log.retention.hours": "24"},

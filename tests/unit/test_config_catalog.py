@@ -13,15 +13,15 @@ from collections.abc import Mapping
 import pytest
 
 from broker.protocol import error_codes
+from handlers.broker_config import BrokerConfig
+from handlers.broker_config_catalog import broker_config_key
 from handlers.config_catalog import (
-    BROKER_DEFAULTS_FOR_TOPIC_SYNONYMS,
     ConfigEntry,
     ConfigKey,
     ConfigSource,
     ConfigSynonym,
     ConfigType,
     InvalidConfig,
-    broker_synonym_default,
     describe_topic_config,
     java_double_str,
     key_since,
@@ -82,6 +82,25 @@ REMOTE_3_0 = {"remote.storage.enable", "local.retention.ms", "local.retention.by
 ADDED_3_6 = REMOTE_3_0 | {"message.timestamp.before.max.ms", "message.timestamp.after.max.ms"}
 ADDED_3_8 = {"compression.gzip.level", "compression.lz4.level", "compression.zstd.level"}
 ADDED_3_9 = {"remote.log.copy.disable", "remote.log.delete.on.disable"}
+
+
+def default_broker(release: tuple[int, ...]) -> BrokerConfig:
+    """A broker running on Kafka's defaults."""
+    return BrokerConfig.build(0, release, {}, {}, {})
+
+
+def broker_synonym_default(name: str, release: tuple[int, ...]) -> str | None:
+    key = broker_config_key(name, release)
+    assert key is not None, name
+    return key.default
+
+
+# The broker keys 2.8 topic keys map to, with their defaults (None: Kafka's default is null).
+BROKER_DEFAULTS_FOR_TOPIC_SYNONYMS = {
+    b: broker_synonym_default(b, (2, 8))
+    for k in topic_config_keys((2, 8)).values()
+    for b in k.broker_synonyms
+}
 
 
 def _key(name: str, release: tuple[int, ...] = (2, 8)) -> ConfigKey:
@@ -275,7 +294,7 @@ def test_defaults_that_changed_before_2_8() -> None:
     assert broker_synonym_default("unclean.leader.election.enable", (0, 10, 2)) == "true"
 
 
-def test_broker_defaults_table_against_kafka_2_8_defaults() -> None:
+def test_broker_defaults_of_topic_synonyms_against_kafka_2_8_defaults() -> None:
     nulls = {k for k, v in BROKER_DEFAULTS_FOR_TOPIC_SYNONYMS.items() if v is None}
     assert nulls == {
         "log.roll.ms",
@@ -834,7 +853,7 @@ def test_create_topics_mapping() -> None:
 def _entries(
     overrides: dict[str, str], release: tuple[int, ...] = (2, 8)
 ) -> dict[str, ConfigEntry]:
-    entries = describe_topic_config("t", overrides, release)
+    entries = describe_topic_config("t", overrides, release, default_broker(release))
     assert [e.name for e in entries] == sorted(e.name for e in entries)
     return {e.name: e for e in entries}
 
@@ -940,5 +959,5 @@ def test_describe_release_specific_values() -> None:
 
 def test_describe_refuses_an_unreadable_override() -> None:
     with pytest.raises(InvalidConfig) as info:
-        describe_topic_config("t", {"retention.ms": "abc"}, (2, 8))
+        describe_topic_config("t", {"retention.ms": "abc"}, (2, 8), default_broker((2, 8)))
     assert info.value.error_code == error_codes.UNKNOWN_SERVER_ERROR

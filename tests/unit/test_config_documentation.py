@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 import pytest
 
-from handlers.config_catalog import BROKER_DEFAULTS_FOR_TOPIC_SYNONYMS, TOPIC_CONFIG_KEYS
+from handlers.config_catalog import TOPIC_CONFIG_KEYS
 from handlers.config_documentation import (
     BROKER_CONFIG_DOCS,
     TOPIC_CONFIG_DOCS,
@@ -149,7 +149,8 @@ def test_no_topic_documentation_for_names_outside_the_catalog() -> None:
 
 
 def test_broker_sample_and_topic_synonyms_have_documentation() -> None:
-    wanted = set(BROKER_SAMPLE) | set(BROKER_DEFAULTS_FOR_TOPIC_SYNONYMS)
+    topic_synonyms = {b for k in TOPIC_CONFIG_KEYS for b in k.broker_synonyms}
+    wanted = set(BROKER_SAMPLE) | topic_synonyms
     assert sorted(wanted - BROKER_CONFIG_DOCS.keys()) == []
     for name in wanted:
         assert broker_config_documentation(name) == BROKER_CONFIG_DOCS[name]

@@ -1,0 +1,101 @@
+"""Iteration order and rendering of the JVM collections whose order shows in Kafka's answers.
+
+Kafka builds several error messages (and one validation order) by iterating a Java or Scala
+hash collection, so reproducing the message means reproducing that collection's order:
+
+* `java_string_hash`: `String.hashCode` (UTF-16 code units, 32-bit);
+* `java_hashmap_order`: a `java.util.HashMap`/`HashSet` (Java 8+: 16 bins, doubled once more
+  than 75% full) filled in the given order;
+* `java_properties_order`: a `java.util.Properties` (Java 9+: a ConcurrentHashMap, doubled
+  once 75% full);
+* `scala_set_text` / `scala_mutable_hashset_text`: `toString` of Scala 2.13's immutable `Set`
+  (`Set(...)` up to 4 elements, then the CHAMP trie's order) and of `mutable.HashSet`.
+
+Colliding elements keep insertion order within a bin, as the JVM's linked bins do (trees only
+form past 8 collisions in one bin, far beyond the sizes Kafka's messages hold).
+
+Deliberately not here: which collection a Kafka message uses (the callers know).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def java_string_hash(text: str) -> int:
+    """String.hashCode as an unsigned 32-bit value."""
+    h = 0
+    for unit in text.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h
+
+
+def _bin_order(names: list[str], capacity: int) -> list[str]:
+    def bucket(s: str) -> int:
+        h = java_string_hash(s)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return [s for _, s in sorted(enumerate(names), key=lambda p: (bucket(p[1]), p[0]))]
+
+
+def java_hashmap_order(names: Iterable[str]) -> list[str]:
+    """Iteration order of a java.util.HashMap/HashSet filled with `names` in this order."""
+    listed = list(dict.fromkeys(names))
+    capacity = 16
+    while len(listed) > capacity * 3 // 4:
+        capacity *= 2
+    return _bin_order(listed, capacity)
+
+
+def java_properties_order(names: Iterable[str]) -> list[str]:
+    """Iteration order of a java.util.Properties (Java 9+) filled with `names` in this order."""
+    listed = list(dict.fromkeys(names))
+    capacity = 16
+    while len(listed) >= capacity * 3 // 4:
+        capacity *= 2
+    return _bin_order(listed, capacity)
+
+
+def _to_int32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def _scala_improve(hcode: int) -> int:
+    """scala.collection.Hashing.improve, as 32-bit arithmetic."""
+    h = _to_int32(hcode + ~_to_int32(hcode << 9))
+    h = _to_int32(h ^ ((h & 0xFFFFFFFF) >> 14))
+    h = _to_int32(h + _to_int32(h << 4))
+    return _to_int32(h ^ ((h & 0xFFFFFFFF) >> 10))
+
+
+def _champ_order(items: list[str], shift: int = 0) -> list[str]:
+    """Iteration order of Scala 2.13's immutable.HashSet (CHAMP trie): a node lists the elements
+    alone in their 5-bit slot first (by slot), then its sub-nodes depth first (by slot)."""
+    slots: dict[int, list[str]] = {}
+    for s in items:
+        improved = _scala_improve(_to_int32(java_string_hash(s))) & 0xFFFFFFFF
+        slots.setdefault((improved >> shift) & 31, []).append(s)
+    alone = [v[0] for _, v in sorted(slots.items()) if len(v) == 1]
+    nested = [e for _, v in sorted(slots.items()) if len(v) > 1 for e in _champ_order(v, shift + 5)]
+    return alone + nested
+
+
+def scala_set_text(names: Iterable[str]) -> str:
+    """toString of the immutable Set Scala 2.13 builds from `names` in this order."""
+    distinct = list(dict.fromkeys(names))
+    if len(distinct) <= 4:
+        return "Set(" + ", ".join(distinct) + ")"
+    return "HashSet(" + ", ".join(_champ_order(distinct)) + ")"
+
+
+def scala_mutable_hashset_text(names: Iterable[str]) -> str:
+    """toString of a Scala 2.13 mutable.HashSet: 16 buckets by the spread String hash, each
+    bucket ordered by that hash (signed)."""
+
+    def spread(s: str) -> int:
+        h = _to_int32(java_string_hash(s))
+        return _to_int32(h ^ ((h & 0xFFFFFFFF) >> 16))
+
+    ordered = sorted(dict.fromkeys(names), key=lambda s: (spread(s) & 15, spread(s)))
+    return "HashSet(" + ", ".join(ordered) + ")"
