@@ -119,6 +119,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="a static broker config, as a server.properties line; repeatable "
         "(shown as STATIC_BROKER_CONFIG by DescribeConfigs)",
     )
+    run.add_argument(
+        "--replica-catchup-ms",
+        type=int,
+        default=0,
+        help="time a new or returning replica takes to join the ISR (0)",
+    )
+    run.add_argument(
+        "--auto-leader-rebalance",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="move leadership back to preferred replicas (auto.leader.rebalance.enable; on)",
+    )
+    run.add_argument(
+        "--leader-imbalance-check-interval-s",
+        type=float,
+        default=300.0,
+        help="seconds between rebalance checks (leader.imbalance.check.interval.seconds; 300)",
+    )
+    run.add_argument(
+        "--leader-imbalance-per-broker-percentage",
+        type=int,
+        default=10,
+        help="imbalance above which a broker's leaders are moved back "
+        "(leader.imbalance.per.broker.percentage; 10)",
+    )
     run.add_argument("--log-level", default="info", help="debug, info, warning, error (info)")
     run.add_argument("--log-format", choices=("console", "json"), default="console")
     return parser
@@ -145,6 +170,10 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         num_partitions=args.num_partitions,
         default_replication_factor=args.default_replication_factor,
         broker_configs=tuple(args.broker_config),
+        replica_catchup_ms=args.replica_catchup_ms,
+        auto_leader_rebalance=args.auto_leader_rebalance,
+        leader_imbalance_check_interval_s=args.leader_imbalance_check_interval_s,
+        leader_imbalance_per_broker_percentage=args.leader_imbalance_per_broker_percentage,
     )
 
 

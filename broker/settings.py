@@ -48,6 +48,14 @@ class Settings:
     broker_configs: tuple[tuple[str, str], ...] = ()
     # Age after which /config/changes notifications are purged (Kafka: 15 minutes).
     config_change_expiration_ms: int = 15 * 60 * 1000
+    # How long a replica the controller starts (a reassignment's new replica, a returning
+    # broker's) takes to "catch up" and join the ISR; zkbroker has no logs to replicate.
+    replica_catchup_ms: int = 0
+    # Kafka's auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds and
+    # leader.imbalance.per.broker.percentage.
+    auto_leader_rebalance: bool = True
+    leader_imbalance_check_interval_s: float = 300.0
+    leader_imbalance_per_broker_percentage: int = 10
     log_level: str = "info"
     log_format: str = "console"
 
@@ -71,6 +79,12 @@ class Settings:
             raise ValueError("--num-partitions and --default-replication-factor must be >= 1")
         if self.max_request_bytes <= 0:
             raise ValueError("--max-request-bytes must be positive")
+        if self.replica_catchup_ms < 0:
+            raise ValueError("--replica-catchup-ms must be >= 0")
+        if self.leader_imbalance_check_interval_s <= 0:
+            raise ValueError("--leader-imbalance-check-interval-s must be positive")
+        if not 0 <= self.leader_imbalance_per_broker_percentage <= 100:
+            raise ValueError("--leader-imbalance-per-broker-percentage must be within 0..100")
         if self.kafka_version not in RELEASES:
             raise ValueError(f"unknown Kafka release {self.kafka_version!r}")
         if self.log_format not in ("console", "json"):
@@ -114,6 +128,17 @@ class Settings:
             ("auto.create.topics.enable", str(self.auto_create_topics).lower(), "true"),
             ("delete.topic.enable", str(self.delete_topic_enable).lower(), "true"),
             ("socket.request.max.bytes", str(self.max_request_bytes), "104857600"),
+            ("auto.leader.rebalance.enable", str(self.auto_leader_rebalance).lower(), "true"),
+            (
+                "leader.imbalance.check.interval.seconds",
+                _whole(self.leader_imbalance_check_interval_s),
+                "300",
+            ),
+            (
+                "leader.imbalance.per.broker.percentage",
+                str(self.leader_imbalance_per_broker_percentage),
+                "10",
+            ),
         ):
             if value != default:
                 configs[name] = value
@@ -139,7 +164,15 @@ OWN_OPTIONS = {
     "delete.topic.enable": "--delete-topic-enable",
     "socket.request.max.bytes": "--max-request-bytes",
     "zookeeper.session.timeout.ms": "the zk_session_timeout_s setting",
+    "auto.leader.rebalance.enable": "--auto-leader-rebalance",
+    "leader.imbalance.check.interval.seconds": "--leader-imbalance-check-interval-s",
+    "leader.imbalance.per.broker.percentage": "--leader-imbalance-per-broker-percentage",
 }
+
+
+def _whole(seconds: float) -> str:
+    """A LONG config's text; sub-second intervals (for tests) show as their ceiling."""
+    return str(max(1, int(-(-seconds // 1))))
 
 
 def _check_broker_configs(configs: tuple[tuple[str, str], ...], release: Release) -> None:
