@@ -90,6 +90,8 @@ class Controller:
             broker_id=context.broker_id, controller_epoch=context.epoch
         )
         self.moved = asyncio.Event()
+        # Set once failover has loaded the cluster's state (benchmarks and tests wait on it).
+        self.loaded = asyncio.Event()
 
     @property
     def release(self) -> tuple[int, ...]:
@@ -220,6 +222,7 @@ class Controller:
         await controller_topics.load_topics(self, sorted(topics))
         for name in sorted(self.state.topics):
             self.watch_topic(name)
+        self.loaded.set()
         self._log.info(
             "controller.failover_done",
             brokers=sorted(self.state.live_brokers),
