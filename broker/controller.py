@@ -11,12 +11,21 @@ It applies events one at a time from its queue (Kafka's ControllerEventManager),
 write it makes is fenced by a multi whose first op checks `/controller_epoch`'s version
 (`ZkStore.fenced`); a ControllerMovedError means another controller took over, so it stops.
 
-On failover it does what Kafka's onControllerFailover does that zkbroker can observe:
-releases 2.7+ write `/feature` (KIP-584: enabled, no finalized features, in the format the
-release writes); older releases had no such node and write nothing.
+On failover it does what Kafka's onControllerFailover does that zkbroker can observe (§10.1
+step 5): releases 2.7+ write `/feature` (KIP-584); watches go on `/brokers/ids`,
+`/brokers/topics`, `/admin/delete_topics`, `/admin/reassign_partitions` and
+`/admin/preferred_replica_election`; brokers, topics and partition states are loaded; partitions
+without a live leader are elected; in-flight reassignments resume (the admin node's first,
+then those only the topic znodes show); pending deletions and elections run from their
+watches' first deliveries, which queue behind the failover event; the auto leader rebalance
+is scheduled (first run after 5 s, or the interval if shorter, then every interval).
 
-Topic and partition lifecycle events live in `broker.controller_topics`. Deliberately not
-here (yet): reassignment, leader elections and broker-failure handling.
+Handlers reach the controller through `call`, which runs a function as a controller event and
+returns its result; a controller that stops first fails the call with ControllerMovedError.
+
+The events themselves live in `broker.controller_topics` (topic lifecycle),
+`broker.controller_partitions` (leadership, ISR, broker failure and return) and
+`broker.controller_reassignment`.
 """
 
 from __future__ import annotations
@@ -30,11 +39,13 @@ from typing import Any, TypeVar, cast
 import structlog
 from kazoo.protocol.states import ZnodeStat
 
-from broker import controller_topics
+from broker import controller_partitions, controller_reassignment, controller_topics
 from broker.controller_topics import ControllerState
 from broker.metadata import MetadataImage
 from broker.settings import Settings
+from handlers.broker_config import BrokerConfig
 from zk_layout import (
+    DEFAULT_ENTITY,
     ControllerInfo,
     ControllerMovedError,
     FeatureNode,
@@ -48,6 +59,8 @@ from zk_layout.nodes import (
     BrokerIdsNode,
     ControllerNode,
     DeleteTopicsNode,
+    PreferredReplicaElectionNode,
+    ReassignPartitionsNode,
     TopicNode,
     TopicsNode,
 )
@@ -92,6 +105,11 @@ class Controller:
         self.moved = asyncio.Event()
         # Set once failover has loaded the cluster's state (benchmarks and tests wait on it).
         self.loaded = asyncio.Event()
+        self._calls: set[asyncio.Future[Any]] = set()
+        self._timers: set[asyncio.TimerHandle] = set()
+        self._rebalance: asyncio.Task[None] | None = None
+        # czxid of the admin nodes last acted on: only a newly created node is a new request.
+        self._seen_czxid: dict[str, int] = {}
 
     @property
     def release(self) -> tuple[int, ...]:
@@ -105,6 +123,15 @@ class Controller:
         for watch in self._watches.values():
             watch.cancel()
         self._watches.clear()
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+        if self._rebalance is not None:
+            self._rebalance.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._rebalance
+            self._rebalance = None
+        self._fail_calls()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -113,6 +140,72 @@ class Controller:
 
     def submit(self, event: ControllerEvent) -> None:
         self._events.put_nowait(event)
+
+    async def call(self, fn: Callable[[Controller], Awaitable[T]]) -> T:
+        """Run `fn` as a controller event (in order with all others) and return its result."""
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._calls.add(future)
+        future.add_done_callback(self._calls.discard)
+        if self.moved.is_set() or self._task is None:
+            future.set_exception(
+                ControllerMovedError(self.context.epoch_zk_version, "the controller has stopped")
+            )
+
+        async def event(controller: Controller) -> None:
+            if future.done():
+                return
+            try:
+                result = await fn(controller)
+            except BaseException as e:
+                if not future.done():
+                    future.set_exception(e)
+                raise
+            if not future.done():
+                future.set_result(result)
+
+        self.submit(event)
+        return await future
+
+    def _fail_calls(self) -> None:
+        for future in list(self._calls):
+            if not future.done():
+                future.set_exception(
+                    ControllerMovedError(
+                        self.context.epoch_zk_version, "the controller has stopped"
+                    )
+                )
+
+    def schedule_catch_up(self, partitions: list[tuple[str, int]]) -> None:
+        """Followers of `partitions` catch up after --replica-catchup-ms (then an event)."""
+        if not partitions:
+            return
+        tps = list(partitions)
+
+        def fire() -> None:
+            self.submit(lambda c: controller_reassignment.on_caught_up(c, tps))
+
+        delay = self.settings.replica_catchup_ms / 1000
+        if delay <= 0:
+            fire()
+            return
+        handle = asyncio.get_running_loop().call_later(delay, fire)
+        self._timers.add(handle)
+        # Timer handles have no done-callback; forget the fired ones lazily.
+        self._timers = {
+            t for t in self._timers if not t.cancelled() and t.when() > handle.when() - delay
+        }
+
+    def broker_config(self) -> BrokerConfig:
+        """The controller broker's configuration (static settings + dynamic overrides)."""
+        overrides = self.image.broker_configs if self.image is not None else {}
+        broker_id = self.context.broker_id
+        return BrokerConfig.build(
+            broker_id,
+            self.release,
+            self.settings.static_broker_configs(broker_id, self.settings.port_of(broker_id), ""),
+            overrides.get(DEFAULT_ENTITY, {}),
+            overrides.get(str(broker_id), {}),
+        )
 
     def publish(
         self,
@@ -150,6 +243,7 @@ class Controller:
             except ControllerMovedError:
                 self._log.warning("controller.moved")
                 self.moved.set()
+                self._fail_calls()
                 return
             except Exception:
                 # One failed event must not stop the controller; Kafka logs and goes on too.
@@ -222,6 +316,21 @@ class Controller:
         await controller_topics.load_topics(self, sorted(topics))
         for name in sorted(self.state.topics):
             self.watch_topic(name)
+        await controller_partitions.elect_offline(
+            self, controller_partitions.offline_partitions(self)
+        )
+        await controller_partitions.shrink_dead_followers(self)
+        # The admin node's partitions start from its first delivery (queued behind this
+        # event); the rest of the in-flight reassignments resume now.
+        listed = await controller_reassignment.read_admin_node_partitions(self)
+        await controller_reassignment.resume(self, skip=listed)
+        for path, admin_event in (
+            (ReassignPartitionsNode.path(), controller_reassignment.on_admin_node),
+            (PreferredReplicaElectionNode.path(), controller_partitions.on_preferred_election_node),
+        ):
+            self._watches[path] = await self._watch_created(path, admin_event)
+        if self.settings.auto_leader_rebalance:
+            self._rebalance = asyncio.get_running_loop().create_task(self._rebalance_loop())
         self.loaded.set()
         self._log.info(
             "controller.failover_done",
@@ -229,14 +338,43 @@ class Controller:
             topics=len(self.state.topics),
         )
 
+    def _watch_created(
+        self, path: str, event: Callable[[Controller], Awaitable[None]]
+    ) -> Awaitable[Watch]:
+        """An event each time `path` is created anew (Kafka's handleCreation): data changes
+        of the same node (the controller's own rewrites) are not new requests."""
+
+        def on_exists(stat: Any) -> None:
+            if stat is None or self._seen_czxid.get(path) == stat.czxid:
+                return
+            self._seen_czxid[path] = stat.czxid
+            self.submit(event)
+
+        return self.store.watch_exists(path, on_exists)
+
+    async def _rebalance_loop(self) -> None:
+        interval = self.settings.leader_imbalance_check_interval_s
+        await asyncio.sleep(min(5.0, interval))
+        while True:
+            self.submit(controller_partitions.auto_rebalance)
+            await asyncio.sleep(interval)
+
     async def _on_brokers_changed(self, children: list[str]) -> None:
         live = _broker_ids(children)
         added = live - self.state.live_brokers
+        dead = self.state.live_brokers - live
         self.state.live_brokers = live
+        if dead:
+            self._log.info("controller.brokers_dead", brokers=sorted(dead))
+            await controller_partitions.on_brokers_failed(self, dead)
         if added:
             # Kafka's onBrokerStartup: partitions still without a leader state can come online,
-            # and deletions waiting for a replica's broker can go on.
+            # offline partitions are elected, reassignments waiting for the broker go on, its
+            # replicas rejoin the ISRs, and deletions waiting for it can go on.
+            self._log.info("controller.brokers_started", brokers=sorted(added))
             await controller_topics.initialize_new_partitions(self, sorted(self.state.topics))
+            await controller_partitions.on_brokers_started(self, added)
+            await controller_reassignment.resume_on_brokers(self, added)
             await controller_topics.try_topic_deletions(self)
 
 

@@ -15,8 +15,9 @@ What it does, all on the controller task, every write fenced by the controller e
   waits (its marker stays); otherwise the topic's znodes, its config and its marker are
   deleted in one multi, children first.
 
-Deliberately not here: leader elections after broker failure, reassignment and ISR changes
-(later controller events), and the controller's election itself (`broker.controller`).
+Deliberately not here: leader elections and ISR changes (`broker.controller_partitions`),
+reassignment (`broker.controller_reassignment`), and the controller's election itself
+(`broker.controller`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from broker.leader_election import ReplicaAssignment
 from zk_layout import (
     ConfigEntityNode,
     DeleteTopicMarkerNode,
@@ -68,6 +70,8 @@ class ControllerState:
     topics_to_delete: set[str] = field(default_factory=set)
     # Topics a CreateTopics handler of this broker is writing and will hand over itself.
     expected_topics: set[str] = field(default_factory=set)
+    # Kafka's partitionsBeingReassigned: partition -> its reassignment (RS, AR, RR).
+    reassigning: dict[tuple[str, int], ReplicaAssignment] = field(default_factory=dict)
 
     def partitions_without_state(self, topic: str) -> list[int]:
         record = self.topics.get(topic)
@@ -306,6 +310,8 @@ def _forget_topic(state: ControllerState, name: str) -> None:
     state.topics_to_delete.discard(name)
     for key in [k for k in state.partition_states if k[0] == name]:
         del state.partition_states[key]
+    for key in [k for k in state.reassigning if k[0] == name]:
+        del state.reassigning[key]
 
 
 # ---- deletion ----------------------------------------------------------------------------
@@ -335,7 +341,9 @@ async def try_topic_deletions(controller: Controller) -> None:
         if record is None:
             continue
         assignment = record.assignment
-        reassigning = any(assignment.is_reassigning(p) for p in assignment.partitions)
+        reassigning = any(assignment.is_reassigning(p) for p in assignment.partitions) or any(
+            t == name for t, _ in state.reassigning
+        )
         dead_replica = any(
             r not in state.live_brokers for rs in assignment.partitions.values() for r in rs
         )

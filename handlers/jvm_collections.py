@@ -9,7 +9,8 @@ hash collection, so reproducing the message means reproducing that collection's 
 * `java_properties_order`: a `java.util.Properties` (Java 9+: a ConcurrentHashMap, doubled
   once 75% full);
 * `scala_set_text` / `scala_mutable_hashset_text`: `toString` of Scala 2.13's immutable `Set`
-  (`Set(...)` up to 4 elements, then the CHAMP trie's order) and of `mutable.HashSet`.
+  (`Set(...)` up to 4 elements, then the CHAMP trie's order) and of `mutable.HashSet`;
+  `scala_int_set_text` the same for ints, `scala_buffer_text` an `ArrayBuffer` of ints.
 
 Colliding elements keep insertion order within a bin, as the JVM's linked bins do (trees only
 form past 8 collisions in one bin, far beyond the sizes Kafka's messages hold).
@@ -19,7 +20,10 @@ Deliberately not here: which collection a Kafka message uses (the callers know).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def java_string_hash(text: str) -> int:
@@ -69,15 +73,20 @@ def _scala_improve(hcode: int) -> int:
     return _to_int32(h ^ ((h & 0xFFFFFFFF) >> 10))
 
 
-def _champ_order(items: list[str], shift: int = 0) -> list[str]:
+def _champ_order(items: list[T], hash_code: Callable[[T], int], shift: int = 0) -> list[T]:
     """Iteration order of Scala 2.13's immutable.HashSet (CHAMP trie): a node lists the elements
     alone in their 5-bit slot first (by slot), then its sub-nodes depth first (by slot)."""
-    slots: dict[int, list[str]] = {}
-    for s in items:
-        improved = _scala_improve(_to_int32(java_string_hash(s))) & 0xFFFFFFFF
-        slots.setdefault((improved >> shift) & 31, []).append(s)
+    slots: dict[int, list[T]] = {}
+    for item in items:
+        improved = _scala_improve(_to_int32(hash_code(item))) & 0xFFFFFFFF
+        slots.setdefault((improved >> shift) & 31, []).append(item)
     alone = [v[0] for _, v in sorted(slots.items()) if len(v) == 1]
-    nested = [e for _, v in sorted(slots.items()) if len(v) > 1 for e in _champ_order(v, shift + 5)]
+    nested = [
+        e
+        for _, v in sorted(slots.items())
+        if len(v) > 1
+        for e in _champ_order(v, hash_code, shift + 5)
+    ]
     return alone + nested
 
 
@@ -86,7 +95,21 @@ def scala_set_text(names: Iterable[str]) -> str:
     distinct = list(dict.fromkeys(names))
     if len(distinct) <= 4:
         return "Set(" + ", ".join(distinct) + ")"
-    return "HashSet(" + ", ".join(_champ_order(distinct)) + ")"
+    return "HashSet(" + ", ".join(_champ_order(distinct, java_string_hash)) + ")"
+
+
+def scala_int_set_text(values: Iterable[int]) -> str:
+    """toString of the immutable Set Scala 2.13 builds from the ints `values` in this order
+    (an Int's hash code is its value)."""
+    distinct = list(dict.fromkeys(values))
+    if len(distinct) <= 4:
+        return "Set(" + ", ".join(map(str, distinct)) + ")"
+    return "HashSet(" + ", ".join(map(str, _champ_order(distinct, lambda v: v))) + ")"
+
+
+def scala_buffer_text(values: Iterable[int]) -> str:
+    """toString of a Scala 2.13 ArrayBuffer of ints (what `asScala.map` of a request list gives)."""
+    return "ArrayBuffer(" + ", ".join(map(str, values)) + ")"
 
 
 def scala_mutable_hashset_text(names: Iterable[str]) -> str:

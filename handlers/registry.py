@@ -25,13 +25,16 @@ from broker.protocol import API_SPECS
 from broker.protocol.releases import Release, advertised_range
 from handlers import (
     alter_configs,
+    alter_partition_reassignments,
     api_versions,
     create_partitions,
     create_topics,
     delete_topics,
     describe_cluster,
     describe_configs,
+    elect_leaders,
     incremental_alter_configs,
+    list_partition_reassignments,
     metadata,
 )
 from handlers.context import RequestContext
@@ -78,6 +81,9 @@ HANDLERS: Mapping[int, HandlerEntry] = {
             describe_configs,
             alter_configs,
             incremental_alter_configs,
+            elect_leaders,
+            alter_partition_reassignments,
+            list_partition_reassignments,
         )
     )
 }

@@ -1,0 +1,79 @@
+"""AlterPartitionReassignments (key 45), version 0 (KIP-455; semantics §7).
+
+Kafka 2.8 (KafkaApis.handleAlterPartitionReassignmentsRequest,
+KafkaController.processApiPartitionReassignment):
+- not the active controller: top-level NOT_CONTROLLER, no per-partition answers;
+- per partition, on the controller: a target list is validated (empty, duplicates, negative
+  ids, added replicas on brokers not alive -> INVALID_REPLICA_ASSIGNMENT with Kafka's
+  messages); a null list cancels (NO_REASSIGNMENT_IN_PROGRESS when there is nothing to
+  cancel); an unknown partition or a topic being deleted -> UNKNOWN_TOPIC_OR_PARTITION;
+  otherwise NONE as soon as the reassignment has started (`timeout_ms` is ignored, as in
+  ZooKeeper mode). Partitions named here leave `/admin/reassign_partitions` first.
+
+Messages follow Java's ApiError (successes carry null). A partition named twice: the last
+entry wins, answered once, as Kafka's map of requests gives.
+
+Not emulated: authorization.
+"""
+
+from __future__ import annotations
+
+from broker import controller_reassignment
+from broker.protocol import error_codes
+from broker.protocol.messages.alter_partition_reassignments import (
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
+    ReassignablePartitionResponse,
+    ReassignableTopicResponse,
+)
+from handlers.api_error import ApiError
+from handlers.context import RequestContext
+from zk_layout import ControllerMovedError
+
+API_KEY = 45
+MIN_VERSION = 0
+MAX_VERSION = 0
+
+TP = tuple[str, int]
+
+
+async def handle(
+    ctx: RequestContext, request: AlterPartitionReassignmentsRequest
+) -> AlterPartitionReassignmentsResponse:
+    controller = ctx.broker.controller
+    if controller is None:
+        return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)
+    requested: dict[TP, tuple[int, ...] | None] = {}
+    for topic in request.topics:
+        for partition in topic.partitions:
+            replicas = partition.replicas
+            requested[(topic.name, partition.partition_index)] = (
+                tuple(replicas) if replicas is not None else None
+            )
+    try:
+        results = await controller.call(
+            lambda c: controller_reassignment.alter_reassignments(c, requested)
+        )
+    except ControllerMovedError:
+        return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)
+    return _response(results)
+
+
+def _response(results: dict[TP, ApiError]) -> AlterPartitionReassignmentsResponse:
+    by_topic: dict[str, list[ReassignablePartitionResponse]] = {}
+    for (topic, partition), error in results.items():
+        by_topic.setdefault(topic, []).append(
+            ReassignablePartitionResponse(
+                partition_index=partition, error_code=error.code, error_message=error.message
+            )
+        )
+    return AlterPartitionReassignmentsResponse(
+        error_message=None,
+        responses=[ReassignableTopicResponse(name=t, partitions=p) for t, p in by_topic.items()],
+    )
+
+
+def error_response(
+    request: AlterPartitionReassignmentsRequest, version: int, code: int, message: str | None
+) -> AlterPartitionReassignmentsResponse:
+    return AlterPartitionReassignmentsResponse(error_code=code, error_message=message)

@@ -1,0 +1,76 @@
+"""ListPartitionReassignments (key 46), version 0 (KIP-455; semantics §7).
+
+Kafka 2.8 (KafkaController.processListPartitionReassignments): not the active controller ->
+top-level NOT_CONTROLLER; otherwise the requested partitions (or, for a null list, every
+partition being reassigned) that have adding or removing replicas, with `replicas` the full
+replica set (which includes the adding ones). Unknown or settled partitions are left out
+silently; there is no per-partition error.
+
+Not emulated: authorization.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from broker import controller_reassignment
+from broker.leader_election import ReplicaAssignment
+from broker.protocol import error_codes
+from broker.protocol.messages.list_partition_reassignments import (
+    ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsResponse,
+    OngoingPartitionReassignment,
+    OngoingTopicReassignment,
+)
+from handlers.context import RequestContext
+from zk_layout import ControllerMovedError
+
+if TYPE_CHECKING:
+    from broker.controller import Controller
+
+API_KEY = 46
+MIN_VERSION = 0
+MAX_VERSION = 0
+
+
+async def handle(
+    ctx: RequestContext, request: ListPartitionReassignmentsRequest
+) -> ListPartitionReassignmentsResponse:
+    controller = ctx.broker.controller
+    if controller is None:
+        return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)
+    wanted = (
+        None
+        if request.topics is None
+        else [(t.name, p) for t in request.topics for p in t.partition_indexes]
+    )
+    try:
+        ongoing = await controller.call(lambda c: _ongoing(c, wanted))
+    except ControllerMovedError:
+        return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)
+    by_topic: dict[str, list[OngoingPartitionReassignment]] = {}
+    for (topic, partition), assignment in ongoing.items():
+        by_topic.setdefault(topic, []).append(
+            OngoingPartitionReassignment(
+                partition_index=partition,
+                replicas=list(assignment.replicas),
+                adding_replicas=list(assignment.adding),
+                removing_replicas=list(assignment.removing),
+            )
+        )
+    return ListPartitionReassignmentsResponse(
+        error_message=None,
+        topics=[OngoingTopicReassignment(name=t, partitions=p) for t, p in by_topic.items()],
+    )
+
+
+async def _ongoing(
+    controller: Controller, wanted: list[tuple[str, int]] | None
+) -> dict[tuple[str, int], ReplicaAssignment]:
+    return controller_reassignment.ongoing(controller, wanted)
+
+
+def error_response(
+    request: ListPartitionReassignmentsRequest, version: int, code: int, message: str | None
+) -> ListPartitionReassignmentsResponse:
+    return ListPartitionReassignmentsResponse(error_code=code, error_message=message)
