@@ -59,6 +59,9 @@ def test_api_versions_v4_on_kafka_3_9(cluster_factory) -> None:
             32: (0, 4),
             33: (0, 2),
             44: (0, 1),
+            43: (0, 2),
+            45: (0, 0),
+            46: (0, 0),
         }
         # The 3.9 controller wrote /feature enabled with no features: epoch = its zk version.
         assert wait_until(lambda: cluster.cluster.image.finalized_features_epoch == 0)
