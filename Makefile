@@ -32,6 +32,7 @@ bench: system-deps $(STAMP)
 	$(PY) bench/codec.py
 	$(PY) bench/create_topics.py
 	$(PY) bench/configs.py
+	$(PY) bench/controller.py
 
 # Debian/Ubuntu packages: Python's venv module, ZooKeeper (brings Java), kcat for the tests.
 system-deps:

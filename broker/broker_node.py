@@ -10,6 +10,12 @@ registration can carry the real port), `/brokers/ids/<id>` registered, then the 
 elector. If the session expires, the broker registers again and re-runs the election once
 a new session is established (Kafka's SessionExpirationListener does the same).
 
+A stopped BrokerNode can be started again (`Cluster.stop_broker`/`start_broker`), like a
+Kafka broker restarted with the same server.properties: same id, same port -- the one it
+bound the first time, also when that was a free port picked by the OS -- and a new session,
+so a new registration and broker epoch. What a Kafka broker keeps only in memory (dynamic
+log4j levels, in-flight auto-creations) starts afresh on every start.
+
 Deliberately not here: request handling (`broker.server`, `handlers`) and cluster-wide
 set-up such as top-level paths and the cluster id (`broker.cluster`).
 """
@@ -43,6 +49,10 @@ class BrokerNode:
         self._server: BrokerServer | None = None
         self._elector: ControllerElector | None = None
         self.broker_epoch = -1
+        # The port the listener bound at its first start; later starts bind it again, so a
+        # restarted broker is where clients and /brokers/ids knew it (settings.port may be 0).
+        self._bound_port: int | None = None
+        self._reregistration: asyncio.Task[None] | None = None
         self._auto_create_in_flight: set[str] = set()
         self._static_configs: dict[str, str] = {}
         self._broker_config: BrokerConfig | None = None
@@ -114,7 +124,11 @@ class BrokerNode:
 
     @property
     def port(self) -> int:
-        return self._server.port if self._server else self._settings.port_of(self._broker_id)
+        if self._server is not None:
+            return self._server.port
+        if self._bound_port is not None:
+            return self._bound_port
+        return self._settings.port_of(self._broker_id)
 
     @property
     def host(self) -> str:
@@ -129,23 +143,30 @@ class BrokerNode:
         return self._elector
 
     async def start(self, zookeeper: str) -> None:
+        """Start (or start again after `stop()`); the caller makes sure it is not running."""
         settings = self._settings
+        # In-memory state of a previous run must not leak into this one: a Kafka broker
+        # restarts with its log4j levels from the properties and nothing in flight.
+        self.broker_epoch = -1
+        self._auto_create_in_flight = set()
+        self._loggers = BrokerLoggers(settings.kafka_version)
+        self._broker_config = None
         self._store = await ZkStore.connect(
             zookeeper, session_timeout=settings.zk_session_timeout_s
         )
         try:
+            port = self._bound_port
             self._server = BrokerServer(
                 self,
                 settings.host,
-                settings.port_of(self._broker_id),
+                settings.port_of(self._broker_id) if port is None else port,
                 max_request_bytes=settings.max_request_bytes,
                 listener_name=settings.listener_name,
             )
-            await self._server.start()
+            self._bound_port = await self._server.start()
             self._static_configs = settings.static_broker_configs(
                 self._broker_id, self._server.port, zookeeper
             )
-            self._broker_config = None
             await self._register()
             self._elector = ControllerElector(self._broker_id, self._store, settings, self._image)
             await self._elector.start()
@@ -157,6 +178,11 @@ class BrokerNode:
 
     async def stop(self) -> None:
         """Stop the elector, the listener and the session; each step runs even if one fails."""
+        if self._reregistration is not None:
+            # It would register on whatever session the broker has when it resumes: none, or
+            # the next run's (which registers itself).
+            self._reregistration.cancel()
+            self._reregistration = None
         try:
             if self._elector is not None:
                 elector, self._elector = self._elector, None
@@ -170,6 +196,7 @@ class BrokerNode:
                 if self._store is not None:
                     # Closing the session removes /brokers/ids/<id> (and /controller if held).
                     store, self._store = self._store, None
+                    self.broker_epoch = -1
                     await store.close()
                     self._log.info("broker.stopped")
 
@@ -189,7 +216,13 @@ class BrokerNode:
     def _on_session_state(self, state: SessionState) -> None:
         # A new session after expiry: our ephemeral nodes are gone; register again.
         if state is SessionState.RECONNECTED_NEW_SESSION and self._server is not None:
-            asyncio.get_running_loop().create_task(self._reregister())
+            task = asyncio.get_running_loop().create_task(self._reregister())
+            self._reregistration = task
+            task.add_done_callback(self._reregistration_done)
+
+    def _reregistration_done(self, task: asyncio.Task[None]) -> None:
+        if self._reregistration is task:
+            self._reregistration = None
 
     async def _reregister(self) -> None:
         try:

@@ -9,7 +9,16 @@ scripts can read them; logs go to stderr.
 Exit codes: 0 after a clean shutdown, 2 for bad options, 1 when the cluster cannot start
 (the reason is logged and printed).
 
-Deliberately not here: anything a cluster does (see `broker.cluster`).
+`zkbroker broker stop|start ID --zookeeper CONNECT [--timeout S]` asks whichever zkbroker
+process runs broker ID (on that ZooKeeper) to stop or start it: it writes the desired state
+to `/zkbroker/brokers/<ID>` and waits until `/brokers/ids/<ID>` is gone / back, then prints
+one line (`broker 1 stopped`). Exit 1 when no zkbroker process applied it within the
+timeout (30 s) or ZooKeeper cannot be reached. `zkbroker broker list --zookeeper CONNECT`
+prints one line per broker id registered or having a desired state. These subcommands start
+nothing: one short-lived ZooKeeper session, closed before they exit.
+
+Deliberately not here: anything a cluster does (see `broker.cluster`) and how a process
+applies the desired state (see `broker.broker_control`).
 """
 
 from __future__ import annotations
@@ -22,12 +31,16 @@ from collections.abc import Sequence
 
 import structlog
 
+from broker.broker_control import BrokerStatus, list_brokers, request_broker_state
 from broker.cluster import Cluster
 from broker.log import configure_logging
 from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, parse_release, release_name
 from broker.settings import DEFAULT_MAX_REQUEST_BYTES, Settings
 from broker.zookeeper import ZooKeeperNotFoundError
-from zk_layout import BrokerIdInUseError
+from zk_layout import BrokerIdInUseError, BrokerState, ZkConnectionError, ZkStore
+
+# How long `zkbroker broker ...` waits for a ZooKeeper connection at most.
+_BROKER_COMMAND_CONNECT_TIMEOUT_S = 10.0
 
 
 def _int_list(text: str) -> tuple[int, ...]:
@@ -51,6 +64,50 @@ def _key_value(text: str) -> tuple[str, str]:
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
     return name.strip(), value
+
+
+def _broker_id(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a broker id (an integer >= 0), got {text!r}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:  # also refuses NaN
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _add_broker_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    broker = sub.add_parser(
+        "broker", help="stop, start or list brokers of a running cluster (through ZooKeeper)"
+    )
+    actions = broker.add_subparsers(dest="broker_command", required=True, metavar="ACTION")
+    zk_help = "host:port[/chroot] of the cluster's ZooKeeper"
+    for action, verb in (("stop", "stop"), ("start", "start again")):
+        p = actions.add_parser(
+            action, help=f"{verb} a broker (the zkbroker process running it applies this)"
+        )
+        p.add_argument("broker_id", type=_broker_id, metavar="ID", help="the broker id")
+        p.add_argument("--zookeeper", required=True, help=zk_help)
+        p.add_argument(
+            "--timeout",
+            type=_positive_seconds,
+            default=30.0,
+            help="seconds to wait until the broker is stopped/registered again (30)",
+        )
+    listing = actions.add_parser(
+        "list", help="broker ids with their registration and desired state"
+    )
+    listing.add_argument("--zookeeper", required=True, help=zk_help)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,6 +177,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(shown as STATIC_BROKER_CONFIG by DescribeConfigs)",
     )
     run.add_argument(
+        "--zookeeper-session-timeout-ms",
+        type=int,
+        default=18000,
+        help="each broker's ZooKeeper session timeout (zookeeper.session.timeout.ms; 18000)",
+    )
+    run.add_argument(
         "--replica-catchup-ms",
         type=int,
         default=0,
@@ -146,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--log-level", default="info", help="debug, info, warning, error (info)")
     run.add_argument("--log-format", choices=("console", "json"), default="console")
+    _add_broker_parser(sub)
     return parser
 
 
@@ -171,6 +235,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         default_replication_factor=args.default_replication_factor,
         broker_configs=tuple(args.broker_config),
         replica_catchup_ms=args.replica_catchup_ms,
+        zk_session_timeout_s=args.zookeeper_session_timeout_ms / 1000,
         auto_leader_rebalance=args.auto_leader_rebalance,
         leader_imbalance_check_interval_s=args.leader_imbalance_check_interval_s,
         leader_imbalance_per_broker_percentage=args.leader_imbalance_per_broker_percentage,
@@ -200,6 +265,51 @@ async def run_until_signalled(settings: Settings) -> int:
     return 0
 
 
+def _status_line(status: BrokerStatus) -> str:
+    desired = "-" if status.desired is None else str(status.desired)
+    return (
+        f"broker {status.broker_id}: registered={'yes' if status.registered else 'no'} "
+        f"desired={desired} zkbroker={'yes' if status.owned else 'no'}"
+    )
+
+
+async def run_broker_command(args: argparse.Namespace) -> int:
+    """`zkbroker broker stop|start|list`; returns the exit code."""
+    try:
+        store = await ZkStore.connect(
+            args.zookeeper,
+            timeout=min(getattr(args, "timeout", 30.0), _BROKER_COMMAND_CONNECT_TIMEOUT_S),
+        )
+    except ZkConnectionError as e:
+        print(f"zkbroker: {e}", file=sys.stderr)
+        return 1
+    try:
+        if args.broker_command == "list":
+            for status in await list_brokers(store):
+                print(_status_line(status), flush=True)
+            return 0
+        broker_id: int = args.broker_id
+        stopping = args.broker_command == "stop"
+        state = BrokerState.STOPPED if stopping else BrokerState.RUNNING
+        done = "stopped" if stopping else "started"
+        if await request_broker_state(store, broker_id, state, args.timeout):
+            print(f"broker {broker_id} {done}", flush=True)
+            return 0
+        print(
+            f"zkbroker: broker {broker_id} was not {done} within {args.timeout:g}s: no zkbroker "
+            f"process applied the request (is a zkbroker process running broker {broker_id} "
+            f"on {args.zookeeper}?); /zkbroker/brokers/{broker_id} keeps the desired state "
+            f"{state.value!r}",
+            file=sys.stderr,
+        )
+        return 1
+    except ZkConnectionError as e:
+        print(f"zkbroker: {e}", file=sys.stderr)
+        return 1
+    finally:
+        await store.close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list or (args_list[0].startswith("-") and args_list[0] not in ("-h", "--help")):
@@ -209,6 +319,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command == "broker":
+        # Only warnings (kazoo's connection trouble) on stderr; stdout carries the answer.
+        configure_logging("warning", "console")
+        return asyncio.run(run_broker_command(args))
     try:
         settings = settings_from_args(args)
     except ValueError as e:

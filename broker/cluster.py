@@ -5,7 +5,13 @@
 2. opens the process's own ZooKeeper session (for the metadata image), creates Kafka's
    persistent top-level paths and `/cluster/id` if missing, and starts the metadata watcher
    and the config-change watcher;
-3. starts the brokers in id order, each with its own session, listener and registration.
+3. starts the brokers in id order, each with its own session, listener and registration;
+4. starts `BrokerControl` (`broker.broker_control`): the brokers' control nodes
+   `/zkbroker/brokers/<id>` are reset to "running" and watched from then on.
+
+`stop_broker(id)` / `start_broker(id)` stop and start one broker of the running cluster (as
+`zkbroker broker stop|start` does from another process): the desired state is recorded in
+its control node, then applied.
 
 Several processes pointed at the same ZooKeeper form one cluster: they share nothing but
 ZooKeeper, exactly like Kafka brokers. A broker id already registered by a live broker is
@@ -22,13 +28,14 @@ from types import TracebackType
 
 import structlog
 
+from broker.broker_control import BrokerControl
 from broker.broker_node import BrokerNode
 from broker.config_watcher import ConfigWatcher
 from broker.metadata import MetadataImage
 from broker.metadata_watcher import MetadataWatcher
 from broker.settings import Settings
 from broker.zookeeper import EmbeddedZooKeeper
-from zk_layout import ZkStore
+from zk_layout import BrokerState, ZkStore
 
 
 class Cluster:
@@ -42,6 +49,7 @@ class Cluster:
         self._store: ZkStore | None = None
         self._watcher: MetadataWatcher | None = None
         self._config_watcher: ConfigWatcher | None = None
+        self._control: BrokerControl | None = None
         self._zookeeper: str | None = settings.zookeeper
         self._log = structlog.get_logger(__name__)
 
@@ -78,10 +86,15 @@ class Cluster:
                 self.image,
                 self.settings.kafka_version,
                 change_expiration_ms=self.settings.config_change_expiration_ms,
+                on_unclean_enabled=self._on_unclean_enabled,
             )
             await self._config_watcher.start()
             for _, broker in sorted(self.brokers.items()):
                 await broker.start(self._zookeeper)
+            # After the brokers: their registrations proved the ids are this process's, so
+            # resetting those ids' control nodes cannot overrule another live process.
+            self._control = BrokerControl(self._store, self.brokers, self._zookeeper)
+            await self._control.start()
         except BaseException:
             await self.stop()
             raise
@@ -93,7 +106,33 @@ class Cluster:
             cluster_id=self.image.cluster_id,
         )
 
+    async def stop_broker(self, broker_id: int) -> None:
+        """Stop one broker as a Kafka broker stops: listener closed, ZooKeeper session closed
+        (`/brokers/ids/<id>`, and `/controller` if it held it, vanish at once). No-op if it is
+        stopped already. The desired state "stopped" is recorded in its control node."""
+        await self._control_of(broker_id).request(broker_id, BrokerState.STOPPED)
+
+    async def start_broker(self, broker_id: int) -> None:
+        """Start a stopped broker again: same id and port, a new session, registration and
+        broker epoch. No-op if it is running. Records the desired state "running"."""
+        await self._control_of(broker_id).request(broker_id, BrokerState.RUNNING)
+
+    def _control_of(self, broker_id: int) -> BrokerControl:
+        if broker_id not in self.brokers:
+            ids = ", ".join(map(str, sorted(self.brokers)))
+            raise ValueError(f"broker {broker_id} is not one of this process's brokers ({ids})")
+        if self._control is None:
+            raise RuntimeError("the cluster is not started")
+        return self._control
+
     async def stop(self) -> None:
+        if self._control is not None:
+            # First, so that no control change starts a broker while they are being stopped.
+            control, self._control = self._control, None
+            try:
+                await control.stop()
+            except Exception:
+                self._log.exception("broker_control.stop_failed")
         for broker_id, broker in sorted(self.brokers.items(), reverse=True):
             try:
                 await broker.stop()
@@ -115,6 +154,13 @@ class Cluster:
             self._embedded = None
             self._zookeeper = None
         self._log.info("cluster.stopped")
+
+    def _on_unclean_enabled(self, topic: str | None) -> None:
+        # Only the active controller acts; in other processes nothing does.
+        for broker in self.brokers.values():
+            controller = broker.controller
+            if controller is not None:
+                controller.enable_unclean_election(topic)
 
     async def __aenter__(self) -> Cluster:
         await self.start()

@@ -10,7 +10,9 @@ per process (every broker of a process shares the image):
   Kafka broker does on start-up);
 * processing a notification reads the entity node it names -- the notification is only a
   trigger -- and, for `brokers/<id>` and `brokers/<default>`, stores the overrides in the
-  image. Topic overrides are not cached: DescribeConfigs reads `/config/topics/<t>` as Kafka's
+  image; a topic or default entity turning `unclean.leader.election.enable` on is passed to
+  `on_unclean_enabled` (the process's active controller elects offline partitions). Topic
+  overrides are not cached: DescribeConfigs reads `/config/topics/<t>` as Kafka's
   `ZkConfigRepository` does, so they are never stale. Other entity types (clients, users,
   ips: quotas) are read and logged only;
 * a notification the release would not act on (format too old or too new), or one that does
@@ -30,11 +32,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 
 import structlog
 
 from broker.metadata import MetadataImage
 from zk_layout import (
+    DEFAULT_ENTITY,
     ConfigChangeNotificationNode,
     ConfigChangesNode,
     ConfigEntityNode,
@@ -48,6 +52,12 @@ from zk_layout.store import Watch
 
 # Kafka's ZkNodeChangeNotificationListener changeExpirationMs.
 DEFAULT_CHANGE_EXPIRATION_MS = 15 * 60 * 1000
+UNCLEAN_KEY = "unclean.leader.election.enable"
+
+
+def _unclean(props: dict[str, str]) -> bool:
+    # Scala's String.toBoolean: case-insensitive "true", anything else is not.
+    return props.get(UNCLEAN_KEY, "").lower() == "true"
 
 
 class ConfigWatcher:
@@ -58,8 +68,13 @@ class ConfigWatcher:
         release: tuple[int, ...],
         *,
         change_expiration_ms: int = DEFAULT_CHANGE_EXPIRATION_MS,
+        on_unclean_enabled: Callable[[str | None], None] | None = None,
     ) -> None:
         self.store = store
+        # Told when a topic (its name) or the broker default (None) turns on
+        # unclean.leader.election.enable, so an active controller of this process can elect
+        # offline partitions (Kafka's TopicConfigHandler / enableDefaultUncleanLeaderElection).
+        self.on_unclean_enabled = on_unclean_enabled
         self.image = image
         self.release = release
         self.change_expiration_ms = change_expiration_ms
@@ -149,11 +164,29 @@ class ConfigWatcher:
         brokers = [
             p.partition("/")[2] for p in entity_paths if p.startswith(f"{ConfigType.BROKERS}/")
         ]
-        configs = await asyncio.gather(
-            *(self._read_entity(ConfigEntityNode.path(ConfigType.BROKERS, b)) for b in brokers)
+        topics = (
+            [p.partition("/")[2] for p in entity_paths if p.startswith(f"{ConfigType.TOPICS}/")]
+            if self.on_unclean_enabled is not None
+            else []
         )
-        for name, props in zip(brokers, configs, strict=True):
+        configs = await asyncio.gather(
+            *(self._read_entity(ConfigEntityNode.path(ConfigType.BROKERS, b)) for b in brokers),
+            *(self._read_entity(ConfigEntityNode.path(ConfigType.TOPICS, t)) for t in topics),
+        )
+        for name, props in zip(brokers, configs[: len(brokers)], strict=True):
             self.image.set_broker_config(name, props)
+            if name == DEFAULT_ENTITY and _unclean(props):
+                self._unclean_enabled(None)
+        for name, props in zip(topics, configs[len(brokers) :], strict=True):
+            if _unclean(props):
+                self._unclean_enabled(name)
+
+    def _unclean_enabled(self, topic: str | None) -> None:
+        if self.on_unclean_enabled is not None:
+            try:
+                self.on_unclean_enabled(topic)
+            except Exception:
+                self._log.exception("config_change.unclean_callback_failed", topic=topic)
 
     async def _read_entity(self, entity_path: str) -> dict[str, str]:
         got = await self.store.get(entity_path)

@@ -195,6 +195,19 @@ class Controller:
             t for t in self._timers if not t.cancelled() and t.when() > handle.when() - delay
         }
 
+    def enable_unclean_election(self, topic: str | None) -> None:
+        """unclean.leader.election.enable turned on for `topic` (None: the broker default):
+        elect its offline partitions again (Kafka's TopicUncleanLeaderElectionEnable)."""
+
+        async def event(controller: Controller) -> None:
+            offline = controller_partitions.offline_partitions(controller)
+            if topic is not None:
+                offline = [tp for tp in offline if tp[0] == topic]
+            if offline:
+                await controller_partitions.elect_offline(controller, offline)
+
+        self.submit(event)
+
     def broker_config(self) -> BrokerConfig:
         """The controller broker's configuration (static settings + dynamic overrides)."""
         overrides = self.image.broker_configs if self.image is not None else {}

@@ -72,6 +72,14 @@ class ClusterThread:
         if not self._loop.is_running() and not self._loop.is_closed():
             self._loop.close()
 
+    def stop_broker(self, broker_id: int, timeout: float = 60.0) -> None:
+        """`Cluster.stop_broker` from a synchronous caller; returns once it is stopped."""
+        self.call(self.cluster.stop_broker(broker_id), timeout=timeout)
+
+    def start_broker(self, broker_id: int, timeout: float = 60.0) -> None:
+        """`Cluster.start_broker` from a synchronous caller; returns once it is registered."""
+        self.call(self.cluster.start_broker(broker_id), timeout=timeout)
+
     @property
     def bootstrap_servers(self) -> str:
         return self.cluster.bootstrap_servers

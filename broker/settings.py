@@ -79,6 +79,8 @@ class Settings:
             raise ValueError("--num-partitions and --default-replication-factor must be >= 1")
         if self.max_request_bytes <= 0:
             raise ValueError("--max-request-bytes must be positive")
+        if self.zk_session_timeout_s <= 0:
+            raise ValueError("--zookeeper-session-timeout-ms must be positive")
         if self.replica_catchup_ms < 0:
             raise ValueError("--replica-catchup-ms must be >= 0")
         if self.leader_imbalance_check_interval_s <= 0:
@@ -142,6 +144,11 @@ class Settings:
         ):
             if value != default:
                 configs[name] = value
+        session_ms = str(round(self.zk_session_timeout_s * 1000))
+        session_key = broker_config_key("zookeeper.session.timeout.ms", self.kafka_version)
+        # Kafka's default went from 6000 to 18000 in 2.5 (KIP-537); zkbroker uses 18000.
+        if session_key is not None and session_key.default != session_ms:
+            configs["zookeeper.session.timeout.ms"] = session_ms
         configs.update(self.broker_configs)
         return configs
 
@@ -163,7 +170,7 @@ OWN_OPTIONS = {
     "auto.create.topics.enable": "--auto-create-topics",
     "delete.topic.enable": "--delete-topic-enable",
     "socket.request.max.bytes": "--max-request-bytes",
-    "zookeeper.session.timeout.ms": "the zk_session_timeout_s setting",
+    "zookeeper.session.timeout.ms": "--zookeeper-session-timeout-ms",
     "auto.leader.rebalance.enable": "--auto-leader-rebalance",
     "leader.imbalance.check.interval.seconds": "--leader-imbalance-check-interval-s",
     "leader.imbalance.per.broker.percentage": "--leader-imbalance-per-broker-percentage",

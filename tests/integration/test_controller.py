@@ -5,6 +5,7 @@ Kafka's invariant on what it saw: a partition's leader is in its ISR, or it has 
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 from confluent_kafka import ElectionType as CfElectionType
 from confluent_kafka import TopicPartition as CfTopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 from kafka import TopicPartition
 from kafka.admin import KafkaAdminClient
 from kazoo.client import KazooClient
@@ -596,3 +597,70 @@ def test_elect_leaders_old_versions(cluster: ClusterThread, version: int) -> Non
                 "Leader election not needed for topic partition.",
             )
         }
+
+
+def test_turning_unclean_election_on_elects_offline_partitions(
+    cluster: ClusterThread, kazoo: KazooClient
+) -> None:
+    create_topic(cluster, "later", {0: [2, 1]})
+    cluster.stop_broker(1)
+    wait_until(lambda: state(kazoo, "later", 0)["isr"] == [2])
+    cluster.stop_broker(2)
+    wait_until(leader_is(kazoo, "later", 0, -1))
+    cluster.start_broker(1)
+    time.sleep(0.3)
+    assert state(kazoo, "later", 0)["leader"] == -1
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    resource = ConfigResource(
+        "topic",
+        "later",
+        incremental_configs=[
+            ConfigEntry(
+                "unclean.leader.election.enable",
+                "true",
+                incremental_operation=AlterConfigOpType.SET,
+            )
+        ],
+    )
+    admin.incremental_alter_configs([resource])[resource].result(timeout=20)
+    wait_until(leader_is(kazoo, "later", 0, 1))
+    assert state(kazoo, "later", 0)["isr"] == [1]
+
+
+def test_every_observed_state_keeps_kafkas_invariants(
+    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient
+) -> None:
+    """Watch one partition's state znode through failure, return, election, reassignment and
+    failover: every version seen has its leader in the ISR (or none), leader epochs never go
+    back, and every leader change comes with a higher leader epoch."""
+    cluster = cluster_factory(replica_catchup_ms=300, auto_leader_rebalance=False)
+    create_topic(cluster, "watched", {0: [0, 1, 2]})
+    seen: list[dict[str, Any]] = []
+
+    def record(data: bytes | None, stat: Any) -> None:
+        if data:
+            seen.append(json.loads(data))
+
+    kazoo.DataWatch("/brokers/topics/watched/partitions/0/state", record)
+    cluster.stop_broker(1)
+    cluster.stop_broker(0)
+    wait_until(leader_is(kazoo, "watched", 0, 2))
+    cluster.start_broker(0)
+    cluster.start_broker(1)
+    wait_until(lambda: state(kazoo, "watched", 0)["isr"] == [2, 0, 1])
+    with controller_client(cluster) as client:
+        assert elect(client, 0, {"watched": [0]}) == {("watched", 0): (0, None)}
+        alter(client, "watched", {0: [1, 2]})
+    wait_until(lambda: topic_znode(kazoo, "watched")["partitions"]["0"] == [1, 2])
+    cluster.stop_broker(cluster.cluster.controller_id)
+    wait_until(lambda: cluster.cluster.controller_id >= 0)
+    wait_until(lambda: set(state(kazoo, "watched", 0)["isr"]) == {1, 2})
+    time.sleep(0.3)  # let the watch deliver the last versions
+    for before, after in itertools.pairwise(seen):
+        assert after["leader"] == -1 or after["leader"] in after["isr"], after
+        assert after["leader_epoch"] >= before["leader_epoch"], (before, after)
+        assert after["controller_epoch"] >= before["controller_epoch"], (before, after)
+        if after["leader"] != before["leader"]:
+            assert after["leader_epoch"] > before["leader_epoch"], (before, after)
+    assert seen[0]["leader"] == 0 and len(seen) >= 6
+    assert seen[-1]["leader"] in (1, 2)

@@ -57,3 +57,47 @@ def test_options_without_subcommand_mean_run() -> None:
     # `zkbroker --brokers 1 ...` is `zkbroker run --brokers 1 ...`; checked via parsing only.
     args = build_parser().parse_args(["run", "--brokers", "1"])
     assert args.command == "run" and args.brokers == 1
+
+
+# ---- zkbroker broker stop|start|list ------------------------------------------------------
+
+
+def test_broker_stop_and_start_parse() -> None:
+    parser = build_parser()
+    args = parser.parse_args(["broker", "stop", "1", "--zookeeper", "zk:2181/x"])
+    assert (args.command, args.broker_command) == ("broker", "stop")
+    assert (args.broker_id, args.zookeeper, args.timeout) == (1, "zk:2181/x", 30.0)
+    args = parser.parse_args(["broker", "start", "4", "--zookeeper", "zk:2181", "--timeout", "2.5"])
+    assert (args.broker_command, args.broker_id, args.timeout) == ("start", 4, 2.5)
+    args = parser.parse_args(["broker", "list", "--zookeeper", "zk:2181"])
+    assert (args.broker_command, args.zookeeper) == ("list", "zk:2181")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["broker"],
+        ["broker", "pause", "1", "--zookeeper", "zk:2181"],
+        ["broker", "stop", "--zookeeper", "zk:2181"],
+        ["broker", "stop", "1"],
+        ["broker", "stop", "x", "--zookeeper", "zk:2181"],
+        ["broker", "stop", "-1", "--zookeeper", "zk:2181"],
+        ["broker", "start", "1", "--zookeeper", "zk:2181", "--timeout", "0"],
+        ["broker", "start", "1", "--zookeeper", "zk:2181", "--timeout", "nan"],
+        ["broker", "list"],
+        ["broker", "list", "1", "--zookeeper", "zk:2181"],
+    ],
+)
+def test_bad_broker_commands_exit_2(argv: list[str], capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_broker_subcommand_does_not_swallow_implicit_run() -> None:
+    # `zkbroker --port 0` still means `zkbroker run --port 0`: main inserts `run` only before
+    # an option, so `broker` must stay a subcommand and `run` keep all its options.
+    args = build_parser().parse_args(["run", "--port", "0", "--zookeeper", "zk:2181"])
+    assert (args.command, args.port, args.zookeeper) == ("run", 0, "zk:2181")
+    assert not hasattr(args, "broker_command")

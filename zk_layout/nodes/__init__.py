@@ -1,9 +1,10 @@
 """One class per znode path of Kafka's ZooKeeper layout, grouped by area, plus the list of
-persistent paths a broker creates at start.
+persistent paths a broker creates at start. zkbroker's own nodes, outside Kafka's layout
+(``/zkbroker/...``), are in ``zk_layout.nodes.zkbroker``.
 
 ``PERSISTENT_ZK_PATHS`` is ``ZkData.PersistentZkPaths`` (2.8): created with null data by every
 broker before it registers, parents included, ignoring "already exists".
-``ALL_NODE_CLASSES`` lists every class (handy for tests and tooling).
+``ALL_NODE_CLASSES`` lists every class, zkbroker's own included (handy for tests and tooling).
 
 Deliberately not here: any I/O (see ``zk_layout.store``).
 """
@@ -96,6 +97,13 @@ from zk_layout.nodes.topics import (
     TopicPartitionsNode,
     TopicsNode,
 )
+from zk_layout.nodes.zkbroker import (
+    BrokerControlNode,
+    BrokerOwnerNode,
+    BrokerState,
+    ZkbrokerBrokersNode,
+    ZkbrokerNode,
+)
 
 PERSISTENT_ZK_PATHS: Final[tuple[str, ...]] = (
     ConsumersNode.path(),
@@ -146,6 +154,10 @@ ALL_NODE_CLASSES: Final[tuple[type[ZNode[Any]], ...]] = (
     ExtendedAclChangesNode,
     AclChangeNode,
     ExtendedAclChangeNode,
+    ZkbrokerNode,
+    ZkbrokerBrokersNode,
+    BrokerControlNode,
+    BrokerOwnerNode,
 )
 
 __all__ = [
@@ -170,10 +182,13 @@ __all__ = [
     "AclEntry",
     "AclNode",
     "AdminNode",
+    "BrokerControlNode",
     "BrokerIdNode",
     "BrokerIdsNode",
     "BrokerInfo",
+    "BrokerOwnerNode",
     "BrokerSeqIdNode",
+    "BrokerState",
     "BrokersNode",
     "ClusterIdNode",
     "ClusterNode",
@@ -220,6 +235,8 @@ __all__ = [
     "TopicPartitionsNode",
     "TopicsNode",
     "ZNode",
+    "ZkbrokerBrokersNode",
+    "ZkbrokerNode",
     "acl_persistent_paths",
     "acl_store_root",
     "parse_endpoint",

@@ -1,0 +1,115 @@
+"""zkbroker's own nodes, outside Kafka's layout: ``/zkbroker``, ``/zkbroker/brokers``, the
+broker control nodes ``/zkbroker/brokers/<id>`` and their ``owner`` children.
+
+Kafka never reads or writes anything under ``/zkbroker``; a Kafka broker or tool sharing the
+ZooKeeper simply does not see these nodes. They exist so that one zkbroker process (the
+``zkbroker broker stop|start`` command) can ask another (the one running broker ``<id>``) to
+stop or start that broker, with ZooKeeper as the only thing they share.
+
+* ``/zkbroker/brokers/<id>`` (persistent): ``{"version":1,"state":"stopped"}`` or
+  ``{"version":1,"state":"running"}`` -- the *desired* state of broker ``<id>``. Whether the
+  broker is actually up is what ``/brokers/ids/<id>`` says, as for any Kafka broker.
+  ``decode`` is strict: a missing or unknown ``state`` or ``version`` raises
+  ``ZnodeFormatError`` (readers then ignore the node rather than guess).
+* ``/zkbroker/brokers/<id>/owner`` (ephemeral, null data): exists while a zkbroker process
+  runs broker ``<id>`` -- started or stopped -- and applies its control node; it lives and dies
+  with that process's own ZooKeeper session. It is how ``zkbroker broker stop`` tells "stopped
+  by the process that runs it" from "nobody runs this id" (``/brokers/ids/<id>`` is absent in
+  both cases).
+* ``/zkbroker`` and ``/zkbroker/brokers``: containers with null data.
+
+These classes follow the contract of every znode class (``zk_layout.nodes.base``) and are in
+``ALL_NODE_CLASSES``: that contract and its tests ask for a path pattern, format versions and a
+decoder that only raises ``ZnodeFormatError``, none of which is specific to Kafka. They are
+*not* in ``PERSISTENT_ZK_PATHS``, which is Kafka's own list; the control nodes and their
+parents are created on demand by whoever writes a desired state.
+
+Deliberately not here: watching the nodes and applying them (``broker.broker_control``), the
+command line that writes them (``broker.cli``), and any I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Final
+
+from zk_layout import codec_json as cj
+from zk_layout.errors import ZnodeFormatError
+from zk_layout.nodes.base import EmptyNode, NodeKind, ZNode, check_version
+from zk_layout.release import Release
+
+_FORMAT_VERSION: Final = 1
+
+
+class BrokerState(enum.StrEnum):
+    """The desired state of a broker, as written in its control node."""
+
+    RUNNING = "running"
+    STOPPED = "stopped"
+
+
+class ZkbrokerNode(EmptyNode):
+    """``/zkbroker``: root of everything zkbroker keeps for itself."""
+
+    PATTERN = "/zkbroker"
+
+    @staticmethod
+    def path() -> str:
+        return "/zkbroker"
+
+
+class ZkbrokerBrokersNode(EmptyNode):
+    """``/zkbroker/brokers``: one child per broker id that has a desired state."""
+
+    PATTERN = "/zkbroker/brokers"
+
+    @staticmethod
+    def path() -> str:
+        return "/zkbroker/brokers"
+
+
+class BrokerOwnerNode(EmptyNode):
+    """``/zkbroker/brokers/<id>/owner``: ephemeral, null data; its session is the zkbroker
+    process that runs broker ``<id>``."""
+
+    KIND = NodeKind.EPHEMERAL
+    PATTERN = "/zkbroker/brokers/<id>/owner"
+
+    @staticmethod
+    def path(broker_id: int) -> str:
+        return f"/zkbroker/brokers/{broker_id}/owner"
+
+
+class BrokerControlNode(ZNode[BrokerState]):
+    """``/zkbroker/brokers/<id>``: ``{"version":1,"state":"running"|"stopped"}``.
+
+    The format does not depend on the emulated Kafka release (Kafka knows nothing of it);
+    ``release`` is accepted only to keep the contract every znode class follows.
+    """
+
+    FORMAT_VERSIONS = (_FORMAT_VERSION,)
+    PATTERN = "/zkbroker/brokers/<id>"
+
+    @staticmethod
+    def path(broker_id: int) -> str:
+        return f"/zkbroker/brokers/{broker_id}"
+
+    @classmethod
+    def written_version(cls, release: Release) -> int:
+        return _FORMAT_VERSION
+
+    @classmethod
+    def encode(cls, value: BrokerState, release: Release) -> bytes:
+        return cj.dumps({"version": _FORMAT_VERSION, "state": BrokerState(value).value})
+
+    @classmethod
+    def decode(cls, data: bytes) -> BrokerState:
+        where = cls.PATTERN
+        doc = cj.parse_object(data, where)
+        check_version(where, cj.get_int(doc, "version", where), cls.FORMAT_VERSIONS)
+        state = cj.get_str(doc, "state", where)
+        try:
+            return BrokerState(state)
+        except ValueError:
+            known = ", ".join(repr(s.value) for s in BrokerState)
+            raise ZnodeFormatError(where, f"unknown state {state!r} (known: {known})") from None
