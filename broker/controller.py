@@ -280,6 +280,14 @@ class Controller:
         """Watch /brokers/topics/<name> for partition changes (Kafka's PartitionModifications)."""
         path = TopicNode.path(name)
 
+        async def start() -> None:
+            self._watches[path] = await self.store.watch_data(path, self.topic_watch(name))
+
+        asyncio.get_running_loop().create_task(start())
+
+    def topic_watch(self, name: str) -> Callable[[bytes | None, Any], None]:
+        """The data-watch callback of /brokers/topics/<name>."""
+
         def on_data(data: bytes | None, stat: Any) -> None:
             record = self.state.topics.get(name)
             # Deliveries of the version already known (the first one, usually) change nothing.
@@ -287,10 +295,11 @@ class Controller:
                 version = stat.version
                 self.submit(lambda c: controller_topics.on_topic_modified(c, name, data, version))
 
-        async def start() -> None:
-            self._watches[path] = await self.store.watch_data(path, on_data)
+        return on_data
 
-        asyncio.get_running_loop().create_task(start())
+    def topic_watches_armed(self, names: list[str], watches: list[Watch]) -> None:
+        for name, watch in zip(names, watches, strict=True):
+            self._watches[TopicNode.path(name)] = watch
 
     def _watch_children(
         self, path: str, event: Callable[[Controller, list[str]], Awaitable[None]]
@@ -327,8 +336,6 @@ class Controller:
         ):
             self._watches[path] = await self._watch_children(path, event)
         await controller_topics.load_topics(self, sorted(topics))
-        for name in sorted(self.state.topics):
-            self.watch_topic(name)
         await controller_partitions.elect_offline(
             self, controller_partitions.offline_partitions(self)
         )

@@ -102,8 +102,6 @@ async def on_topics_changed(controller: Controller, children: list[str]) -> None
     new = sorted(names - set(state.topics))
     if new:
         await load_topics(controller, new)
-        for name in new:
-            controller.watch_topic(name)
 
 
 async def on_topics_created(
@@ -128,9 +126,13 @@ async def on_topics_created(
 
 
 async def load_topics(controller: Controller, names: list[str]) -> None:
-    """Read assignments and existing partition states of `names`, then bring them online."""
+    """Read assignments and existing partition states of `names`, then bring them online.
+    The reads also arm each topic's data watch (PartitionModifications)."""
     store = controller.store
-    reads = await controller.gather(*(store.get(TopicNode.path(n)) for n in names))
+    reads, watches = await store.get_many_and_watch(
+        [TopicNode.path(n) for n in names], [controller.topic_watch(n) for n in names]
+    )
+    controller.topic_watches_armed(names, watches)
     loaded = []
     for name, node in zip(names, reads, strict=True):
         if node is None:
@@ -278,8 +280,8 @@ async def _load_partition_states(
 
     Listing first means a new topic costs one read, not one per partition."""
     state = controller.state
-    listings = await controller.gather(
-        *(controller.store.get_children(TopicPartitionsNode.path(n)) for n in names)
+    listings = await controller.store.get_children_many(
+        [TopicPartitionsNode.path(n) for n in names]
     )
     children = dict(zip(names, listings, strict=True))
     keys = [
@@ -288,9 +290,7 @@ async def _load_partition_states(
         for p in sorted(state.topics[name].assignment.partitions)
         if str(p) in (children[name] or ())
     ]
-    reads = await controller.gather(
-        *(controller.store.get(PartitionStateNode.path(t, p)) for t, p in keys)
-    )
+    reads = await controller.store.get_many([PartitionStateNode.path(t, p) for t, p in keys])
     for (name, partition), node in zip(keys, reads, strict=True):
         if node is None:
             continue

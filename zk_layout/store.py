@@ -41,14 +41,22 @@ import enum
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar
 
 from kazoo import exceptions as kazoo_exc
 from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError, SequentialThreadingHandler
-from kazoo.protocol.serialization import CheckVersion, Create, Delete, SetData
+from kazoo.protocol.paths import _prefix_root
+from kazoo.protocol.serialization import (
+    CheckVersion,
+    Create,
+    Delete,
+    GetChildren,
+    GetData,
+    SetData,
+)
 from kazoo.protocol.states import EventType, KazooState
 from kazoo.protocol.states import ZnodeStat as _KazooZnodeStat
 from kazoo.security import OPEN_ACL_UNSAFE
@@ -96,6 +104,8 @@ ExistsCallback = Callable[[Any], object]
 # Encoders whose output does not depend on the release still take one.
 _RELEASE_INDEPENDENT: Final[Release] = (3, 9)
 _CONTROLLER_EPOCH_PATH: Final = ControllerEpochNode.path()
+# Reads in flight per window of get_many/get_children_many.
+_READ_WINDOW: Final = 5000
 
 
 class SessionState(enum.StrEnum):
@@ -370,6 +380,16 @@ class Watch:
         self._store._client.add_listener(self._on_state)
         self._arm()
 
+    def _primed(self, token: Any) -> None:
+        """Armed by a read made elsewhere (``get_many_and_watch``) that returned `token`'s
+        version: that version counts as delivered."""
+        with self._lock:
+            self._has_token = True
+            self._token = token
+        self._store._client.add_listener(self._on_state)
+        if not self._first.done():
+            self._first.set_result(None)
+
     def _on_state(self, state: str) -> None:
         # kazoo clears its client-side watchers when the connection drops, and a new session
         # has none: re-read and re-register after every (re)connection.
@@ -518,6 +538,19 @@ class _ExistsWatch(Watch):
 
 # --------------------------------------------------------------------------------------------
 # the store
+
+
+def _data_and_stat(value: Any) -> tuple[bytes, Any]:
+    return (value[0] or b"", value[1])
+
+
+@dataclass
+class _Window:
+    """A window of batched reads sent to kazoo: (index, kazoo async result) pairs, and a
+    future set on the loop once the last of them is settled."""
+
+    pending: list[tuple[int, Any]]
+    last_settled: asyncio.Future[None]
 
 
 class ZkStore:
@@ -705,6 +738,139 @@ class ZkStore:
         except NoNodeError:
             return None
         return list(children)
+
+    async def get_many(self, paths: Sequence[str]) -> list[tuple[bytes, Any] | None]:
+        """``get`` of every path, pipelined, results in order (None where a node is absent).
+
+        Unlike a gather of ``get`` calls this costs no task or future per read: replies are
+        collected on kazoo's side and the loop is woken once per window. For loading
+        thousands of nodes (a controller's failover)."""
+
+        chroot = self._client.chroot
+        return await self._many(
+            paths, lambda i: GetData(_prefix_root(chroot, paths[i]), None), _data_and_stat, "get"
+        )
+
+    async def get_children_many(self, paths: Sequence[str]) -> list[list[str] | None]:
+        """``get_children`` of every path, as ``get_many`` does it."""
+        chroot = self._client.chroot
+        return await self._many(
+            paths, lambda i: GetChildren(_prefix_root(chroot, paths[i]), None), list, "get_children"
+        )
+
+    async def get_many_and_watch(
+        self, paths: Sequence[str], callbacks: Sequence[DataCallback]
+    ) -> tuple[list[tuple[bytes, Any] | None], list[Watch]]:
+        """``get_many`` that also leaves a data watch (as ``watch_data``) on each path, armed by
+        the read itself: ``callbacks[i]`` is called on later changes only, not for the data
+        returned here. Saves the watch's own first read when loading many nodes."""
+        watches: list[Watch] = [
+            _DataWatch(self, p, cb) for p, cb in zip(paths, callbacks, strict=True)
+        ]
+        chroot = self._client.chroot
+        results = await self._many(
+            paths,
+            lambda i: GetData(_prefix_root(chroot, paths[i]), watches[i]._on_event),
+            _data_and_stat,
+            "get",
+        )
+        for watch, result in zip(watches, results, strict=True):
+            self._watches.add(watch)
+            if result is None:
+                watch._start()  # absent: ZooKeeper set no watch; watch its creation instead
+            else:
+                watch._primed((result[1].czxid, result[1].mzxid))
+        return results, watches
+
+    async def _many(
+        self,
+        paths: Sequence[str],
+        request: Callable[[int], Any],
+        convert: Callable[[Any], T],
+        op: str,
+    ) -> list[T | None]:
+        results: list[T | None] = [None] * len(paths)
+        # Windows keep kazoo's queue (and the memory of its pending results) bounded and let
+        # the loop breathe; two in flight keep ZooKeeper's pipeline full across a boundary.
+        in_flight: collections.deque[_Window] = collections.deque()
+        for start in range(0, len(paths), _READ_WINDOW):
+            window = range(start, min(start + _READ_WINDOW, len(paths)))
+            in_flight.append(self._send_window(window, request))
+            if len(in_flight) >= 2:
+                await self._collect_window(in_flight.popleft(), paths, convert, op, results)
+        while in_flight:
+            await self._collect_window(in_flight.popleft(), paths, convert, op, results)
+        return results
+
+    def _send_window(self, window: range, request: Callable[[int], Any]) -> _Window:
+        pending = [(index, self._client.handler.async_result()) for index in window]
+        batch = [(request(i), r) for i, r in pending]
+        # ZooKeeper answers a session's requests in order, and kazoo settles them in order
+        # (connection loss fails them in order too): once the last one is settled, all are.
+        # One completion callback per window instead of one per read.
+        last_settled: asyncio.Future[None] = self._loop.create_future()
+
+        def settle(_: Any) -> None:
+            if not last_settled.done():
+                last_settled.set_result(None)
+
+        pending[-1][1].rawlink(lambda result: self._call_on_loop(settle, (result,)))
+        self._submit(batch)
+        return _Window(pending, last_settled)
+
+    async def _collect_window(
+        self,
+        window: _Window,
+        paths: Sequence[str],
+        convert: Callable[[Any], T],
+        op: str,
+        results: list[T | None],
+    ) -> None:
+        await window.last_settled
+        failure: tuple[int, BaseException] | None = None
+        for index, async_result in window.pending:
+            if not async_result.ready():  # not expected; never trade correctness for it
+                await self._bridge_settled(async_result)
+            if async_result.successful():
+                results[index] = convert(async_result.value)
+            elif not isinstance(async_result.exception, kazoo_exc.NoNodeError):
+                failure = failure or (index, async_result.exception)
+        if failure is not None:
+            raise _translate(failure[1], op, paths[failure[0]])
+
+    async def _bridge_settled(self, async_result: Any) -> None:
+        settled: asyncio.Future[None] = self._loop.create_future()
+
+        def settle(_: Any) -> None:
+            if not settled.done():
+                settled.set_result(None)
+
+        async_result.rawlink(lambda result: self._call_on_loop(settle, (result,)))
+        await settled
+
+    def _submit(self, batch: list[tuple[Any, Any]]) -> None:
+        """Hand kazoo a batch of requests with ONE wake-up of its connection thread.
+
+        kazoo's own ``_call`` writes a wake-up byte per request, and each write hands the GIL
+        to the connection thread and back: at controller-failover scale that hand-off, not
+        ZooKeeper, is the cost. The connection thread sends one queued request per byte it
+        reads, so queueing the batch and writing as many bytes at once is equivalent. This
+        uses kazoo internals (``_queue``, ``_connection._write_sock``; stable through the
+        2.x series pinned in pyproject); when they are missing or the session is not
+        connected, each request goes through ``_call`` as usual."""
+        client = self._client
+        write_sock = getattr(getattr(client, "_connection", None), "_write_sock", None)
+        queue = getattr(client, "_queue", None)
+        if write_sock is None or queue is None or client.state != KazooState.CONNECTED:
+            for request, async_result in batch:
+                client._call(request, async_result)
+            return
+        queue.extend(batch)
+        try:
+            write_sock.sendall(b"\0" * len(batch))
+        except OSError as e:  # closed under us: fail what kazoo will not send
+            for _, async_result in batch:
+                async_result.set_exception(kazoo_exc.ConnectionClosedError(str(e)))
 
     async def exists(self, path: str) -> Any:
         """The node's ``ZnodeStat`` or None."""

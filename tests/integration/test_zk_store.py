@@ -638,3 +638,50 @@ async def test_session_expiry_is_reported_and_watches_survive(
     assert raw.exists("/brokers/ids/3") is None
     await store.register_broker(_broker(3), (2, 8))
     await eventually(lambda: children[-1] == ["3"])
+
+
+async def test_get_many_reads_in_order_across_windows_with_absent_nodes(
+    store: ZkStore, raw: KazooClient
+) -> None:
+    count = 5_100  # more than one read window
+    raw.ensure_path("/many")
+    created = [raw.create_async(f"/many/n{i}", str(i).encode()) for i in range(count) if i % 7]
+    for result in created:
+        result.get(timeout=30)
+    paths = [f"/many/n{i}" for i in range(count)]
+    got = await store.get_many(paths)
+    assert [g[0] if g else None for g in got] == [
+        str(i).encode() if i % 7 else None for i in range(count)
+    ]
+    assert got[1] is not None and got[1][1].version == 0
+    children = await store.get_children_many(["/many", "/nosuch", "/brokers"])
+    assert children[0] is not None and len(children[0]) == count - len(range(0, count, 7))
+    assert children[1] is None and sorted(children[2] or []) == ["ids", "seqid", "topics"]
+    assert await store.get_many([]) == []
+
+
+async def test_get_many_and_watch_reports_later_changes_only(
+    store: ZkStore, raw: KazooClient
+) -> None:
+    raw.create("/watched/a", b"1", makepath=True)
+    seen: dict[str, list[bytes | None]] = {"a": [], "b": []}
+    results, watches = await store.get_many_and_watch(
+        ["/watched/a", "/watched/b"],
+        [lambda d, s: seen["a"].append(d), lambda d, s: seen["b"].append(d)],
+    )
+    assert results[0] is not None and results[0][0] == b"1" and results[1] is None
+    raw.set("/watched/a", b"2")
+    raw.create("/watched/b", b"x")
+    await _eventually(lambda: seen["a"] == [b"2"] and seen["b"][-1:] == [b"x"])
+    for watch in watches:
+        watch.cancel()
+    raw.set("/watched/a", b"3")
+    await asyncio.sleep(0.3)
+    assert seen["a"] == [b"2"]
+
+
+async def _eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not met"
+        await asyncio.sleep(0.02)
