@@ -188,12 +188,11 @@ class Controller:
         if delay <= 0:
             fire()
             return
-        handle = asyncio.get_running_loop().call_later(delay, fire)
-        self._timers.add(handle)
-        # Timer handles have no done-callback; forget the fired ones lazily.
-        self._timers = {
-            t for t in self._timers if not t.cancelled() and t.when() > handle.when() - delay
-        }
+        loop = asyncio.get_running_loop()
+        # Timer handles have no done-callback: forget the ones already fired here.
+        now = loop.time()
+        self._timers = {t for t in self._timers if t.when() > now}
+        self._timers.add(loop.call_later(delay, fire))
 
     def enable_unclean_election(self, topic: str | None) -> None:
         """unclean.leader.election.enable turned on for `topic` (None: the broker default):
@@ -296,6 +295,11 @@ class Controller:
                 self.submit(lambda c: controller_topics.on_topic_modified(c, name, data, version))
 
         return on_data
+
+    def unwatch_topic(self, name: str) -> None:
+        watch = self._watches.pop(TopicNode.path(name), None)
+        if watch is not None:
+            watch.cancel()
 
     def topic_watches_armed(self, names: list[str], watches: list[Watch]) -> None:
         for name, watch in zip(names, watches, strict=True):

@@ -99,6 +99,7 @@ async def on_topics_changed(controller: Controller, children: list[str]) -> None
     names = set(children) - state.expected_topics
     for gone in set(state.topics) - set(children):
         _forget_topic(state, gone)
+        controller.unwatch_topic(gone)
     new = sorted(names - set(state.topics))
     if new:
         await load_topics(controller, new)
@@ -378,5 +379,6 @@ async def _delete_topic(controller: Controller, name: str) -> None:
     tx.delete(DeleteTopicMarkerNode.path(name))
     await tx.commit()
     _forget_topic(controller.state, name)
+    controller.unwatch_topic(name)
     controller.publish_deletion(name)
     log.info("controller.topic_deleted", topic=name)
