@@ -64,6 +64,7 @@ def create_topic(
     name: str,
     assignment: dict[int, list[int]],
     configs: dict[str, str] | None = None,
+    version: int = 5,
 ) -> None:
     request = CreateTopicsRequest(
         topics=[
@@ -81,7 +82,7 @@ def create_topic(
         timeout_ms=15000,
     )
     with controller_client(cluster) as client:
-        (result,) = client.request(5, request).topics
+        (result,) = client.request(version, request).topics
     assert result.error_code == ec.NONE, result
     wait_visible(cluster, name)
 
@@ -664,3 +665,24 @@ def test_every_observed_state_keeps_kafkas_invariants(
             assert after["leader_epoch"] > before["leader_epoch"], (before, after)
     assert seen[0]["leader"] == 0 and len(seen) >= 6
     assert seen[-1]["leader"] in (1, 2)
+
+
+@pytest.mark.parametrize("release", [(1, 0), (2, 3)])
+def test_zk_reassignment_before_kip_455(
+    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient, release: tuple[int, int]
+) -> None:
+    """Before 2.4 the topic znode (v1) has no adding/removing lists: the full replica set
+    is written while in flight and `/admin/reassign_partitions` alone records progress."""
+    cluster = cluster_factory(kafka_version=release, replica_catchup_ms=800)
+    create_topic(cluster, "legacy", {0: [0]}, version=2)
+    kazoo.create(
+        REASSIGN,
+        json.dumps(
+            {"version": 1, "partitions": [{"topic": "legacy", "partition": 0, "replicas": [1]}]}
+        ).encode(),
+    )
+    wait_until(lambda: topic_znode(kazoo, "legacy")["partitions"] == {"0": [1, 0]})
+    assert "adding_replicas" not in topic_znode(kazoo, "legacy")
+    wait_until(lambda: kazoo.exists(REASSIGN) is None, timeout=20)
+    assert topic_znode(kazoo, "legacy") == {"version": 1, "partitions": {"0": [1]}}
+    assert (state(kazoo, "legacy", 0)["leader"], state(kazoo, "legacy", 0)["isr"]) == (1, [1])
