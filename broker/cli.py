@@ -183,6 +183,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="each broker's ZooKeeper session timeout (zookeeper.session.timeout.ms; 18000)",
     )
     run.add_argument(
+        "--broker-session-timeout-ms",
+        type=int,
+        default=9000,
+        help="how long a broker registered over the protocol (KIP-631) stays without a "
+        "heartbeat (broker.session.timeout.ms; 9000)",
+    )
+    run.add_argument(
         "--replica-catchup-ms",
         type=int,
         default=0,
@@ -236,6 +243,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         broker_configs=tuple(args.broker_config),
         replica_catchup_ms=args.replica_catchup_ms,
         zk_session_timeout_s=args.zookeeper_session_timeout_ms / 1000,
+        broker_session_timeout_ms=args.broker_session_timeout_ms,
         auto_leader_rebalance=args.auto_leader_rebalance,
         leader_imbalance_check_interval_s=args.leader_imbalance_check_interval_s,
         leader_imbalance_per_broker_percentage=args.leader_imbalance_per_broker_percentage,

@@ -40,6 +40,7 @@ import structlog
 from kazoo.protocol.states import ZnodeStat
 
 from broker import controller_partitions, controller_reassignment, controller_topics
+from broker.broker_leases import BrokerLeases
 from broker.controller_topics import ControllerState
 from broker.metadata import MetadataImage
 from broker.settings import Settings
@@ -110,6 +111,8 @@ class Controller:
         self._rebalance: asyncio.Task[None] | None = None
         # czxid of the admin nodes last acted on: only a newly created node is a new request.
         self._seen_czxid: dict[str, int] = {}
+        # KIP-631 leases of brokers that joined over the protocol (broker.broker_leases).
+        self.leases = BrokerLeases(self)
 
     @property
     def release(self) -> tuple[int, ...]:
@@ -118,6 +121,7 @@ class Controller:
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"controller-{self.context.broker_id}")
         self.submit(Controller._on_failover)
+        self.submit(lambda c: c.leases.resume())
 
     async def stop(self) -> None:
         for watch in self._watches.values():
@@ -126,6 +130,7 @@ class Controller:
         for timer in self._timers:
             timer.cancel()
         self._timers.clear()
+        self.leases.stop()
         if self._rebalance is not None:
             self._rebalance.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -37,6 +37,8 @@ class Settings:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     listener_name: str = DEFAULT_LISTENER
     zk_session_timeout_s: float = 18.0
+    # Kafka's broker.session.timeout.ms: how long a KIP-631 lease lasts without a heartbeat.
+    broker_session_timeout_ms: int = 9000
     # Kafka's delete.topic.enable, auto.create.topics.enable, num.partitions and
     # default.replication.factor.
     delete_topic_enable: bool = True
@@ -81,6 +83,8 @@ class Settings:
             raise ValueError("--max-request-bytes must be positive")
         if self.zk_session_timeout_s <= 0:
             raise ValueError("--zookeeper-session-timeout-ms must be positive")
+        if self.broker_session_timeout_ms <= 0:
+            raise ValueError("--broker-session-timeout-ms must be positive")
         if self.replica_catchup_ms < 0:
             raise ValueError("--replica-catchup-ms must be >= 0")
         if self.leader_imbalance_check_interval_s <= 0:
@@ -149,6 +153,11 @@ class Settings:
         # Kafka's default went from 6000 to 18000 in 2.5 (KIP-537); zkbroker uses 18000.
         if session_key is not None and session_key.default != session_ms:
             configs["zookeeper.session.timeout.ms"] = session_ms
+        # broker.session.timeout.ms exists from 2.8 (KIP-631; internal in 2.8).
+        lease_ms = str(self.broker_session_timeout_ms)
+        lease_key = broker_config_key("broker.session.timeout.ms", self.kafka_version)
+        if lease_key is not None and lease_key.default != lease_ms:
+            configs["broker.session.timeout.ms"] = lease_ms
         configs.update(self.broker_configs)
         return configs
 
@@ -171,6 +180,7 @@ OWN_OPTIONS = {
     "delete.topic.enable": "--delete-topic-enable",
     "socket.request.max.bytes": "--max-request-bytes",
     "zookeeper.session.timeout.ms": "--zookeeper-session-timeout-ms",
+    "broker.session.timeout.ms": "--broker-session-timeout-ms",
     "auto.leader.rebalance.enable": "--auto-leader-rebalance",
     "leader.imbalance.check.interval.seconds": "--leader-imbalance-check-interval-s",
     "leader.imbalance.per.broker.percentage": "--leader-imbalance-per-broker-percentage",

@@ -27,15 +27,23 @@ from handlers import (
     alter_configs,
     alter_partition_reassignments,
     api_versions,
+    broker_heartbeat,
+    broker_registration,
     create_partitions,
     create_topics,
+    delete_groups,
     delete_topics,
     describe_cluster,
     describe_configs,
+    describe_groups,
     elect_leaders,
+    find_coordinator,
     incremental_alter_configs,
+    list_groups,
     list_partition_reassignments,
     metadata,
+    offset_commit,
+    offset_fetch,
 )
 from handlers.context import RequestContext
 
@@ -84,6 +92,14 @@ HANDLERS: Mapping[int, HandlerEntry] = {
             elect_leaders,
             alter_partition_reassignments,
             list_partition_reassignments,
+            find_coordinator,
+            list_groups,
+            describe_groups,
+            offset_fetch,
+            offset_commit,
+            delete_groups,
+            broker_registration,
+            broker_heartbeat,
         )
     )
 }

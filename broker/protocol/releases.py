@@ -39,8 +39,10 @@ Not covered
 -----------
 * Other API keys: Produce, Fetch, ACLs, SASL, transactions, quotas, and so on.
   The emulator does not take their versions from here.
-* KRaft listeners (``broker``/``controller``) and KRaft-only APIs (such as
-  BrokerRegistration and BrokerHeartbeat).
+* KRaft listeners (``broker``/``controller``) and other KRaft-only APIs. BrokerRegistration
+  and BrokerHeartbeat are the exception: zkbroker serves them (KIP-631 leases), so they are
+  listed from 2.8 with each release's ``validVersions`` although Kafka's JSON names only the
+  ``controller`` listener.
 * Ranges that change with broker configuration: forwarding to a KRaft
   controller during ZK migration, ``unstable.api.versions.enable=true``, or an
   old ``inter.broker.protocol.version``. None of these limits the keys covered
@@ -106,8 +108,14 @@ API_NAMES: Mapping[int, str] = MappingProxyType(
         45: "AlterPartitionReassignments",
         46: "ListPartitionReassignments",
         60: "DescribeCluster",
+        62: "BrokerRegistration",
+        63: "BrokerHeartbeat",
     }
 )
+
+# Keys whose Kafka JSON lists only KRaft listeners, yet zkbroker serves and advertises
+# (KIP-631 BrokerRegistration and BrokerHeartbeat, see broker.broker_leases).
+SERVED_BEYOND_ZK_BROKER: frozenset[int] = frozenset({62, 63})
 
 # The history of each API, written as steps: (first release line that advertises
 # it, max version from then on). The first step is the release where the key
@@ -240,6 +248,20 @@ _HISTORY: Mapping[int, tuple[tuple[Release, int], ...]] = {
         ((1, 1), 0),  # v0: KIP-229
         ((2, 0), 1),  # v1: KIP-219 throttling
         ((2, 4), 2),  # v2: flexible
+    ),
+    # KIP-631 (SERVED_BEYOND_ZK_BROKER). Kafka's JSON marks these `"listeners":
+    # ["controller"]` in every release (a ZK broker never advertised them); zkbroker serves
+    # them on every listener (the controller answers, other brokers say NOT_CONTROLLER), so
+    # every release from 2.8 advertises them with that release's validVersions.
+    62: (  # BrokerRegistration
+        ((2, 8), 0),  # v0: KIP-631
+        ((3, 4), 1),  # v1: is_migrating_zk_broker (KIP-866)
+        ((3, 7), 3),  # v2: log dirs (KIP-858); v3: previous broker epoch (KIP-966)
+        ((3, 9), 4),  # v4: feature min version may be 0 (KAFKA-17011)
+    ),
+    63: (  # BrokerHeartbeat
+        ((2, 8), 0),  # v0: KIP-631
+        ((3, 7), 1),  # v1: offline log dirs (KIP-858)
     ),
 }
 

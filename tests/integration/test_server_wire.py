@@ -62,6 +62,14 @@ def test_api_versions_v4_on_kafka_3_9(cluster_factory) -> None:
             43: (0, 2),
             45: (0, 0),
             46: (0, 0),
+            62: (0, 4),
+            63: (0, 1),
+            10: (0, 6),
+            16: (0, 5),
+            15: (0, 5),
+            9: (0, 9),
+            8: (0, 9),
+            42: (0, 2),
         }
         # The 3.9 controller wrote /feature enabled with no features: epoch = its zk version.
         assert wait_until(lambda: cluster.cluster.image.finalized_features_epoch == 0)
@@ -232,8 +240,11 @@ def test_release_table_narrows_api_versions(cluster_factory) -> None:
             k.api_key: (k.min_version, k.max_version)
             for k in client.request(0, ApiVersionsRequest()).api_keys
         }
-        assert keys == {18: advertised_range((0, 10, 0), 18), 3: advertised_range((0, 10, 0), 3)}
+        # ApiVersions, Metadata and the group APIs (OffsetCommit/Fetch, GroupCoordinator,
+        # DescribeGroups, ListGroups) are all zkbroker implements of 0.10.0.
+        assert keys == {k: advertised_range((0, 10, 0), k) for k in (18, 3, 8, 9, 10, 15, 16)}
         assert keys[3] == (0, 1)
+        assert keys[8] == (0, 2)
         # DescribeCluster did not exist in 0.10.0: the connection is closed.
         _, frame = client.frame(60, 0, DescribeClusterRequest())
         client.send_raw(frame)

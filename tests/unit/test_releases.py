@@ -13,6 +13,7 @@ from broker.protocol.releases import (
     API_VERSION_RANGES,
     DEFAULT_RELEASE,
     RELEASES,
+    SERVED_BEYOND_ZK_BROKER,
     Release,
     advertised_range,
     parse_release,
@@ -193,6 +194,12 @@ def test_advertised_range() -> None:
         ((3, 8), 10, (0, 5)),
         ((3, 9), 18, (0, 4)),
         ((3, 9), 10, (0, 6)),
+        ((2, 8), 62, (0, 0)),  # KIP-631: served on every listener (see releases.py)
+        ((3, 4), 62, (0, 1)),
+        ((3, 6), 63, (0, 0)),
+        ((3, 7), 62, (0, 3)),
+        ((3, 7), 63, (0, 1)),
+        ((3, 9), 62, (0, 4)),
     ],
 )
 def test_spot_checks(release: Release, api_key: int, expected: tuple[int, int]) -> None:
@@ -202,12 +209,12 @@ def test_spot_checks(release: Release, api_key: int, expected: tuple[int, int]) 
 @pytest.mark.parametrize(
     ("release", "absent"),
     [
-        ((0, 10, 0), {19, 20, 32, 33, 37, 42, 43, 44, 45, 46, 60}),
-        ((0, 10, 2), {32, 33, 37, 42, 43, 44, 45, 46, 60}),
-        ((1, 0), {42, 43, 44, 45, 46, 60}),
-        ((2, 1), {43, 44, 45, 46, 60}),
-        ((2, 3), {45, 46, 60}),
-        ((2, 7), {60}),
+        ((0, 10, 0), {19, 20, 32, 33, 37, 42, 43, 44, 45, 46, 60, 62, 63}),
+        ((0, 10, 2), {32, 33, 37, 42, 43, 44, 45, 46, 60, 62, 63}),
+        ((1, 0), {42, 43, 44, 45, 46, 60, 62, 63}),
+        ((2, 1), {43, 44, 45, 46, 60, 62, 63}),
+        ((2, 3), {45, 46, 60, 62, 63}),
+        ((2, 7), {60, 62, 63}),
     ],
 )
 def test_keys_not_yet_advertised(release: Release, absent: set[int]) -> None:
@@ -247,7 +254,8 @@ def test_3_9_matches_shared_message_specs() -> None:
         if api_key not in API_NAMES:
             continue  # e.g. ACL and SASL APIs, not covered by the module
         listeners = spec.get("listeners")
-        assert isinstance(listeners, list) and "zkBroker" in listeners, path
+        assert isinstance(listeners, list), path
+        assert ("zkBroker" in listeners) != (api_key in SERVED_BEYOND_ZK_BROKER), path
         valid = spec["validVersions"]
         assert isinstance(valid, str), path
         lo, hi = _range(valid)
@@ -268,5 +276,7 @@ def test_controller_only_specs_are_not_advertised() -> None:
         if isinstance(listeners, list) and "zkBroker" not in listeners:
             api_key = spec["apiKey"]
             assert isinstance(api_key, int)
+            if api_key in SERVED_BEYOND_ZK_BROKER:
+                continue  # KIP-631 leases: zkbroker serves them on every listener
             for r in RELEASES:
                 assert advertised_range(r, api_key) is None, (path.name, r)

@@ -30,6 +30,17 @@ def test_explicit_ids_racks_and_release() -> None:
     assert s.port_of(7) == 0
 
 
+def test_broker_session_timeout_is_a_static_config_when_not_default() -> None:
+    assert parse().broker_session_timeout_ms == 9000
+    assert "broker.session.timeout.ms" not in parse().static_broker_configs(0, 9092, "zk")
+    s = parse("--broker-session-timeout-ms", "1500")
+    assert s.broker_session_timeout_ms == 1500
+    assert s.static_broker_configs(0, 9092, "zk")["broker.session.timeout.ms"] == "1500"
+    # Kafka 2.7 had no broker.session.timeout.ms (KIP-631 came in 2.8).
+    old = parse("--broker-session-timeout-ms", "1500", "--kafka-version", "2.7")
+    assert "broker.session.timeout.ms" not in old.static_broker_configs(0, 9092, "zk")
+
+
 @pytest.mark.parametrize(
     "argv",
     [
@@ -37,6 +48,8 @@ def test_explicit_ids_racks_and_release() -> None:
         ["--racks", "a,b", "--brokers", "3"],
         ["--port", "65535", "--brokers", "3"],
         ["--max-request-bytes", "0"],
+        ["--broker-session-timeout-ms", "0"],
+        ["--broker-config", "broker.session.timeout.ms=100"],
     ],
 )
 def test_invalid_settings_exit_2_with_message(argv: list[str], capsys) -> None:

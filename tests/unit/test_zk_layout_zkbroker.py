@@ -56,3 +56,19 @@ def test_control_node_decoding_is_strict(data: bytes) -> None:
     with pytest.raises(ZnodeFormatError) as info:
         BrokerControlNode.decode_at(data, 5)
     assert info.value.where == "/zkbroker/brokers/5"
+
+
+def test_lease_node_format() -> None:
+    from zk_layout.nodes import BrokerLease, BrokerLeaseNode, BrokerLeasesNode
+
+    assert BrokerLeasesNode.path() == "/zkbroker/leases"
+    assert BrokerLeaseNode.path(7) == "/zkbroker/leases/7"
+    assert BrokerLeaseNode.KIND is NodeKind.PERSISTENT
+    assert BrokerLeaseNode in ALL_NODE_CLASSES and BrokerLeasesNode in ALL_NODE_CLASSES
+    lease = BrokerLease("0f6cbd8e-2b5c-4a4e-9a53-1c2d3e4f5a6b")
+    data = BrokerLeaseNode.encode(lease, (2, 8))
+    assert data == b'{"version":1,"incarnation_id":"0f6cbd8e-2b5c-4a4e-9a53-1c2d3e4f5a6b"}'
+    assert BrokerLeaseNode.decode(data) == lease
+    for bad in (b'{"version":2,"incarnation_id":"x"}', b'{"version":1}', b"[]"):
+        with pytest.raises(ZnodeFormatError):
+            BrokerLeaseNode.decode(bad)

@@ -31,6 +31,7 @@ command line that writes them (``broker.cli``), and any I/O.
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 from typing import Final
 
 from zk_layout import codec_json as cj
@@ -113,3 +114,54 @@ class BrokerControlNode(ZNode[BrokerState]):
         except ValueError:
             known = ", ".join(repr(s.value) for s in BrokerState)
             raise ZnodeFormatError(where, f"unknown state {state!r} (known: {known})") from None
+
+
+class BrokerLeasesNode(EmptyNode):
+    """``/zkbroker/leases``: one child per broker that joined over the protocol (KIP-631)."""
+
+    PATTERN = "/zkbroker/leases"
+
+    @staticmethod
+    def path() -> str:
+        return "/zkbroker/leases"
+
+
+@dataclass(frozen=True)
+class BrokerLease:
+    """What the controller needs to resume a KIP-631 lease after a failover: the registering
+    process's incarnation id. The broker epoch is not stored: the lease node is created in the
+    same multi as its ``/brokers/ids/<id>`` node, so both have the same czxid, and a
+    ``/brokers/ids/<id>`` with another czxid is not this lease's."""
+
+    incarnation_id: str
+
+
+class BrokerLeaseNode(ZNode[BrokerLease]):
+    """``/zkbroker/leases/<id>`` (persistent): ``{"version":1,"incarnation_id":"<uuid>"}``.
+
+    Created and deleted by the controller together with ``/brokers/ids/<id>`` (one fenced
+    multi). The deadline is not stored: a new controller gives every resumed lease a full
+    session timeout, as a new KRaft controller does.
+    """
+
+    FORMAT_VERSIONS = (_FORMAT_VERSION,)
+    PATTERN = "/zkbroker/leases/<id>"
+
+    @staticmethod
+    def path(broker_id: int) -> str:
+        return f"/zkbroker/leases/{broker_id}"
+
+    @classmethod
+    def written_version(cls, release: Release) -> int:
+        return _FORMAT_VERSION
+
+    @classmethod
+    def encode(cls, value: BrokerLease, release: Release) -> bytes:
+        return cj.dumps({"version": _FORMAT_VERSION, "incarnation_id": value.incarnation_id})
+
+    @classmethod
+    def decode(cls, data: bytes) -> BrokerLease:
+        where = cls.PATTERN
+        doc = cj.parse_object(data, where)
+        check_version(where, cj.get_int(doc, "version", where), cls.FORMAT_VERSIONS)
+        return BrokerLease(incarnation_id=cj.get_str(doc, "incarnation_id", where))

@@ -1,0 +1,56 @@
+"""BrokerHeartbeat (key 63), versions 0-1 (KIP-631): extends a lease (`broker.broker_leases`).
+
+Served on every listener by the active controller; any other broker answers NOT_CONTROLLER.
+A broker with no lease, or a heartbeat with another broker epoch, gets STALE_BROKER_EPOCH
+(Kafka's checkBrokerEpoch answers both that way). Otherwise the lease runs for another
+broker.session.timeout.ms; WantFence maps to IsFenced, WantShutDown to ShouldShutDown (and
+removes the registration, as the end of a controlled shutdown does). IsCaughtUp is always
+true: there is no metadata log to catch up with.
+
+Not emulated: authorization, metadata offsets, offline log directories.
+"""
+
+from __future__ import annotations
+
+from broker.protocol import error_codes
+from broker.protocol.messages.broker_heartbeat import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+)
+from handlers.context import RequestContext
+from zk_layout import ControllerMovedError
+
+API_KEY = 63
+MIN_VERSION = 0
+MAX_VERSION = 1
+
+
+async def handle(ctx: RequestContext, request: BrokerHeartbeatRequest) -> BrokerHeartbeatResponse:
+    controller = ctx.broker.controller
+    if controller is None:
+        return BrokerHeartbeatResponse(error_code=error_codes.NOT_CONTROLLER)
+    try:
+        reply = await controller.call(
+            lambda c: c.leases.heartbeat(
+                request.broker_id,
+                request.broker_epoch,
+                request.want_fence,
+                request.want_shut_down,
+            )
+        )
+    except ControllerMovedError:
+        return BrokerHeartbeatResponse(error_code=error_codes.NOT_CONTROLLER)
+    if reply.error_code != error_codes.NONE:
+        return BrokerHeartbeatResponse(error_code=reply.error_code)
+    return BrokerHeartbeatResponse(
+        error_code=error_codes.NONE,
+        is_caught_up=True,
+        is_fenced=reply.is_fenced,
+        should_shut_down=reply.should_shut_down,
+    )
+
+
+def error_response(
+    request: BrokerHeartbeatRequest, version: int, code: int, message: str | None
+) -> BrokerHeartbeatResponse:
+    return BrokerHeartbeatResponse(error_code=code)

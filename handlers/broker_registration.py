@@ -1,0 +1,48 @@
+"""BrokerRegistration (key 62), versions 0-4 (KIP-631), as a ZooKeeper lease.
+
+Served on every listener: the active controller registers the broker
+(`broker.broker_leases`), any other broker answers NOT_CONTROLLER (as does a controller that
+moves while the request waits). Order of checks, as Kafka 3.9's ClusterControlManager:
+cluster id (INCONSISTENT_CLUSTER_ID), then the listeners (INVALID_REGISTRATION from 3.7,
+INVALID_REQUEST before: none, or one without a name, host or port), then an id already held
+by a live broker of another incarnation (DUPLICATE_BROKER_REGISTRATION). Success answers the
+broker epoch, the czxid of `/brokers/ids/<id>`.
+
+Not emulated: authorization (CLUSTER_AUTHORIZATION_FAILED), ZooKeeper migration
+(is_migrating_zk_broker is ignored), log directories and previous_broker_epoch.
+"""
+
+from __future__ import annotations
+
+from broker.protocol import error_codes
+from broker.protocol.messages.broker_registration import (
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+)
+from handlers.context import RequestContext
+from zk_layout import ControllerMovedError
+
+API_KEY = 62
+MIN_VERSION = 0
+MAX_VERSION = 4
+
+
+async def handle(
+    ctx: RequestContext, request: BrokerRegistrationRequest
+) -> BrokerRegistrationResponse:
+    controller = ctx.broker.controller
+    if controller is None:
+        return BrokerRegistrationResponse(error_code=error_codes.NOT_CONTROLLER)
+    if request.cluster_id != ctx.image.cluster_id:
+        return BrokerRegistrationResponse(error_code=error_codes.INCONSISTENT_CLUSTER_ID)
+    try:
+        code, epoch = await controller.call(lambda c: c.leases.register(request))
+    except ControllerMovedError:
+        return BrokerRegistrationResponse(error_code=error_codes.NOT_CONTROLLER)
+    return BrokerRegistrationResponse(error_code=code, broker_epoch=epoch)
+
+
+def error_response(
+    request: BrokerRegistrationRequest, version: int, code: int, message: str | None
+) -> BrokerRegistrationResponse:
+    return BrokerRegistrationResponse(error_code=code)

@@ -1,0 +1,63 @@
+"""DeleteGroups (key 42), versions 0-2: remove groups from the ZooKeeper consumer registry.
+
+Per group, as Kafka's ``GroupCoordinator.handleDeleteGroups``: NOT_COORDINATOR on a broker that
+is not the group's coordinator; GROUP_ID_NOT_FOUND when ``/consumers/<g>`` does not exist;
+NON_EMPTY_GROUP while ``/consumers/<g>/ids`` has registered members; otherwise the whole
+``/consumers/<g>`` subtree (offsets, owners) is deleted and the answer is NONE. A group id
+named twice is answered once, as Kafka deduplicates the request's ids.
+
+Not emulated: authorization. A consumer registering while the subtree is being deleted is not
+fenced: ZooKeeper offers no lock the old consumers honoured.
+"""
+
+from __future__ import annotations
+
+from broker.consumer_groups import delete_group, load_groups
+from broker.protocol import error_codes
+from broker.protocol.messages.delete_groups import (
+    DeletableGroupResult,
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
+)
+from handlers.context import RequestContext
+from handlers.group_coordination import group_status
+
+API_KEY = 42
+MIN_VERSION = 0
+MAX_VERSION = 2
+
+
+async def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
+    codes: dict[str, int] = {}
+    candidates = []
+    for group_id in dict.fromkeys(request.groups_names):
+        code = group_status(ctx, group_id)
+        if code != error_codes.NONE:
+            codes[group_id] = code
+        else:
+            candidates.append(group_id)
+    store = ctx.broker.store
+    loaded = await load_groups(store, candidates, with_owners=False) if candidates else {}
+    for group_id in candidates:
+        group = loaded[group_id]
+        if group is None:
+            codes[group_id] = error_codes.GROUP_ID_NOT_FOUND
+        elif group.members:
+            codes[group_id] = error_codes.NON_EMPTY_GROUP
+        else:
+            await delete_group(store, group_id)
+            codes[group_id] = error_codes.NONE
+    return DeleteGroupsResponse(
+        results=[
+            DeletableGroupResult(group_id=g, error_code=codes[g])
+            for g in dict.fromkeys(request.groups_names)
+        ]
+    )
+
+
+def error_response(
+    request: DeleteGroupsRequest, version: int, code: int, message: str | None
+) -> DeleteGroupsResponse:
+    return DeleteGroupsResponse(
+        results=[DeletableGroupResult(group_id=g, error_code=code) for g in request.groups_names]
+    )

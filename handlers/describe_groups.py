@@ -1,0 +1,118 @@
+"""DescribeGroups (key 15), versions 0-5: groups of the ZooKeeper consumer registry.
+
+Per group id, as 3.9's ``GroupCoordinator.handleDescribeGroup`` answers (kafka-zk-semantics §5):
+- a null id: INVALID_GROUP_ID; a broker that is not the group's coordinator: NOT_COORDINATOR,
+  with empty state/protocol fields and no members;
+- a group without ``/consumers/<g>``: error NONE, state ``Dead``, empty protocol fields;
+- otherwise protocol type ``consumer`` and state ``Stable`` (registered members) or ``Empty``.
+  A Stable group's protocol is ``range``: the old consumer's default
+  ``partition.assignment.strategy``, which its registration does not record.
+
+Members are ``/consumers/<g>/ids/*`` in id order: member id = consumer id; client id = the group
+id (the old consumer's default ``client.id``); client host = ``/<host>`` when the consumer id
+has the generated ``<group>_<host>-<ms>-<8 hex>`` form, else ""; member metadata = a
+ConsumerProtocol v0 Subscription of the registered topics (pattern subscriptions expanded
+against the topics in this broker's metadata); member assignment = a v0 Assignment of the
+partitions the member's threads own under ``/consumers/<g>/owners``. An unreadable
+registration yields a member with an empty subscription.
+
+Not emulated: authorization; authorized_operations stays -2147483648 (not computed).
+"""
+
+from __future__ import annotations
+
+import re
+
+from broker.consumer_groups import (
+    ASSIGNMENT_STRATEGY,
+    DEAD,
+    PROTOCOL_TYPE,
+    STABLE,
+    ConsumerGroup,
+    load_groups,
+    subscribed_topics,
+)
+from broker.consumer_protocol import encode_assignment, encode_subscription
+from broker.protocol import error_codes
+from broker.protocol.messages.describe_groups import (
+    DescribedGroup,
+    DescribedGroupMember,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+)
+from handlers.context import RequestContext
+from handlers.group_coordination import group_status
+
+API_KEY = 15
+MIN_VERSION = 0
+MAX_VERSION = 5
+
+_GENERATED_ID = re.compile(r"(?P<host>.+)-\d+-[0-9a-f]{8}")
+
+
+def client_host(group_id: str, consumer_id: str) -> str:
+    """``/<host>`` from an old consumer's generated id, "" for any other id."""
+    prefix = f"{group_id}_"
+    if consumer_id.startswith(prefix):
+        match = _GENERATED_ID.fullmatch(consumer_id[len(prefix) :])
+        if match is not None:
+            return "/" + match["host"]
+    return ""
+
+
+def _describe(group: ConsumerGroup, topics: list[str]) -> DescribedGroup:
+    members = []
+    for member_id, registration in group.members.items():
+        subscribed = subscribed_topics(registration, topics) if registration is not None else []
+        members.append(
+            DescribedGroupMember(
+                member_id=member_id,
+                group_instance_id=None,
+                client_id=group.group_id,
+                client_host=client_host(group.group_id, member_id),
+                member_metadata=encode_subscription(subscribed),
+                member_assignment=encode_assignment(group.assignment(member_id)),
+            )
+        )
+    return DescribedGroup(
+        error_code=error_codes.NONE,
+        group_id=group.group_id,
+        group_state=group.state,
+        protocol_type=PROTOCOL_TYPE,
+        protocol_data=ASSIGNMENT_STRATEGY if group.state == STABLE else "",
+        members=members,
+    )
+
+
+async def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
+    answers: dict[int, DescribedGroup] = {}
+    to_load: list[tuple[int, str]] = []
+    for index, group_id in enumerate(request.groups):
+        code = group_status(ctx, group_id)
+        if code != error_codes.NONE:
+            answers[index] = _error(group_id, code)
+        else:
+            to_load.append((index, group_id))
+    if to_load:
+        loaded = await load_groups(ctx.broker.store, [g for _, g in to_load])
+        topics = [t.name for t in ctx.image.visible_topics()]
+        for index, group_id in to_load:
+            group = loaded[group_id]
+            answers[index] = (
+                _describe(group, topics)
+                if group is not None
+                else DescribedGroup(
+                    error_code=error_codes.NONE, group_id=group_id, group_state=DEAD
+                )
+            )
+    return DescribeGroupsResponse(groups=[answers[i] for i in range(len(request.groups))])
+
+
+def _error(group_id: str, code: int) -> DescribedGroup:
+    return DescribedGroup(error_code=code, group_id=group_id, group_state="", members=[])
+
+
+def error_response(
+    request: DescribeGroupsRequest, version: int, code: int, message: str | None
+) -> DescribeGroupsResponse:
+    return DescribeGroupsResponse(groups=[_error(g, code) for g in request.groups])

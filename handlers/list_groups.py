@@ -1,0 +1,55 @@
+"""ListGroups (key 16), versions 0-5: the consumer groups of the ZooKeeper registry.
+
+As in Kafka, a broker lists the groups it coordinates (``handlers.group_coordination``); admin
+clients ask every broker and merge, so together the brokers list every group under
+``/consumers``. Each is ``{group_id, protocol_type "consumer", group_state (v4+), group_type
+"classic" (v5+)}``; the state is ``Stable`` while ``/consumers/<g>/ids`` has members and
+``Empty`` otherwise (only offsets or owners left). Filters follow 3.9's
+``GroupCoordinator.handleListGroups``: empty means all; states compare case-insensitively; a
+types filter keeps the groups only if it names ``classic`` (any case).
+
+Not emulated: COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS (the registry is always
+"loaded"), authorization.
+"""
+
+from __future__ import annotations
+
+from broker.consumer_groups import EMPTY, PROTOCOL_TYPE, STABLE, group_ids, member_counts
+from broker.protocol import error_codes
+from broker.protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
+from handlers.context import RequestContext
+from handlers.group_coordination import is_coordinator
+
+API_KEY = 16
+MIN_VERSION = 0
+MAX_VERSION = 5
+
+CLASSIC = "classic"
+
+
+async def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsResponse:
+    version = ctx.version
+    states = {s.lower() for s in request.states_filter or ()} if version >= 4 else set()
+    types = {t.lower() for t in request.types_filter or ()} if version >= 5 else set()
+    if types and CLASSIC not in types:
+        return ListGroupsResponse(error_code=error_codes.NONE, groups=[])
+    store = ctx.broker.store
+    mine = [g for g in await group_ids(store) if is_coordinator(ctx, g)]
+    counts = await member_counts(store, mine)
+    groups = []
+    for group, members in counts.items():
+        state = STABLE if members else EMPTY
+        if states and state.lower() not in states:
+            continue
+        groups.append(
+            ListedGroup(
+                group_id=group, protocol_type=PROTOCOL_TYPE, group_state=state, group_type=CLASSIC
+            )
+        )
+    return ListGroupsResponse(error_code=error_codes.NONE, groups=groups)
+
+
+def error_response(
+    request: ListGroupsRequest, version: int, code: int, message: str | None
+) -> ListGroupsResponse:
+    return ListGroupsResponse(error_code=code, groups=[])

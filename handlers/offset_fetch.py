@@ -1,0 +1,169 @@
+"""OffsetFetch (key 9), versions 0-9: committed offsets from ``/consumers/<g>/offsets/<t>/<p>``.
+
+- v0 reads ZooKeeper as Kafka 2.8 does for v0 (``KafkaApis.handleOffsetFetchRequest``): no
+  coordinator check; a partition missing from this broker's metadata, or without an offset
+  node, answers UNKNOWN_TOPIC_OR_PARTITION with offset -1.
+- v1+ answers as the group's coordinator (``GroupCoordinator.handleFetchOffsets``): a broker that
+  is not the coordinator answers NOT_COORDINATOR (v1: on every requested partition; v2-7: the
+  top-level error with no topics; v8+: the group's error); otherwise every requested partition
+  gets its offset, or -1 with error NONE when there is none (unknown groups and topics alike);
+  null topics (v2+) mean every partition with a committed offset.
+- v8+ answers each group of ``groups`` that way.
+Metadata is always "" and the leader epoch -1: the registry stores the bare offset.
+
+Not emulated: authorization, require_stable (no transactional offsets exist), v9's member id
+and epoch checks (they concern KIP-848 groups; registry groups are classic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from broker.consumer_groups import load_groups
+from broker.protocol import error_codes
+from broker.protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestTopics,
+    OffsetFetchResponse,
+    OffsetFetchResponseGroup,
+    OffsetFetchResponsePartition,
+    OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic,
+    OffsetFetchResponseTopics,
+)
+from handlers.context import RequestContext
+from handlers.group_coordination import group_status
+from zk_layout.nodes.base import TopicPartition
+
+API_KEY = 9
+MIN_VERSION = 0
+MAX_VERSION = 9
+
+INVALID_OFFSET = -1
+
+# topic -> partitions requested, or None for all
+Wanted = dict[str, list[int]] | None
+
+
+def _wanted(
+    topics: Sequence[OffsetFetchRequestTopic] | Sequence[OffsetFetchRequestTopics] | None,
+) -> Wanted:
+    if topics is None:
+        return None
+    out: dict[str, list[int]] = {}
+    for t in topics:
+        out.setdefault(t.name, []).extend(t.partition_indexes)
+    return out
+
+
+def _answer(
+    offsets: Mapping[TopicPartition, int], wanted: Wanted, missing_code: int
+) -> dict[str, list[tuple[int, int, int]]]:
+    """topic -> [(partition, offset, error)] for the wanted partitions (all when None)."""
+    out: dict[str, list[tuple[int, int, int]]] = {}
+    if wanted is None:
+        for tp, offset in sorted(offsets.items()):
+            out.setdefault(tp.topic, []).append((tp.partition, offset, error_codes.NONE))
+        return out
+    for topic, partitions in wanted.items():
+        rows = out.setdefault(topic, [])
+        for p in partitions:
+            found = offsets.get(TopicPartition(topic, p))
+            if found is None:
+                rows.append((p, INVALID_OFFSET, missing_code))
+            else:
+                rows.append((p, found, error_codes.NONE))
+    return out
+
+
+def _topics(answer: dict[str, list[tuple[int, int, int]]]) -> list[OffsetFetchResponseTopic]:
+    return [
+        OffsetFetchResponseTopic(
+            name=topic,
+            partitions=[
+                OffsetFetchResponsePartition(
+                    partition_index=p, committed_offset=o, metadata="", error_code=e
+                )
+                for p, o, e in rows
+            ],
+        )
+        for topic, rows in answer.items()
+    ]
+
+
+def _group_topics(
+    answer: dict[str, list[tuple[int, int, int]]],
+) -> list[OffsetFetchResponseTopics]:
+    return [
+        OffsetFetchResponseTopics(
+            name=topic,
+            partitions=[
+                OffsetFetchResponsePartitions(
+                    partition_index=p, committed_offset=o, metadata="", error_code=e
+                )
+                for p, o, e in rows
+            ],
+        )
+        for topic, rows in answer.items()
+    ]
+
+
+async def _offsets(ctx: RequestContext, group_id: str) -> Mapping[TopicPartition, int]:
+    group = (await load_groups(ctx.broker.store, [group_id], with_owners=False))[group_id]
+    return group.offsets if group is not None else {}
+
+
+async def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
+    version = ctx.version
+    if version >= 8:
+        groups = []
+        for entry in request.groups:
+            code = group_status(ctx, entry.group_id)
+            if code != error_codes.NONE:
+                groups.append(OffsetFetchResponseGroup(group_id=entry.group_id, error_code=code))
+                continue
+            answer = _answer(
+                await _offsets(ctx, entry.group_id), _wanted(entry.topics), error_codes.NONE
+            )
+            groups.append(
+                OffsetFetchResponseGroup(group_id=entry.group_id, topics=_group_topics(answer))
+            )
+        return OffsetFetchResponse(groups=groups)
+
+    wanted = _wanted(request.topics)
+    if version == 0:
+        offsets = dict(await _offsets(ctx, request.group_id))
+        image = ctx.image
+        for topic, partitions in (wanted or {}).items():
+            known = image.topics.get(topic)
+            for p in partitions:
+                if known is None or p not in known.partitions:
+                    offsets.pop(TopicPartition(topic, p), None)
+        answer = _answer(offsets, wanted or {}, error_codes.UNKNOWN_TOPIC_OR_PARTITION)
+        return OffsetFetchResponse(topics=_topics(answer))
+
+    code = group_status(ctx, request.group_id)
+    if code != error_codes.NONE:
+        return error_response(request, version, code, None)
+    answer = _answer(await _offsets(ctx, request.group_id), wanted, error_codes.NONE)
+    return OffsetFetchResponse(topics=_topics(answer), error_code=error_codes.NONE)
+
+
+def error_response(
+    request: OffsetFetchRequest, version: int, code: int, message: str | None
+) -> OffsetFetchResponse:
+    """Kafka's ``OffsetFetchRequest.getErrorResponse``: below v2 the error on every requested
+    partition, v2-7 the top-level error only, v8+ each group's error."""
+    if version >= 8:
+        return OffsetFetchResponse(
+            groups=[
+                OffsetFetchResponseGroup(group_id=g.group_id, error_code=code)
+                for g in request.groups
+            ]
+        )
+    if version < 2:
+        wanted = _wanted(request.topics) or {}
+        rows = {t: [(p, INVALID_OFFSET, code) for p in ps] for t, ps in wanted.items()}
+        return OffsetFetchResponse(topics=_topics(rows))
+    return OffsetFetchResponse(error_code=code, topics=[])

@@ -1,0 +1,210 @@
+"""The pre-0.9 ("0.8", ZooKeeper-based) consumer registry under ``/consumers``.
+
+Kafka's old high-level consumer (``ZookeeperConsumerConnector``) kept all of a group's state in
+ZooKeeper; Kafka 2.8 still creates ``/consumers`` and reads/writes offsets there for
+OffsetCommit/OffsetFetch v0 (``KafkaZkClient.setOrCreateConsumerOffset``/``getConsumerOffset``).
+
+* ``/consumers/<g>``: the group (null data); ``/consumers/<g>/ids``, ``.../owners``,
+  ``.../offsets`` are null-data containers.
+* ``/consumers/<g>/ids/<consumer>`` (ephemeral): the registration
+  ``{"version":1,"subscription":{"topic1":1},"pattern":"static","timestamp":"1700000000000"}``.
+  ``pattern`` is ``static``, ``white_list`` or ``black_list``; for the last two the only key of
+  ``subscription`` is the topic regex. As in the old ``TopicCount.constructTopicCount``,
+  ``pattern`` and ``subscription`` are required; ``version`` and ``timestamp`` are not checked.
+  The consumer id is ``<group>_<host>-<ms>-<8 hex>`` unless the consumer set ``consumer.id``.
+* ``/consumers/<g>/owners/<t>/<p>`` (ephemeral): the owning consumer thread,
+  ``<consumer>-<thread number>``, as UTF-8 text.
+* ``/consumers/<g>/offsets/<t>/<p>``: the committed offset as decimal text. Null data reads as
+  "no offset" (Kafka's ``getConsumerOffset`` answers None for it).
+
+Deliberately not here: any I/O (``broker.consumer_groups`` reads a whole group), rebalancing,
+and the group states derived from these nodes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from zk_layout import codec_json as cj
+from zk_layout.errors import ZnodeFormatError
+from zk_layout.nodes.base import EmptyNode, NodeKind, ZNode
+from zk_layout.release import Release
+
+STATIC: Final = "static"
+WHITE_LIST: Final = "white_list"
+BLACK_LIST: Final = "black_list"
+PATTERNS: Final = (STATIC, WHITE_LIST, BLACK_LIST)
+
+_THREAD_SUFFIX = re.compile(r"-(\d+)")
+
+
+@dataclass(frozen=True)
+class ConsumerRegistration:
+    """Content of ``/consumers/<g>/ids/<consumer>``: subscription (topic or regex -> number of
+    streams), its pattern, and the registration time in epoch ms (-1 when absent/unreadable)."""
+
+    subscription: Mapping[str, int]
+    pattern: str = STATIC
+    timestamp_ms: int = -1
+    version: int | None = field(default=None, compare=False)
+
+
+class ConsumerGroupNode(EmptyNode):
+    PATTERN = "/consumers/<group>"
+
+    @staticmethod
+    def path(group: str) -> str:
+        return f"/consumers/{group}"
+
+
+class ConsumerIdsNode(EmptyNode):
+    PATTERN = "/consumers/<group>/ids"
+
+    @staticmethod
+    def path(group: str) -> str:
+        return f"/consumers/{group}/ids"
+
+
+class ConsumerOwnersNode(EmptyNode):
+    PATTERN = "/consumers/<group>/owners"
+
+    @staticmethod
+    def path(group: str) -> str:
+        return f"/consumers/{group}/owners"
+
+
+class ConsumerOwnersTopicNode(EmptyNode):
+    PATTERN = "/consumers/<group>/owners/<topic>"
+
+    @staticmethod
+    def path(group: str, topic: str) -> str:
+        return f"/consumers/{group}/owners/{topic}"
+
+
+class ConsumerOffsetsNode(EmptyNode):
+    PATTERN = "/consumers/<group>/offsets"
+
+    @staticmethod
+    def path(group: str) -> str:
+        return f"/consumers/{group}/offsets"
+
+
+class ConsumerOffsetsTopicNode(EmptyNode):
+    PATTERN = "/consumers/<group>/offsets/<topic>"
+
+    @staticmethod
+    def path(group: str, topic: str) -> str:
+        return f"/consumers/{group}/offsets/{topic}"
+
+
+class ConsumerIdNode(ZNode[ConsumerRegistration]):
+    FORMAT_VERSIONS = (1,)
+    KIND = NodeKind.EPHEMERAL
+    PATTERN = "/consumers/<group>/ids/<consumer>"
+
+    @staticmethod
+    def path(group: str, consumer: str) -> str:
+        return f"/consumers/{group}/ids/{consumer}"
+
+    @classmethod
+    def written_version(cls, release: Release) -> int:
+        return 1
+
+    @classmethod
+    def encode(cls, value: ConsumerRegistration, release: Release) -> bytes:
+        return cj.dumps(
+            {
+                "version": 1,
+                "subscription": dict(value.subscription),
+                "pattern": value.pattern,
+                "timestamp": str(value.timestamp_ms),
+            }
+        )
+
+    @classmethod
+    def decode(cls, data: bytes) -> ConsumerRegistration:
+        where = cls.PATTERN
+        doc = cj.parse_object(data, where)
+        pattern = cj.get_str(doc, "pattern", where)
+        if pattern not in PATTERNS:
+            raise ZnodeFormatError(where, f"unknown subscription pattern {pattern!r}")
+        raw = cj.get_object(doc, "subscription", where)
+        subscription = {
+            topic: cj.check_int(count, where, f"the stream count of {topic!r}")
+            for topic, count in raw.items()
+        }
+        if pattern != STATIC and len(subscription) != 1:
+            raise ZnodeFormatError(where, f"a {pattern} subscription must have exactly one regex")
+        version = doc.get("version")
+        return ConsumerRegistration(
+            subscription=subscription,
+            pattern=pattern,
+            timestamp_ms=cj.lenient_timestamp(doc.get("timestamp")),
+            version=version if isinstance(version, int) and not isinstance(version, bool) else None,
+        )
+
+
+class ConsumerOwnerNode(ZNode[str]):
+    """The owning thread id, ``<consumer>-<thread>``; ``owner_consumer`` strips the thread."""
+
+    FORMAT_VERSIONS = (0,)
+    KIND = NodeKind.EPHEMERAL
+    PATTERN = "/consumers/<group>/owners/<topic>/<partition>"
+
+    @staticmethod
+    def path(group: str, topic: str, partition: int) -> str:
+        return f"/consumers/{group}/owners/{topic}/{partition}"
+
+    @classmethod
+    def written_version(cls, release: Release) -> int:
+        return 0
+
+    @classmethod
+    def encode(cls, value: str, release: Release) -> bytes:
+        return value.encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> str:
+        try:
+            return data.decode()
+        except UnicodeDecodeError:
+            raise ZnodeFormatError(cls.PATTERN, "owner is not UTF-8 text") from None
+
+
+def owner_consumer(thread_id: str) -> str:
+    """``"c1-0"`` -> ``"c1"``: the consumer id of an owner thread id (unchanged without a
+    ``-<number>`` suffix)."""
+    base, sep, suffix = thread_id.rpartition("-")
+    return base if sep and _THREAD_SUFFIX.fullmatch(sep + suffix) else thread_id
+
+
+class ConsumerOffsetNode(ZNode[int | None]):
+    FORMAT_VERSIONS = (0,)
+    PATTERN = "/consumers/<group>/offsets/<topic>/<partition>"
+
+    @staticmethod
+    def path(group: str, topic: str, partition: int) -> str:
+        return f"/consumers/{group}/offsets/{topic}/{partition}"
+
+    @classmethod
+    def written_version(cls, release: Release) -> int:
+        return 0
+
+    @classmethod
+    def encode(cls, value: int | None, release: Release) -> bytes:
+        if value is None:
+            raise ValueError("an offset node is written with an offset")
+        return str(value).encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> int | None:
+        if not data:
+            return None
+        try:
+            text = data.decode("ascii")
+        except UnicodeDecodeError:
+            raise ZnodeFormatError(cls.PATTERN, "offset is not decimal text") from None
+        return cj.parse_decimal_int(text, cls.PATTERN, "the offset", bits=64)
