@@ -16,6 +16,7 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
+from broker.consumer_groups import coordinator_id
 from broker.protocol import error_codes as ec
 from broker.protocol.messages.broker_heartbeat import BrokerHeartbeatRequest
 from broker.protocol.messages.broker_registration import (
@@ -23,6 +24,7 @@ from broker.protocol.messages.broker_registration import (
     Feature,
     Listener,
 )
+from broker.protocol.messages.find_coordinator import FindCoordinatorRequest
 from broker.runner import ClusterThread
 from tests.integration.helpers import wait_until
 from tests.integration.test_controller import (
@@ -241,3 +243,31 @@ def test_latest_versions_on_kafka_3_9(
         bye = heartbeat(client, 7, answer.broker_epoch, version=1, want_shut_down=True)
         assert (bye.error_code, bye.should_shut_down) == (ec.NONE, True)
         assert kazoo.exists("/brokers/ids/7") is None
+
+
+def test_group_coordinator_without_an_endpoint_on_the_listener_is_not_available(
+    lease_cluster: ClusterThread,
+) -> None:
+    """FindCoordinator GROUP answers COORDINATOR_NOT_AVAILABLE when the group's coordinator
+    (here broker 7, registered over KIP-631 with only an EXTERNAL listener) has no endpoint
+    on the listener the request came in on."""
+    with controller_client(lease_cluster) as client:
+        request = registration(
+            lease_cluster,
+            listeners=[
+                Listener(name="EXTERNAL", host="127.0.0.1", port=FAKE_PORT, security_protocol=0)
+            ],
+        )
+        response = register(client, request)
+        assert response.error_code == ec.NONE
+        heartbeat(client, 7, response.broker_epoch)
+        wait_until(lambda: 7 in lease_cluster.cluster.image.brokers)
+        group = next(g for g in (f"g{i}" for i in range(1000)) if coordinator_id(g, [0, 1, 7]) == 7)
+        other = next(g for g in (f"g{i}" for i in range(1000)) if coordinator_id(g, [0, 1, 7]) == 0)
+        answers = [
+            client.request(3, FindCoordinatorRequest(key=g, key_type=0)) for g in (group, other)
+        ]
+    assert [(a.error_code, a.node_id, a.port) for a in answers] == [
+        (ec.COORDINATOR_NOT_AVAILABLE, -1, -1),
+        (ec.NONE, 0, lease_cluster.cluster.brokers[0].port),
+    ]
