@@ -28,6 +28,7 @@ import structlog
 
 from broker.controller import Controller, ControllerElector
 from broker.metadata import MetadataImage
+from broker.request_hooks import HookChain
 from broker.server import BrokerServer
 from broker.settings import Settings
 from handlers.broker_config import BrokerConfig
@@ -40,7 +41,14 @@ from zk_layout.store import SessionState
 class BrokerNode:
     """Implements `handlers.context.BrokerView` for the broker's requests."""
 
-    def __init__(self, broker_id: int, settings: Settings, image: MetadataImage) -> None:
+    def __init__(
+        self,
+        broker_id: int,
+        settings: Settings,
+        image: MetadataImage,
+        hooks: HookChain | None = None,
+    ) -> None:
+        self._hooks = hooks
         self._broker_id = broker_id
         self._settings = settings
         self._image = image
@@ -162,6 +170,7 @@ class BrokerNode:
                 settings.port_of(self._broker_id) if port is None else port,
                 max_request_bytes=settings.max_request_bytes,
                 listener_name=settings.listener_name,
+                hooks=self._hooks,
             )
             self._bound_port = await self._server.start()
             self._static_configs = settings.static_broker_configs(

@@ -33,6 +33,7 @@ from broker.broker_node import BrokerNode
 from broker.config_watcher import ConfigWatcher
 from broker.metadata import MetadataImage
 from broker.metadata_watcher import MetadataWatcher
+from broker.request_hooks import HookChain
 from broker.settings import Settings
 from broker.zookeeper import EmbeddedZooKeeper
 from zk_layout import BrokerState, ZkStore
@@ -42,8 +43,10 @@ class Cluster:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.image = MetadataImage()
+        # Every broker's request hooks (faults, capture, metrics add themselves here).
+        self.hooks = HookChain()
         self.brokers: dict[int, BrokerNode] = {
-            b: BrokerNode(b, settings, self.image) for b in settings.broker_ids
+            b: BrokerNode(b, settings, self.image, self.hooks) for b in settings.broker_ids
         }
         self._embedded: EmbeddedZooKeeper | None = None
         self._store: ZkStore | None = None

@@ -14,6 +14,10 @@ UNSUPPORTED_VERSION and the broker's own range (KIP-511). Each close is logged w
 reason. A handler that raises is answered with UNKNOWN_SERVER_ERROR on every item
 (Kafka's getErrorResponse), logged, and the connection goes on.
 
+Every decoded request also goes through the cluster's `HookChain` (`broker.request_hooks`):
+hooks may delay, hold, drop or fail it (fault injection) and see its outcome (capture,
+metrics); with no hooks this costs nothing.
+
 Deliberately not here: TLS/SASL, quotas and throttling, and what the answers contain
 (see `handlers`).
 """
@@ -39,6 +43,7 @@ from broker.protocol import (
     error_codes,
 )
 from broker.protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
+from broker.request_hooks import HookChain, Intervention, RequestCall, RequestRecord
 from handlers.context import BrokerView, ConnectionInfo, RequestContext
 
 API_VERSIONS_KEY = 18
@@ -76,8 +81,10 @@ class BrokerServer:
         *,
         max_request_bytes: int,
         listener_name: str,
+        hooks: HookChain | None = None,
     ) -> None:
         self._broker = broker
+        self._hooks = hooks if hooks is not None else HookChain()
         self._host = host
         self._requested_port = port
         self._max_request_bytes = max_request_bytes
@@ -224,14 +231,44 @@ class BrokerServer:
             rlog.warning("connection.closing", reason=f"undecodable request: {e}")
             return None
 
+        hooks = self._hooks
+        call: RequestCall | None = None
+        intervention: Intervention | None = None
+        received_at = time.time()
+        if hooks:
+            call = RequestCall(self._broker.broker_id, conn, header, entry.name, request)
+            intervention = await hooks.intervene(call)
+            if intervention is not None:
+                rlog.info(
+                    "request.intervention",
+                    source=intervention.source,
+                    delay_s=intervention.delay_s,
+                    hold=intervention.hold is not None,
+                    drop=intervention.drop,
+                    injected_error_code=intervention.error_code,
+                )
+                if intervention.delay_s > 0:
+                    await asyncio.sleep(intervention.delay_s)
+                if intervention.hold is not None:
+                    await intervention.hold.wait()
+                if intervention.drop:
+                    hooks.observe(_record(call, None, [], received_at, started, intervention))
+                    rlog.warning("connection.closing", reason=f"{intervention.source}: drop")
+                    return None
+
         ctx = RequestContext(header=header, broker=self._broker, connection=conn)
-        try:
-            response = await entry.handle(ctx, request)
-        except Exception:
-            rlog.exception("request.failed")
+        if intervention is not None and intervention.error_code is not None:
             response = entry.error_response(
-                request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
+                request, header.api_version, intervention.error_code, intervention.error_message
             )
+        else:
+            try:
+                response = await entry.handle(ctx, request)
+            except Exception:
+                rlog.exception("request.failed")
+                response = entry.error_response(
+                    request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
+                )
         try:
             data = encode_response(header, response)
         except CodecError:
@@ -242,6 +279,9 @@ class BrokerServer:
                     request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
                 ),
             )
+        if call is not None:
+            codes = collect_error_codes(response)
+            hooks.observe(_record(call, response, codes, received_at, started, intervention))
         if _stdlib_log.isEnabledFor(logging.DEBUG):  # the error-code walk is not free
             rlog.debug(
                 "request",
@@ -249,3 +289,15 @@ class BrokerServer:
                 error_codes=collect_error_codes(response),
             )
         return data
+
+
+def _record(
+    call: RequestCall,
+    response: Any | None,
+    codes: list[int],
+    received_at: float,
+    started: float,
+    intervention: Intervention | None,
+) -> RequestRecord:
+    latency_us = int((time.perf_counter() - started) * 1_000_000)
+    return RequestRecord(call, response, codes, received_at, latency_us, intervention)
