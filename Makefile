@@ -33,6 +33,7 @@ bench: system-deps $(STAMP)
 	$(PY) bench/create_topics.py
 	$(PY) bench/configs.py
 	$(PY) bench/controller.py
+	$(PY) bench/capture.py
 
 # Debian/Ubuntu packages: Python's venv module, ZooKeeper (brings Java), kcat for the tests.
 system-deps:

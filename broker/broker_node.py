@@ -143,6 +143,11 @@ class BrokerNode:
         return self._settings.public_host
 
     @property
+    def open_connections(self) -> int:
+        """Client connections its listener serves now (0 while stopped)."""
+        return self._server.open_connections if self._server is not None else 0
+
+    @property
     def rack(self) -> str | None:
         return self._settings.rack_of(self._broker_id)
 

@@ -15,7 +15,9 @@ to `/zkbroker/brokers/<ID>` and waits until `/brokers/ids/<ID>` is gone / back, 
 one line (`broker 1 stopped`). Exit 1 when no zkbroker process applied it within the
 timeout (30 s) or ZooKeeper cannot be reached. `zkbroker broker list --zookeeper CONNECT`
 prints one line per broker id registered or having a desired state. These subcommands start
-nothing: one short-lived ZooKeeper session, closed before they exit.
+nothing: one short-lived ZooKeeper session, closed before they exit. So does
+`zkbroker fault push|latency|drop|blackhole|clear|list ... --zookeeper CONNECT`
+(`broker.fault_command`): fault entries every zkbroker process of the cluster applies.
 
 Deliberately not here: anything a cluster does (see `broker.cluster`) and how a process
 applies the desired state (see `broker.broker_control`).
@@ -33,6 +35,7 @@ import structlog
 
 from broker.broker_control import BrokerStatus, list_brokers, request_broker_state
 from broker.cluster import Cluster
+from broker.fault_command import add_fault_parser, run_fault_command
 from broker.log import configure_logging
 from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, parse_release, release_name
 from broker.settings import DEFAULT_MAX_REQUEST_BYTES, Settings
@@ -214,9 +217,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="imbalance above which a broker's leaders are moved back "
         "(leader.imbalance.per.broker.percentage; 10)",
     )
+    run.add_argument(
+        "--capture",
+        metavar="FILE.jsonl",
+        help="append one JSON line per request answered (request capture) to this file",
+    )
+    run.add_argument(
+        "--statsd",
+        metavar="HOST:PORT",
+        help="send StatsD metrics (UDP) to this address: request counts and latencies, "
+        "connections, topics, partitions, controller epoch, injected faults",
+    )
+    run.add_argument(
+        "--statsd-interval-s",
+        type=_positive_seconds,
+        default=10.0,
+        help="seconds between StatsD gauges (10)",
+    )
     run.add_argument("--log-level", default="info", help="debug, info, warning, error (info)")
     run.add_argument("--log-format", choices=("console", "json"), default="console")
     _add_broker_parser(sub)
+    add_fault_parser(sub)
     return parser
 
 
@@ -247,6 +268,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         auto_leader_rebalance=args.auto_leader_rebalance,
         leader_imbalance_check_interval_s=args.leader_imbalance_check_interval_s,
         leader_imbalance_per_broker_percentage=args.leader_imbalance_per_broker_percentage,
+        statsd=args.statsd,
+        statsd_interval_s=args.statsd_interval_s,
+        capture_path=args.capture,
     )
 
 
@@ -331,6 +355,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Only warnings (kazoo's connection trouble) on stderr; stdout carries the answer.
         configure_logging("warning", "console")
         return asyncio.run(run_broker_command(args))
+    if args.command == "fault":
+        configure_logging("warning", "console")
+        return asyncio.run(run_fault_command(args))
     try:
         settings = settings_from_args(args)
     except ValueError as e:

@@ -4,7 +4,8 @@
 1. uses `settings.zookeeper` or starts an `EmbeddedZooKeeper` (stopped again by `stop()`);
 2. opens the process's own ZooKeeper session (for the metadata image), creates Kafka's
    persistent top-level paths and `/cluster/id` if missing, and starts the metadata watcher
-   and the config-change watcher;
+   and the config-change watcher, then the fault injector (`broker.faults`; `Cluster.faults`
+   adds, lists and clears the faults every process of the cluster shares);
 3. starts the brokers in id order, each with its own session, listener and registration;
 4. starts `BrokerControl` (`broker.broker_control`): the brokers' control nodes
    `/zkbroker/brokers/<id>` are reset to "running" and watched from then on.
@@ -30,9 +31,12 @@ import structlog
 
 from broker.broker_control import BrokerControl
 from broker.broker_node import BrokerNode
+from broker.capture import CapturedRequest, RequestCapture
 from broker.config_watcher import ConfigWatcher
+from broker.faults import FaultInjector, Faults
 from broker.metadata import MetadataImage
 from broker.metadata_watcher import MetadataWatcher
+from broker.metrics import StatsdMetrics, cluster_gauges
 from broker.request_hooks import HookChain
 from broker.settings import Settings
 from broker.zookeeper import EmbeddedZooKeeper
@@ -48,13 +52,25 @@ class Cluster:
         self.brokers: dict[int, BrokerNode] = {
             b: BrokerNode(b, settings, self.image, self.hooks) for b in settings.broker_ids
         }
+        # Fault injection (`broker.faults`): entries shared by every process through ZooKeeper.
+        self._fault_injector = FaultInjector()
+        self.hooks.add(self._fault_injector)
+        self.faults = Faults(lambda: self._store, self._fault_injector)
         self._embedded: EmbeddedZooKeeper | None = None
         self._store: ZkStore | None = None
         self._watcher: MetadataWatcher | None = None
         self._config_watcher: ConfigWatcher | None = None
         self._control: BrokerControl | None = None
         self._zookeeper: str | None = settings.zookeeper
+        # StatsD metrics (`broker.metrics`) while started, when `settings.statsd` is set.
+        self.metrics: StatsdMetrics | None = None
         self._log = structlog.get_logger(__name__)
+        # Request capture (`broker.capture`): from the start with `capture_path`, else once
+        # `capture()` is called.
+        self._capture: RequestCapture | None = None
+        if settings.capture_path is not None:
+            self._capture = RequestCapture(settings.capture_path)
+            self.hooks.add(self._capture)
 
     @property
     def zookeeper_connect(self) -> str:
@@ -72,6 +88,8 @@ class Cluster:
 
     async def start(self) -> None:
         try:
+            if self._capture is not None:
+                self._capture.open()
             if self._zookeeper is None:
                 self._embedded = EmbeddedZooKeeper()
                 await self._embedded.astart()
@@ -82,6 +100,7 @@ class Cluster:
             await self._store.create_top_level_paths()
             cluster_id = await self._store.get_or_create_cluster_id()
             self.image.set_cluster_id(cluster_id)
+            await self._fault_injector.start(self._store)
             self._watcher = MetadataWatcher(self._store, self.image)
             await self._watcher.start()
             self._config_watcher = ConfigWatcher(
@@ -92,6 +111,14 @@ class Cluster:
                 on_unclean_enabled=self._on_unclean_enabled,
             )
             await self._config_watcher.start()
+            if self.settings.statsd is not None and self.metrics is None:
+                self.metrics = StatsdMetrics(
+                    self.settings.statsd,
+                    gauges=lambda: cluster_gauges(self),
+                    interval_s=self.settings.statsd_interval_s,
+                )
+                self.hooks.add(self.metrics)
+                await self.metrics.start()
             for _, broker in sorted(self.brokers.items()):
                 await broker.start(self._zookeeper)
             # After the brokers: their registrations proved the ids are this process's, so
@@ -141,9 +168,27 @@ class Cluster:
                 await broker.stop()
             except Exception:
                 self._log.exception("broker.stop_failed", broker_id=broker_id)
+        if self._capture is not None:
+            # After the brokers: their last requests are written too.
+            try:
+                await self._capture.aclose()
+            except Exception:
+                self._log.exception("capture.close_failed")
+        if self.metrics is not None:
+            # After the brokers: their last requests are counted too.
+            metrics, self.metrics = self.metrics, None
+            self.hooks.remove(metrics)
+            try:
+                await metrics.stop()
+            except Exception:
+                self._log.exception("statsd.stop_failed")
         if self._config_watcher is not None:
             await self._config_watcher.stop()
             self._config_watcher = None
+        try:
+            await self._fault_injector.stop()  # releases requests held by a blackhole
+        except Exception:
+            self._log.exception("faults.stop_failed")
         if self._watcher is not None:
             await self._watcher.stop()
             self._watcher = None
@@ -157,6 +202,35 @@ class Cluster:
             self._embedded = None
             self._zookeeper = None
         self._log.info("cluster.stopped")
+
+    def capture(self) -> RequestCapture:
+        """Capture requests in memory from now on (see `requests()`); returns the capture.
+        Idempotent: the capture `--capture`/`capture_path` started, or a previous call's.
+        Call it on the cluster's loop."""
+        if self._capture is None:
+            self._capture = RequestCapture()
+            self.hooks.add(self._capture)
+        return self._capture
+
+    def requests(
+        self,
+        api: str | None = None,
+        client_id: str | None = None,
+        broker_id: int | None = None,
+        version: int | None = None,
+    ) -> list[CapturedRequest]:
+        """The captured requests (oldest first) matching every filter given, e.g.
+        `requests(api="CreateTopics")`. Empty until capturing started."""
+        if self._capture is None:
+            return []
+        return self._capture.requests(
+            api=api, client_id=client_id, broker_id=broker_id, version=version
+        )
+
+    def clear_requests(self) -> None:
+        """Forget the captured requests kept in memory (a capture file keeps its lines)."""
+        if self._capture is not None:
+            self._capture.clear()
 
     def _on_unclean_enabled(self, topic: str | None) -> None:
         # Only the active controller acts; in other processes nothing does.

@@ -18,7 +18,9 @@ from concurrent.futures import Future
 from types import TracebackType
 from typing import Any, TypeVar
 
+from broker.capture import CapturedRequest, RequestCapture
 from broker.cluster import Cluster
+from broker.faults import SyncFaults
 from broker.settings import Settings
 
 T = TypeVar("T")
@@ -79,6 +81,29 @@ class ClusterThread:
     def start_broker(self, broker_id: int, timeout: float = 60.0) -> None:
         """`Cluster.start_broker` from a synchronous caller; returns once it is registered."""
         self.call(self.cluster.start_broker(broker_id), timeout=timeout)
+
+    def capture(self) -> RequestCapture:
+        """`Cluster.capture` from a synchronous caller: capture requests from now on."""
+        return self.run_sync(self.cluster.capture)
+
+    def requests(
+        self,
+        api: str | None = None,
+        client_id: str | None = None,
+        broker_id: int | None = None,
+        version: int | None = None,
+    ) -> list[CapturedRequest]:
+        """`Cluster.requests` from a synchronous caller (read on the cluster's loop)."""
+        return self.run_sync(
+            lambda: self.cluster.requests(
+                api=api, client_id=client_id, broker_id=broker_id, version=version
+            )
+        )
+
+    @property
+    def faults(self) -> SyncFaults:
+        """`Cluster.faults` from a synchronous caller (see `broker.faults`)."""
+        return SyncFaults(self.cluster.faults, self)
 
     @property
     def bootstrap_servers(self) -> str:

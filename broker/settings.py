@@ -58,6 +58,12 @@ class Settings:
     auto_leader_rebalance: bool = True
     leader_imbalance_check_interval_s: float = 300.0
     leader_imbalance_per_broker_percentage: int = 10
+    # `--capture FILE.jsonl`: append one JSON line per request answered (`broker.capture`).
+    capture_path: str | None = None
+    # `--statsd host:port`: send StatsD metrics there (`broker.metrics`); gauges every
+    # `statsd_interval_s` seconds.
+    statsd: str | None = None
+    statsd_interval_s: float = 10.0
     log_level: str = "info"
     log_format: str = "console"
 
@@ -95,6 +101,12 @@ class Settings:
             raise ValueError(f"unknown Kafka release {self.kafka_version!r}")
         if self.log_format not in ("console", "json"):
             raise ValueError("--log-format is console or json")
+        if self.statsd is not None:
+            from broker.metrics import parse_address
+
+            parse_address(self.statsd)
+        if self.statsd_interval_s <= 0:
+            raise ValueError("--statsd-interval-s must be positive")
         _check_broker_configs(self.broker_configs, self.kafka_version)
 
     @property

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.testing import ZooKeeperEndpoint, fresh_chroot, remove_chroot, start_zookeeper_for_tests
+from broker.testing import ZooKeeperEndpoint, fresh_chroot, remove_chroot
 
 # ---------------------------------------------------------------------------
 # Markers
@@ -42,12 +42,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def zookeeper() -> Iterator[ZooKeeperEndpoint]:
-    endpoint = start_zookeeper_for_tests()
-    try:
-        yield endpoint
-    finally:
-        endpoint.stop()
+def zookeeper(zk_test_zookeeper: ZooKeeperEndpoint) -> ZooKeeperEndpoint:
+    # zkbroker's own pytest plugin (broker.pytest_plugin) provides the server, so the
+    # plugin's fixtures (zk_cluster, zk_cluster_factory) and ours share one ZooKeeper.
+    return zk_test_zookeeper
 
 
 @pytest.fixture

@@ -116,6 +116,10 @@ from zk_layout.nodes.zkbroker import (
     BrokerLeasesNode,
     BrokerOwnerNode,
     BrokerState,
+    FaultEntry,
+    FaultKind,
+    FaultNode,
+    FaultsNode,
     ZkbrokerBrokersNode,
     ZkbrokerNode,
 )
@@ -184,6 +188,8 @@ ALL_NODE_CLASSES: Final[tuple[type[ZNode[Any]], ...]] = (
     BrokerOwnerNode,
     BrokerLeasesNode,
     BrokerLeaseNode,
+    FaultsNode,
+    FaultNode,
 )
 
 __all__ = [
@@ -248,6 +254,10 @@ __all__ = [
     "Endpoint",
     "ExtendedAclChangeNode",
     "ExtendedAclChangesNode",
+    "FaultEntry",
+    "FaultKind",
+    "FaultNode",
+    "FaultsNode",
     "FeatureLevel",
     "FeatureNode",
     "FeatureState",

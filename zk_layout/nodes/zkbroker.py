@@ -17,6 +17,9 @@ stop or start that broker, with ZooKeeper as the only thing they share.
   by the process that runs it" from "nobody runs this id" (``/brokers/ids/<id>`` is absent in
   both cases).
 * ``/zkbroker`` and ``/zkbroker/brokers``: containers with null data.
+* ``/zkbroker/faults/fault-<seq>`` (persistent sequential, under the null-data container
+  ``/zkbroker/faults``): one fault-injection entry each (``FaultNode``), shared by every
+  zkbroker process of the cluster; the sequence number is the fault id (``broker.faults``).
 
 These classes follow the contract of every znode class (``zk_layout.nodes.base``) and are in
 ``ALL_NODE_CLASSES``: that contract and its tests ask for a path pattern, format versions and a
@@ -36,7 +39,7 @@ from typing import Final
 
 from zk_layout import codec_json as cj
 from zk_layout.errors import ZnodeFormatError
-from zk_layout.nodes.base import EmptyNode, NodeKind, ZNode, check_version
+from zk_layout.nodes.base import EmptyNode, NodeKind, SequenceMixin, ZNode, check_version
 from zk_layout.release import Release
 
 _FORMAT_VERSION: Final = 1
@@ -165,3 +168,124 @@ class BrokerLeaseNode(ZNode[BrokerLease]):
         doc = cj.parse_object(data, where)
         check_version(where, cj.get_int(doc, "version", where), cls.FORMAT_VERSIONS)
         return BrokerLease(incarnation_id=cj.get_str(doc, "incarnation_id", where))
+
+
+# ---- fault injection (broker.faults) --------------------------------------------------------
+
+
+class FaultKind(enum.StrEnum):
+    """What a fault entry does to a matching request."""
+
+    ERROR = "error"  # answer the API's error response with error_code (after delay_ms)
+    LATENCY = "latency"  # answer normally, delay_ms later
+    DROP = "drop"  # close the connection without an answer
+    BLACKHOLE = "blackhole"  # answer nothing until the entry is deleted
+
+
+@dataclass(frozen=True)
+class FaultEntry:
+    """One fault entry, ``/zkbroker/faults/fault-<seq>``.
+
+    ``api`` is an API key (or, as written by hand, an API name); None matches every API.
+    ``broker``/``topic``/``partition`` narrow it (None: any). ``count`` is how many matching
+    requests it still applies to; None: until it is deleted.
+    """
+
+    kind: FaultKind
+    api: int | str | None = None
+    broker: int | None = None
+    topic: str | None = None
+    partition: int | None = None
+    error_code: int | None = None
+    delay_ms: int = 0
+    count: int | None = None
+
+
+class FaultsNode(EmptyNode):
+    """``/zkbroker/faults``: one persistent sequential child per fault entry."""
+
+    PATTERN = "/zkbroker/faults"
+
+    @staticmethod
+    def path() -> str:
+        return "/zkbroker/faults"
+
+
+class FaultNode(SequenceMixin, ZNode[FaultEntry]):
+    """``/zkbroker/faults/fault-<seq>`` (persistent sequential): ``{"version":1,"kind":...,
+    "api":19|"CreateTopics"|null,"broker":..,"topic":..,"partition":..,"error_code":..,
+    "delay_ms":0,"count":N|null}``. The sequence number is the fault id; lower ids are
+    consumed first. ``decode`` is strict (unknown kind, an error without ``error_code``, a
+    negative count or delay raise ``ZnodeFormatError``)."""
+
+    FORMAT_VERSIONS = (_FORMAT_VERSION,)
+    KIND = NodeKind.PERSISTENT_SEQUENTIAL
+    PATTERN = "/zkbroker/faults/fault-<seq>"
+    PARENT = "/zkbroker/faults"
+    PREFIX = "fault-"
+
+    @staticmethod
+    def path(sequence: int) -> str:
+        return FaultNode.sequence_path(sequence)
+
+    @classmethod
+    def written_version(cls, release: Release) -> int:
+        return _FORMAT_VERSION
+
+    @classmethod
+    def encode(cls, value: FaultEntry, release: Release) -> bytes:
+        return cj.dumps(
+            {
+                "version": _FORMAT_VERSION,
+                "kind": FaultKind(value.kind).value,
+                "api": value.api,
+                "broker": value.broker,
+                "topic": value.topic,
+                "partition": value.partition,
+                "error_code": value.error_code,
+                "delay_ms": value.delay_ms,
+                "count": value.count,
+            }
+        )
+
+    @classmethod
+    def decode(cls, data: bytes) -> FaultEntry:
+        where = cls.PATTERN
+        doc = cj.parse_object(data, where)
+        check_version(where, cj.get_int(doc, "version", where), cls.FORMAT_VERSIONS)
+        raw_kind = cj.get_str(doc, "kind", where)
+        try:
+            kind = FaultKind(raw_kind)
+        except ValueError:
+            known = ", ".join(repr(k.value) for k in FaultKind)
+            raise ZnodeFormatError(where, f"unknown kind {raw_kind!r} (known: {known})") from None
+        api = doc.get("api")
+        if api is not None and not isinstance(api, str):
+            api = cj.check_int(api, where, "api")
+
+        def opt_int(key: str) -> int | None:
+            value = doc.get(key)
+            return None if value is None else cj.check_int(value, where, key)
+
+        topic = doc.get("topic")
+        if topic is not None:
+            topic = cj.check_str(topic, where, "topic")
+        error_code = opt_int("error_code")
+        delay_ms = opt_int("delay_ms") or 0
+        count = opt_int("count")
+        if kind is FaultKind.ERROR and error_code is None:
+            raise ZnodeFormatError(where, "an error fault needs an error_code")
+        if delay_ms < 0:
+            raise ZnodeFormatError(where, f"delay_ms must be >= 0, got {delay_ms}")
+        if count is not None and count < 0:
+            raise ZnodeFormatError(where, f"count must be >= 0 or null, got {count}")
+        return FaultEntry(
+            kind=kind,
+            api=api,
+            broker=opt_int("broker"),
+            topic=topic,
+            partition=opt_int("partition"),
+            error_code=error_code,
+            delay_ms=delay_ms,
+            count=count,
+        )
