@@ -1,0 +1,241 @@
+"""zkbroker's public Python API: `Cluster`, one class for synchronous and asynchronous code.
+
+```python
+from broker import Cluster
+
+with Cluster(brokers=3, port=0) as cluster:            # blocking code, e.g. kafka-python
+    cluster.brokers[1].stop()
+    cluster.faults.push_error("CreateTopics", "POLICY_VIOLATION")
+
+async with Cluster(brokers=3, port=0) as cluster:      # asyncio code, e.g. aiokafka
+    await cluster.brokers[1].astop()
+    await cluster.faults.push_error("CreateTopics", "POLICY_VIOLATION")
+```
+
+`Cluster(**options)` takes the same options as `zkbroker run` (the fields of
+`broker.settings.Settings`: `brokers`/`broker_ids`, `port`, `zookeeper`, `kafka_version`
+as "2.8" or a tuple, `replica_catchup_ms`, `capture_path`, `statsd`, ...); without
+`zookeeper` it starts an embedded one. Used with `with`, the cluster runs on its own event
+loop in a background thread (blocking clients cannot share a loop with the brokers they
+wait on); used with `async with`, it runs on the caller's loop. The mode decides which
+methods apply: blocking ones (`stop()`, `faults.push_error(...)`) in the first, coroutines
+(`astop()`, `await faults.push_error(...)`) in the second; using the other mode's methods
+raises a clear error.
+
+Deliberately not here: the cluster's behaviour (`broker.cluster`) and the pytest fixtures
+(`broker.pytest_plugin`).
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+from broker.capture import CapturedRequest, RequestCapture
+from broker.cluster import Cluster as _AsyncCluster
+from broker.faults import Faults, SyncFaults
+from broker.protocol.releases import parse_release
+from broker.runner import ClusterThread
+from broker.settings import Settings
+
+__all__ = ["BrokerHandle", "Cluster"]
+
+
+def settings_from_options(options: dict[str, Any]) -> Settings:
+    """Settings from `Cluster(**options)`: `brokers=N` means ids 0..N-1, and a release may be
+    given as text ("3.9")."""
+    options = dict(options)
+    brokers = options.pop("brokers", None)
+    if brokers is not None:
+        if "broker_ids" in options:
+            raise ValueError("give brokers or broker_ids, not both")
+        options["broker_ids"] = tuple(range(brokers))
+    release = options.get("kafka_version")
+    if isinstance(release, str):
+        options["kafka_version"] = parse_release(release)
+    return Settings(**options)
+
+
+class BrokerHandle:
+    """One broker of a `Cluster`: its address, and stop/start/restart."""
+
+    def __init__(self, cluster: Cluster, broker_id: int) -> None:
+        self._cluster = cluster
+        self.broker_id = broker_id
+
+    @property
+    def host(self) -> str:
+        return self._cluster._inner().brokers[self.broker_id].host
+
+    @property
+    def port(self) -> int:
+        return self._cluster._inner().brokers[self.broker_id].port
+
+    @property
+    def running(self) -> bool:
+        return self._cluster._inner().brokers[self.broker_id].running
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def stop(self) -> None:
+        """Stop the broker: listener closed, `/brokers/ids/<id>` gone (blocking mode)."""
+        self._cluster._thread_mode().stop_broker(self.broker_id)
+
+    def start(self) -> None:
+        """Start it again on the same port, with a new registration (blocking mode)."""
+        self._cluster._thread_mode().start_broker(self.broker_id)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    async def astop(self) -> None:
+        await self._cluster._async_mode().stop_broker(self.broker_id)
+
+    async def astart(self) -> None:
+        await self._cluster._async_mode().start_broker(self.broker_id)
+
+    async def arestart(self) -> None:
+        await self.astop()
+        await self.astart()
+
+    def __repr__(self) -> str:
+        return f"BrokerHandle({self.broker_id}, running={self.running})"
+
+
+class Cluster:
+    """A zkbroker cluster: `with Cluster(...)` or `async with Cluster(...)`."""
+
+    def __init__(self, settings: Settings | None = None, **options: Any) -> None:
+        if settings is not None and options:
+            raise ValueError("give a Settings or options, not both")
+        self.settings = settings if settings is not None else settings_from_options(options)
+        self._thread: ClusterThread | None = None
+        self._async: _AsyncCluster | None = None
+        self.brokers = {b: BrokerHandle(self, b) for b in self.settings.broker_ids}
+
+    # ---- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> Cluster:
+        """Start in blocking mode (what `with` does)."""
+        if self._thread is not None or self._async is not None:
+            raise RuntimeError("the cluster is already started")
+        self._thread = ClusterThread(self.settings).start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            thread, self._thread = self._thread, None
+            thread.stop()
+
+    async def astart(self) -> Cluster:
+        """Start in asyncio mode on the running loop (what `async with` does)."""
+        if self._thread is not None or self._async is not None:
+            raise RuntimeError("the cluster is already started")
+        cluster = _AsyncCluster(self.settings)
+        await cluster.start()
+        self._async = cluster
+        return self
+
+    async def astop(self) -> None:
+        if self._async is not None:
+            cluster, self._async = self._async, None
+            await cluster.stop()
+
+    def __enter__(self) -> Cluster:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> Cluster:
+        return await self.astart()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.astop()
+
+    # ---- what a test reads ---------------------------------------------------------------
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """The running brokers' addresses, `host:port,...`."""
+        return self._inner().bootstrap_servers
+
+    @property
+    def zookeeper_connect(self) -> str:
+        return self._inner().zookeeper_connect
+
+    @property
+    def controller_id(self) -> int:
+        """The controller's broker id as this process last saw it (-1 while none)."""
+        return self._inner().controller_id
+
+    @property
+    def faults(self) -> Faults | SyncFaults:
+        """Fault injection: blocking methods in `with` mode, coroutines in `async with` mode."""
+        if self._thread is not None:
+            return self._thread.faults
+        return self._async_mode().faults
+
+    def capture(self) -> RequestCapture:
+        """Start keeping every request in memory (idempotent); see `requests()`."""
+        if self._thread is not None:
+            return self._thread.capture()
+        return self._async_mode().capture()
+
+    def requests(
+        self,
+        api: str | None = None,
+        client_id: str | None = None,
+        broker_id: int | None = None,
+        version: int | None = None,
+    ) -> list[CapturedRequest]:
+        """Captured requests matching every filter given, oldest first."""
+        if self._thread is not None:
+            return self._thread.requests(
+                api=api, client_id=client_id, broker_id=broker_id, version=version
+            )
+        return self._async_mode().requests(
+            api=api, client_id=client_id, broker_id=broker_id, version=version
+        )
+
+    def clear_requests(self) -> None:
+        if self._thread is not None:
+            self._thread.run_sync(self._thread.cluster.clear_requests)
+        else:
+            self._async_mode().clear_requests()
+
+    # ---- modes ---------------------------------------------------------------------------
+
+    def _inner(self) -> _AsyncCluster:
+        if self._thread is not None:
+            return self._thread.cluster
+        if self._async is not None:
+            return self._async
+        raise RuntimeError("the cluster is not started (use `with` or `async with`)")
+
+    def _thread_mode(self) -> ClusterThread:
+        if self._thread is None:
+            raise RuntimeError(
+                "blocking methods need `with Cluster(...)`; in `async with` use the a-methods"
+            )
+        return self._thread
+
+    def _async_mode(self) -> _AsyncCluster:
+        if self._async is None:
+            raise RuntimeError(
+                "coroutine methods need `async with Cluster(...)`; in `with` use the blocking ones"
+            )
+        return self._async
