@@ -34,6 +34,7 @@ from typing import Any
 from broker.capture import CapturedRequest, RequestCapture
 from broker.cluster import Cluster as _AsyncCluster
 from broker.faults import Faults, SyncFaults
+from broker.metrics import StatsdMetrics
 from broker.protocol.releases import parse_release
 from broker.runner import ClusterThread
 from broker.settings import Settings
@@ -188,6 +189,12 @@ class Cluster:
         if self._thread is not None:
             return self._thread.faults
         return self._async_mode().faults
+
+    @property
+    def metrics(self) -> StatsdMetrics | None:
+        """The StatsD sender when started with `statsd="host:port"` (e.g. its `dropped`
+        counter), else None."""
+        return self._inner().metrics
 
     def capture(self) -> RequestCapture:
         """Start keeping every request in memory (idempotent); see `requests()`."""

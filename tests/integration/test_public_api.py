@@ -22,6 +22,7 @@ def test_blocking_mode(zk_connect: str) -> None:
         assert isinstance(cluster.brokers[1], BrokerHandle)
         wait_until(lambda: cluster.controller_id >= 0)
         assert cluster.zookeeper_connect == zk_connect
+        assert cluster.metrics is None  # no statsd option
         cluster.capture()
         admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
         try:
