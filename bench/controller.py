@@ -11,8 +11,8 @@ partition with a leader state. Setup is not measured. Then, in this order:
    `/brokers/topics/<t>/partitions`, every partition state), level by level, pipelined with a
    bounded number of requests in flight, decoding nothing;
 2. controller load: a child process connects, wins the election and times
-   `Controller.start()` until `Controller.loaded` is set (and, for information, until no task
-   but the controller's own is left, in case it still arms watches after `loaded`);
+   `Controller.start()` until `Controller.loaded` is set (the topic watches are armed by the
+   load's own reads, so nothing is left to do after it);
 3. controller reassignment (unless --skip-reassign): this process writes
    `/admin/reassign_partitions` moving every partition of the first 1,000 topics to brokers
    3, 4 and 5 and times until the controller deletes the node; then (not timed) every moved
@@ -117,7 +117,6 @@ class Report:
     znodes: int
     raw_loads: list[float]
     load_s: float
-    armed_s: float
     rss_kb: int
     reassign_s: float | None = None
     raw_reassign_s: float | None = None
@@ -311,21 +310,6 @@ def peak_rss_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KB on Linux
 
 
-async def until_idle() -> None:
-    """Wait until no task is left but this one and the controller's event loop task (the
-    topic watches the controller arms after loading are then in place)."""
-    me = asyncio.current_task()
-    while True:
-        others = [
-            t
-            for t in asyncio.all_tasks()
-            if t is not me and not t.get_name().startswith("controller-")
-        ]
-        if not others:
-            return
-        await asyncio.wait(others)
-
-
 async def run_controller(conn: Connection, zk: str) -> None:
     store = await ZkStore.connect(zk, session_timeout=SESSION_TIMEOUT)
     try:
@@ -340,9 +324,7 @@ async def run_controller(conn: Connection, zk: str) -> None:
         started = perf_counter()
         await controller.start()
         await controller.loaded.wait()
-        loaded = perf_counter() - started
-        await until_idle()
-        conn.send(("loaded", loaded, perf_counter() - started))
+        conn.send(("loaded", perf_counter() - started))
         await asyncio.to_thread(conn.recv)  # the parent is done with the controller
         await controller.stop()
     finally:
@@ -453,7 +435,7 @@ async def run(zk: str, scale: Scale, reassign: bool, timeout: float) -> Report:
         child = context.Process(target=controller_process, args=(theirs, zk), name="controller")
         child.start()
         try:
-            load_s, armed_s = await receive(ours, "loaded", CHILD_TIMEOUT)
+            (load_s,) = await receive(ours, "loaded", CHILD_TIMEOUT)
             reassign_s = None
             if reassign:
                 reassign_s = await controller_reassign(store, moved, scale.partitions, timeout)
@@ -463,7 +445,7 @@ async def run(zk: str, scale: Scale, reassign: bool, timeout: float) -> Report:
             await asyncio.to_thread(child.join, 30)
             if child.is_alive():
                 child.terminate()
-        report = Report(setup_s, znodes(scale), raw_loads, load_s, armed_s, rss_kb, reassign_s)
+        report = Report(setup_s, znodes(scale), raw_loads, load_s, rss_kb, reassign_s)
 
         report.raw_loads.append(await asyncio.to_thread(raw_load, zk, scale.window))
         if reassign:
@@ -500,8 +482,6 @@ def print_report(report: Report, scale: Scale, timeout: float) -> int:
     print(f"{'path':<62}{'seconds':>10}")
     print(f"{f'raw pipelined kazoo reads (best of {runs})':<62}{raw:>10.2f}")
     print(f"{'controller cold start (start() to loaded)':<62}{report.load_s:>10.2f}")
-    idle = "  for information: until only the controller task is left"
-    print(f"{idle:<62}{report.armed_s:>10.2f}")
     ratio = report.load_s / raw
     print(f"ratio load/raw: {ratio:.2f}x ({verdict(ratio <= LOAD_TARGET, f'<= {LOAD_TARGET}x')})")
     status = 0

@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
+import functools
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 import structlog
 
@@ -54,10 +55,8 @@ from zk_layout import (
     ZnodeFormatError,
     ZnodeStat,
 )
-from zk_layout.store import DataCallback, SessionState
-
-# The control node's format does not depend on the emulated release; encode() still takes one.
-_ANY_RELEASE: Final = (3, 9)
+from zk_layout.nodes.zkbroker import ANY_RELEASE
+from zk_layout.store import SessionState
 
 Source = Literal["api", "zookeeper"]
 
@@ -66,7 +65,7 @@ async def write_desired_state(store: ZkStore, broker_id: int, state: BrokerState
     """Write `state` into `/zkbroker/brokers/<broker_id>` (created, parents too, if missing)
     and return the node's new stat: its mzxid orders this write against every other one."""
     path = BrokerControlNode.path(broker_id)
-    data = BrokerControlNode.encode(state, _ANY_RELEASE)
+    data = BrokerControlNode.encode(state, ANY_RELEASE)
     try:
         return await store.set(path, data)
     except NoNodeError:
@@ -110,7 +109,8 @@ class BrokerControl:
         for broker_id in sorted(self._brokers):
             self._watches.append(
                 await self._store.watch_data(
-                    BrokerControlNode.path(broker_id), self._control_callback(broker_id)
+                    BrokerControlNode.path(broker_id),
+                    functools.partial(self._on_control_node, broker_id),
                 )
             )
 
@@ -154,12 +154,6 @@ class BrokerControl:
         self._desired[broker_id] = state
         return True
 
-    def _control_callback(self, broker_id: int) -> DataCallback:
-        def on_change(data: bytes | None, stat: Any) -> None:
-            self._on_control_node(broker_id, data, stat)
-
-        return on_change
-
     def _on_control_node(self, broker_id: int, data: bytes | None, stat: ZnodeStat | None) -> None:
         # Deleting a control node expresses no wish: the broker stays as it is.
         if self._stopped or data is None or stat is None:
@@ -171,7 +165,11 @@ class BrokerControl:
             return
         if not self._note(broker_id, stat, state):
             return  # this process's own write, or older than what it applied since
-        task = asyncio.get_running_loop().create_task(self._apply_desired(broker_id))
+        self._spawn(self._apply_desired(broker_id))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` in the background; `stop()` cancels it."""
+        task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -217,9 +215,7 @@ class BrokerControl:
     def _on_session(self, state: SessionState) -> None:
         # Ephemeral markers die with an expired session; watches re-arm by themselves.
         if state is SessionState.RECONNECTED_NEW_SESSION and not self._stopped:
-            task = asyncio.get_running_loop().create_task(self._reclaim())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._spawn(self._reclaim())
 
     async def _reclaim(self) -> None:
         try:
@@ -284,10 +280,8 @@ async def request_broker_state(
 
 async def list_brokers(store: ZkStore) -> list[BrokerStatus]:
     """Every broker id registered in `/brokers/ids` or named under `/zkbroker/brokers`."""
-    registered = {int(c) for c in await store.get_children(BrokerIdsNode.path()) or [] if _is_id(c)}
-    controlled = {
-        int(c) for c in await store.get_children(ZkbrokerBrokersNode.path()) or [] if _is_id(c)
-    }
+    registered = await _child_ids(store, BrokerIdsNode.path())
+    controlled = await _child_ids(store, ZkbrokerBrokersNode.path())
     out: list[BrokerStatus] = []
     for broker_id in sorted(registered | controlled):
         desired: BrokerState | Literal["invalid"] | None = None
@@ -303,5 +297,7 @@ async def list_brokers(store: ZkStore) -> list[BrokerStatus]:
     return out
 
 
-def _is_id(name: str) -> bool:
-    return name.isascii() and name.isdigit()
+async def _child_ids(store: ZkStore, path: str) -> set[int]:
+    """The children of `path` that are broker ids (read as Kafka reads `/brokers/ids`)."""
+    ids = (BrokerIdNode.broker_id_from_child(c) for c in await store.get_children(path) or [])
+    return {i for i in ids if i is not None}

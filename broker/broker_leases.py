@@ -48,14 +48,16 @@ import structlog
 from broker.protocol import error_codes
 from zk_layout import BrokerIdNode, BrokerInfo, Endpoint
 from zk_layout.errors import NoNodeError
+from zk_layout.nodes.brokers import SECURITY_PROTOCOLS
 from zk_layout.nodes.zkbroker import BrokerLease, BrokerLeaseNode, BrokerLeasesNode
 
 if TYPE_CHECKING:
     from broker.controller import Controller
     from broker.protocol.messages.broker_registration import BrokerRegistrationRequest
 
-# Kafka's SecurityProtocol ids, as BrokerRegistration's listeners carry them.
-SECURITY_PROTOCOL_IDS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
+# Kafka's SecurityProtocol ids, as BrokerRegistration's listeners carry them: 0-3 in the
+# order of SECURITY_PROTOCOLS (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).
+SECURITY_PROTOCOL_IDS = dict(enumerate(SECURITY_PROTOCOLS))
 
 
 @dataclass
@@ -107,9 +109,6 @@ class BrokerLeases:
     def _timeout_s(self) -> float:
         return self.controller.settings.broker_session_timeout_ms / 1000
 
-    def broker_ids(self) -> list[int]:
-        return sorted(self._leases)
-
     def stop(self) -> None:
         """Forget the timers; the nodes stay for the next controller to resume."""
         for lease in self._leases.values():
@@ -126,8 +125,10 @@ class BrokerLeases:
         ids = [b for b in (BrokerIdNode.broker_id_from_child(c) for c in children) if b is not None]
         if not ids:
             return
-        leases = await self.controller.gather(*(store.get(BrokerLeaseNode.path(b)) for b in ids))
-        nodes = await self.controller.gather(*(store.get(BrokerIdNode.path(b)) for b in ids))
+        leases, nodes = await self.controller.gather(
+            store.get_many([BrokerLeaseNode.path(b) for b in ids]),
+            store.get_many([BrokerIdNode.path(b) for b in ids]),
+        )
         for broker_id, lease_node, broker_node in zip(ids, leases, nodes, strict=True):
             if lease_node is None:
                 continue
@@ -138,7 +139,7 @@ class BrokerLeases:
                 lease = None
             if lease is None or broker_node is None or broker_node[1].czxid != stat.czxid:
                 # The pair does not match: the lease is not of this registration.
-                tx = self.controller.store.fenced(self.controller.context.epoch_zk_version)
+                tx = store.fenced(self.controller.context.epoch_zk_version)
                 tx.delete(BrokerLeaseNode.path(broker_id), stat.version)
                 with contextlib.suppress(NoNodeError):
                     await tx.commit()
@@ -236,11 +237,11 @@ class BrokerLeases:
         store = controller.store
         path = BrokerIdNode.path(broker_id)
         lease_path = BrokerLeaseNode.path(broker_id)
-        node = await store.exists(path)
+        node, lease_node = await controller.gather(store.exists(path), store.exists(lease_path))
         tx = store.fenced(controller.context.epoch_zk_version)
         if node is not None and node.czxid == lease.broker_epoch:
             tx.delete(path, node.version)
-        if await store.exists(lease_path) is not None:
+        if lease_node is not None:
             tx.delete(lease_path)
         if len(tx):
             await tx.commit()

@@ -38,18 +38,13 @@ import json
 import math
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache, lru_cache
 from typing import IO, Any
 
 import structlog
 
-from broker.protocol import message_to_dict
-from broker.protocol.messages import MESSAGE_DEFS
-from broker.protocol.primitives import uuid_to_text
-from broker.protocol.schema import FieldDef, StructDef
+from broker.protocol.jsonable import message_converter
 from broker.request_hooks import Intervention, RequestCall, RequestRecord
 
 log = structlog.get_logger(__name__)
@@ -114,69 +109,6 @@ CAPTURE_LINE_SCHEMA: dict[str, Any] = {
 }
 
 
-# Spec types whose Python values are JSON values already.
-_NATIVE_TYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint16", "uint32", "string"})
-
-
-def _scalar_json(value: Any) -> Any:
-    """message_to_dict's form of a non-native scalar (bytes, records, uuid, float64)."""
-    if isinstance(value, uuid.UUID):
-        return uuid_to_text(value)
-    if isinstance(value, bytes | bytearray | memoryview):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    return value
-
-
-@lru_cache(maxsize=4096)
-def _uuid_json(value: uuid.UUID) -> str:
-    # Topic ids repeat in nearly every answer: converted once each.
-    return uuid_to_text(value)
-
-
-_SCALAR_CONVERTERS: dict[str, str] = {"uuid": "_uuid"}
-
-
-@cache
-def _compiled() -> dict[type, Callable[[Any], dict[str, Any]]]:
-    """Per generated message class, a converter giving exactly `message_to_dict`'s dict.
-
-    Built once as Python source per struct: a dict display reading each attribute, with no
-    per-field dispatch at run time (the generic walk costs several times more, and capture
-    converts every request and response)."""
-    structs: dict[StructDef, str] = {}
-    sources: list[str] = []
-
-    def name_of(sd: StructDef) -> str:
-        if sd not in structs:
-            structs[sd] = f"_c{len(structs)}"
-            body = ", ".join(f"{f.attr!r}: {expression(f)}" for f in sd.fields)
-            sources.append(f"def {structs[sd]}(o):\n    return {{{body}}}\n")
-        return structs[sd]
-
-    def expression(f: FieldDef) -> str:
-        value = f"o.{f.attr}"
-        if f.struct is not None:
-            convert = name_of(f.struct)
-            if f.is_array:
-                return f"None if {value} is None else [{convert}(x) for x in {value}]"
-            return f"None if {value} is None else {convert}({value})"
-        if f.element_type in _NATIVE_TYPES:
-            return f"None if {value} is None else list({value})" if f.is_array else value
-        convert = _SCALAR_CONVERTERS.get(f.element_type, "_scalar")
-        if f.is_array:
-            return f"None if {value} is None else [{convert}(x) for x in {value}]"
-        return f"None if {value} is None else {convert}({value})"
-
-    roots = {d.struct.cls: name_of(d.struct) for d in MESSAGE_DEFS}
-    namespace: dict[str, Any] = {"_scalar": _scalar_json, "_uuid": _uuid_json}
-    exec("\n".join(sources), namespace)  # source built from our own definitions
-    converters = {sd.cls: namespace[fn] for sd, fn in structs.items()}
-    assert all(cls in converters for cls in roots)
-    return converters
-
-
 def to_jsonable(value: Any) -> Any:
     """A JSON-safe form of a decoded message or any value inside one.
 
@@ -195,14 +127,11 @@ def to_jsonable(value: Any) -> Any:
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, uuid.UUID):
         return str(value)
-    convert = _compiled().get(type(value))
+    convert = message_converter(type(value))
     if convert is not None:
         return convert(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        try:
-            return message_to_dict(value)
-        except TypeError:
-            return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
@@ -463,25 +392,10 @@ class RequestCapture:
     ) -> list[CapturedRequest]:
         """The captured requests matching every filter given, oldest first."""
         return [
-            CapturedRequest(r) for r in _matching(self._records, api, client_id, broker_id, version)
+            CapturedRequest(r)
+            for r in self._records
+            if (api is None or r.call.api_name == api)
+            and (client_id is None or r.call.header.client_id == client_id)
+            and (broker_id is None or r.call.broker_id == broker_id)
+            and (version is None or r.call.header.api_version == version)
         ]
-
-
-def _matching(
-    records: Iterable[RequestRecord],
-    api: str | None,
-    client_id: str | None,
-    broker_id: int | None,
-    version: int | None,
-) -> Iterable[RequestRecord]:
-    for r in records:
-        call = r.call
-        if api is not None and call.api_name != api:
-            continue
-        if client_id is not None and call.header.client_id != client_id:
-            continue
-        if broker_id is not None and call.broker_id != broker_id:
-            continue
-        if version is not None and call.header.api_version != version:
-            continue
-        yield r

@@ -29,7 +29,7 @@ import argparse
 import asyncio
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import structlog
 
@@ -42,8 +42,8 @@ from broker.settings import DEFAULT_MAX_REQUEST_BYTES, Settings
 from broker.zookeeper import ZooKeeperNotFoundError
 from zk_layout import BrokerIdInUseError, BrokerState, ZkConnectionError, ZkStore
 
-# How long `zkbroker broker ...` waits for a ZooKeeper connection at most.
-_BROKER_COMMAND_CONNECT_TIMEOUT_S = 10.0
+# How long `zkbroker broker|fault ...` waits for a ZooKeeper connection at most.
+_ZK_COMMAND_CONNECT_TIMEOUT_S = 10.0
 
 
 def _int_list(text: str) -> tuple[int, ...]:
@@ -305,36 +305,43 @@ def _status_line(status: BrokerStatus) -> str:
     )
 
 
-async def run_broker_command(args: argparse.Namespace) -> int:
-    """`zkbroker broker stop|start|list`; returns the exit code."""
+async def run_broker_command(store: ZkStore, args: argparse.Namespace) -> int:
+    """`zkbroker broker stop|start|list` on `store`; returns the exit code."""
+    if args.broker_command == "list":
+        for status in await list_brokers(store):
+            print(_status_line(status), flush=True)
+        return 0
+    broker_id: int = args.broker_id
+    stopping = args.broker_command == "stop"
+    state = BrokerState.STOPPED if stopping else BrokerState.RUNNING
+    done = "stopped" if stopping else "started"
+    if await request_broker_state(store, broker_id, state, args.timeout):
+        print(f"broker {broker_id} {done}", flush=True)
+        return 0
+    print(
+        f"zkbroker: broker {broker_id} was not {done} within {args.timeout:g}s: no zkbroker "
+        f"process applied the request (is a zkbroker process running broker {broker_id} "
+        f"on {args.zookeeper}?); /zkbroker/brokers/{broker_id} keeps the desired state "
+        f"{state.value!r}",
+        file=sys.stderr,
+    )
+    return 1
+
+
+async def run_zookeeper_command(
+    args: argparse.Namespace,
+    command: Callable[[ZkStore, argparse.Namespace], Awaitable[int]],
+) -> int:
+    """Run `zkbroker broker|fault ...` on one short-lived ZooKeeper session, closed before
+    returning; exit code 1 when ZooKeeper cannot be reached."""
+    timeout = min(getattr(args, "timeout", 30.0), _ZK_COMMAND_CONNECT_TIMEOUT_S)
     try:
-        store = await ZkStore.connect(
-            args.zookeeper,
-            timeout=min(getattr(args, "timeout", 30.0), _BROKER_COMMAND_CONNECT_TIMEOUT_S),
-        )
+        store = await ZkStore.connect(args.zookeeper, timeout=timeout)
     except ZkConnectionError as e:
         print(f"zkbroker: {e}", file=sys.stderr)
         return 1
     try:
-        if args.broker_command == "list":
-            for status in await list_brokers(store):
-                print(_status_line(status), flush=True)
-            return 0
-        broker_id: int = args.broker_id
-        stopping = args.broker_command == "stop"
-        state = BrokerState.STOPPED if stopping else BrokerState.RUNNING
-        done = "stopped" if stopping else "started"
-        if await request_broker_state(store, broker_id, state, args.timeout):
-            print(f"broker {broker_id} {done}", flush=True)
-            return 0
-        print(
-            f"zkbroker: broker {broker_id} was not {done} within {args.timeout:g}s: no zkbroker "
-            f"process applied the request (is a zkbroker process running broker {broker_id} "
-            f"on {args.zookeeper}?); /zkbroker/brokers/{broker_id} keeps the desired state "
-            f"{state.value!r}",
-            file=sys.stderr,
-        )
-        return 1
+        return await command(store, args)
     except ZkConnectionError as e:
         print(f"zkbroker: {e}", file=sys.stderr)
         return 1
@@ -351,13 +358,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    if args.command == "broker":
+    if args.command in ("broker", "fault"):
         # Only warnings (kazoo's connection trouble) on stderr; stdout carries the answer.
         configure_logging("warning", "console")
-        return asyncio.run(run_broker_command(args))
-    if args.command == "fault":
-        configure_logging("warning", "console")
-        return asyncio.run(run_fault_command(args))
+        command = run_broker_command if args.command == "broker" else run_fault_command
+        return asyncio.run(run_zookeeper_command(args, command))
     try:
         settings = settings_from_args(args)
     except ValueError as e:

@@ -53,8 +53,7 @@ class Cluster:
             b: BrokerNode(b, settings, self.image, self.hooks) for b in settings.broker_ids
         }
         # Fault injection (`broker.faults`): entries shared by every process through ZooKeeper.
-        self._fault_injector = FaultInjector()
-        self.hooks.add(self._fault_injector)
+        self._fault_injector = FaultInjector(self.hooks)
         self.faults = Faults(lambda: self._store, self._fault_injector)
         self._embedded: EmbeddedZooKeeper | None = None
         self._store: ZkStore | None = None

@@ -30,9 +30,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from broker.metadata import INTERNAL_TOPICS
-from handlers.jvm_collections import java_string_hash
+from handlers.jvm_collections import java_string_hash, to_int32
 from zk_layout.errors import NodeExistsError, NoNodeError, ZnodeFormatError
-from zk_layout.nodes.base import TopicPartition
+from zk_layout.nodes.base import EmptyNode, TopicPartition
 from zk_layout.nodes.cluster import ConsumersNode
 from zk_layout.nodes.consumers import (
     STATIC,
@@ -61,8 +61,7 @@ DEAD = "Dead"
 
 def java_abs_hash(text: str) -> int:
     """Kafka's ``Utils.abs(text.hashCode)`` (Integer.MIN_VALUE maps to 0)."""
-    unsigned = java_string_hash(text)
-    signed = unsigned - (1 << 32) if unsigned >= 1 << 31 else unsigned
+    signed = to_int32(java_string_hash(text))
     return 0 if signed == -(1 << 31) else abs(signed)
 
 
@@ -99,6 +98,11 @@ def subscribed_topics(registration: ConsumerRegistration, topics: Iterable[str])
     )
 
 
+def group_state(member_count: int) -> str:
+    """``Stable`` while a group has registered members, ``Empty`` otherwise."""
+    return STABLE if member_count else EMPTY
+
+
 @dataclass(frozen=True)
 class ConsumerGroup:
     group_id: str
@@ -111,7 +115,7 @@ class ConsumerGroup:
 
     @property
     def state(self) -> str:
-        return STABLE if self.members else EMPTY
+        return group_state(len(self.members))
 
     def assignment(self, member: str) -> dict[str, list[int]]:
         """Partitions owned by ``member``'s threads, topic -> sorted partitions."""
@@ -135,8 +139,10 @@ async def group_ids(store: ZkStore) -> list[str]:
 
 async def member_counts(store: ZkStore, groups: Sequence[str]) -> dict[str, int]:
     """group -> number of registered members, for the groups that still exist."""
-    children = await store.get_children_many([ConsumerIdsNode.path(g) for g in groups])
-    exists = await store.get_many([f"{ConsumersNode.path()}/{g}" for g in groups])
+    children, exists = await asyncio.gather(
+        store.get_children_many([ConsumerIdsNode.path(g) for g in groups]),
+        store.get_many([ConsumerGroupNode.path(g) for g in groups]),
+    )
     return {
         g: len(kids or [])
         for g, kids, there in zip(groups, children, exists, strict=True)
@@ -145,27 +151,39 @@ async def member_counts(store: ZkStore, groups: Sequence[str]) -> dict[str, int]
 
 
 async def load_groups(
-    store: ZkStore, groups: Sequence[str], *, with_owners: bool = True
+    store: ZkStore,
+    groups: Sequence[str],
+    *,
+    with_owners: bool = False,
+    with_offsets: bool = False,
 ) -> dict[str, ConsumerGroup | None]:
-    """Load each group (None for a group without ``/consumers/<g>``). ``with_owners=False``
-    skips the owners (for offset APIs)."""
+    """Load each group (None for a group without ``/consumers/<g>``): its members and
+    generation, plus its partition owners and committed offsets when asked for (left empty
+    otherwise)."""
     result: dict[str, ConsumerGroup | None] = dict.fromkeys(groups)
     groups = [g for g in dict.fromkeys(groups) if storable(g)]
-    exists = await store.get_many([f"{ConsumersNode.path()}/{g}" for g in groups])
-    present = [g for g, stat in zip(groups, exists, strict=True) if stat is not None]
-    if not present:
+    if not groups:
         return result
 
-    # Round 1: the three containers' children (and the ids stat, for the generation).
-    containers = [ConsumerIdsNode, ConsumerOffsetsNode]
+    # Round 1: each group node (existence) and its ids node (stat: the generation), and the
+    # containers' children.
+    containers: list[type[EmptyNode]] = [ConsumerIdsNode]
+    if with_offsets:
+        containers.append(ConsumerOffsetsNode)
     if with_owners:
         containers.append(ConsumerOwnersNode)
-    paths = [c.path(g) for g in present for c in containers]
-    kids = await store.get_children_many(paths)
-    ids_stats = await store.get_many([ConsumerIdsNode.path(g) for g in present])
+    width = len(containers)
+    nodes, kids = await asyncio.gather(
+        store.get_many(
+            [p for g in groups for p in (ConsumerGroupNode.path(g), ConsumerIdsNode.path(g))]
+        ),
+        store.get_children_many([c.path(g) for g in groups for c in containers]),
+    )
+    present = [g for i, g in enumerate(groups) if nodes[2 * i] is not None]
+    ids_stats = {g: nodes[2 * i + 1] for i, g in enumerate(groups)}
     per_group = {
-        g: dict(zip(containers, kids[i * len(containers) : (i + 1) * len(containers)], strict=True))
-        for i, g in enumerate(present)
+        g: dict(zip(containers, kids[i * width : (i + 1) * width], strict=True))
+        for i, g in enumerate(groups)
     }
 
     # Round 2: partitions per topic of owners/offsets.
@@ -184,7 +202,7 @@ async def load_groups(
     # Round 3: every leaf's data.
     leaves: list[tuple[str, str, str, str]] = []  # (group, kind, topic|consumer, partition|"")
     for g in present:
-        for consumer in per_group[g].get(ConsumerIdsNode) or []:
+        for consumer in per_group[g][ConsumerIdsNode] or []:
             leaves.append((g, "ids", consumer, ""))
     for (g, kind, topic), parts in zip(topic_dirs, partition_lists, strict=True):
         for p in parts or []:
@@ -210,8 +228,8 @@ async def load_groups(
                     offsets[g][TopicPartition(name, int(p))] = offset
         except ZnodeFormatError:
             continue
-    for i, g in enumerate(present):
-        stat = ids_stats[i]
+    for g in present:
+        stat = ids_stats[g]
         result[g] = ConsumerGroup(
             group_id=g,
             members=dict(sorted(members[g].items())),

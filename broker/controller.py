@@ -111,6 +111,7 @@ class Controller:
         self._rebalance: asyncio.Task[None] | None = None
         # czxid of the admin nodes last acted on: only a newly created node is a new request.
         self._seen_czxid: dict[str, int] = {}
+        self._broker_config: tuple[int, BrokerConfig] | None = None
         # KIP-631 leases of brokers that joined over the protocol (broker.broker_leases).
         self.leases = BrokerLeases(self)
 
@@ -148,13 +149,11 @@ class Controller:
 
     async def call(self, fn: Callable[[Controller], Awaitable[T]]) -> T:
         """Run `fn` as a controller event (in order with all others) and return its result."""
+        if self.moved.is_set() or self._task is None:
+            raise self._stopped()
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._calls.add(future)
         future.add_done_callback(self._calls.discard)
-        if self.moved.is_set() or self._task is None:
-            future.set_exception(
-                ControllerMovedError(self.context.epoch_zk_version, "the controller has stopped")
-            )
 
         async def event(controller: Controller) -> None:
             if future.done():
@@ -171,14 +170,13 @@ class Controller:
         self.submit(event)
         return await future
 
+    def _stopped(self) -> ControllerMovedError:
+        return ControllerMovedError(self.context.epoch_zk_version, "the controller has stopped")
+
     def _fail_calls(self) -> None:
         for future in list(self._calls):
             if not future.done():
-                future.set_exception(
-                    ControllerMovedError(
-                        self.context.epoch_zk_version, "the controller has stopped"
-                    )
-                )
+                future.set_exception(self._stopped())
 
     def schedule_catch_up(self, partitions: list[tuple[str, int]]) -> None:
         """Followers of `partitions` catch up after --replica-catchup-ms (then an event)."""
@@ -213,7 +211,14 @@ class Controller:
         self.submit(event)
 
     def broker_config(self) -> BrokerConfig:
-        """The controller broker's configuration (static settings + dynamic overrides)."""
+        """The controller broker's configuration (static settings + dynamic overrides),
+        rebuilt only when the image's dynamic broker configs change."""
+        version = self.image.broker_configs_version if self.image is not None else -1
+        if self._broker_config is None or self._broker_config[0] != version:
+            self._broker_config = (version, self._build_broker_config())
+        return self._broker_config[1]
+
+    def _build_broker_config(self) -> BrokerConfig:
         overrides = self.image.broker_configs if self.image is not None else {}
         broker_id = self.context.broker_id
         return BrokerConfig.build(

@@ -61,8 +61,8 @@ StateRule = Callable[[PartitionState], PartitionState | None]
 _MAX_OPS_PER_MULTI = 500
 _MAX_RETRIES = 10
 
+# ElectLeaders' election_type; any other value is UNCLEAN (1).
 PREFERRED = 0
-UNCLEAN = 1
 
 
 # ---- writing states ----------------------------------------------------------------------
@@ -86,12 +86,7 @@ async def write_states(
             new = rule(current[0])
             if new is not None and new != current[0]:
                 by_topic[topic][partition] = (new, current[1])
-        chunks = [
-            (topic, dict(items[i : i + _MAX_OPS_PER_MULTI]))
-            for topic, updates in by_topic.items()
-            for items in [sorted(updates.items())]
-            for i in range(0, len(items), _MAX_OPS_PER_MULTI)
-        ]
+        chunks = [chunk for topic, updates in by_topic.items() for chunk in _chunks(topic, updates)]
         outcomes = await controller.gather(*(_write_chunk(controller, t, u) for t, u in chunks))
         retry: list[TP] = []
         for (topic, updates), ok in zip(chunks, outcomes, strict=True):
@@ -105,6 +100,16 @@ async def write_states(
         pending = {tp: pending[tp] for tp in retry}
     log.error("controller.state_write_gave_up", partitions=len(pending))
     return written
+
+
+def _chunks(
+    topic: str, updates: dict[int, tuple[PartitionState, int]]
+) -> list[tuple[str, dict[int, tuple[PartitionState, int]]]]:
+    items = sorted(updates.items())
+    return [
+        (topic, dict(items[i : i + _MAX_OPS_PER_MULTI]))
+        for i in range(0, len(items), _MAX_OPS_PER_MULTI)
+    ]
 
 
 async def _write_chunk(
@@ -132,9 +137,7 @@ async def _write_chunk(
 
 async def reload_states(controller: Controller, partitions: Iterable[TP]) -> None:
     keys = list(partitions)
-    reads = await controller.gather(
-        *(controller.store.get(PartitionStateNode.path(t, p)) for t, p in keys)
-    )
+    reads = await controller.store.get_many([PartitionStateNode.path(t, p) for t, p in keys])
     for key, node in zip(keys, reads, strict=True):
         if node is None:
             controller.state.partition_states.pop(key, None)
@@ -173,9 +176,7 @@ async def unclean_enabled(controller: Controller, topics: Iterable[str]) -> dict
         return {}
     key = topic_config_keys(controller.release)["unclean.leader.election.enable"]
     fallback = (controller.broker_config().topic_value(key) or "false").lower() == "true"
-    reads = await controller.gather(
-        *(controller.store.get(ConfigEntityNode.topic(t)) for t in names)
-    )
+    reads = await controller.store.get_many([ConfigEntityNode.topic(t) for t in names])
     out: dict[str, bool] = {}
     for name, node in zip(names, reads, strict=True):
         value: str | None = None
@@ -283,8 +284,7 @@ async def on_brokers_started(controller: Controller, new: set[int]) -> None:
     joining = [
         tp
         for tp, (s, _) in controller.state.partition_states.items()
-        if set(replicas_of(controller, tp)) & new
-        and not set(s.isr) >= (set(replicas_of(controller, tp)) & new)
+        if (new & set(replicas_of(controller, tp))) - set(s.isr)
     ]
     controller.schedule_catch_up(joining)
 
@@ -312,13 +312,7 @@ class ElectionOutcome:
     error: ApiError | None = None
 
 
-# Kafka's `new ApiError(Errors.X)` carries the code's default message (ApiError.java).
-_NOT_NEEDED = ElectionOutcome(
-    error=ApiError(
-        error_codes.ELECTION_NOT_NEEDED,
-        error_codes.DEFAULT_MESSAGES[error_codes.ELECTION_NOT_NEEDED],
-    )
-)
+_NOT_NEEDED = ElectionOutcome(error=ApiError.with_default_message(error_codes.ELECTION_NOT_NEEDED))
 
 
 async def elect_leaders(
@@ -413,6 +407,8 @@ async def auto_rebalance(controller: Controller) -> None:
     preferred replica where it can lead (alive and in the ISR); not while any partition is
     being reassigned."""
     state = controller.state
+    if state.reassigning:
+        return
     by_preferred: dict[int, list[TP]] = defaultdict(list)
     for topic, record in state.topics.items():
         if topic in state.topics_to_delete:
@@ -421,6 +417,7 @@ async def auto_rebalance(controller: Controller) -> None:
             if replicas:
                 by_preferred[replicas[0]].append((topic, partition))
     threshold = controller.settings.leader_imbalance_per_broker_percentage / 100
+    live = state.live_brokers
     candidates: list[TP] = []
     for broker, tps in sorted(by_preferred.items()):
         not_preferred = [
@@ -428,16 +425,12 @@ async def auto_rebalance(controller: Controller) -> None:
             for tp in tps
             if tp in state.partition_states and state.partition_states[tp][0].leader != broker
         ]
-        if not tps or len(not_preferred) / len(tps) <= threshold:
+        if len(not_preferred) / len(tps) <= threshold or broker not in live:
             continue
-        if state.reassigning:
-            continue
-        live = state.live_brokers
         candidates.extend(
             tp
             for tp in not_preferred
-            if broker in live
-            and rules.preferred_leader(
+            if rules.preferred_leader(
                 state.partition_states[tp][0], replicas_of(controller, tp), live, 0
             )
             is not None

@@ -127,11 +127,7 @@ async def alter_reassignments(
             continue
         built = build(controller, tp, target)
         if built is None:
-            # `new ApiError(Errors.X)`: the code's default message (ApiError.java).
-            results[tp] = ApiError(
-                error_codes.NO_REASSIGNMENT_IN_PROGRESS,
-                error_codes.DEFAULT_MESSAGES[error_codes.NO_REASSIGNMENT_IN_PROGRESS],
-            )
+            results[tp] = ApiError.with_default_message(error_codes.NO_REASSIGNMENT_IN_PROGRESS)
         else:
             batch[tp] = built
     await remove_from_admin_node(controller, lambda tp, _: tp in batch)
@@ -199,11 +195,8 @@ async def resume(controller: Controller, skip: Iterable[TP] = ()) -> None:
 
 async def resume_on_brokers(controller: Controller, brokers: set[int]) -> None:
     """onBrokerStartup: reassignments with a replica on a returning broker go on."""
-    batch = {
-        tp: current_assignment(controller, tp)
-        for tp in controller.state.reassigning
-        if set(current_assignment(controller, tp).replicas) & brokers
-    }
+    assignments = {tp: current_assignment(controller, tp) for tp in controller.state.reassigning}
+    batch = {tp: a for tp, a in assignments.items() if set(a.replicas) & brokers}
     if batch:
         await reassign(controller, batch)
 
@@ -243,7 +236,7 @@ async def reassign(controller: Controller, batch: Mapping[TP, ReplicaAssignment]
             gone = [r for r in current.replicas if r not in new.replicas]
             if gone:
                 unneeded[tp] = gone
-        state.reassigning[tp] = new
+        state.reassigning.add(tp)
     await write_assignments(controller, changed)
     if unneeded:
         await partitions_.write_states(
@@ -251,7 +244,8 @@ async def reassign(controller: Controller, batch: Mapping[TP, ReplicaAssignment]
             {tp: partitions_.isr_removal(gone, epoch) for tp, gone in unneeded.items()},
         )
     complete = [tp for tp in batch if is_complete(controller, tp)]
-    incomplete = [tp for tp in batch if tp not in set(complete)]
+    done = set(complete)
+    incomplete = [tp for tp in batch if tp not in done]
     if incomplete:
         await partitions_.write_states(
             controller, {tp: lambda s: rules.bump_leader_epoch(s, epoch) for tp in incomplete}
@@ -262,9 +256,9 @@ async def reassign(controller: Controller, batch: Mapping[TP, ReplicaAssignment]
 
 def is_complete(controller: Controller, tp: TP) -> bool:
     """isReassignmentComplete: nothing to add or remove, or every target replica in the ISR."""
-    assignment = controller.state.reassigning.get(tp)
-    if assignment is None:
+    if tp not in controller.state.reassigning:
         return False
+    assignment = current_assignment(controller, tp)
     if not assignment.is_reassigning:
         return True
     current = controller.state.partition_states.get(tp)
@@ -281,7 +275,7 @@ async def on_caught_up(controller: Controller, partitions: Iterable[TP]) -> None
 async def complete_reassignments(controller: Controller, tps: list[TP]) -> None:
     """Phase B for each partition of `tps` (B2-B8)."""
     state = controller.state
-    done = {tp: state.reassigning[tp] for tp in tps if tp in state.reassigning}
+    done = {tp: current_assignment(controller, tp) for tp in tps if tp in state.reassigning}
     if not done:
         return
     live = state.live_brokers
@@ -307,8 +301,7 @@ async def complete_reassignments(controller: Controller, tps: list[TP]) -> None:
     await write_assignments(controller, final)
     targets = {tp: a.target for tp, a in done.items()}
     await remove_from_admin_node(controller, lambda tp, replicas: targets.get(tp) == replicas)
-    for tp in done:
-        state.reassigning.pop(tp, None)
+    state.reassigning.difference_update(done)
     log.info("controller.reassignments_completed", partitions=len(done))
     await controller_topics.try_topic_deletions(controller)
 

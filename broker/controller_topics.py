@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from broker.leader_election import ReplicaAssignment
 from zk_layout import (
     ConfigEntityNode,
     DeleteTopicMarkerNode,
@@ -70,8 +69,8 @@ class ControllerState:
     topics_to_delete: set[str] = field(default_factory=set)
     # Topics a CreateTopics handler of this broker is writing and will hand over itself.
     expected_topics: set[str] = field(default_factory=set)
-    # Kafka's partitionsBeingReassigned: partition -> its reassignment (RS, AR, RR).
-    reassigning: dict[tuple[str, int], ReplicaAssignment] = field(default_factory=dict)
+    # Kafka's partitionsBeingReassigned; their RS/AR/RR are in `topics` (adding/removing).
+    reassigning: set[tuple[str, int]] = field(default_factory=set)
 
     def partitions_without_state(self, topic: str) -> list[int]:
         record = self.topics.get(topic)
@@ -311,8 +310,7 @@ def _forget_topic(state: ControllerState, name: str) -> None:
     state.topics_to_delete.discard(name)
     for key in [k for k in state.partition_states if k[0] == name]:
         del state.partition_states[key]
-    for key in [k for k in state.reassigning if k[0] == name]:
-        del state.reassigning[key]
+    state.reassigning.difference_update([k for k in state.reassigning if k[0] == name])
 
 
 # ---- deletion ----------------------------------------------------------------------------

@@ -15,13 +15,13 @@ short-lived ZooKeeper session. It prints one line per fault added or listed (``f
 error api=CreateTopics error_code=36 count=1``) or ``cleared N``; exit 1 when ZooKeeper
 cannot be reached.
 
-Deliberately not here: what the faults do (`broker.faults`).
+Deliberately not here: what the faults do (`broker.faults`), and opening, closing and
+reporting the ZooKeeper session (`broker.cli`, as for `zkbroker broker ...`).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from broker.faults import (
     Fault,
@@ -33,9 +33,7 @@ from broker.faults import (
     error_code_of,
     list_faults,
 )
-from zk_layout import ZkConnectionError, ZkStore
-
-_CONNECT_TIMEOUT_S = 10.0
+from zk_layout import ZkStore
 
 
 def _api(text: str) -> int:
@@ -138,28 +136,17 @@ def entry_from_args(args: argparse.Namespace) -> FaultEntry:
     raise ValueError(f"not a fault-adding command: {command!r}")
 
 
-async def run_fault_command(args: argparse.Namespace) -> int:
-    """`zkbroker fault ...`; returns the exit code."""
-    try:
-        store = await ZkStore.connect(args.zookeeper, timeout=_CONNECT_TIMEOUT_S)
-    except ZkConnectionError as e:
-        print(f"zkbroker: {e}", file=sys.stderr)
-        return 1
-    try:
-        command: str = args.fault_command
-        if command == "list":
-            for fault in await list_faults(store):
-                print(fault.describe(), flush=True)
-        elif command == "clear":
-            removed = await clear_faults(store, args.fault_id)
-            print(f"cleared {removed}", flush=True)
-        else:
-            entry = entry_from_args(args)
-            fault_id = await add_fault(store, entry)
-            print(Fault(fault_id, entry).describe(), flush=True)
-        return 0
-    except ZkConnectionError as e:
-        print(f"zkbroker: {e}", file=sys.stderr)
-        return 1
-    finally:
-        await store.close()
+async def run_fault_command(store: ZkStore, args: argparse.Namespace) -> int:
+    """`zkbroker fault ...` on `store`; returns the exit code."""
+    command: str = args.fault_command
+    if command == "list":
+        for fault in await list_faults(store):
+            print(fault.describe(), flush=True)
+    elif command == "clear":
+        removed = await clear_faults(store, args.fault_id)
+        print(f"cleared {removed}", flush=True)
+    else:
+        entry = entry_from_args(args)
+        fault_id = await add_fault(store, entry)
+        print(Fault(fault_id, entry).describe(), flush=True)
+    return 0

@@ -28,7 +28,8 @@ same unit. Of the matching entries, every ``latency`` one adds its delay, and th
 
 ``FaultInjector`` (one per ``Cluster``, a ``broker.request_hooks`` hook) keeps the entries
 in memory from a children watch plus data reads: a request no cached entry matches costs no
-ZooKeeper round trip. Each injection is logged (``fault.injected``) and counted
+ZooKeeper round trip, and while there is no entry at all the injector is not even in the
+cluster's hook chain. Each injection is logged (``fault.injected``) and counted
 (``FaultInjector.injected`` per (fault id, kind), ``observed(...)``). ``Faults`` is the
 control object (``Cluster.faults``); ``add_fault``/``list_faults``/``clear_faults`` work on a
 bare ``ZkStore`` (the CLI).
@@ -44,7 +45,7 @@ import asyncio
 import builtins
 import collections
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, Final, Protocol, TypeVar
 
@@ -52,9 +53,9 @@ import structlog
 
 from broker.protocol import error_codes
 from broker.protocol.releases import API_NAMES
-from broker.request_hooks import Intervention, RequestCall, RequestRecord
+from broker.request_hooks import HookChain, Intervention, RequestCall, RequestRecord
 from zk_layout import BadVersionError, NoNodeError, Watch, ZkStore, ZnodeFormatError
-from zk_layout.nodes.zkbroker import FaultEntry, FaultKind, FaultNode, FaultsNode
+from zk_layout.nodes.zkbroker import ANY_RELEASE, FaultEntry, FaultKind, FaultNode, FaultsNode
 
 __all__ = [
     "Fault",
@@ -74,8 +75,6 @@ __all__ = [
 
 T = TypeVar("T")
 
-# The fault node's format does not depend on the emulated release; encode() still takes one.
-_ANY_RELEASE: Final = (3, 9)
 _TOPIC_FIELDS: Final = frozenset({"name", "topic", "topic_name", "resource_name"})
 _PARTITION_FIELDS: Final = frozenset({"partition_index", "partition", "partition_id"})
 _PARTITION_LIST_FIELDS: Final = frozenset({"partitions", "partition_indexes"})
@@ -86,15 +85,20 @@ _API_KEYS: Final = {name.lower(): key for key, name in API_NAMES.items()}
 _ERROR_CODES: Final = {name.lower(): code for code, name in error_codes.NAMES.items()}
 
 
-def api_key_of(api: int | str) -> int:
-    """An API key from a key or a name (``19``, ``"19"``, ``"CreateTopics"``, any case)."""
-    if isinstance(api, int):
-        return api
-    text = api.strip()
+def _number_or_name(value: int | str, by_name: Mapping[str, int]) -> int:
+    """`value` itself, a decimal string, or a name of `by_name` (any case); KeyError else."""
+    if isinstance(value, int):
+        return value
+    text = value.strip()
     if text.lstrip("-").isdigit():
         return int(text)
+    return by_name[text.lower()]
+
+
+def api_key_of(api: int | str) -> int:
+    """An API key from a key or a name (``19``, ``"19"``, ``"CreateTopics"``, any case)."""
     try:
-        return _API_KEYS[text.lower()]
+        return _number_or_name(api, _API_KEYS)
     except KeyError:
         known = ", ".join(sorted(API_NAMES.values()))
         raise ValueError(f"unknown API {api!r} (known: {known}, or a numeric key)") from None
@@ -102,13 +106,8 @@ def api_key_of(api: int | str) -> int:
 
 def error_code_of(code: int | str) -> int:
     """An error code from a number or a Kafka error name (``36``, ``"TOPIC_ALREADY_EXISTS"``)."""
-    if isinstance(code, int):
-        return code
-    text = code.strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
     try:
-        return _ERROR_CODES[text.lower()]
+        return _number_or_name(code, _ERROR_CODES)
     except KeyError:
         raise ValueError(f"unknown error code {code!r}") from None
 
@@ -160,26 +159,35 @@ def _children(item: Any) -> Iterator[tuple[str, Any]]:
         yield f.name, getattr(item, f.name)
 
 
-def _has_partition(item: Any, partition: int) -> bool:
-    """Whether `partition` is named anywhere in `item` (a dataclass, list or value)."""
+def _structs(item: Any) -> Iterator[Any]:
+    """Every dataclass instance in `item` (a dataclass, list or value), itself included."""
     stack = [item]
     while stack:
         node = stack.pop()
         if isinstance(node, list):
             stack.extend(node)
         elif is_dataclass(node) and not isinstance(node, type):
-            for name, value in _children(node):
-                if name in _PARTITION_FIELDS and value == partition and isinstance(value, int):
-                    return True
-                if (
-                    name in _PARTITION_LIST_FIELDS
-                    and isinstance(value, list)
-                    and any(v == partition for v in value if isinstance(v, int))
-                ):
-                    return True
-                if isinstance(value, list) or is_dataclass(value):
-                    stack.append(value)
-    return False
+            yield node
+            stack.extend(v for _, v in _children(node) if isinstance(v, list) or is_dataclass(v))
+
+
+def _names_partition(name: str, value: Any, partition: int) -> bool:
+    if name in _PARTITION_FIELDS:
+        return isinstance(value, int) and value == partition
+    return (
+        name in _PARTITION_LIST_FIELDS
+        and isinstance(value, list)
+        and any(v == partition for v in value if isinstance(v, int))
+    )
+
+
+def _has_partition(item: Any, partition: int) -> bool:
+    """Whether `partition` is named anywhere in `item` (a dataclass, list or value)."""
+    return any(
+        _names_partition(name, value, partition)
+        for node in _structs(item)
+        for name, value in _children(node)
+    )
 
 
 def request_mentions(request: Any, topic: str | None, partition: int | None) -> bool:
@@ -189,19 +197,11 @@ def request_mentions(request: Any, topic: str | None, partition: int | None) -> 
     partition named anywhere is enough."""
     if topic is None:
         return partition is None or _has_partition(request, partition)
-    stack = [request]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list):
-            stack.extend(node)
-        elif is_dataclass(node) and not isinstance(node, type):
-            names = [v for n, v in _children(node) if n in _TOPIC_FIELDS and isinstance(v, str)]
-            if topic in names and (partition is None or _has_partition(node, partition)):
-                return True
-            for _, value in _children(node):
-                if isinstance(value, list) or is_dataclass(value):
-                    stack.append(value)
-    return False
+    return any(
+        any(n in _TOPIC_FIELDS and v == topic for n, v in _children(node))
+        and (partition is None or _has_partition(node, partition))
+        for node in _structs(request)
+    )
 
 
 def fault_matches(entry: FaultEntry, call: RequestCall) -> bool:
@@ -232,7 +232,7 @@ async def add_fault(store: ZkStore, entry: FaultEntry) -> int:
         raise ValueError("a blackhole lasts until it is cleared: it takes no count")
     path = await store.create(
         FaultNode.create_path(),
-        FaultNode.encode(entry, _ANY_RELEASE),
+        FaultNode.encode(entry, ANY_RELEASE),
         sequence=True,
         makepath=True,
     )
@@ -266,21 +266,19 @@ async def list_faults(store: ZkStore) -> list[Fault]:
 async def clear_faults(store: ZkStore, fault_id: int | None = None) -> int:
     """Delete one fault entry (`fault_id`) or all of them; returns how many were deleted."""
     if fault_id is not None:
-        try:
-            await store.delete(FaultNode.path(fault_id))
-            return 1
-        except NoNodeError:
-            return 0
-    children = await store.get_children(FaultsNode.path()) or []
+        paths = [FaultNode.path(fault_id)]
+    else:
+        children = await store.get_children(FaultsNode.path()) or []
+        paths = [f"{FaultsNode.path()}/{c}" for c in children]
 
-    async def delete(child: str) -> int:
+    async def delete(path: str) -> int:
         try:
-            await store.delete(f"{FaultsNode.path()}/{child}", recursive=True)
+            await store.delete(path)
             return 1
-        except NoNodeError:
+        except NoNodeError:  # gone meanwhile (its last unit consumed, another clear)
             return 0
 
-    return sum(await asyncio.gather(*(delete(c) for c in children)))
+    return sum(await asyncio.gather(*(delete(p) for p in paths)))
 
 
 # ---- the hook -----------------------------------------------------------------------------
@@ -297,7 +295,10 @@ class _Cached:
 class FaultInjector:
     """The `RequestHook` of one cluster's fault entries (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, hooks: HookChain) -> None:
+        # The injector is in the cluster's hook chain only while it holds faults, so requests
+        # pay nothing for fault injection when there is none (an empty chain is skipped).
+        self._hooks = hooks
         self._store: ZkStore | None = None
         self._cache: dict[int, _Cached] = {}
         self._watch: Watch | None = None
@@ -309,8 +310,10 @@ class FaultInjector:
         self._log = structlog.get_logger(__name__)
 
     async def start(self, store: ZkStore) -> None:
-        self._store = store
+        # The watch's first call (made before watch_children returns) finds no store and
+        # reads nothing: the refresh below, made once the watch is armed, reads it all.
         self._watch = await store.watch_children(FaultsNode.path(), self._on_children)
+        self._store = store
         await self.refresh()
 
     async def stop(self) -> None:
@@ -325,6 +328,7 @@ class FaultInjector:
         for cached in self._cache.values():
             cached.released.set()
         self._cache.clear()
+        self._in_chain()
         self._store = None
 
     # ---- cache --------------------------------------------------------------------------
@@ -364,11 +368,19 @@ class FaultInjector:
                     self._cache[fault.fault_id] = _Cached(fault, version, asyncio.Event())
                 elif version > cached.version:
                     cached.fault, cached.version = fault, version
+            self._in_chain()
 
     def _forget(self, fault_id: int) -> None:
         cached = self._cache.pop(fault_id, None)
         if cached is not None:
             cached.released.set()
+        self._in_chain()
+
+    def _in_chain(self) -> None:
+        if self._cache:
+            self._hooks.add(self)
+        else:
+            self._hooks.remove(self)
 
     # ---- consuming ----------------------------------------------------------------------
 
@@ -377,15 +389,11 @@ class FaultInjector:
         store = self._store
         fault_id = cached.fault.fault_id
         entry, version = cached.fault.entry, cached.version
-        if entry.count is None:
-            return True
-        if store is None:
-            return False
         path = FaultNode.path(fault_id)
         for _ in range(_MAX_RETRIES):
             if entry.count is None:
                 return True
-            if entry.count <= 0:
+            if entry.count <= 0 or store is None:
                 return False
             try:
                 if entry.count == 1:
@@ -393,7 +401,7 @@ class FaultInjector:
                     self._forget(fault_id)
                 else:
                     left = replace(entry, count=entry.count - 1)
-                    stat = await store.set(path, FaultNode.encode(left, _ANY_RELEASE), version)
+                    stat = await store.set(path, FaultNode.encode(left, ANY_RELEASE), version)
                     if fault_id in self._cache:
                         cached.fault, cached.version = Fault(fault_id, left), int(stat.version)
                 return True
@@ -401,16 +409,14 @@ class FaultInjector:
                 self._forget(fault_id)
                 return False
             except BadVersionError:
-                got = await store.get(path)
+                try:
+                    got = await store.read(FaultNode, fault_id)
+                except ZnodeFormatError:
+                    got = None
                 if got is None:
                     self._forget(fault_id)
                     return False
-                data, stat = got
-                try:
-                    entry = FaultNode.decode_at(data, fault_id)
-                except ZnodeFormatError:
-                    self._forget(fault_id)
-                    return False
+                entry, stat = got
                 version = int(stat.version)
                 if fault_id in self._cache:
                     cached.fault, cached.version = Fault(fault_id, entry), version
@@ -420,26 +426,20 @@ class FaultInjector:
     async def intervene(self, call: RequestCall) -> Intervention | None:
         if not self._cache:
             return None
-        candidates = [
-            self._cache[i]
-            for i in sorted(self._cache)
-            if fault_matches(self._cache[i].fault.entry, call)
-        ]
+        candidates = [c for c in self._cache.values() if fault_matches(c.fault.entry, call)]
         if not candidates:
             return None
         delay_ms = 0
         applied: list[Fault] = []
         decisive: _Cached | None = None
-        for cached in candidates:
-            kind = cached.fault.entry.kind
-            if kind is FaultKind.LATENCY:
-                if await self._consume(cached):
-                    delay_ms += cached.fault.entry.delay_ms
-                    applied.append(cached.fault)
-            elif decisive is None and await self._consume(cached):
+        for cached in sorted(candidates, key=lambda c: c.fault.fault_id):
+            decides = cached.fault.entry.kind is not FaultKind.LATENCY
+            if (decides and decisive is not None) or not await self._consume(cached):
+                continue
+            if decides:
                 decisive = cached
-                delay_ms += cached.fault.entry.delay_ms
-                applied.append(cached.fault)
+            delay_ms += cached.fault.entry.delay_ms
+            applied.append(cached.fault)
         if not applied:
             return None
         for fault in applied:
@@ -515,6 +515,8 @@ class Faults:
     def __init__(self, store: Callable[[], ZkStore | None], injector: FaultInjector) -> None:
         self._store_of = store
         self.injector = injector
+        #: `FaultInjector.observed`: what this process's brokers injected.
+        self.observed = injector.observed
 
     def _store(self) -> ZkStore:
         store = self._store_of()
@@ -592,20 +594,6 @@ class Faults:
     async def refresh(self) -> None:
         """Re-read the entries now (e.g. right after another process pushed one)."""
         await self.injector.refresh()
-
-    def observed(
-        self,
-        fault_id: int | None = None,
-        *,
-        kind: FaultKind | str | None = None,
-        api: int | str | None = None,
-        broker: int | None = None,
-        error_code: int | None = None,
-    ) -> builtins.list[InjectedFault]:
-        """See `FaultInjector.observed`."""
-        return self.injector.observed(
-            fault_id, kind=kind, api=api, broker=broker, error_code=error_code
-        )
 
 
 class _Runner(Protocol):

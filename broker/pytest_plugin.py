@@ -44,7 +44,7 @@ from typing import Any
 
 import pytest
 
-from broker.protocol.releases import parse_release
+from broker.api import settings_from_options
 from broker.runner import ClusterThread
 from broker.settings import Settings
 from broker.testing import ZooKeeperEndpoint, fresh_chroot, remove_chroot, start_zookeeper_for_tests
@@ -199,11 +199,9 @@ def zk_cluster_factory(zk_test_zookeeper: ZooKeeperEndpoint) -> Iterator[Cluster
     ) -> ClusterThread:
         options: dict[str, Any] = {"port": 0}
         if "broker_ids" not in settings:
-            options["broker_ids"] = tuple(range(brokers))
+            options["brokers"] = brokers
         if kafka_version is not None:
-            options["kafka_version"] = (
-                parse_release(kafka_version) if isinstance(kafka_version, str) else kafka_version
-            )
+            options["kafka_version"] = kafka_version
         if racks is not None:
             parts = racks.split(",") if isinstance(racks, str) else racks
             options["racks"] = tuple((r.strip() or None) if r else None for r in parts)
@@ -211,7 +209,7 @@ def zk_cluster_factory(zk_test_zookeeper: ZooKeeperEndpoint) -> Iterator[Cluster
             settings["zookeeper"] = fresh_chroot(zk_test_zookeeper.connect_string)
             chroots.append(settings["zookeeper"])
         options.update(settings)
-        runner = ClusterThread(Settings(**options)).start()
+        runner = ClusterThread(settings_from_options(options)).start()
         started.append(runner)
         return runner
 

@@ -29,7 +29,6 @@ import contextlib
 import itertools
 import logging
 import time
-from dataclasses import fields, is_dataclass
 from typing import Any
 
 import structlog
@@ -43,31 +42,18 @@ from broker.protocol import (
     error_codes,
 )
 from broker.protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
-from broker.request_hooks import HookChain, Intervention, RequestCall, RequestRecord
+from broker.request_hooks import (
+    HookChain,
+    Intervention,
+    RequestCall,
+    RequestRecord,
+    collect_error_codes,
+)
 from handlers.context import BrokerView, ConnectionInfo, RequestContext
 
 API_VERSIONS_KEY = 18
 _SIZE_BYTES = 4
 _stdlib_log = logging.getLogger(__name__)
-
-
-def collect_error_codes(message: Any) -> list[int]:
-    """Distinct non-zero error codes anywhere in a response, in first-seen order."""
-    found: dict[int, None] = {}
-    stack = [message]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(reversed(item))
-        elif is_dataclass(item):
-            for f in fields(item):
-                value = getattr(item, f.name)
-                if f.name.endswith("error_code") and isinstance(value, int):
-                    if value:
-                        found.setdefault(value)
-                elif isinstance(value, list) or is_dataclass(value):
-                    stack.append(value)
-    return list(found)
 
 
 class BrokerServer:
@@ -234,8 +220,9 @@ class BrokerServer:
         hooks = self._hooks
         call: RequestCall | None = None
         intervention: Intervention | None = None
-        received_at = time.time()
+        received_at = 0.0
         if hooks:
+            received_at = time.time()
             call = RequestCall(self._broker.broker_id, conn, header, entry.name, request)
             intervention = await hooks.intervene(call)
             if intervention is not None:
@@ -252,7 +239,7 @@ class BrokerServer:
                 if intervention.hold is not None:
                     await intervention.hold.wait()
                 if intervention.drop:
-                    hooks.observe(_record(call, None, [], received_at, started, intervention))
+                    hooks.observe(_record(call, None, received_at, started, intervention))
                     rlog.warning("connection.closing", reason=f"{intervention.source}: drop")
                     return None
 
@@ -279,14 +266,18 @@ class BrokerServer:
                     request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
                 ),
             )
+        record: RequestRecord | None = None
         if call is not None:
-            codes = collect_error_codes(response)
-            hooks.observe(_record(call, response, codes, received_at, started, intervention))
+            record = _record(call, response, received_at, started, intervention)
+            hooks.observe(record)
         if _stdlib_log.isEnabledFor(logging.DEBUG):  # the error-code walk is not free
             rlog.debug(
                 "request",
                 duration_ms=round((time.perf_counter() - started) * 1000, 3),
-                error_codes=collect_error_codes(response),
+                # The record's, when there is one: walked once, whoever reads them first.
+                error_codes=(
+                    collect_error_codes(response) if record is None else record.error_codes
+                ),
             )
         return data
 
@@ -294,10 +285,10 @@ class BrokerServer:
 def _record(
     call: RequestCall,
     response: Any | None,
-    codes: list[int],
     received_at: float,
     started: float,
     intervention: Intervention | None,
 ) -> RequestRecord:
     latency_us = int((time.perf_counter() - started) * 1_000_000)
-    return RequestRecord(call, response, codes, received_at, latency_us, intervention)
+    # Error codes left to the record: collected only if a hook reads them.
+    return RequestRecord(call, response, None, received_at, latency_us, intervention)

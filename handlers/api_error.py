@@ -24,6 +24,11 @@ class ApiError(Exception):
     def wire_message(self) -> str | None:
         return message_for(self.code, self.message)
 
+    @classmethod
+    def with_default_message(cls, code: int) -> ApiError:
+        """Java's `new ApiError(Errors.X)`: the code's default message, sent as it is."""
+        return cls(code, error_codes.DEFAULT_MESSAGES[code])
+
 
 def message_for(code: int, message: str | None) -> str | None:
     if code == error_codes.UNKNOWN_SERVER_ERROR:

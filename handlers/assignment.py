@@ -169,6 +169,23 @@ def _start_and_shift(fixed_start_index: int, n: int, rng: random.Random | None) 
     return start, shift
 
 
+def _leaders(
+    n: int,
+    num_partitions: int,
+    fixed_start_index: int,
+    start_partition_id: int,
+    rng: random.Random | None,
+) -> Iterator[tuple[int, int, int]]:
+    """`(partition id, leader index, shift)` of each partition: leaders go round-robin from
+    the start index over `n` brokers, the shift grows by one after every full round."""
+    start, shift = _start_and_shift(fixed_start_index, n, rng)
+    first_id = max(0, start_partition_id)
+    for partition in range(first_id, first_id + num_partitions):
+        if partition > 0 and partition % n == 0:
+            shift += 1
+        yield partition, (partition + start) % n, shift
+
+
 def _assign_rack_unaware(
     ids: list[int],
     num_partitions: int,
@@ -178,13 +195,10 @@ def _assign_rack_unaware(
     rng: random.Random | None,
 ) -> dict[int, list[int]]:
     n = len(ids)
-    start, shift = _start_and_shift(fixed_start_index, n, rng)
     result: dict[int, list[int]] = {}
-    first_id = max(0, start_partition_id)
-    for partition in range(first_id, first_id + num_partitions):
-        if partition > 0 and partition % n == 0:
-            shift += 1
-        first = (partition + start) % n
+    for partition, first, shift in _leaders(
+        n, num_partitions, fixed_start_index, start_partition_id, rng
+    ):
         replicas = [ids[first]]
         replicas.extend(
             ids[replica_index(first, shift, j, n)] for j in range(replication_factor - 1)
@@ -205,13 +219,10 @@ def _assign_rack_aware(
     rack_count = len(set(rack_of.values()))
     ordered = rack_alternated_list(brokers)
     n = len(ordered)
-    start, shift = _start_and_shift(fixed_start_index, n, rng)
     result: dict[int, list[int]] = {}
-    first_id = max(0, start_partition_id)
-    for partition in range(first_id, first_id + num_partitions):
-        if partition > 0 and partition % n == 0:
-            shift += 1
-        first = (partition + start) % n
+    for partition, first, shift in _leaders(
+        n, num_partitions, fixed_start_index, start_partition_id, rng
+    ):
         leader = ordered[first]
         replicas = [leader]
         racks_used = {rack_of[leader]}

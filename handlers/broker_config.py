@@ -33,7 +33,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
+from types import MappingProxyType
 
 from handlers.broker_config_catalog import (
     broker_config_key,
@@ -62,6 +63,13 @@ _MINUTE_MS = 60 * 1000
 
 def _items(configs: Mapping[str, str]) -> Items:
     return tuple(sorted(configs.items()))
+
+
+@cache
+def _defaults(release: Release) -> Mapping[str, str]:
+    """The ConfigDef defaults of `release` (the lowest layer), built once per release."""
+    keys = broker_config_keys(release, include_internal=True)
+    return MappingProxyType({name: k.default for name, k in keys.items() if k.default is not None})
 
 
 def from_persistent(
@@ -117,13 +125,8 @@ class BrokerConfig:
             (dict(self.dynamic_broker), ConfigSource.DYNAMIC_BROKER_CONFIG),
             (dict(self.dynamic_default), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
             (dict(self.static), ConfigSource.STATIC_BROKER_CONFIG),
-            (self._defaults, ConfigSource.DEFAULT_CONFIG),
+            (_defaults(self.release), ConfigSource.DEFAULT_CONFIG),
         )
-
-    @cached_property
-    def _defaults(self) -> Mapping[str, str]:
-        keys = broker_config_keys(self.release, include_internal=True)
-        return {name: k.default for name, k in keys.items() if k.default is not None}
 
     def configured(self, name: str) -> str | None:
         """The raw text of the highest layer that sets `name` (None: no layer does)."""

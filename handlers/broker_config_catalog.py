@@ -84,24 +84,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from broker.protocol.releases import RELEASES
 from handlers.config_catalog import (
     ConfigKey,
     ConfigType,
     ConfigValue,
     GzipLevel,
-    InterBrokerVersion,
     InvalidConfig,
     Validator,
     ValidList,
     ValidString,
     at_least,
     between,
+    config_error,
     java_double_str,
+    java_trim,
     java_value_str,
     message_format_version_default,
     parse_value,
     validate_value,
+    version_key_eras,
 )
 from handlers.jvm_collections import (
     java_hashmap_order,
@@ -133,34 +134,8 @@ class BrokerConfigKey(ConfigKey):
     dynamic_only: bool = False
 
 
-def _config_error(name: str, shown_value: str, message: str | None) -> InvalidConfig:
-    """ConfigException(name, value, message)."""
-    suffix = "" if message is None else f": {message}"
-    return InvalidConfig(
-        f"Invalid value {shown_value} for configuration {name}{suffix}", config_exception=True
-    )
-
-
 # --------------------------------------------------------------------------------------------
 # Validators config_catalog does not have (ConfigDef's and Kafka's own classes)
-
-
-@dataclass(frozen=True)
-class DoubleRange:
-    """ConfigDef.Range.between with a fractional bound; Java prints the bound as given."""
-
-    min: float
-    max: float
-
-    def __call__(self, name: str, value: ConfigValue) -> None:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise TypeError(f"{name}: a number was expected, got {value!r}")
-        if value < self.min:
-            raise _config_error(name, java_value_str(value), f"Value must be at least {self.min}")
-        if value > self.max:
-            raise _config_error(
-                name, java_value_str(value), f"Value must be no more than {self.max}"
-            )
 
 
 @dataclass(frozen=True)
@@ -174,7 +149,7 @@ class CaseInsensitiveValidString:
         upper = [o.upper() for o in self.options]
         if not isinstance(value, str) or value.upper() not in upper:
             listed = ", ".join(java_hashmap_order(upper))
-            raise _config_error(
+            raise config_error(
                 name, java_value_str(value), f"String must be one of (case insensitive): {listed}"
             )
 
@@ -185,7 +160,7 @@ class NonEmptyString:
 
     def __call__(self, name: str, value: ConfigValue) -> None:
         if value == "":
-            raise _config_error(name, "", "String must be non-empty")
+            raise config_error(name, "", "String must be non-empty")
 
 
 @dataclass(frozen=True)
@@ -204,7 +179,7 @@ class MinusOneOrPositive:
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name}: an int was expected, got {value!r}")
         if value < -1 or value == 0:
-            raise _config_error(name, str(value), "Value can be -1 or greater than 0")
+            raise config_error(name, str(value), "Value can be -1 or greater than 0")
 
 
 # --------------------------------------------------------------------------------------------
@@ -276,6 +251,23 @@ def _k(
     )
 
 
+def _internal_until(
+    public_since: Release,
+    name: str,
+    type_: ConfigType,
+    default: str | None,
+    validator: Validator | None = None,
+    *,
+    since: Release,
+) -> list[BrokerConfigKey]:
+    """A read-only key defined internal (settable, hidden from DescribeConfigs) from `since`
+    and public from `public_since`: its two records."""
+    return [
+        _k(name, type_, default, validator, since=since, until=public_since, internal=True),
+        _k(name, type_, default, validator, since=public_since),
+    ]
+
+
 # Latest metadata version of each 3.x release (MetadataVersion.latest up to 3.6,
 # latestProduction from 3.7); before 3.0 the latest ApiVersion equals the message-format default.
 _LATEST_IBP_3X: Mapping[Release, str] = {
@@ -295,21 +287,17 @@ def inter_broker_protocol_default(release: Release) -> str:
 
 
 def _ibp_keys(name: str) -> list[BrokerConfigKey]:
-    """One record per release: the default follows the release, and from 2.1 the value must be
-    a version that release knows (ApiVersionValidator, MetadataVersionValidator from 3.3)."""
-    keys = []
-    lines = [normalize_release(r) for r in RELEASES]
-    for i, line in enumerate(lines):
-        until = lines[i + 1] if i + 1 < len(lines) else None
-        default = (
-            inter_broker_protocol_default(line)
-            if name == "inter.broker.protocol.version"
-            else message_format_version_default(line)
-        )
-        validator = None if line < (2, 1) else InterBrokerVersion(line)
-        since = line if i else (0, 10, 0)
-        keys.append(_k(name, _S, default, validator, since=since, until=until))
-    return keys
+    """One record per release (`version_key_eras`; ApiVersionValidator, MetadataVersionValidator
+    from 3.3)."""
+    default = (
+        inter_broker_protocol_default
+        if name == "inter.broker.protocol.version"
+        else message_format_version_default
+    )
+    return [
+        _k(name, _S, default(since), validator, since=since, until=until)
+        for since, until, validator in version_key_eras()
+    ]
 
 
 def _throttle_keys() -> list[BrokerConfigKey]:
@@ -367,25 +355,14 @@ BROKER_CONFIG_KEYS: tuple[BrokerConfigKey, ...] = (
     _k("socket.connection.setup.timeout.ms", _L, "10000", since=(2, 7)),
     _k("socket.connection.setup.timeout.max.ms", _L, "127000", since=(2, 7), until=(2, 8)),
     _k("socket.connection.setup.timeout.max.ms", _L, "30000", since=(2, 8)),
-    _k("process.roles", _LI, "", ValidList(_PROCESS_ROLES), since=(2, 8), until=(3, 0),
-       internal=True),
-    _k("process.roles", _LI, "", ValidList(_PROCESS_ROLES), since=(3, 0)),
-    _k("node.id", _I, "-1", since=(2, 8), until=(3, 0), internal=True),
-    _k("node.id", _I, "-1", since=(3, 0)),
-    _k("initial.broker.registration.timeout.ms", _I, "60000", since=(2, 8), until=(3, 0),
-       internal=True),
-    _k("initial.broker.registration.timeout.ms", _I, "60000", since=(3, 0)),
-    _k("broker.heartbeat.interval.ms", _I, "2000", since=(2, 8), until=(3, 0), internal=True),
-    _k("broker.heartbeat.interval.ms", _I, "2000", since=(3, 0)),
-    _k("broker.session.timeout.ms", _I, "9000", since=(2, 8), until=(3, 0), internal=True),
-    _k("broker.session.timeout.ms", _I, "9000", since=(3, 0)),
-    _k("metadata.log.dir", _S, None, since=(2, 8), until=(3, 0), internal=True),
-    _k("metadata.log.dir", _S, None, since=(3, 0)),
-    _k("controller.listener.names", _S, None, since=(2, 8), until=(3, 0), internal=True),
-    _k("controller.listener.names", _S, None, since=(3, 0)),
-    _k("sasl.mechanism.controller.protocol", _S, "GSSAPI", since=(2, 8), until=(3, 0),
-       internal=True),
-    _k("sasl.mechanism.controller.protocol", _S, "GSSAPI", since=(3, 0)),
+    *_internal_until((3, 0), "process.roles", _LI, "", ValidList(_PROCESS_ROLES), since=(2, 8)),
+    *_internal_until((3, 0), "node.id", _I, "-1", since=(2, 8)),
+    *_internal_until((3, 0), "initial.broker.registration.timeout.ms", _I, "60000", since=(2, 8)),
+    *_internal_until((3, 0), "broker.heartbeat.interval.ms", _I, "2000", since=(2, 8)),
+    *_internal_until((3, 0), "broker.session.timeout.ms", _I, "9000", since=(2, 8)),
+    *_internal_until((3, 0), "metadata.log.dir", _S, None, since=(2, 8)),
+    *_internal_until((3, 0), "controller.listener.names", _S, None, since=(2, 8)),
+    *_internal_until((3, 0), "sasl.mechanism.controller.protocol", _S, "GSSAPI", since=(2, 8)),
     _k("authorizer.class.name", _S, "", until=(3, 3)),
     _k("authorizer.class.name", _S, "", NonNull(), since=(3, 3)),
     _k("port", _I, "9092", until=(3, 0)),
@@ -672,24 +649,13 @@ BROKER_CONFIG_KEYS: tuple[BrokerConfigKey, ...] = (
     _k("password.encoder.cipher.algorithm", _S, "AES/CBC/PKCS5Padding", since=(1, 1)),
     _k("password.encoder.key.length", _I, "128", at_least(8), since=(1, 1)),
     _k("password.encoder.iterations", _I, "4096", at_least(1024), since=(1, 1)),
-    _k("controller.quorum.voters", _LI, "", since=(2, 8), until=(3, 0), internal=True),
-    _k("controller.quorum.voters", _LI, "", since=(3, 0)),
-    _k("controller.quorum.election.timeout.ms", _I, "1000", since=(2, 8), until=(3, 0),
-       internal=True),
-    _k("controller.quorum.election.timeout.ms", _I, "1000", since=(3, 0)),
-    _k("controller.quorum.fetch.timeout.ms", _I, "2000", since=(2, 8), until=(3, 0),
-       internal=True),
-    _k("controller.quorum.fetch.timeout.ms", _I, "2000", since=(3, 0)),
-    _k("controller.quorum.election.backoff.max.ms", _I, "1000", since=(2, 8), until=(3, 0),
-       internal=True),
-    _k("controller.quorum.election.backoff.max.ms", _I, "1000", since=(3, 0)),
-    _k("controller.quorum.append.linger.ms", _I, "25", since=(2, 8), until=(3, 0), internal=True),
-    _k("controller.quorum.append.linger.ms", _I, "25", since=(3, 0)),
-    _k("controller.quorum.request.timeout.ms", _I, "2000", since=(2, 8), until=(3, 0),
-       internal=True),
-    _k("controller.quorum.request.timeout.ms", _I, "2000", since=(3, 0)),
-    _k("controller.quorum.retry.backoff.ms", _I, "20", since=(2, 8), until=(3, 0), internal=True),
-    _k("controller.quorum.retry.backoff.ms", _I, "20", since=(3, 0)),
+    *_internal_until((3, 0), "controller.quorum.voters", _LI, "", since=(2, 8)),
+    *_internal_until((3, 0), "controller.quorum.election.timeout.ms", _I, "1000", since=(2, 8)),
+    *_internal_until((3, 0), "controller.quorum.fetch.timeout.ms", _I, "2000", since=(2, 8)),
+    *_internal_until((3, 0), "controller.quorum.election.backoff.max.ms", _I, "1000", since=(2, 8)),
+    *_internal_until((3, 0), "controller.quorum.append.linger.ms", _I, "25", since=(2, 8)),
+    *_internal_until((3, 0), "controller.quorum.request.timeout.ms", _I, "2000", since=(2, 8)),
+    *_internal_until((3, 0), "controller.quorum.retry.backoff.ms", _I, "20", since=(2, 8)),
     _k("metadata.log.max.record.bytes.between.snapshots", _L, "20971520", at_least(1),
        since=(3, 0)),
     _k("metadata.log.segment.bytes", _I, "1073741824", at_least(12), since=(3, 0)),
@@ -698,8 +664,7 @@ BROKER_CONFIG_KEYS: tuple[BrokerConfigKey, ...] = (
     _k("metadata.max.retention.bytes", _L, "-1", since=(3, 0), until=(3, 4)),
     _k("metadata.max.retention.bytes", _L, "104857600", since=(3, 4)),
     _k("metadata.max.retention.ms", _L, "604800000", since=(3, 0)),
-    _k("remote.log.storage.system.enable", _B, "false", since=(3, 0), until=(3, 6), internal=True),
-    _k("remote.log.storage.system.enable", _B, "false", since=(3, 6)),
+    *_internal_until((3, 6), "remote.log.storage.system.enable", _B, "false", since=(3, 0)),
     _k("remote.log.storage.manager.impl.prefix", _S, None, NonEmptyString(), since=(3, 0),
        until=(3, 6), internal=True),
     _k("remote.log.storage.manager.impl.prefix", _S, "rsm.config.", NonEmptyString(),
@@ -708,9 +673,8 @@ BROKER_CONFIG_KEYS: tuple[BrokerConfigKey, ...] = (
        until=(3, 6), internal=True),
     _k("remote.log.metadata.manager.impl.prefix", _S, "rlmm.config.", NonEmptyString(),
        since=(3, 6)),
-    _k("remote.log.storage.manager.class.name", _S, None, NonEmptyString(), since=(3, 0),
-       until=(3, 6), internal=True),
-    _k("remote.log.storage.manager.class.name", _S, None, NonEmptyString(), since=(3, 6)),
+    *_internal_until((3, 6), "remote.log.storage.manager.class.name", _S, None, NonEmptyString(),
+       since=(3, 0)),
     _k("remote.log.storage.manager.class.path", _S, None, NonEmptyString(), since=(3, 0),
        until=(3, 6), internal=True),
     _k("remote.log.storage.manager.class.path", _S, None, since=(3, 6)),
@@ -721,31 +685,25 @@ BROKER_CONFIG_KEYS: tuple[BrokerConfigKey, ...] = (
     _k("remote.log.metadata.manager.class.path", _S, None, NonEmptyString(), since=(3, 0),
        until=(3, 6), internal=True),
     _k("remote.log.metadata.manager.class.path", _S, None, since=(3, 6)),
-    _k("remote.log.metadata.manager.listener.name", _S, None, NonEmptyString(), since=(3, 0),
-       until=(3, 6), internal=True),
-    _k("remote.log.metadata.manager.listener.name", _S, None, NonEmptyString(), since=(3, 6)),
+    *_internal_until((3, 6), "remote.log.metadata.manager.listener.name", _S, None,
+       NonEmptyString(), since=(3, 0)),
     _k("remote.log.index.file.cache.total.size.bytes", _L, "1073741824", at_least(1),
        since=(3, 0), until=(3, 7), internal=True),
     _k("remote.log.index.file.cache.total.size.bytes", _L, "1073741824", at_least(1),
        since=(3, 7), scope=_CW),
-    _k("remote.log.manager.thread.pool.size", _I, "10", at_least(1), since=(3, 0), until=(3, 6),
-       internal=True),
-    _k("remote.log.manager.thread.pool.size", _I, "10", at_least(1), since=(3, 6)),
-    _k("remote.log.manager.task.interval.ms", _L, "30000", at_least(1), since=(3, 0),
-       until=(3, 6), internal=True),
-    _k("remote.log.manager.task.interval.ms", _L, "30000", at_least(1), since=(3, 6)),
+    *_internal_until((3, 6), "remote.log.manager.thread.pool.size", _I, "10", at_least(1),
+       since=(3, 0)),
+    *_internal_until((3, 6), "remote.log.manager.task.interval.ms", _L, "30000", at_least(1),
+       since=(3, 0)),
     _k("remote.log.manager.task.retry.backoff.ms", _L, "500", at_least(1), since=(3, 0),
        internal=True),
     _k("remote.log.manager.task.retry.backoff.max.ms", _L, "30000", at_least(1), since=(3, 0),
        internal=True),
-    _k("remote.log.manager.task.retry.jitter", _D, java_double_str(0.2), DoubleRange(0, 0.5),
+    _k("remote.log.manager.task.retry.jitter", _D, java_double_str(0.2), between(0, 0.5),
        since=(3, 0), internal=True),
-    _k("remote.log.reader.threads", _I, "10", at_least(1), since=(3, 0), until=(3, 6),
-       internal=True),
-    _k("remote.log.reader.threads", _I, "10", at_least(1), since=(3, 6)),
-    _k("remote.log.reader.max.pending.tasks", _I, "100", at_least(1), since=(3, 0), until=(3, 6),
-       internal=True),
-    _k("remote.log.reader.max.pending.tasks", _I, "100", at_least(1), since=(3, 6)),
+    *_internal_until((3, 6), "remote.log.reader.threads", _I, "10", at_least(1), since=(3, 0)),
+    *_internal_until((3, 6), "remote.log.reader.max.pending.tasks", _I, "100", at_least(1),
+       since=(3, 0)),
     _k("sasl.login.connect.timeout.ms", _I, None, since=(3, 1)),
     _k("sasl.login.read.timeout.ms", _I, None, since=(3, 1)),
     _k("sasl.login.retry.backoff.max.ms", _L, "10000", since=(3, 1)),
@@ -772,30 +730,20 @@ BROKER_CONFIG_KEYS: tuple[BrokerConfigKey, ...] = (
     _k("auto.include.jmx.reporter", _B, "true", since=(3, 4)),
     _k("server.max.startup.time.ms", _L, _LONG_MAX, at_least(0), since=(3, 5), internal=True),
     _k("group.coordinator.new.enable", _B, "false", since=(3, 5), internal=True),
-    _k("group.coordinator.threads", _I, "1", at_least(1), since=(3, 5), until=(3, 7),
-       internal=True),
-    _k("group.coordinator.threads", _I, "1", at_least(1), since=(3, 7)),
-    _k("group.consumer.session.timeout.ms", _I, "45000", at_least(1), since=(3, 5), until=(3, 7),
-       internal=True),
-    _k("group.consumer.session.timeout.ms", _I, "45000", at_least(1), since=(3, 7)),
-    _k("group.consumer.min.session.timeout.ms", _I, "45000", at_least(1), since=(3, 5),
-       until=(3, 7), internal=True),
-    _k("group.consumer.min.session.timeout.ms", _I, "45000", at_least(1), since=(3, 7)),
-    _k("group.consumer.max.session.timeout.ms", _I, "60000", at_least(1), since=(3, 5),
-       until=(3, 7), internal=True),
-    _k("group.consumer.max.session.timeout.ms", _I, "60000", at_least(1), since=(3, 7)),
-    _k("group.consumer.heartbeat.interval.ms", _I, "5000", at_least(1), since=(3, 5),
-       until=(3, 7), internal=True),
-    _k("group.consumer.heartbeat.interval.ms", _I, "5000", at_least(1), since=(3, 7)),
-    _k("group.consumer.min.heartbeat.interval.ms", _I, "5000", at_least(1), since=(3, 5),
-       until=(3, 7), internal=True),
-    _k("group.consumer.min.heartbeat.interval.ms", _I, "5000", at_least(1), since=(3, 7)),
-    _k("group.consumer.max.heartbeat.interval.ms", _I, "15000", at_least(1), since=(3, 5),
-       until=(3, 7), internal=True),
-    _k("group.consumer.max.heartbeat.interval.ms", _I, "15000", at_least(1), since=(3, 7)),
-    _k("group.consumer.max.size", _I, _INT_MAX, at_least(1), since=(3, 5), until=(3, 7),
-       internal=True),
-    _k("group.consumer.max.size", _I, _INT_MAX, at_least(1), since=(3, 7)),
+    *_internal_until((3, 7), "group.coordinator.threads", _I, "1", at_least(1), since=(3, 5)),
+    *_internal_until((3, 7), "group.consumer.session.timeout.ms", _I, "45000", at_least(1),
+       since=(3, 5)),
+    *_internal_until((3, 7), "group.consumer.min.session.timeout.ms", _I, "45000", at_least(1),
+       since=(3, 5)),
+    *_internal_until((3, 7), "group.consumer.max.session.timeout.ms", _I, "60000", at_least(1),
+       since=(3, 5)),
+    *_internal_until((3, 7), "group.consumer.heartbeat.interval.ms", _I, "5000", at_least(1),
+       since=(3, 5)),
+    *_internal_until((3, 7), "group.consumer.min.heartbeat.interval.ms", _I, "5000", at_least(1),
+       since=(3, 5)),
+    *_internal_until((3, 7), "group.consumer.max.heartbeat.interval.ms", _I, "15000", at_least(1),
+       since=(3, 5)),
+    *_internal_until((3, 7), "group.consumer.max.size", _I, _INT_MAX, at_least(1), since=(3, 5)),
     _k("group.consumer.assignors", _LI, "", since=(3, 5), until=(3, 6), internal=True),
     _k("group.consumer.assignors", _LI, _RANGE_ASSIGNOR, since=(3, 6), until=(3, 7),
        internal=True),
@@ -832,8 +780,7 @@ BROKER_CONFIG_KEYS: tuple[BrokerConfigKey, ...] = (
     _k("compression.lz4.level", _I, "9", between(1, 17), since=(3, 8), scope=_CW),
     _k("compression.zstd.level", _I, "3", between(-131072, 22), since=(3, 8), scope=_CW),
     _k("max.request.partition.size.limit", _I, "2000", at_least(1), since=(3, 8)),
-    _k("controller.quorum.bootstrap.servers", _LI, "", since=(3, 8), until=(3, 9), internal=True),
-    _k("controller.quorum.bootstrap.servers", _LI, "", since=(3, 9)),
+    *_internal_until((3, 9), "controller.quorum.bootstrap.servers", _LI, "", since=(3, 8)),
     _k("unstable.feature.versions.enable", _B, "false", since=(3, 8), internal=True),
     _k("remote.log.manager.copier.thread.pool.size", _I, "10", at_least(1), since=(3, 8),
        until=(3, 9), internal=True),
@@ -1006,14 +953,12 @@ def is_dynamic(name: str, release: Release) -> bool:
     Note that Kafka accepts *any* listener-prefixed name and any unknown (custom) name without
     complaint (see `validate_broker_configs`); this answers whether the key is dynamic.
     """
-    key = broker_config_key(name, release)
-    if key is None:
-        return False
-    if _LISTENER_PREFIX.fullmatch(name) and name not in _index(normalize_release(release)):
-        base = _listener_base(name, normalize_release(release))
-        base_key = None if base is None else _index(normalize_release(release)).get(base)
-        return base_key is not None and base_key.scope is not DynamicScope.READ_ONLY
-    return key.scope is not DynamicScope.READ_ONLY
+    r = normalize_release(release)
+    key = _index(r).get(name)
+    if key is None and r >= (1, 1):  # a listener override is as dynamic as its base key
+        base = _listener_base(name, r)
+        key = None if base is None else _index(r).get(base)
+    return key is not None and key.scope is not DynamicScope.READ_ONLY
 
 
 def read_only_in_describe(name: str, release: Release) -> bool:
@@ -1061,7 +1006,7 @@ def _int_value(name: str, configs: Mapping[str, str], release: Release) -> int:
 def _wrapped(message: str) -> InvalidConfig:
     """processReconfiguration's `new ConfigException("Invalid dynamic configuration", e)`,
     which is the (name, value) constructor: the cause's toString becomes the 'value'."""
-    return _config_error(
+    return config_error(
         "Invalid dynamic configuration",
         f"org.apache.kafka.common.config.ConfigException: {message}",
         None,
@@ -1163,9 +1108,8 @@ def _validate_values(names: list[str], configs: Mapping[str, str], release: Rele
         if text is None:
             continue  # the default is used, and every dynamic default passes its validator
         if key.type is ConfigType.CLASS:
-            trimmed = text.strip("".join(chr(c) for c in range(0x21)))
-            if trimmed not in LOADABLE_CLASSES:
-                raise _config_error(key.name, text, f"Class {text} could not be found.")
+            if java_trim(text) not in LOADABLE_CLASSES:
+                raise config_error(key.name, text, f"Class {text} could not be found.")
             continue
         validate_value(key, text)
 

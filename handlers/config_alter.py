@@ -130,7 +130,8 @@ def check_entries(ops: Sequence[Op], release: tuple[int, ...], *, incremental: b
 def config_failure(
     e: InvalidConfig, type_id: int, name: str, release: tuple[int, ...]
 ) -> ResourceError:
-    """ZkAdminManager's catch clauses for a resource."""
+    """ZkAdminManager's catch clauses for a resource: a ConfigException gets the resource
+    prefix and INVALID_REQUEST (before 3.3) or INVALID_CONFIG; other errors keep theirs."""
     if not e.config_exception:
         return ResourceError(e.error_code, e.message)
     code = error_codes.INVALID_CONFIG if release >= (3, 3) else error_codes.INVALID_REQUEST
@@ -142,6 +143,7 @@ def config_failure(
 
 
 async def read_overrides(ctx: RequestContext, path: str) -> dict[str, str]:
+    """The entries of a `/config/<type>/<name>` node ({} when there is none)."""
     got = await ctx.broker.store.get(path)
     return ConfigEntityNode.decode(got[0] or b"") if got is not None else {}
 
@@ -167,8 +169,7 @@ async def alter_topic(
     try:
         validate_topic_configs(configs, release)
     except InvalidConfig as e:
-        failure = e.for_alter_configs(name, release)
-        raise ResourceError(failure.error_code, failure.message) from e
+        raise config_failure(e, ResourceType.TOPIC, name, release) from e
     if not validate_only:
         await change_entity_config(ctx.broker.store, EntityType.TOPICS, name, configs, release)
 
@@ -189,15 +190,9 @@ def target_broker(ctx: RequestContext, name: str) -> int | None:
     return broker_id
 
 
-def broker_entity(broker_id: int | None) -> str:
-    return DEFAULT_ENTITY if broker_id is None else str(broker_id)
-
-
 async def current_broker_overrides(ctx: RequestContext, broker_id: int | None) -> dict[str, str]:
     """What IncrementalAlterConfigs starts from: the entity node after fromPersistentProps."""
-    stored = await read_overrides(
-        ctx, ConfigEntityNode.path(EntityType.BROKERS, broker_entity(broker_id))
-    )
+    stored = await read_overrides(ctx, ConfigEntityNode.broker(broker_id))
     return from_persistent(stored, ctx.release, per_broker=broker_id is not None)
 
 
@@ -234,9 +229,8 @@ async def alter_broker(
                 InvalidConfig(problem, config_exception=True), ResourceType.BROKER, name, release
             )
     if not validate_only:
-        await change_entity_config(
-            ctx.broker.store, EntityType.BROKERS, broker_entity(broker_id), configs, release
-        )
+        entity = DEFAULT_ENTITY if broker_id is None else str(broker_id)
+        await change_entity_config(ctx.broker.store, EntityType.BROKERS, entity, configs, release)
 
 
 def check_broker_resource_supported(release: tuple[int, ...]) -> None:

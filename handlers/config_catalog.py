@@ -39,8 +39,8 @@ Deliberately not here:
 * Null config values (the CreateTopics/AlterConfigs handlers reject them with their own words);
   a None value passed here is treated as absent.
 * Which error code an API answers: `validate_topic_configs` raises INVALID_CONFIG (40), as
-  CreateTopics 2.1+ does; `InvalidConfig.for_alter_configs` / `for_create_topics` give the code and
-  message other APIs/releases use.
+  CreateTopics 2.1+ does; `InvalidConfig.for_create_topics` and
+  `handlers.config_alter.config_failure` give the code and message other APIs/releases use.
 * Tiered storage enabled on the broker is only a flag (`remote_storage_system_enabled`); ZK-mode
   3.9 checks against the topic's *existing* configs are not needed because Kafka passes none.
 
@@ -153,7 +153,7 @@ class InvalidConfig(Exception):
     `config_exception` is True when Kafka raised a ConfigException (a value that does not parse
     or fails its validator, or a tiered-storage rule), False for InvalidConfigurationException
     (unknown name, compaction-lag conflict, ZK-mode remote.log.* rule). APIs map the two
-    differently; see `for_alter_configs` and `for_create_topics`.
+    differently; see `for_create_topics` and `handlers.config_alter.config_failure`.
     """
 
     def __init__(
@@ -170,25 +170,6 @@ class InvalidConfig(Exception):
 
     def __repr__(self) -> str:
         return f"InvalidConfig({self.error_code}, {self.message!r})"
-
-    def for_alter_configs(self, topic: str, release: Release) -> InvalidConfig:
-        """The error (Incremental)AlterConfigs answers for this topic resource.
-
-        A ConfigException becomes INVALID_REQUEST (42) before 3.3 and INVALID_CONFIG from 3.3,
-        with the message prefixed by the resource (`ZkAdminManager`/`AdminManager`); before 2.0
-        the resource printed as `Resource(type=TOPIC, name='x'}` (sic). Other errors keep 40.
-        """
-        if not self.config_exception:
-            return InvalidConfig(self.message, error_codes.INVALID_CONFIG)
-        r = normalize_release(release)
-        resource = (
-            f"ConfigResource(type=TOPIC, name='{topic}')"
-            if r >= (2,)
-            else f"Resource(type=TOPIC, name='{topic}'}}"
-        )
-        code = error_codes.INVALID_CONFIG if r >= (3, 3) else error_codes.INVALID_REQUEST
-        message = f"Invalid config value for resource {resource}: {self.message}"
-        return InvalidConfig(message, code, config_exception=True)
 
     def for_create_topics(self, release: Release) -> InvalidConfig:
         """The error CreateTopics answers: 40, except that before 2.1 a ConfigException was not
@@ -285,7 +266,7 @@ def java_value_str(value: object) -> str:
     return str(value)
 
 
-def _config_error(name: str, shown_value: str, message: str | None) -> InvalidConfig:
+def config_error(name: str, shown_value: str, message: str | None) -> InvalidConfig:
     """ConfigException(name, value, message)."""
     suffix = "" if message is None else f": {message}"
     return InvalidConfig(
@@ -299,13 +280,13 @@ def _parse_integer(name: str, text: str, type_: ConfigType, low: int, high: int)
         number = int(trimmed)
         if low <= number <= high:
             return number
-    raise _config_error(name, text, f"Not a number of type {type_.name}")
+    raise config_error(name, text, f"Not a number of type {type_.name}")
 
 
 def _parse_double(name: str, text: str) -> float:
     trimmed = java_trim(text)
     if not _JAVA_DOUBLE.fullmatch(trimmed):
-        raise _config_error(name, text, "Not a number of type DOUBLE")
+        raise config_error(name, text, "Not a number of type DOUBLE")
     sign, body = ("", trimmed) if trimmed[0] not in "+-" else (trimmed[0], trimmed[1:])
     if body == "NaN":
         return math.nan
@@ -331,7 +312,7 @@ def parse_value(key: ConfigKey, text: str) -> ConfigValue:
                 return True
             if java_equals_ignore_case(trimmed, "false"):
                 return False
-            raise _config_error(key.name, text, "Expected value to be either true or false")
+            raise config_error(key.name, text, "Expected value to be either true or false")
         case ConfigType.STRING | ConfigType.PASSWORD | ConfigType.CLASS:
             return trimmed
         case ConfigType.INT:
@@ -376,19 +357,20 @@ def validate_value(key: ConfigKey, text: str) -> ConfigValue:
 
 @dataclass(frozen=True)
 class Range:
-    """ConfigDef.Range: atLeast(min) or between(min, max), bounds inclusive."""
+    """ConfigDef.Range: atLeast(min) or between(min, max), bounds inclusive; a fractional
+    bound prints as given."""
 
-    min: int
-    max: int | None = None
+    min: float
+    max: float | None = None
 
     def __call__(self, name: str, value: ConfigValue) -> None:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise TypeError(f"{name}: a number was expected, got {value!r}")
         # Kafka compares doubleValue()s; NaN passes both tests.
         if value < self.min:
-            raise _config_error(name, java_value_str(value), f"Value must be at least {self.min}")
+            raise config_error(name, java_value_str(value), f"Value must be at least {self.min}")
         if self.max is not None and value > self.max:
-            raise _config_error(
+            raise config_error(
                 name, java_value_str(value), f"Value must be no more than {self.max}"
             )
 
@@ -400,7 +382,7 @@ def at_least(minimum: int) -> Range:
     return Range(minimum)
 
 
-def between(minimum: int, maximum: int) -> Range:
+def between(minimum: float, maximum: float) -> Range:
     return Range(minimum, maximum)
 
 
@@ -412,7 +394,7 @@ class ValidString:
 
     def __call__(self, name: str, value: ConfigValue) -> None:
         if value not in self.options:
-            raise _config_error(
+            raise config_error(
                 name, java_value_str(value), "String must be one of: " + ", ".join(self.options)
             )
 
@@ -463,7 +445,7 @@ class ThrottledReplicaList:
                 return
         elif entries and entries[0] == "*":
             return
-        raise _config_error(name, java_value_str(value), self._message(name))
+        raise config_error(name, java_value_str(value), self._message(name))
 
     def _message(self, name: str) -> str:
         if self.message_style == 0:
@@ -493,7 +475,7 @@ class GzipLevel:
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name}: an int was expected, got {value!r}")
         if value > 9 or (value < 1 and value != -1):
-            raise _config_error(
+            raise config_error(
                 name, java_value_str(value), "Value must be between 1 and 9 or equal to -1"
             )
 
@@ -587,7 +569,7 @@ class InterBrokerVersion:
             message = f"Version `{text}` is not a valid version"
         full, short = self._accepted()
         if key not in full and key not in short:
-            raise _config_error(name, text, message)
+            raise config_error(name, text, message)
 
     def __str__(self) -> str:
         full, _ = self._accepted()
@@ -620,23 +602,34 @@ _THROTTLED_ERAS: tuple[tuple[Release, Release | None, ThrottledReplicaList], ...
 )
 
 
-def _message_format_version_keys() -> list[ConfigKey]:
+def version_key_eras() -> list[tuple[Release, Release | None, InterBrokerVersion | None]]:
+    """`(since, until, validator)` for each emulated release line (0.10.0-3.9), for the keys
+    whose value is an inter-broker protocol version: the default follows the release, and
+    from 2.1 the value must be a version that release knows."""
     lines = sorted({v.line for v in _IBPS if (0, 10) <= v.line <= (3, 9)})
-    keys = []
-    for i, line in enumerate(lines):
-        until = lines[i + 1] if i + 1 < len(lines) else None
-        keys.append(
-            ConfigKey(
-                "message.format.version",
-                ConfigType.STRING,
-                message_format_version_default(line),
-                None if line < (2, 1) else InterBrokerVersion(line),
-                ("log.message.format.version",),
-                since=line,
-                until=until,
-            )
+    return [
+        (
+            line,
+            lines[i + 1] if i + 1 < len(lines) else None,
+            None if line < (2, 1) else InterBrokerVersion(line),
         )
-    return keys
+        for i, line in enumerate(lines)
+    ]
+
+
+def _message_format_version_keys() -> list[ConfigKey]:
+    return [
+        ConfigKey(
+            "message.format.version",
+            ConfigType.STRING,
+            message_format_version_default(since),
+            validator,
+            ("log.message.format.version",),
+            since=since,
+            until=until,
+        )
+        for since, until, validator in version_key_eras()
+    ]
 
 
 def _throttled_keys(name: str) -> list[ConfigKey]:
@@ -858,11 +851,11 @@ def _check_local_retention(local_name: str, local: int, total_name: str, total: 
     if local == -2:  # derived from the total
         return
     if local == -1:
-        raise _config_error(
+        raise config_error(
             local_name, "-1", f"Value must not be -1 as {total_name} value is set as {total}."
         )
     if local > total:
-        raise _config_error(
+        raise config_error(
             local_name,
             str(local),
             f"Value must not be more than {total_name} property value: {total}",

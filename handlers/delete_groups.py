@@ -28,16 +28,17 @@ MAX_VERSION = 2
 
 
 async def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
+    names = list(dict.fromkeys(request.groups_names))
     codes: dict[str, int] = {}
     candidates = []
-    for group_id in dict.fromkeys(request.groups_names):
+    for group_id in names:
         code = group_status(ctx, group_id)
         if code != error_codes.NONE:
             codes[group_id] = code
         else:
             candidates.append(group_id)
     store = ctx.broker.store
-    loaded = await load_groups(store, candidates, with_owners=False) if candidates else {}
+    loaded = await load_groups(store, candidates)
     for group_id in candidates:
         group = loaded[group_id]
         if group is None:
@@ -48,10 +49,7 @@ async def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGro
             await delete_group(store, group_id)
             codes[group_id] = error_codes.NONE
     return DeleteGroupsResponse(
-        results=[
-            DeletableGroupResult(group_id=g, error_code=codes[g])
-            for g in dict.fromkeys(request.groups_names)
-        ]
+        results=[DeletableGroupResult(group_id=g, error_code=codes[g]) for g in names]
     )
 
 

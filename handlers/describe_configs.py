@@ -37,6 +37,7 @@ from broker.protocol.messages.describe_configs import (
     DescribeConfigsResult,
     DescribeConfigsSynonym,
 )
+from handlers.config_alter import read_overrides
 from handlers.config_catalog import (
     ConfigEntry,
     ConfigSource,
@@ -146,9 +147,8 @@ async def _describe_topic(
         raise ResourceError(error_codes.INVALID_TOPIC_EXCEPTION, problem)
     if name not in ctx.image.topics:
         raise ResourceError(error_codes.UNKNOWN_TOPIC_OR_PARTITION, None)
-    got = await ctx.broker.store.get(ConfigEntityNode.topic(name))
     try:
-        overrides = ConfigEntityNode.decode(got[0] or b"") if got is not None else {}
+        overrides = await read_overrides(ctx, ConfigEntityNode.topic(name))
         entries = describe_topic_config(name, overrides, ctx.release, ctx.broker.broker_config)
     except (InvalidConfig, ZnodeFormatError) as e:
         # Kafka fails building the topic's LogConfig: UNKNOWN_SERVER_ERROR, message null.

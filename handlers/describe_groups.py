@@ -94,7 +94,7 @@ async def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> Describ
         else:
             to_load.append((index, group_id))
     if to_load:
-        loaded = await load_groups(ctx.broker.store, [g for _, g in to_load])
+        loaded = await load_groups(ctx.broker.store, [g for _, g in to_load], with_owners=True)
         topics = [t.name for t in ctx.image.visible_topics()]
         for index, group_id in to_load:
             group = loaded[group_id]

@@ -50,15 +50,15 @@ class _UnknownKeyType(Exception):
     pass
 
 
-def _lookup(ctx: RequestContext, key_type: int, key: str) -> tuple[int, tuple[int, str, int]]:
+def _lookup(
+    ctx: RequestContext, reachable: dict[int, tuple[str, int]], key_type: int, key: str
+) -> tuple[int, tuple[int, str, int]]:
     if key_type == GROUP:
         chosen = coordinator_id(key, ctx.image.brokers)
-        endpoint = reachable_brokers(ctx.image, ctx.connection.listener_name).get(
-            chosen if chosen is not None else -1
-        )
+        endpoint = None if chosen is None else reachable.get(chosen)
         if chosen is None or endpoint is None:
             return error_codes.COORDINATOR_NOT_AVAILABLE, _NO_NODE
-        return error_codes.NONE, (chosen, endpoint[0], endpoint[1])
+        return error_codes.NONE, (chosen, *endpoint)
     if key_type == TRANSACTION:
         return error_codes.COORDINATOR_NOT_AVAILABLE, _NO_NODE
     if key_type == SHARE:
@@ -71,9 +71,11 @@ def _lookup(ctx: RequestContext, key_type: int, key: str) -> tuple[int, tuple[in
 async def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCoordinatorResponse:
     version = ctx.version
     key_type = request.key_type if version >= 1 else GROUP
+    # Looked up once per request: every key of a v4+ request is answered from the same image.
+    reachable = reachable_brokers(ctx.image, ctx.connection.listener_name)
     try:
         if version < 4:
-            code, (node_id, host, port) = _lookup(ctx, key_type, request.key)
+            code, (node_id, host, port) = _lookup(ctx, reachable, key_type, request.key)
             if code != error_codes.NONE:
                 return error_response(request, version, code, None)
             return FindCoordinatorResponse(
@@ -85,7 +87,7 @@ async def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCo
             )
         coordinators = []
         for key in request.coordinator_keys:
-            code, (node_id, host, port) = _lookup(ctx, key_type, key)
+            code, (node_id, host, port) = _lookup(ctx, reachable, key_type, key)
             coordinators.append(
                 Coordinator(key=key, node_id=node_id, host=host, port=port, error_code=code)
             )

@@ -60,17 +60,18 @@ def java_properties_order(names: Iterable[str]) -> list[str]:
     return _bin_order(listed, capacity)
 
 
-def _to_int32(v: int) -> int:
+def to_int32(v: int) -> int:
+    """`v` as a Java int (two's complement, 32 bits)."""
     v &= 0xFFFFFFFF
     return v - (1 << 32) if v >= 1 << 31 else v
 
 
 def _scala_improve(hcode: int) -> int:
     """scala.collection.Hashing.improve, as 32-bit arithmetic."""
-    h = _to_int32(hcode + ~_to_int32(hcode << 9))
-    h = _to_int32(h ^ ((h & 0xFFFFFFFF) >> 14))
-    h = _to_int32(h + _to_int32(h << 4))
-    return _to_int32(h ^ ((h & 0xFFFFFFFF) >> 10))
+    h = to_int32(hcode + ~to_int32(hcode << 9))
+    h = to_int32(h ^ ((h & 0xFFFFFFFF) >> 14))
+    h = to_int32(h + to_int32(h << 4))
+    return to_int32(h ^ ((h & 0xFFFFFFFF) >> 10))
 
 
 def _champ_order(items: list[T], hash_code: Callable[[T], int], shift: int = 0) -> list[T]:
@@ -78,7 +79,7 @@ def _champ_order(items: list[T], hash_code: Callable[[T], int], shift: int = 0) 
     alone in their 5-bit slot first (by slot), then its sub-nodes depth first (by slot)."""
     slots: dict[int, list[T]] = {}
     for item in items:
-        improved = _scala_improve(_to_int32(hash_code(item))) & 0xFFFFFFFF
+        improved = _scala_improve(to_int32(hash_code(item))) & 0xFFFFFFFF
         slots.setdefault((improved >> shift) & 31, []).append(item)
     alone = [v[0] for _, v in sorted(slots.items()) if len(v) == 1]
     nested = [
@@ -117,8 +118,8 @@ def scala_mutable_hashset_text(names: Iterable[str]) -> str:
     bucket ordered by that hash (signed)."""
 
     def spread(s: str) -> int:
-        h = _to_int32(java_string_hash(s))
-        return _to_int32(h ^ ((h & 0xFFFFFFFF) >> 16))
+        h = to_int32(java_string_hash(s))
+        return to_int32(h ^ ((h & 0xFFFFFFFF) >> 16))
 
     ordered = sorted(dict.fromkeys(names), key=lambda s: (spread(s) & 15, spread(s)))
     return "HashSet(" + ", ".join(ordered) + ")"

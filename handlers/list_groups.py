@@ -14,7 +14,7 @@ Not emulated: COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS (the regi
 
 from __future__ import annotations
 
-from broker.consumer_groups import EMPTY, PROTOCOL_TYPE, STABLE, group_ids, member_counts
+from broker.consumer_groups import PROTOCOL_TYPE, group_ids, group_state, member_counts
 from broker.protocol import error_codes
 from broker.protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 from handlers.context import RequestContext
@@ -38,7 +38,7 @@ async def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsR
     counts = await member_counts(store, mine)
     groups = []
     for group, members in counts.items():
-        state = STABLE if members else EMPTY
+        state = group_state(members)
         if states and state.lower() not in states:
             continue
         groups.append(

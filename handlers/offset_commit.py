@@ -72,17 +72,18 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
                 to_commit[tp] = p.committed_offset
 
     group_id = request.group_id
-    if to_commit and version >= 1:
-        code = group_status(ctx, group_id) if storable(group_id) else error_codes.INVALID_GROUP_ID
-        if code == error_codes.NONE:
-            group = (await load_groups(ctx.broker.store, [group_id], with_owners=False))[group_id]
-            code = _group_error(group, request)
+    if to_commit:
+        code = error_codes.NONE
+        if not storable(group_id):
+            code = error_codes.INVALID_GROUP_ID
+        elif version >= 1:
+            code = group_status(ctx, group_id)
+            if code == error_codes.NONE:
+                group = (await load_groups(ctx.broker.store, [group_id]))[group_id]
+                code = _group_error(group, request)
         if code != error_codes.NONE:
             codes.update(dict.fromkeys(to_commit, code))
             to_commit = {}
-    elif to_commit and not storable(group_id):
-        codes.update(dict.fromkeys(to_commit, error_codes.INVALID_GROUP_ID))
-        to_commit = {}
 
     if to_commit:
         outcomes = await write_offsets(ctx.broker.store, group_id, to_commit)

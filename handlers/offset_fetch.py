@@ -17,7 +17,8 @@ and epoch checks (they concern KIP-848 groups; registry groups are classic).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 from broker.consumer_groups import load_groups
 from broker.protocol import error_codes
@@ -41,6 +42,8 @@ MIN_VERSION = 0
 MAX_VERSION = 9
 
 INVALID_OFFSET = -1
+
+T = TypeVar("T")
 
 # topic -> partitions requested, or None for all
 Wanted = dict[str, list[int]] | None
@@ -77,31 +80,17 @@ def _answer(
     return out
 
 
-def _topics(answer: dict[str, list[tuple[int, int, int]]]) -> list[OffsetFetchResponseTopic]:
-    return [
-        OffsetFetchResponseTopic(
-            name=topic,
-            partitions=[
-                OffsetFetchResponsePartition(
-                    partition_index=p, committed_offset=o, metadata="", error_code=e
-                )
-                for p, o, e in rows
-            ],
-        )
-        for topic, rows in answer.items()
-    ]
-
-
-def _group_topics(
+def _render(
     answer: dict[str, list[tuple[int, int, int]]],
-) -> list[OffsetFetchResponseTopics]:
+    topic_cls: Callable[..., T],
+    partition_cls: Callable[..., object],
+) -> list[T]:
+    """Response topics of ``answer``, in the message classes of the request's version."""
     return [
-        OffsetFetchResponseTopics(
+        topic_cls(
             name=topic,
             partitions=[
-                OffsetFetchResponsePartitions(
-                    partition_index=p, committed_offset=o, metadata="", error_code=e
-                )
+                partition_cls(partition_index=p, committed_offset=o, metadata="", error_code=e)
                 for p, o, e in rows
             ],
         )
@@ -109,44 +98,51 @@ def _group_topics(
     ]
 
 
-async def _offsets(ctx: RequestContext, group_id: str) -> Mapping[TopicPartition, int]:
-    group = (await load_groups(ctx.broker.store, [group_id], with_owners=False))[group_id]
-    return group.offsets if group is not None else {}
+def _topics(answer: dict[str, list[tuple[int, int, int]]]) -> list[OffsetFetchResponseTopic]:
+    return _render(answer, OffsetFetchResponseTopic, OffsetFetchResponsePartition)
+
+
+async def _offsets(
+    ctx: RequestContext, group_ids: Sequence[str]
+) -> dict[str, Mapping[TopicPartition, int]]:
+    """group -> committed offsets (none for a group that does not exist), in one load."""
+    loaded = await load_groups(ctx.broker.store, group_ids, with_offsets=True)
+    return {g: group.offsets if group is not None else {} for g, group in loaded.items()}
 
 
 async def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
     version = ctx.version
     if version >= 8:
+        codes = {entry.group_id: group_status(ctx, entry.group_id) for entry in request.groups}
+        offsets = await _offsets(ctx, [g for g, code in codes.items() if code == error_codes.NONE])
         groups = []
         for entry in request.groups:
-            code = group_status(ctx, entry.group_id)
+            code = codes[entry.group_id]
             if code != error_codes.NONE:
                 groups.append(OffsetFetchResponseGroup(group_id=entry.group_id, error_code=code))
                 continue
-            answer = _answer(
-                await _offsets(ctx, entry.group_id), _wanted(entry.topics), error_codes.NONE
-            )
-            groups.append(
-                OffsetFetchResponseGroup(group_id=entry.group_id, topics=_group_topics(answer))
-            )
+            answer = _answer(offsets[entry.group_id], _wanted(entry.topics), error_codes.NONE)
+            topics = _render(answer, OffsetFetchResponseTopics, OffsetFetchResponsePartitions)
+            groups.append(OffsetFetchResponseGroup(group_id=entry.group_id, topics=topics))
         return OffsetFetchResponse(groups=groups)
 
     wanted = _wanted(request.topics)
     if version == 0:
-        offsets = dict(await _offsets(ctx, request.group_id))
+        offsets_v0 = dict((await _offsets(ctx, [request.group_id]))[request.group_id])
         image = ctx.image
         for topic, partitions in (wanted or {}).items():
             known = image.topics.get(topic)
             for p in partitions:
                 if known is None or p not in known.partitions:
-                    offsets.pop(TopicPartition(topic, p), None)
-        answer = _answer(offsets, wanted or {}, error_codes.UNKNOWN_TOPIC_OR_PARTITION)
+                    offsets_v0.pop(TopicPartition(topic, p), None)
+        answer = _answer(offsets_v0, wanted or {}, error_codes.UNKNOWN_TOPIC_OR_PARTITION)
         return OffsetFetchResponse(topics=_topics(answer))
 
     code = group_status(ctx, request.group_id)
     if code != error_codes.NONE:
         return error_response(request, version, code, None)
-    answer = _answer(await _offsets(ctx, request.group_id), wanted, error_codes.NONE)
+    committed = (await _offsets(ctx, [request.group_id]))[request.group_id]
+    answer = _answer(committed, wanted, error_codes.NONE)
     return OffsetFetchResponse(topics=_topics(answer), error_code=error_codes.NONE)
 
 

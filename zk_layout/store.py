@@ -808,13 +808,7 @@ class ZkStore:
         # ZooKeeper answers a session's requests in order, and kazoo settles them in order
         # (connection loss fails them in order too): once the last one is settled, all are.
         # One completion callback per window instead of one per read.
-        last_settled: asyncio.Future[None] = self._loop.create_future()
-
-        def settle(_: Any) -> None:
-            if not last_settled.done():
-                last_settled.set_result(None)
-
-        pending[-1][1].rawlink(lambda result: self._call_on_loop(settle, (result,)))
+        last_settled = self._settled(pending[-1][1])
         self._submit(batch)
         return _Window(pending, last_settled)
 
@@ -830,7 +824,7 @@ class ZkStore:
         failure: tuple[int, BaseException] | None = None
         for index, async_result in window.pending:
             if not async_result.ready():  # not expected; never trade correctness for it
-                await self._bridge_settled(async_result)
+                await self._settled(async_result)
             if async_result.successful():
                 results[index] = convert(async_result.value)
             elif not isinstance(async_result.exception, kazoo_exc.NoNodeError):
@@ -838,15 +832,16 @@ class ZkStore:
         if failure is not None:
             raise _translate(failure[1], op, paths[failure[0]])
 
-    async def _bridge_settled(self, async_result: Any) -> None:
+    def _settled(self, async_result: Any) -> asyncio.Future[None]:
+        """A loop future done once kazoo has settled `async_result` (success or failure)."""
         settled: asyncio.Future[None] = self._loop.create_future()
 
-        def settle(_: Any) -> None:
+        def settle() -> None:
             if not settled.done():
                 settled.set_result(None)
 
-        async_result.rawlink(lambda result: self._call_on_loop(settle, (result,)))
-        await settled
+        async_result.rawlink(lambda _: self._call_on_loop(settle, ()))
+        return settled
 
     def _submit(self, batch: list[tuple[Any, Any]]) -> None:
         """Hand kazoo a batch of requests with ONE wake-up of its connection thread.

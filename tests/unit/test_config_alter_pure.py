@@ -113,6 +113,28 @@ def test_config_failure_codes_and_prefix() -> None:
     assert (unknown.code, unknown.message) == (ec.INVALID_CONFIG, "Unknown topic config name: q")
 
 
+def test_config_failure_for_a_topic_resource() -> None:
+    bad = InvalidConfig(
+        "Invalid value abc for configuration retention.ms: Not a number of type LONG",
+        config_exception=True,
+    )
+    prefixed = (
+        "Invalid config value for resource ConfigResource(type=TOPIC, name='t'): " + bad.message
+    )
+    old = config_failure(bad, 2, "t", (2, 8))
+    assert (old.code, old.message) == (ec.INVALID_REQUEST, prefixed)
+    new = config_failure(bad, 2, "t", (3, 3))
+    assert (new.code, new.message) == (ec.INVALID_CONFIG, prefixed)
+    ancient = config_failure(bad, 2, "t", (1, 1))
+    assert ancient.message is not None
+    assert ancient.message.startswith(
+        "Invalid config value for resource Resource(type=TOPIC, name='t'}: "
+    )
+    unknown = InvalidConfig("Unknown topic config name: x")
+    assert config_failure(unknown, 2, "t", (2, 8)).code == ec.INVALID_CONFIG
+    assert config_failure(unknown, 2, "t", (2, 8)).message == unknown.message
+
+
 def test_resource_naming() -> None:
     assert type_name(8, (2, 3)) == "UNKNOWN" and type_name(8, (2, 4)) == "BROKER_LOGGER"
     assert type_name(16, (3, 7)) == "CLIENT_METRICS" and type_name(99, (3, 9)) == "UNKNOWN"

@@ -819,26 +819,6 @@ def test_validate_value_returns_the_parsed_value() -> None:
 # --- how APIs answer an InvalidConfig --------------------------------------------------------
 
 
-def test_alter_configs_mapping() -> None:
-    bad = InvalidConfig(
-        _invalid("retention.ms", "abc", "Not a number of type LONG"), config_exception=True
-    )
-    prefixed = (
-        "Invalid config value for resource ConfigResource(type=TOPIC, name='t'): " + bad.message
-    )
-    old = bad.for_alter_configs("t", (2, 8))
-    assert (old.error_code, old.message) == (error_codes.INVALID_REQUEST, prefixed)
-    new = bad.for_alter_configs("t", (3, 3))
-    assert (new.error_code, new.message) == (error_codes.INVALID_CONFIG, prefixed)
-    ancient = bad.for_alter_configs("t", (1, 1))
-    assert ancient.message.startswith(
-        "Invalid config value for resource Resource(type=TOPIC, name='t'}: "
-    )
-    unknown = InvalidConfig("Unknown topic config name: x")
-    assert unknown.for_alter_configs("t", (2, 8)).error_code == error_codes.INVALID_CONFIG
-    assert unknown.for_alter_configs("t", (2, 8)).message == unknown.message
-
-
 def test_create_topics_mapping() -> None:
     bad = InvalidConfig("Invalid value x for configuration y: z", config_exception=True)
     assert bad.for_create_topics((2, 1)).error_code == error_codes.INVALID_CONFIG

@@ -23,9 +23,8 @@ and the group states derived from these nodes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from zk_layout import codec_json as cj
@@ -38,8 +37,6 @@ WHITE_LIST: Final = "white_list"
 BLACK_LIST: Final = "black_list"
 PATTERNS: Final = (STATIC, WHITE_LIST, BLACK_LIST)
 
-_THREAD_SUFFIX = re.compile(r"-(\d+)")
-
 
 @dataclass(frozen=True)
 class ConsumerRegistration:
@@ -49,7 +46,6 @@ class ConsumerRegistration:
     subscription: Mapping[str, int]
     pattern: str = STATIC
     timestamp_ms: int = -1
-    version: int | None = field(default=None, compare=False)
 
 
 class ConsumerGroupNode(EmptyNode):
@@ -138,12 +134,10 @@ class ConsumerIdNode(ZNode[ConsumerRegistration]):
         }
         if pattern != STATIC and len(subscription) != 1:
             raise ZnodeFormatError(where, f"a {pattern} subscription must have exactly one regex")
-        version = doc.get("version")
         return ConsumerRegistration(
             subscription=subscription,
             pattern=pattern,
             timestamp_ms=cj.lenient_timestamp(doc.get("timestamp")),
-            version=version if isinstance(version, int) and not isinstance(version, bool) else None,
         )
 
 
@@ -178,7 +172,7 @@ def owner_consumer(thread_id: str) -> str:
     """``"c1-0"`` -> ``"c1"``: the consumer id of an owner thread id (unchanged without a
     ``-<number>`` suffix)."""
     base, sep, suffix = thread_id.rpartition("-")
-    return base if sep and _THREAD_SUFFIX.fullmatch(sep + suffix) else thread_id
+    return base if sep and suffix.isdecimal() else thread_id
 
 
 class ConsumerOffsetNode(ZNode[int | None]):

@@ -35,14 +35,49 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, TypeVar
 
 from zk_layout import codec_json as cj
 from zk_layout.errors import ZnodeFormatError
 from zk_layout.nodes.base import EmptyNode, NodeKind, SequenceMixin, ZNode, check_version
 from zk_layout.release import Release
 
+T = TypeVar("T")
+E = TypeVar("E", bound=enum.StrEnum)
+
 _FORMAT_VERSION: Final = 1
+
+#: What to pass as ``release`` to these classes' ``encode``: Kafka knows nothing of these
+#: nodes, so their format does not depend on the emulated release.
+ANY_RELEASE: Final[Release] = (3, 9)
+
+
+class _VersionedJsonNode(ZNode[T]):
+    """A JSON object with ``"version":1``, whatever the release: the shape of zkbroker's own
+    nodes that carry data."""
+
+    FORMAT_VERSIONS = (_FORMAT_VERSION,)
+
+    @classmethod
+    def written_version(cls, release: Release) -> int:
+        return _FORMAT_VERSION
+
+    @classmethod
+    def _document(cls, data: bytes) -> dict[str, Any]:
+        """The parsed object, its version checked; errors name ``cls.PATTERN``."""
+        doc = cj.parse_object(data, cls.PATTERN)
+        check_version(cls.PATTERN, cj.get_int(doc, "version", cls.PATTERN), cls.FORMAT_VERSIONS)
+        return doc
+
+
+def _enum_field(doc: dict[str, Any], key: str, where: str, kind: type[E]) -> E:
+    """The string field `key` as a member of `kind` (``ZnodeFormatError`` for any other)."""
+    raw = cj.get_str(doc, key, where)
+    try:
+        return kind(raw)
+    except ValueError:
+        known = ", ".join(repr(k.value) for k in kind)
+        raise ZnodeFormatError(where, f"unknown {key} {raw!r} (known: {known})") from None
 
 
 class BrokerState(enum.StrEnum):
@@ -84,14 +119,13 @@ class BrokerOwnerNode(EmptyNode):
         return f"/zkbroker/brokers/{broker_id}/owner"
 
 
-class BrokerControlNode(ZNode[BrokerState]):
+class BrokerControlNode(_VersionedJsonNode[BrokerState]):
     """``/zkbroker/brokers/<id>``: ``{"version":1,"state":"running"|"stopped"}``.
 
     The format does not depend on the emulated Kafka release (Kafka knows nothing of it);
     ``release`` is accepted only to keep the contract every znode class follows.
     """
 
-    FORMAT_VERSIONS = (_FORMAT_VERSION,)
     PATTERN = "/zkbroker/brokers/<id>"
 
     @staticmethod
@@ -99,24 +133,12 @@ class BrokerControlNode(ZNode[BrokerState]):
         return f"/zkbroker/brokers/{broker_id}"
 
     @classmethod
-    def written_version(cls, release: Release) -> int:
-        return _FORMAT_VERSION
-
-    @classmethod
     def encode(cls, value: BrokerState, release: Release) -> bytes:
         return cj.dumps({"version": _FORMAT_VERSION, "state": BrokerState(value).value})
 
     @classmethod
     def decode(cls, data: bytes) -> BrokerState:
-        where = cls.PATTERN
-        doc = cj.parse_object(data, where)
-        check_version(where, cj.get_int(doc, "version", where), cls.FORMAT_VERSIONS)
-        state = cj.get_str(doc, "state", where)
-        try:
-            return BrokerState(state)
-        except ValueError:
-            known = ", ".join(repr(s.value) for s in BrokerState)
-            raise ZnodeFormatError(where, f"unknown state {state!r} (known: {known})") from None
+        return _enum_field(cls._document(data), "state", cls.PATTERN, BrokerState)
 
 
 class BrokerLeasesNode(EmptyNode):
@@ -139,7 +161,7 @@ class BrokerLease:
     incarnation_id: str
 
 
-class BrokerLeaseNode(ZNode[BrokerLease]):
+class BrokerLeaseNode(_VersionedJsonNode[BrokerLease]):
     """``/zkbroker/leases/<id>`` (persistent): ``{"version":1,"incarnation_id":"<uuid>"}``.
 
     Created and deleted by the controller together with ``/brokers/ids/<id>`` (one fenced
@@ -147,7 +169,6 @@ class BrokerLeaseNode(ZNode[BrokerLease]):
     session timeout, as a new KRaft controller does.
     """
 
-    FORMAT_VERSIONS = (_FORMAT_VERSION,)
     PATTERN = "/zkbroker/leases/<id>"
 
     @staticmethod
@@ -155,19 +176,13 @@ class BrokerLeaseNode(ZNode[BrokerLease]):
         return f"/zkbroker/leases/{broker_id}"
 
     @classmethod
-    def written_version(cls, release: Release) -> int:
-        return _FORMAT_VERSION
-
-    @classmethod
     def encode(cls, value: BrokerLease, release: Release) -> bytes:
         return cj.dumps({"version": _FORMAT_VERSION, "incarnation_id": value.incarnation_id})
 
     @classmethod
     def decode(cls, data: bytes) -> BrokerLease:
-        where = cls.PATTERN
-        doc = cj.parse_object(data, where)
-        check_version(where, cj.get_int(doc, "version", where), cls.FORMAT_VERSIONS)
-        return BrokerLease(incarnation_id=cj.get_str(doc, "incarnation_id", where))
+        doc = cls._document(data)
+        return BrokerLease(incarnation_id=cj.get_str(doc, "incarnation_id", cls.PATTERN))
 
 
 # ---- fault injection (broker.faults) --------------------------------------------------------
@@ -211,14 +226,13 @@ class FaultsNode(EmptyNode):
         return "/zkbroker/faults"
 
 
-class FaultNode(SequenceMixin, ZNode[FaultEntry]):
+class FaultNode(SequenceMixin, _VersionedJsonNode[FaultEntry]):
     """``/zkbroker/faults/fault-<seq>`` (persistent sequential): ``{"version":1,"kind":...,
     "api":19|"CreateTopics"|null,"broker":..,"topic":..,"partition":..,"error_code":..,
     "delay_ms":0,"count":N|null}``. The sequence number is the fault id; lower ids are
     consumed first. ``decode`` is strict (unknown kind, an error without ``error_code``, a
     negative count or delay raise ``ZnodeFormatError``)."""
 
-    FORMAT_VERSIONS = (_FORMAT_VERSION,)
     KIND = NodeKind.PERSISTENT_SEQUENTIAL
     PATTERN = "/zkbroker/faults/fault-<seq>"
     PARENT = "/zkbroker/faults"
@@ -227,10 +241,6 @@ class FaultNode(SequenceMixin, ZNode[FaultEntry]):
     @staticmethod
     def path(sequence: int) -> str:
         return FaultNode.sequence_path(sequence)
-
-    @classmethod
-    def written_version(cls, release: Release) -> int:
-        return _FORMAT_VERSION
 
     @classmethod
     def encode(cls, value: FaultEntry, release: Release) -> bytes:
@@ -251,14 +261,8 @@ class FaultNode(SequenceMixin, ZNode[FaultEntry]):
     @classmethod
     def decode(cls, data: bytes) -> FaultEntry:
         where = cls.PATTERN
-        doc = cj.parse_object(data, where)
-        check_version(where, cj.get_int(doc, "version", where), cls.FORMAT_VERSIONS)
-        raw_kind = cj.get_str(doc, "kind", where)
-        try:
-            kind = FaultKind(raw_kind)
-        except ValueError:
-            known = ", ".join(repr(k.value) for k in FaultKind)
-            raise ZnodeFormatError(where, f"unknown kind {raw_kind!r} (known: {known})") from None
+        doc = cls._document(data)
+        kind = _enum_field(doc, "kind", where, FaultKind)
         api = doc.get("api")
         if api is not None and not isinstance(api, str):
             api = cj.check_int(api, where, "api")
@@ -267,11 +271,8 @@ class FaultNode(SequenceMixin, ZNode[FaultEntry]):
             value = doc.get(key)
             return None if value is None else cj.check_int(value, where, key)
 
-        topic = doc.get("topic")
-        if topic is not None:
-            topic = cj.check_str(topic, where, "topic")
         error_code = opt_int("error_code")
-        delay_ms = opt_int("delay_ms") or 0
+        delay_ms = cj.get_opt_int(doc, "delay_ms", where, 0)
         count = opt_int("count")
         if kind is FaultKind.ERROR and error_code is None:
             raise ZnodeFormatError(where, "an error fault needs an error_code")
@@ -283,7 +284,7 @@ class FaultNode(SequenceMixin, ZNode[FaultEntry]):
             kind=kind,
             api=api,
             broker=opt_int("broker"),
-            topic=topic,
+            topic=cj.get_opt_str(doc, "topic", where),
             partition=opt_int("partition"),
             error_code=error_code,
             delay_ms=delay_ms,
