@@ -24,6 +24,7 @@ test: system-deps $(STAMP) lint
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest tests/unit $(PYTEST_ARGS)

@@ -28,14 +28,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from broker.capture import RequestCapture
+from broker import Cluster
+from broker.hooks.capture import RequestCapture
 from broker.log import configure_logging
 from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from broker.protocol.messages.metadata import MetadataRequest
-from broker.runner import ClusterThread
 from broker.settings import Settings
-from broker.zookeeper import EmbeddedZooKeeper
-from tests.wire import WireClient
+from broker.toolkit.wire import WireClient
+from broker.zookeeper.embedded import EmbeddedZooKeeper
 
 TARGET_PERCENT = 10.0
 ROUNDS = 10
@@ -47,7 +47,7 @@ def p99(samples: list[float]) -> float:
 
 
 def measure(
-    cluster: ClusterThread,
+    cluster: Cluster,
     capture: RequestCapture,
     total: int,
     op: Callable[[int], None],
@@ -71,12 +71,12 @@ def measure(
     return samples
 
 
-def set_capture(cluster: ClusterThread, capture: RequestCapture, on: bool) -> None:
+def set_capture(cluster: Cluster, capture: RequestCapture, on: bool) -> None:
     def apply() -> None:
         if on:
-            cluster.cluster.hooks.add(capture)
+            cluster.engine.hooks.add(capture)
         else:
-            cluster.cluster.hooks.remove(capture)
+            cluster.engine.hooks.remove(capture)
 
     cluster.run_sync(apply)
 
@@ -107,11 +107,11 @@ def main() -> None:
     with (
         tempfile.TemporaryDirectory() as tmp,
         EmbeddedZooKeeper() as zk,
-        ClusterThread(Settings(port=0, zookeeper=zk.connect_string + "/bench-capture")) as cluster,
+        Cluster(Settings(port=0, zookeeper=zk.connect_string + "/bench-capture")) as cluster,
     ):
-        while cluster.cluster.controller_id < 0:
+        while cluster.engine.controller_id < 0:
             time.sleep(0.01)
-        node = cluster.cluster.brokers[cluster.cluster.controller_id]
+        node = cluster.engine.brokers[cluster.engine.controller_id]
         path = Path(tmp) / "capture.jsonl"
         capture = RequestCapture(str(path))
         cluster.run_sync(capture.open)

@@ -26,12 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from confluent_kafka.admin import AdminClient, ConfigResource
 from kazoo.client import KazooClient
 
+from broker import Cluster
 from broker.log import configure_logging
 from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
-from broker.runner import ClusterThread
 from broker.settings import Settings
-from broker.zookeeper import EmbeddedZooKeeper
-from tests.wire import WireClient
+from broker.toolkit.wire import WireClient
+from broker.zookeeper.embedded import EmbeddedZooKeeper
 
 TOPIC = "bench-configs"
 
@@ -48,10 +48,10 @@ def rate(seconds: float, op: Callable[[int], None]) -> tuple[int, float]:
     return count, count / (time.perf_counter() - started)
 
 
-def create_topic(cluster: ClusterThread) -> None:
-    while cluster.cluster.controller_id < 0:
+def create_topic(cluster: Cluster) -> None:
+    while cluster.engine.controller_id < 0:
         time.sleep(0.01)
-    node = cluster.cluster.brokers[cluster.cluster.controller_id]
+    node = cluster.engine.brokers[cluster.engine.controller_id]
     with WireClient(node.host, node.port) as client:
         request = CreateTopicsRequest(
             topics=[CreatableTopic(name=TOPIC, num_partitions=1, replication_factor=3)],
@@ -63,7 +63,7 @@ def create_topic(cluster: ClusterThread) -> None:
 
 def bench_zkbroker(zk: str, seconds: float) -> tuple[float, float]:
     settings = Settings(port=0, zookeeper=zk + "/bench-zkbroker")
-    with ClusterThread(settings) as cluster:
+    with Cluster(settings) as cluster:
         create_topic(cluster)
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
         resource = ConfigResource("TOPIC", TOPIC)

@@ -61,11 +61,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kazoo.client import KazooClient
 
-from broker.controller import Controller, ControllerContext
+from broker.controller.controller import Controller, ControllerContext
 from broker.log import configure_logging
 from broker.protocol.releases import DEFAULT_RELEASE
 from broker.settings import Settings
-from broker.zookeeper import EmbeddedZooKeeper
+from broker.zookeeper.embedded import EmbeddedZooKeeper
 from zk_layout import (
     BrokerIdsNode,
     BrokerInfo,

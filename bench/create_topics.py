@@ -23,12 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kazoo.client import KazooClient
 
+from broker import Cluster
 from broker.log import configure_logging
 from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
-from broker.runner import ClusterThread
 from broker.settings import Settings
-from broker.zookeeper import EmbeddedZooKeeper
-from tests.wire import WireClient
+from broker.toolkit.wire import WireClient
+from broker.zookeeper.embedded import EmbeddedZooKeeper
 
 BATCH = 100
 PARTITIONS = 3
@@ -36,10 +36,10 @@ REPLICATION = 3
 
 
 def bench_zkbroker(zk: str, batches: int) -> float:
-    with ClusterThread(Settings(port=0, zookeeper=zk + "/bench-zkbroker")) as cluster:
-        while cluster.cluster.controller_id < 0:
+    with Cluster(Settings(port=0, zookeeper=zk + "/bench-zkbroker")) as cluster:
+        while cluster.engine.controller_id < 0:
             time.sleep(0.01)
-        node = cluster.cluster.brokers[cluster.cluster.controller_id]
+        node = cluster.engine.brokers[cluster.engine.controller_id]
         with WireClient(node.host, node.port) as client:
             started = time.perf_counter()
             for b in range(batches):

@@ -1,7 +1,9 @@
-"""zkbroker: a Kafka mock broker and controller for the admin APIs, on a real ZooKeeper.
+"""zkbroker: a Kafka mock broker and controller of a ZooKeeper-mode cluster, on a real ZooKeeper.
 
-The public Python API is `Cluster` (see `broker.api`); the pytest fixtures are in
-`broker.pytest_plugin`, registered as a pytest plugin when zkbroker is installed.
+The one public face: `Cluster` and `BrokerHandle` (defined in `broker.cluster`). The pytest
+fixtures are `broker.toolkit.pytest_plugin` (registered as a pytest plugin when zkbroker is
+installed); the `zkbroker` command is `broker.cli`. Where everything else is: "Where things
+are" in README.md.
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 __all__ = ["BrokerHandle", "Cluster"]
 
 if TYPE_CHECKING:
-    from broker.api import BrokerHandle, Cluster
+    from broker.cluster import BrokerHandle, Cluster
 
 
 def __getattr__(name: str) -> Any:
     # Imported lazily: `import broker.protocol` (the codec) must not start the whole stack.
     if name in __all__:
-        from broker import api
+        from broker import cluster
 
-        return getattr(api, name)
+        return getattr(cluster, name)
     raise AttributeError(f"module 'broker' has no attribute {name!r}")

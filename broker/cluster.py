@@ -1,215 +1,213 @@
-"""A cluster of N brokers in one process, on an embedded or an existing ZooKeeper.
+"""zkbroker's public Python API: `Cluster`, one class for synchronous and asynchronous code.
 
-`Cluster.start()`:
-1. uses `settings.zookeeper` or starts an `EmbeddedZooKeeper` (stopped again by `stop()`);
-2. opens the process's own ZooKeeper session (for the metadata image), creates Kafka's
-   persistent top-level paths and `/cluster/id` if missing, and starts the metadata watcher
-   and the config-change watcher, then the fault injector (`broker.faults`; `Cluster.faults`
-   adds, lists and clears the faults every process of the cluster shares);
-3. starts the brokers in id order, each with its own session, listener and registration;
-4. starts `BrokerControl` (`broker.broker_control`): the brokers' control nodes
-   `/zkbroker/brokers/<id>` are reset to "running" and watched from then on.
+```python
+from broker import Cluster
 
-`stop_broker(id)` / `start_broker(id)` stop and start one broker of the running cluster (as
-`zkbroker broker stop|start` does from another process): the desired state is recorded in
-its control node, then applied.
+with Cluster(brokers=3, port=0) as cluster:            # blocking code, e.g. kafka-python
+    cluster.brokers[1].stop()
+    cluster.faults.push_error("CreateTopics", "POLICY_VIOLATION")
 
-Several processes pointed at the same ZooKeeper form one cluster: they share nothing but
-ZooKeeper, exactly like Kafka brokers. A broker id already registered by a live broker is
-refused with `BrokerIdInUseError` before anything of this process is left behind.
+async with Cluster(brokers=3, port=0) as cluster:      # asyncio code, e.g. aiokafka
+    await cluster.brokers[1].astop()
+    await cluster.faults.push_error("CreateTopics", "POLICY_VIOLATION")
+```
 
-Deliberately not here: command-line parsing (`broker.cli`), request handling, and the
-public test-facing API (a later layer wraps this class).
+`Cluster(**options)` takes the same options as `zkbroker run` (the fields of
+`broker.settings.Settings`: `brokers`/`broker_ids`, `port`, `zookeeper`, `kafka_version`
+as "2.8" or a tuple, `replica_catchup_ms`, `capture_path`, `statsd`, ...); without
+`zookeeper` it starts an embedded one. Used with `with`, the cluster runs on its own event
+loop in a background thread (blocking clients cannot share a loop with the brokers they
+wait on); used with `async with`, it runs on the caller's loop. The mode decides which
+methods apply: blocking ones (`stop()`, `faults.push_error(...)`) in the first, coroutines
+(`astop()`, `await faults.push_error(...)`) in the second; using the other mode's methods
+raises a clear error.
+
+For tests that look inside: `cluster.engine` is the `broker.engine.ClusterEngine` (its
+`image`, `hooks`, `brokers`, `settings`), and in `with` mode `cluster.call(coro)` runs a
+coroutine on the cluster's loop and returns its result (`run_sync(fn)` a plain function).
+
+Deliberately not here: the cluster's behaviour (`broker.engine`) and the pytest fixtures
+(`broker.toolkit.pytest_plugin`, built on this class).
 """
 
 from __future__ import annotations
 
-import contextlib
+from collections.abc import Callable, Coroutine
 from types import TracebackType
+from typing import Any, TypeVar
 
-import structlog
-
-from broker.broker_control import BrokerControl
-from broker.broker_node import BrokerNode
-from broker.capture import CapturedRequest, RequestCapture
-from broker.config_watcher import ConfigWatcher
-from broker.faults import FaultInjector, Faults
-from broker.metadata import MetadataImage
-from broker.metadata_watcher import MetadataWatcher
-from broker.metrics import StatsdMetrics, cluster_gauges
-from broker.request_hooks import HookChain
+from broker.engine.engine import ClusterEngine
+from broker.engine.thread import EngineThread
+from broker.hooks.capture import CapturedRequest, RequestCapture
+from broker.hooks.faults import Faults, SyncFaults
+from broker.hooks.metrics import StatsdMetrics
+from broker.protocol.releases import parse_release
 from broker.settings import Settings
-from broker.zookeeper import EmbeddedZooKeeper
-from zk_layout import BrokerState, ZkStore
+
+__all__ = ["BrokerHandle", "Cluster", "settings_from_options"]
+
+T = TypeVar("T")
+
+
+def settings_from_options(options: dict[str, Any]) -> Settings:
+    """Settings from `Cluster(**options)`: `brokers=N` means ids 0..N-1, and a release may be
+    given as text ("3.9")."""
+    options = dict(options)
+    brokers = options.pop("brokers", None)
+    if brokers is not None:
+        if "broker_ids" in options:
+            raise ValueError("give brokers or broker_ids, not both")
+        options["broker_ids"] = tuple(range(brokers))
+    release = options.get("kafka_version")
+    if isinstance(release, str):
+        options["kafka_version"] = parse_release(release)
+    return Settings(**options)
+
+
+class BrokerHandle:
+    """One broker of a `Cluster`: its address, and stop/start/restart."""
+
+    def __init__(self, cluster: Cluster, broker_id: int) -> None:
+        self._cluster = cluster
+        self.broker_id = broker_id
+
+    @property
+    def host(self) -> str:
+        return self._cluster._inner().brokers[self.broker_id].host
+
+    @property
+    def port(self) -> int:
+        return self._cluster._inner().brokers[self.broker_id].port
+
+    @property
+    def running(self) -> bool:
+        return self._cluster._inner().brokers[self.broker_id].running
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def stop(self) -> None:
+        """Stop the broker: listener closed, `/brokers/ids/<id>` gone (blocking mode)."""
+        self._cluster._thread_mode().stop_broker(self.broker_id)
+
+    def start(self) -> None:
+        """Start it again on the same port, with a new registration (blocking mode)."""
+        self._cluster._thread_mode().start_broker(self.broker_id)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    async def astop(self) -> None:
+        await self._cluster._async_mode().stop_broker(self.broker_id)
+
+    async def astart(self) -> None:
+        await self._cluster._async_mode().start_broker(self.broker_id)
+
+    async def arestart(self) -> None:
+        await self.astop()
+        await self.astart()
+
+    def __repr__(self) -> str:
+        return f"BrokerHandle({self.broker_id}, running={self.running})"
 
 
 class Cluster:
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.image = MetadataImage()
-        # Every broker's request hooks (faults, capture, metrics add themselves here).
-        self.hooks = HookChain()
-        self.brokers: dict[int, BrokerNode] = {
-            b: BrokerNode(b, settings, self.image, self.hooks) for b in settings.broker_ids
-        }
-        # Fault injection (`broker.faults`): entries shared by every process through ZooKeeper.
-        self._fault_injector = FaultInjector(self.hooks)
-        self.faults = Faults(lambda: self._store, self._fault_injector)
-        self._embedded: EmbeddedZooKeeper | None = None
-        self._store: ZkStore | None = None
-        self._watcher: MetadataWatcher | None = None
-        self._config_watcher: ConfigWatcher | None = None
-        self._control: BrokerControl | None = None
-        self._zookeeper: str | None = settings.zookeeper
-        # StatsD metrics (`broker.metrics`) while started, when `settings.statsd` is set.
-        self.metrics: StatsdMetrics | None = None
-        self._log = structlog.get_logger(__name__)
-        # Request capture (`broker.capture`): from the start with `capture_path`, else once
-        # `capture()` is called.
-        self._capture: RequestCapture | None = None
-        if settings.capture_path is not None:
-            self._capture = RequestCapture(settings.capture_path)
-            self.hooks.add(self._capture)
+    """A zkbroker cluster: `with Cluster(...)` or `async with Cluster(...)`."""
 
-    @property
-    def zookeeper_connect(self) -> str:
-        if self._zookeeper is None:
-            raise RuntimeError("the cluster is not started")
-        return self._zookeeper
+    def __init__(self, settings: Settings | None = None, **options: Any) -> None:
+        if settings is not None and options:
+            raise ValueError("give a Settings or options, not both")
+        self.settings = settings if settings is not None else settings_from_options(options)
+        self._thread: EngineThread | None = None
+        self._async: ClusterEngine | None = None
+        self.brokers = {b: BrokerHandle(self, b) for b in self.settings.broker_ids}
+
+    # ---- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> Cluster:
+        """Start in blocking mode (what `with` does)."""
+        if self._thread is not None or self._async is not None:
+            raise RuntimeError("the cluster is already started")
+        self._thread = EngineThread(self.settings).start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            thread, self._thread = self._thread, None
+            thread.stop()
+
+    async def astart(self) -> Cluster:
+        """Start in asyncio mode on the running loop (what `async with` does)."""
+        if self._thread is not None or self._async is not None:
+            raise RuntimeError("the cluster is already started")
+        cluster = ClusterEngine(self.settings)
+        await cluster.start()
+        self._async = cluster
+        return self
+
+    async def astop(self) -> None:
+        if self._async is not None:
+            cluster, self._async = self._async, None
+            await cluster.stop()
+
+    def __enter__(self) -> Cluster:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> Cluster:
+        return await self.astart()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.astop()
+
+    # ---- what a test reads ---------------------------------------------------------------
 
     @property
     def bootstrap_servers(self) -> str:
-        return ",".join(f"{b.host}:{b.port}" for _, b in sorted(self.brokers.items()) if b.running)
+        """The running brokers' addresses, `host:port,...`."""
+        return self._inner().bootstrap_servers
+
+    @property
+    def zookeeper_connect(self) -> str:
+        return self._inner().zookeeper_connect
 
     @property
     def controller_id(self) -> int:
-        return self.image.controller_id
+        """The controller's broker id as this process last saw it (-1 while none)."""
+        return self._inner().controller_id
 
-    async def start(self) -> None:
-        try:
-            if self._capture is not None:
-                self._capture.open()
-            if self._zookeeper is None:
-                self._embedded = EmbeddedZooKeeper()
-                await self._embedded.astart()
-                self._zookeeper = self._embedded.connect_string
-            self._store = await ZkStore.connect(
-                self._zookeeper, session_timeout=self.settings.zk_session_timeout_s
-            )
-            await self._store.create_top_level_paths()
-            cluster_id = await self._store.get_or_create_cluster_id()
-            self.image.set_cluster_id(cluster_id)
-            await self._fault_injector.start(self._store)
-            self._watcher = MetadataWatcher(self._store, self.image)
-            await self._watcher.start()
-            self._config_watcher = ConfigWatcher(
-                self._store,
-                self.image,
-                self.settings.kafka_version,
-                change_expiration_ms=self.settings.config_change_expiration_ms,
-                on_unclean_enabled=self._on_unclean_enabled,
-            )
-            await self._config_watcher.start()
-            if self.settings.statsd is not None and self.metrics is None:
-                self.metrics = StatsdMetrics(
-                    self.settings.statsd,
-                    gauges=lambda: cluster_gauges(self),
-                    interval_s=self.settings.statsd_interval_s,
-                )
-                self.hooks.add(self.metrics)
-                await self.metrics.start()
-            for _, broker in sorted(self.brokers.items()):
-                await broker.start(self._zookeeper)
-            # After the brokers: their registrations proved the ids are this process's, so
-            # resetting those ids' control nodes cannot overrule another live process.
-            self._control = BrokerControl(self._store, self.brokers, self._zookeeper)
-            await self._control.start()
-        except BaseException:
-            await self.stop()
-            raise
-        self._log.info(
-            "cluster.started",
-            bootstrap_servers=self.bootstrap_servers,
-            zookeeper=self._zookeeper,
-            kafka_version=self.settings.release_name,
-            cluster_id=self.image.cluster_id,
-        )
+    @property
+    def faults(self) -> Faults | SyncFaults:
+        """Fault injection: blocking methods in `with` mode, coroutines in `async with` mode."""
+        if self._thread is not None:
+            return self._thread.faults
+        return self._async_mode().faults
 
-    async def stop_broker(self, broker_id: int) -> None:
-        """Stop one broker as a Kafka broker stops: listener closed, ZooKeeper session closed
-        (`/brokers/ids/<id>`, and `/controller` if it held it, vanish at once). No-op if it is
-        stopped already. The desired state "stopped" is recorded in its control node."""
-        await self._control_of(broker_id).request(broker_id, BrokerState.STOPPED)
-
-    async def start_broker(self, broker_id: int) -> None:
-        """Start a stopped broker again: same id and port, a new session, registration and
-        broker epoch. No-op if it is running. Records the desired state "running"."""
-        await self._control_of(broker_id).request(broker_id, BrokerState.RUNNING)
-
-    def _control_of(self, broker_id: int) -> BrokerControl:
-        if broker_id not in self.brokers:
-            ids = ", ".join(map(str, sorted(self.brokers)))
-            raise ValueError(f"broker {broker_id} is not one of this process's brokers ({ids})")
-        if self._control is None:
-            raise RuntimeError("the cluster is not started")
-        return self._control
-
-    async def stop(self) -> None:
-        if self._control is not None:
-            # First, so that no control change starts a broker while they are being stopped.
-            control, self._control = self._control, None
-            try:
-                await control.stop()
-            except Exception:
-                self._log.exception("broker_control.stop_failed")
-        for broker_id, broker in sorted(self.brokers.items(), reverse=True):
-            try:
-                await broker.stop()
-            except Exception:
-                self._log.exception("broker.stop_failed", broker_id=broker_id)
-        if self._capture is not None:
-            # After the brokers: their last requests are written too.
-            try:
-                await self._capture.aclose()
-            except Exception:
-                self._log.exception("capture.close_failed")
-        if self.metrics is not None:
-            # After the brokers: their last requests are counted too.
-            metrics, self.metrics = self.metrics, None
-            self.hooks.remove(metrics)
-            try:
-                await metrics.stop()
-            except Exception:
-                self._log.exception("statsd.stop_failed")
-        if self._config_watcher is not None:
-            await self._config_watcher.stop()
-            self._config_watcher = None
-        try:
-            await self._fault_injector.stop()  # releases requests held by a blackhole
-        except Exception:
-            self._log.exception("faults.stop_failed")
-        if self._watcher is not None:
-            await self._watcher.stop()
-            self._watcher = None
-        if self._store is not None:
-            with contextlib.suppress(Exception):
-                await self._store.close()
-            self._store = None
-        if self._embedded is not None:
-            with contextlib.suppress(Exception):
-                await self._embedded.astop()
-            self._embedded = None
-            self._zookeeper = None
-        self._log.info("cluster.stopped")
+    @property
+    def metrics(self) -> StatsdMetrics | None:
+        """The StatsD sender when started with `statsd="host:port"` (e.g. its `dropped`
+        counter), else None."""
+        return self._inner().metrics
 
     def capture(self) -> RequestCapture:
-        """Capture requests in memory from now on (see `requests()`); returns the capture.
-        Idempotent: the capture `--capture`/`capture_path` started, or a previous call's.
-        Call it on the cluster's loop."""
-        if self._capture is None:
-            self._capture = RequestCapture()
-            self.hooks.add(self._capture)
-        return self._capture
+        """Start keeping every request in memory (idempotent); see `requests()`."""
+        if self._thread is not None:
+            return self._thread.capture()
+        return self._async_mode().capture()
 
     def requests(
         self,
@@ -218,34 +216,67 @@ class Cluster:
         broker_id: int | None = None,
         version: int | None = None,
     ) -> list[CapturedRequest]:
-        """The captured requests (oldest first) matching every filter given, e.g.
-        `requests(api="CreateTopics")`. Empty until capturing started."""
-        if self._capture is None:
-            return []
-        return self._capture.requests(
+        """Captured requests matching every filter given, oldest first."""
+        if self._thread is not None:
+            return self._thread.requests(
+                api=api, client_id=client_id, broker_id=broker_id, version=version
+            )
+        return self._async_mode().requests(
             api=api, client_id=client_id, broker_id=broker_id, version=version
         )
 
     def clear_requests(self) -> None:
-        """Forget the captured requests kept in memory (a capture file keeps its lines)."""
-        if self._capture is not None:
-            self._capture.clear()
+        if self._thread is not None:
+            self._thread.run_sync(self._thread.cluster.clear_requests)
+        else:
+            self._async_mode().clear_requests()
 
-    def _on_unclean_enabled(self, topic: str | None) -> None:
-        # Only the active controller acts; in other processes nothing does.
-        for broker in self.brokers.values():
-            controller = broker.controller
-            if controller is not None:
-                controller.enable_unclean_election(topic)
+    # ---- what a test drives ------------------------------------------------------------
 
-    async def __aenter__(self) -> Cluster:
-        await self.start()
-        return self
+    @property
+    def engine(self) -> ClusterEngine:
+        """The engine under this cluster (`image`, `hooks`, `brokers`, `settings`), for tests
+        that look inside. Read it on the cluster's loop (`run_sync`) in `with` mode."""
+        return self._inner()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
+    def stop_broker(self, broker_id: int) -> None:
+        """`brokers[broker_id].stop()`: returns once it is deregistered (blocking mode);
+        ValueError for an id this cluster does not run."""
+        self._thread_mode().stop_broker(broker_id)
+
+    def start_broker(self, broker_id: int) -> None:
+        """`brokers[broker_id].start()`: returns once it is registered (blocking mode);
+        ValueError for an id this cluster does not run."""
+        self._thread_mode().start_broker(broker_id)
+
+    def call(self, coro: Coroutine[Any, Any, T], timeout: float | None = 60.0) -> T:
+        """Run `coro` on the cluster's loop and wait for its result (blocking mode)."""
+        return self._thread_mode().call(coro, timeout)
+
+    def run_sync(self, fn: Callable[[], T], timeout: float | None = 60.0) -> T:
+        """Run a plain function on the cluster's loop, to read its state consistently
+        (blocking mode)."""
+        return self._thread_mode().run_sync(fn, timeout)
+
+    # ---- modes ---------------------------------------------------------------------------
+
+    def _inner(self) -> ClusterEngine:
+        if self._thread is not None:
+            return self._thread.cluster
+        if self._async is not None:
+            return self._async
+        raise RuntimeError("the cluster is not started (use `with` or `async with`)")
+
+    def _thread_mode(self) -> EngineThread:
+        if self._thread is None:
+            raise RuntimeError(
+                "blocking methods need `with Cluster(...)`; in `async with` use the a-methods"
+            )
+        return self._thread
+
+    def _async_mode(self) -> ClusterEngine:
+        if self._async is None:
+            raise RuntimeError(
+                "coroutine methods need `async with Cluster(...)`; in `with` use the blocking ones"
+            )
+        return self._async

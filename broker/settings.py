@@ -1,7 +1,7 @@
 """Settings of a zkbroker process: what the command line and the Python API configure.
 
 One frozen dataclass, validated on construction, shared read-only by every broker of the
-process. Parsing the command line lives in `broker.cli`; this module only knows values.
+process. Parsing the command line lives in `broker.cli.main`; this module only knows values.
 
 Deliberately not here: Kafka's full server.properties (only the knobs zkbroker emulates
 exist), per-broker overrides other than racks, and anything that changes at run time.
@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, Release, release_name
-from handlers.broker_config_catalog import broker_config_key
-from handlers.config_catalog import InvalidConfig, validate_value
+from broker.rules.broker_config_catalog import broker_config_key
+from broker.rules.config_catalog import InvalidConfig, validate_value
 
 # Kafka's socket.request.max.bytes default.
 DEFAULT_MAX_REQUEST_BYTES = 104_857_600
@@ -58,9 +58,9 @@ class Settings:
     auto_leader_rebalance: bool = True
     leader_imbalance_check_interval_s: float = 300.0
     leader_imbalance_per_broker_percentage: int = 10
-    # `--capture FILE.jsonl`: append one JSON line per request answered (`broker.capture`).
+    # `--capture FILE.jsonl`: append one JSON line per request answered (`broker.hooks.capture`).
     capture_path: str | None = None
-    # `--statsd host:port`: send StatsD metrics there (`broker.metrics`); gauges every
+    # `--statsd host:port`: send StatsD metrics there (`broker.hooks.metrics`); gauges every
     # `statsd_interval_s` seconds.
     statsd: str | None = None
     statsd_interval_s: float = 10.0
@@ -102,8 +102,6 @@ class Settings:
         if self.log_format not in ("console", "json"):
             raise ValueError("--log-format is console or json")
         if self.statsd is not None:
-            from broker.metrics import parse_address
-
             parse_address(self.statsd)
         if self.statsd_interval_s <= 0:
             raise ValueError("--statsd-interval-s must be positive")
@@ -218,3 +216,16 @@ def _check_broker_configs(configs: tuple[tuple[str, str], ...], release: Release
             validate_value(key, value)
         except InvalidConfig as e:
             raise ValueError(f"--broker-config: {e.message}") from None
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """`host:port` (or `[v6]:port`) of a StatsD server; ValueError when it is not one."""
+    host, sep, port_text = text.strip().rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    try:
+        port = int(port_text)
+    except ValueError:
+        port = -1
+    if not sep or not host or not 0 < port <= 65535:
+        raise ValueError(f"--statsd expects host:port, got {text!r}")
+    return host, port

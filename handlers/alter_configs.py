@@ -8,7 +8,7 @@ than TOPIC/BROKER ("Unexpected resource type X"); a resource named twice is answ
 with the configs of its last occurrence (Kafka builds a Map). From 3.2 both are per-resource
 INVALID_REQUEST: "Unknown resource type N" and "Each resource must appear at most once.".
 
-Per resource, in Kafka's order (`handlers.config_alter`): duplicate keys (3.2+) and null
+Per resource, in Kafka's order (`handlers.support.config_alter`): duplicate keys (3.2+) and null
 values -> INVALID_REQUEST; TOPIC: empty name (3.3+), unknown topic ->
 UNKNOWN_TOPIC_OR_PARTITION "The topic 'x' does not exist.", invalid configs -> INVALID_CONFIG
 for unknown names, INVALID_REQUEST (2.8-3.2) / INVALID_CONFIG (3.3+) for bad values with
@@ -29,7 +29,8 @@ from broker.protocol.messages.alter_configs import (
     AlterConfigsResourceResponse,
     AlterConfigsResponse,
 )
-from handlers.config_alter import (
+from handlers.context import RequestContext
+from handlers.support.config_alter import (
     SET,
     Op,
     alter_broker,
@@ -40,8 +41,12 @@ from handlers.config_alter import (
     preprocessed,
     target_broker,
 )
-from handlers.config_resources import ResourceError, ResourceType, WholeRequestError, type_name
-from handlers.context import RequestContext
+from handlers.support.config_resources import (
+    ResourceError,
+    ResourceType,
+    WholeRequestError,
+    type_name,
+)
 
 API_KEY = 33
 MIN_VERSION = 0

@@ -18,7 +18,7 @@ Not emulated: authorization.
 
 from __future__ import annotations
 
-from broker import controller_reassignment
+from broker.controller import reassignment as controller_reassignment
 from broker.protocol import error_codes
 from broker.protocol.messages.alter_partition_reassignments import (
     AlterPartitionReassignmentsRequest,
@@ -26,7 +26,7 @@ from broker.protocol.messages.alter_partition_reassignments import (
     ReassignablePartitionResponse,
     ReassignableTopicResponse,
 )
-from handlers.api_error import ApiError
+from broker.rules.api_error import ApiError
 from handlers.context import RequestContext
 from zk_layout import ControllerMovedError
 

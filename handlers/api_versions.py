@@ -9,7 +9,7 @@ Behaviour (kafka-zk-semantics §9, KIP-35, KIP-511):
   the metadata image holds it (epoch -1 when feature versioning is off or the node is
   absent); supported features are empty, as a 2.8 ZooKeeper broker reports them.
 - A version above the broker's maximum is answered by the server itself in the v0 format
-  with UNSUPPORTED_VERSION (the body is never parsed), see `broker.server`.
+  with UNSUPPORTED_VERSION (the body is never parsed), see `broker.server.listener`.
 
 Not emulated: throttling (throttle_time_ms is always 0) and KIP-866's zk_migration_ready
 (always false: zkbroker is never migrating to KRaft).

@@ -1,4 +1,5 @@
-"""BrokerHeartbeat (key 63), versions 0-1 (KIP-631): extends a lease (`broker.broker_leases`).
+"""BrokerHeartbeat (key 63), versions 0-1 (KIP-631): extends a lease
+(`broker.controller.broker_leases`).
 
 Served on every listener by the active controller; any other broker answers NOT_CONTROLLER.
 A broker with no lease, or a heartbeat with another broker epoch, gets STALE_BROKER_EPOCH

@@ -1,7 +1,8 @@
 """BrokerRegistration (key 62), versions 0-4 (KIP-631), as a ZooKeeper lease.
 
 Served on every listener: the active controller registers the broker
-(`broker.broker_leases`), any other broker answers NOT_CONTROLLER (as does a controller that
+(`broker.controller.broker_leases`), any other broker answers NOT_CONTROLLER (as does a controller
+that
 moves while the request waits). Order of checks, as Kafka 3.9's ClusterControlManager:
 cluster id (INCONSISTENT_CLUSTER_ID), then the listeners (INVALID_REGISTRATION from 3.7,
 INVALID_REQUEST before: none, or one without a name, host or port), then an id already held

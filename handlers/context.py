@@ -9,19 +9,26 @@ Deliberately not here: the handler table (`handlers.registry`) and any I/O.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from broker.protocol import RequestHeader
 
 if TYPE_CHECKING:
-    from broker.controller import Controller
-    from broker.metadata import MetadataImage
+    from broker.controller.controller import Controller
+    from broker.image.metadata_image import MetadataImage
+    from broker.rules.broker_config import BrokerConfig
+    from broker.rules.broker_loggers import BrokerLoggers
     from broker.settings import Settings
-    from handlers.broker_config import BrokerConfig
-    from handlers.broker_loggers import BrokerLoggers
-    from handlers.registry import ApiTable
     from zk_layout.store import ZkStore
+
+
+class AdvertisedApis(Protocol):
+    """The API versions the receiving broker advertises (`handlers.registry.ApiTable`)."""
+
+    @property
+    def ranges(self) -> Mapping[int, tuple[int, int]]: ...
 
 
 class BrokerView(Protocol):
@@ -37,7 +44,7 @@ class BrokerView(Protocol):
     def image(self) -> MetadataImage: ...
 
     @property
-    def api_table(self) -> ApiTable: ...
+    def api_table(self) -> AdvertisedApis: ...
 
     @property
     def store(self) -> ZkStore: ...

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from broker.metadata import MetadataImage
+from broker.image.metadata_image import MetadataImage
 from broker.protocol import error_codes
 from broker.protocol.messages.create_partitions import (
     CreatePartitionsRequest,
@@ -33,8 +33,8 @@ from broker.protocol.messages.create_partitions import (
     CreatePartitionsTopic,
     CreatePartitionsTopicResult,
 )
-from handlers.api_error import ApiError
-from handlers.assignment import (
+from broker.rules.api_error import ApiError
+from broker.rules.replica_assignment import (
     AssignmentError,
     BrokerPlacement,
     assign_replicas,

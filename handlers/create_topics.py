@@ -33,7 +33,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 
-from broker.metadata import MetadataImage
+from broker.image.metadata_image import MetadataImage
 from broker.protocol import error_codes
 from broker.protocol.messages.create_topics import (
     CreatableTopic,
@@ -42,18 +42,18 @@ from broker.protocol.messages.create_topics import (
     CreateTopicsRequest,
     CreateTopicsResponse,
 )
-from handlers import topic_names
-from handlers.api_error import ApiError
-from handlers.assignment import AssignmentError, BrokerPlacement, assign_replicas
-from handlers.config_catalog import (
+from broker.rules import topic_names
+from broker.rules.api_error import ApiError
+from broker.rules.config_catalog import (
     BrokerLogDefaults,
     InvalidConfig,
     describe_topic_config,
     validate_topic_configs,
 )
+from broker.rules.replica_assignment import AssignmentError, BrokerPlacement, assign_replicas
 from handlers.context import RequestContext
-from handlers.topic_writes import TopicExists, create_topic
 from zk_layout import ConfigEntityTypeNode, DeleteTopicsNode, TopicAssignment, TopicsNode
+from zk_layout.store.admin_zk import TopicExists, create_topic
 
 API_KEY = 19
 MIN_VERSION = 0

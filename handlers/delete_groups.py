@@ -12,7 +12,7 @@ fenced: ZooKeeper offers no lock the old consumers honoured.
 
 from __future__ import annotations
 
-from broker.consumer_groups import delete_group, load_groups
+from broker.groups.zk_registry import delete_group, load_groups
 from broker.protocol import error_codes
 from broker.protocol.messages.delete_groups import (
     DeletableGroupResult,
@@ -20,7 +20,7 @@ from broker.protocol.messages.delete_groups import (
     DeleteGroupsResponse,
 )
 from handlers.context import RequestContext
-from handlers.group_coordination import group_status
+from handlers.support.group_coordination import group_status
 
 API_KEY = 42
 MIN_VERSION = 0

@@ -22,7 +22,7 @@ from broker.protocol.messages.describe_cluster import (
     DescribeClusterRequest,
     DescribeClusterResponse,
 )
-from handlers import acl_operations
+from broker.rules import acl_operations
 from handlers.context import RequestContext
 from handlers.metadata import response_brokers
 

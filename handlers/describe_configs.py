@@ -8,11 +8,11 @@
      this broker's metadata does not know -> UNKNOWN_TOPIC_OR_PARTITION, null message; else
      the overrides are read from `/config/topics/<t>` (as Kafka's ZkConfigRepository does, so
      a value written by any tool shows at once) and every topic config is listed with its
-     value, source and synonyms, broker-level values included (`handlers.broker_config`).
+     value, source and synonyms, broker-level values included (`broker.rules.broker_config`).
    * BROKER: `""` -> the dynamic cluster-default configs only; this broker's id -> every
      broker config; another id -> INVALID_REQUEST "Unexpected broker id, expected 1 or empty
      string, but received 2"; not an integer -> "Broker id must be an integer, but it is: x".
-   * BROKER_LOGGER: this broker's loggers and effective levels (`handlers.broker_loggers`);
+   * BROKER_LOGGER: this broker's loggers and effective levels (`broker.rules.broker_loggers`);
      `""` -> INVALID_REQUEST "Broker id must not be empty"; another id -> "Unexpected broker
      id, expected 1 but received 2".
 3. `configuration_keys` null or empty lists everything, otherwise only those names.
@@ -37,16 +37,21 @@ from broker.protocol.messages.describe_configs import (
     DescribeConfigsResult,
     DescribeConfigsSynonym,
 )
-from handlers.config_alter import read_overrides
-from handlers.config_catalog import (
+from broker.rules.config_catalog import (
     ConfigEntry,
     ConfigSource,
     ConfigType,
     InvalidConfig,
     describe_topic_config,
 )
-from handlers.config_documentation import broker_config_documentation, topic_config_documentation
-from handlers.config_resources import (
+from broker.rules.config_documentation import (
+    broker_config_documentation,
+    topic_config_documentation,
+)
+from broker.rules.topic_names import validation_error
+from handlers.context import RequestContext
+from handlers.support.config_alter import read_overrides
+from handlers.support.config_resources import (
     ResourceError,
     ResourceType,
     entries_filtered,
@@ -54,8 +59,6 @@ from handlers.config_resources import (
     parse_broker_id,
     type_name,
 )
-from handlers.context import RequestContext
-from handlers.topic_names import validation_error
 from zk_layout import ConfigEntityNode, ZnodeFormatError
 
 API_KEY = 32

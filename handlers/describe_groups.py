@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from broker.consumer_groups import (
+from broker.groups.zk_registry import (
     ASSIGNMENT_STRATEGY,
     DEAD,
     PROTOCOL_TYPE,
@@ -32,8 +32,8 @@ from broker.consumer_groups import (
     load_groups,
     subscribed_topics,
 )
-from broker.consumer_protocol import encode_assignment, encode_subscription
 from broker.protocol import error_codes
+from broker.protocol.consumer_protocol import encode_assignment, encode_subscription
 from broker.protocol.messages.describe_groups import (
     DescribedGroup,
     DescribedGroupMember,
@@ -41,7 +41,7 @@ from broker.protocol.messages.describe_groups import (
     DescribeGroupsResponse,
 )
 from handlers.context import RequestContext
-from handlers.group_coordination import group_status
+from handlers.support.group_coordination import group_status
 
 API_KEY = 15
 MIN_VERSION = 0

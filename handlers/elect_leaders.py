@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from broker import controller_partitions
-from broker.controller_partitions import ElectionOutcome
-from broker.metadata import MetadataImage
+from broker.controller import partitions as controller_partitions
+from broker.controller.partitions import ElectionOutcome
+from broker.image.metadata_image import MetadataImage
 from broker.protocol import error_codes
 from broker.protocol.messages.elect_leaders import (
     ElectLeadersRequest,

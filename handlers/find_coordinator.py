@@ -2,7 +2,7 @@
 
 Kafka (3.9 ``KafkaApis.getCoordinator``) answers the leader of the ``__consumer_offsets``
 partition the group id hashes to. Here the group's coordinator is a live broker chosen by the
-same hash (``broker.consumer_groups.coordinator_id``):
+same hash (``broker.groups.zk_registry.coordinator_id``):
 - GROUP key type: that broker's endpoint on the listener the request came in on;
   COORDINATOR_NOT_AVAILABLE (node -1, host "", port -1) when no broker is alive or the chosen
   one has no endpoint on this listener;
@@ -20,7 +20,7 @@ Not emulated: authorization (GROUP_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHOR
 
 from __future__ import annotations
 
-from broker.consumer_groups import coordinator_id
+from broker.groups.zk_registry import coordinator_id
 from broker.protocol import error_codes
 from broker.protocol.messages.find_coordinator import (
     Coordinator,

@@ -3,7 +3,7 @@
 `RuntimeLoggerManager`). Answered by any broker.
 
 Operations SET (0), DELETE (1), APPEND (2), SUBTRACT (3), applied in order to the resource's
-current overrides (`handlers.config_alter.apply_incremental`): APPEND/SUBTRACT only on LIST
+current overrides (`handlers.support.config_alter.apply_incremental`): APPEND/SUBTRACT only on LIST
 configs ("Config value append is not allowed for config key: k"), starting from the
 config's default list when it is not overridden; the result is then validated and written
 exactly as AlterConfigs writes it. Duplicate keys in one resource and null values (other
@@ -12,7 +12,7 @@ than with DELETE) -> INVALID_REQUEST, worded per release.
 Resources: TOPIC and BROKER as in AlterConfigs; BROKER_LOGGER (2.4+) changes this broker's
 logger levels in memory (never ZooKeeper): SET to one of Kafka's levels, DELETE to inherit
 again; unknown loggers, `root` deletion and APPEND/SUBTRACT are refused with each
-generation's code and message (`handlers.broker_loggers`). Before 3.2 an unexpected
+generation's code and message (`broker.rules.broker_loggers`). Before 3.2 an unexpected
 resource type fails the whole request; from 3.2 it is a per-resource "Unknown resource type
 N", and a resource named twice answers INVALID_REQUEST for both.
 
@@ -28,8 +28,10 @@ from broker.protocol.messages.incremental_alter_configs import (
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
 )
-from handlers.broker_loggers import LoggerOpError
-from handlers.config_alter import (
+from broker.rules.broker_loggers import LoggerOpError
+from broker.rules.config_catalog import InvalidConfig
+from handlers.context import RequestContext
+from handlers.support.config_alter import (
     Op,
     alter_broker,
     alter_topic,
@@ -46,15 +48,13 @@ from handlers.config_alter import (
     target_broker,
     topic_key_lookup,
 )
-from handlers.config_catalog import InvalidConfig
-from handlers.config_resources import (
+from handlers.support.config_resources import (
     ResourceError,
     ResourceType,
     handled_types,
     parse_broker_id,
     type_name,
 )
-from handlers.context import RequestContext
 from zk_layout import ConfigEntityNode
 
 API_KEY = 44

@@ -1,6 +1,7 @@
 """ListGroups (key 16), versions 0-5: the consumer groups of the ZooKeeper registry.
 
-As in Kafka, a broker lists the groups it coordinates (``handlers.group_coordination``); admin
+As in Kafka, a broker lists the groups it coordinates (``handlers.support.group_coordination``);
+admin
 clients ask every broker and merge, so together the brokers list every group under
 ``/consumers``. Each is ``{group_id, protocol_type "consumer", group_state (v4+), group_type
 "classic" (v5+)}``; the state is ``Stable`` while ``/consumers/<g>/ids`` has members and
@@ -14,11 +15,11 @@ Not emulated: COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS (the regi
 
 from __future__ import annotations
 
-from broker.consumer_groups import PROTOCOL_TYPE, group_ids, group_state, member_counts
+from broker.groups.zk_registry import PROTOCOL_TYPE, group_ids, group_state, member_counts
 from broker.protocol import error_codes
 from broker.protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 from handlers.context import RequestContext
-from handlers.group_coordination import is_coordinator
+from handlers.support.group_coordination import is_coordinator
 
 API_KEY = 16
 MIN_VERSION = 0

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from broker import controller_reassignment
-from broker.leader_election import ReplicaAssignment
+from broker.controller import reassignment as controller_reassignment
 from broker.protocol import error_codes
 from broker.protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsRequest,
@@ -22,11 +21,12 @@ from broker.protocol.messages.list_partition_reassignments import (
     OngoingPartitionReassignment,
     OngoingTopicReassignment,
 )
+from broker.rules.leader_election import ReplicaAssignment
 from handlers.context import RequestContext
 from zk_layout import ControllerMovedError
 
 if TYPE_CHECKING:
-    from broker.controller import Controller
+    from broker.controller.controller import Controller
 
 API_KEY = 46
 MIN_VERSION = 0

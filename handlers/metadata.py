@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import uuid
 
-from broker.metadata import MetadataImage, PartitionImage, TopicImage
+from broker.image.metadata_image import MetadataImage, PartitionImage, TopicImage
 from broker.protocol import error_codes
 from broker.protocol.messages.create_topics import CreatableTopic, CreatableTopicConfig
 from broker.protocol.messages.metadata import (
@@ -43,11 +43,11 @@ from broker.protocol.messages.metadata import (
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
-from handlers import acl_operations, topic_names
-from handlers.api_error import ApiError
+from broker.rules import acl_operations, topic_names
+from broker.rules.api_error import ApiError
 from handlers.context import RequestContext
 from handlers.create_topics import TopicCreator
-from handlers.topic_writes import TopicExists, create_topic
+from zk_layout.store.admin_zk import TopicExists, create_topic
 
 API_KEY = 3
 MIN_VERSION = 0

@@ -22,7 +22,7 @@ member epochs (v9 commits are checked as classic generations).
 
 from __future__ import annotations
 
-from broker.consumer_groups import ConsumerGroup, load_groups, storable, write_offsets
+from broker.groups.zk_registry import ConsumerGroup, load_groups, storable, write_offsets
 from broker.protocol import error_codes
 from broker.protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -31,7 +31,7 @@ from broker.protocol.messages.offset_commit import (
     OffsetCommitResponseTopic,
 )
 from handlers.context import RequestContext
-from handlers.group_coordination import group_status
+from handlers.support.group_coordination import group_status
 from zk_layout.errors import ZkOperationError
 from zk_layout.nodes.base import TopicPartition
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
-from broker.consumer_groups import load_groups
+from broker.groups.zk_registry import load_groups
 from broker.protocol import error_codes
 from broker.protocol.messages.offset_fetch import (
     OffsetFetchRequest,
@@ -34,7 +34,7 @@ from broker.protocol.messages.offset_fetch import (
     OffsetFetchResponseTopics,
 )
 from handlers.context import RequestContext
-from handlers.group_coordination import group_status
+from handlers.support.group_coordination import group_status
 from zk_layout.nodes.base import TopicPartition
 
 API_KEY = 9

@@ -1,4 +1,4 @@
-"""A tiny JSON Schema validator for the tests: the subset `broker.capture.CAPTURE_LINE_SCHEMA`
+"""A tiny JSON Schema validator for the tests: the subset `broker.hooks.capture.CAPTURE_LINE_SCHEMA`
 uses (type, required, properties, additionalProperties, items, enum, minimum, and the
 date-time format), so the project needs no jsonschema dependency.
 

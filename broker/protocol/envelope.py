@@ -4,7 +4,7 @@ The broker side uses ``decode_request`` (or ``decode_request_header`` + ``decode
 and ``encode_response``; tests acting as a client use ``encode_request`` and ``decode_response``.
 All of them raise only ``CodecError``.
 
-Deliberately not here: the 4-byte size prefix and socket handling (``broker.server``), and
+Deliberately not here: the 4-byte size prefix and socket handling (``broker.server.listener``), and
 deciding what to answer to an unsupported version (the handlers do; for ApiVersions Kafka replies
 in the v0 format, which a caller gets by passing a header with ``api_version=0``).
 """

@@ -114,7 +114,7 @@ API_NAMES: Mapping[int, str] = MappingProxyType(
 )
 
 # Keys whose Kafka JSON lists only KRaft listeners, yet zkbroker serves and advertises
-# (KIP-631 BrokerRegistration and BrokerHeartbeat, see broker.broker_leases).
+# (KIP-631 BrokerRegistration and BrokerHeartbeat, see broker.controller.broker_leases).
 SERVED_BEYOND_ZK_BROKER: frozenset[int] = frozenset({62, 63})
 
 # The history of each API, written as steps: (first release line that advertises

@@ -8,29 +8,25 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from broker.runner import ClusterThread
-from broker.settings import Settings
+from broker import Cluster
 
 
 @pytest.fixture
-def cluster_factory(zk_connect: str) -> Iterator[Callable[..., ClusterThread]]:
-    """Start clusters on a fresh chroot: `cluster_factory(broker_ids=(0, 1), ...)`."""
-    started: list[ClusterThread] = []
+def cluster_factory(
+    zk_cluster_factory: Callable[..., Cluster], zk_connect: str
+) -> Callable[..., Cluster]:
+    """The shipped `zk_cluster_factory`, on this test's chroot (the one `kazoo` looks at):
+    `cluster_factory(broker_ids=(0, 1), ...)`; every cluster is stopped after the test."""
 
-    def start(**overrides: Any) -> ClusterThread:
-        options: dict[str, Any] = {"port": 0, "zookeeper": zk_connect}
-        options.update(overrides)
-        runner = ClusterThread(Settings(**options)).start()
-        started.append(runner)
-        return runner
+    def start(**settings: Any) -> Cluster:
+        settings.setdefault("zookeeper", zk_connect)
+        return zk_cluster_factory(**settings)
 
-    yield start
-    for runner in reversed(started):
-        runner.stop()
+    return start
 
 
 @pytest.fixture
-def cluster(cluster_factory: Callable[..., ClusterThread]) -> ClusterThread:
+def cluster(cluster_factory: Callable[..., Cluster]) -> Cluster:
     """A 3-broker cluster (ids 0, 1, 2) emulating the default release."""
     return cluster_factory()
 

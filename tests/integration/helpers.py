@@ -28,7 +28,7 @@ def wait_visible(cluster: Any, name: str) -> Any:
     """Wait until the cluster's metadata image shows every partition of topic `name`."""
 
     def visible() -> Any:
-        topic = cluster.cluster.image.topics.get(name)
+        topic = cluster.engine.image.topics.get(name)
         return topic if topic is not None and topic.all_partitions_led else None
 
     return wait_until(visible)

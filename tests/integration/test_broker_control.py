@@ -1,5 +1,5 @@
 """Stopping and starting single brokers of a running cluster: in-process (`Cluster.stop_broker`
-/ `start_broker` through `ClusterThread`) and from another process (`zkbroker broker ...`),
+/ `start_broker` through `Cluster`) and from another process (`zkbroker broker ...`),
 checked in ZooKeeper with kazoo, with real Kafka clients and with plain sockets."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from kafka.admin import KafkaAdminClient
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from broker.runner import ClusterThread
+from broker import Cluster
 from tests.integration.helpers import wait_until
 
 
@@ -63,7 +63,7 @@ def controller_id(kazoo: KazooClient) -> int | None:
 def zkbroker(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """`zkbroker ...` as a separate process, as a user would run it."""
     return subprocess.run(
-        [sys.executable, "-m", "broker.cli", *args],
+        [sys.executable, "-m", "broker.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -75,11 +75,11 @@ def zkbroker(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
 
 
 def test_stop_and_start_broker_in_process(
-    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient
 ) -> None:
     # 3.7+: kafka-python's describe_cluster() needs DescribeCluster v1 (see the README).
     cluster = cluster_factory(kafka_version=(3, 9))
-    node = cluster.cluster.brokers[1]
+    node = cluster.engine.brokers[1]
     host, port = node.host, node.port
     assert port != 0  # the fixture uses port=0: the OS picked it
     before = registration(kazoo, 1)
@@ -113,8 +113,8 @@ def test_stop_and_start_broker_in_process(
     assert wait_until(lambda: confluent_broker_ids(f"{host}:{port}") == {0, 1, 2})
 
 
-def test_stop_and_start_are_idempotent_and_check_the_id(cluster: ClusterThread) -> None:
-    node = cluster.cluster.brokers[2]
+def test_stop_and_start_are_idempotent_and_check_the_id(cluster: Cluster) -> None:
+    node = cluster.engine.brokers[2]
     epoch = node.broker_epoch
     cluster.start_broker(2)  # running already: nothing happens
     assert node.running and node.broker_epoch == epoch
@@ -127,8 +127,8 @@ def test_stop_and_start_are_idempotent_and_check_the_id(cluster: ClusterThread) 
         cluster.start_broker(7)
 
 
-def test_restarted_broker_forgets_in_memory_state(cluster: ClusterThread) -> None:
-    node = cluster.cluster.brokers[0]
+def test_restarted_broker_forgets_in_memory_state(cluster: Cluster) -> None:
+    node = cluster.engine.brokers[0]
     cluster.run_sync(lambda: node.broker_loggers.apply(0, "kafka", "DEBUG"))
     assert node.broker_loggers.effective("kafka") == "DEBUG"
     cluster.stop_broker(0)
@@ -138,7 +138,7 @@ def test_restarted_broker_forgets_in_memory_state(cluster: ClusterThread) -> Non
     assert node.auto_create_in_flight == set()
 
 
-def test_stopping_the_controller_moves_it(cluster: ClusterThread, kazoo: KazooClient) -> None:
+def test_stopping_the_controller_moves_it(cluster: Cluster, kazoo: KazooClient) -> None:
     wait_until(lambda: controller_id(kazoo) is not None)
     first = controller_id(kazoo)
     assert first is not None
@@ -148,26 +148,26 @@ def test_stopping_the_controller_moves_it(cluster: ClusterThread, kazoo: KazooCl
     moved = controller_id(kazoo)
     assert moved in {0, 1, 2} - {first}
     assert int(kazoo.get("/controller_epoch")[0]) > epoch
-    assert wait_until(lambda: cluster.cluster.controller_id == moved)
+    assert wait_until(lambda: cluster.engine.controller_id == moved)
     # Coming back does not take the controller back (Kafka's election is first-come).
     cluster.start_broker(first)
     assert controller_id(kazoo) == moved
 
 
 def test_fresh_cluster_resets_a_stale_stopped_state(
-    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient
 ) -> None:
     kazoo.create("/zkbroker/brokers/0", b'{"version":1,"state":"stopped"}', makepath=True)
     runner = cluster_factory(broker_ids=(0,))
-    assert runner.cluster.brokers[0].running
+    assert runner.engine.brokers[0].running
     assert desired_state(kazoo, 0) == "running"
     assert registration(kazoo, 0) is not None
 
 
 def test_control_node_written_by_any_tool_is_applied(
-    cluster: ClusterThread, kazoo: KazooClient
+    cluster: Cluster, kazoo: KazooClient
 ) -> None:
-    node = cluster.cluster.brokers[2]
+    node = cluster.engine.brokers[2]
     kazoo.set("/zkbroker/brokers/2", b'{"version":1,"state":"stopped"}')
     wait_until(lambda: registration(kazoo, 2) is None and not node.running)
     # An undecodable control node expresses no wish: the broker stays as it is.
@@ -182,9 +182,9 @@ def test_control_node_written_by_any_tool_is_applied(
 
 
 def test_cli_stops_and_starts_a_broker_of_another_process(
-    cluster: ClusterThread, zk_connect: str, kazoo: KazooClient
+    cluster: Cluster, zk_connect: str, kazoo: KazooClient
 ) -> None:
-    node = cluster.cluster.brokers[1]
+    node = cluster.engine.brokers[1]
     port, epoch = node.port, node.broker_epoch
 
     stopped = zkbroker("broker", "stop", "1", "--zookeeper", zk_connect)
@@ -215,7 +215,7 @@ def test_cli_stops_and_starts_a_broker_of_another_process(
 
 
 def test_cli_times_out_when_no_process_runs_the_id(
-    cluster: ClusterThread, zk_connect: str, kazoo: KazooClient
+    cluster: Cluster, zk_connect: str, kazoo: KazooClient
 ) -> None:
     result = zkbroker("broker", "stop", "7", "--zookeeper", zk_connect, "--timeout", "1")
     assert result.returncode == 1
@@ -226,7 +226,7 @@ def test_cli_times_out_when_no_process_runs_the_id(
     assert desired_state(kazoo, 7) == "stopped"
     listed = zkbroker("broker", "list", "--zookeeper", zk_connect).stdout.splitlines()
     assert "broker 7: registered=no desired=stopped zkbroker=no" in listed
-    assert all(cluster.cluster.brokers[b].running for b in (0, 1, 2))
+    assert all(cluster.engine.brokers[b].running for b in (0, 1, 2))
 
 
 def test_cli_reports_an_unreachable_zookeeper() -> None:

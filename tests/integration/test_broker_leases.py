@@ -16,7 +16,8 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
-from broker.consumer_groups import coordinator_id
+from broker import Cluster
+from broker.groups.zk_registry import coordinator_id
 from broker.protocol import error_codes as ec
 from broker.protocol.messages.broker_heartbeat import BrokerHeartbeatRequest
 from broker.protocol.messages.broker_registration import (
@@ -25,7 +26,7 @@ from broker.protocol.messages.broker_registration import (
     Listener,
 )
 from broker.protocol.messages.find_coordinator import FindCoordinatorRequest
-from broker.runner import ClusterThread
+from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until
 from tests.integration.test_controller import (
     controller_client,
@@ -33,7 +34,6 @@ from tests.integration.test_controller import (
     other_client,
     state,
 )
-from tests.wire import WireClient
 
 TIMEOUT_MS = 1500
 # Nothing listens there: broker 7 exists only as a registration.
@@ -41,18 +41,18 @@ FAKE_PORT = 1
 
 
 @pytest.fixture
-def lease_cluster(cluster_factory: Callable[..., ClusterThread]) -> ClusterThread:
+def lease_cluster(cluster_factory: Callable[..., Cluster]) -> Cluster:
     return cluster_factory(broker_ids=(0, 1), broker_session_timeout_ms=TIMEOUT_MS)
 
 
-def cluster_id(cluster: ClusterThread) -> str:
-    value = wait_until(lambda: cluster.cluster.image.cluster_id)
+def cluster_id(cluster: Cluster) -> str:
+    value = wait_until(lambda: cluster.engine.image.cluster_id)
     assert isinstance(value, str)
     return value
 
 
 def registration(
-    cluster: ClusterThread,
+    cluster: Cluster,
     broker_id: int = 7,
     incarnation: uuid.UUID | None = None,
     **overrides: Any,
@@ -85,7 +85,7 @@ def heartbeat(
 
 
 def test_registered_broker_hosts_replicas_and_is_fenced_when_it_stops_heartbeating(
-    lease_cluster: ClusterThread, kazoo: KazooClient
+    lease_cluster: Cluster, kazoo: KazooClient
 ) -> None:
     cluster = lease_cluster
     with controller_client(cluster) as client:
@@ -140,7 +140,7 @@ def test_registered_broker_hosts_replicas_and_is_fenced_when_it_stops_heartbeati
 
 
 def test_registration_and_heartbeat_errors(
-    lease_cluster: ClusterThread, kazoo: KazooClient
+    lease_cluster: Cluster, kazoo: KazooClient
 ) -> None:
     cluster = lease_cluster
     incarnation = uuid.uuid4()
@@ -208,15 +208,15 @@ def test_registration_and_heartbeat_errors(
 
 
 def test_lease_survives_controller_failover(
-    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient
 ) -> None:
     cluster = cluster_factory(broker_ids=(0, 1, 2), broker_session_timeout_ms=4000)
     with controller_client(cluster) as client:
         answer = register(client, registration(cluster))
     assert answer.error_code == ec.NONE
-    old = cluster.cluster.controller_id
+    old = cluster.engine.controller_id
     cluster.stop_broker(old)
-    wait_until(lambda: cluster.cluster.controller_id not in (-1, old))
+    wait_until(lambda: cluster.engine.controller_id not in (-1, old))
     # The new controller resumed the lease: same epoch, and heartbeats keep it.
     with controller_client(cluster) as client:
         beat = wait_until(
@@ -229,7 +229,7 @@ def test_lease_survives_controller_failover(
 
 
 def test_latest_versions_on_kafka_3_9(
-    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient
 ) -> None:
     cluster = cluster_factory(broker_ids=(0,), kafka_version=(3, 9))
     with controller_client(cluster) as client:
@@ -246,7 +246,7 @@ def test_latest_versions_on_kafka_3_9(
 
 
 def test_group_coordinator_without_an_endpoint_on_the_listener_is_not_available(
-    lease_cluster: ClusterThread,
+    lease_cluster: Cluster,
 ) -> None:
     """FindCoordinator GROUP answers COORDINATOR_NOT_AVAILABLE when the group's coordinator
     (here broker 7, registered over KIP-631 with only an EXTERNAL listener) has no endpoint
@@ -261,7 +261,7 @@ def test_group_coordinator_without_an_endpoint_on_the_listener_is_not_available(
         response = register(client, request)
         assert response.error_code == ec.NONE
         heartbeat(client, 7, response.broker_epoch)
-        wait_until(lambda: 7 in lease_cluster.cluster.image.brokers)
+        wait_until(lambda: 7 in lease_cluster.engine.image.brokers)
         group = next(g for g in (f"g{i}" for i in range(1000)) if coordinator_id(g, [0, 1, 7]) == 7)
         other = next(g for g in (f"g{i}" for i in range(1000)) if coordinator_id(g, [0, 1, 7]) == 0)
         answers = [
@@ -269,5 +269,5 @@ def test_group_coordinator_without_an_endpoint_on_the_listener_is_not_available(
         ]
     assert [(a.error_code, a.node_id, a.port) for a in answers] == [
         (ec.COORDINATOR_NOT_AVAILABLE, -1, -1),
-        (ec.NONE, 0, lease_cluster.cluster.brokers[0].port),
+        (ec.NONE, 0, lease_cluster.engine.brokers[0].port),
     ]

@@ -15,17 +15,17 @@ from confluent_kafka.admin import AdminClient
 from kafka.admin import KafkaAdminClient, NewTopic
 from kazoo.client import KazooClient
 
-from broker.capture import CAPTURE_LINE_SCHEMA, CapturedRequest
-from broker.consumer_groups import coordinator_id
+from broker import Cluster
+from broker.groups.zk_registry import coordinator_id
+from broker.hooks.capture import CAPTURE_LINE_SCHEMA, CapturedRequest
 from broker.protocol.messages.describe_groups import DescribeGroupsRequest
 from broker.protocol.messages.metadata import MetadataRequest
-from broker.runner import ClusterThread
+from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
 from tests.json_schema import validate
-from tests.wire import WireClient
 
 
-def _lines(cluster: ClusterThread, path: Path) -> list[dict[str, Any]]:
+def _lines(cluster: Cluster, path: Path) -> list[dict[str, Any]]:
     capture = cluster.capture()
     cluster.call(capture.flushed())
     lines = [json.loads(text) for text in path.read_text().splitlines()]
@@ -35,7 +35,7 @@ def _lines(cluster: ClusterThread, path: Path) -> list[dict[str, Any]]:
 
 
 def test_kafka_python_create_topics_validate_only(
-    cluster_factory: Callable[..., ClusterThread], tmp_path: Path
+    cluster_factory: Callable[..., Cluster], tmp_path: Path
 ) -> None:
     path = tmp_path / "c.jsonl"
     cluster = cluster_factory(capture_path=str(path))
@@ -89,7 +89,7 @@ def _create_topics_class() -> Any:
     return CreateTopicsRequest
 
 
-def test_confluent_kafka_software_name_and_runtime_capture(cluster: ClusterThread) -> None:
+def test_confluent_kafka_software_name_and_runtime_capture(cluster: Cluster) -> None:
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers, "client.id": "cap-ck"})
     admin.list_topics(timeout=10)
     assert cluster.requests() == []  # nothing captured before capture()
@@ -115,7 +115,7 @@ def test_confluent_kafka_software_name_and_runtime_capture(cluster: ClusterThrea
 
 
 def test_bytes_fields_are_base64_in_lines(
-    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient, tmp_path: Path
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient, tmp_path: Path
 ) -> None:
     path = tmp_path / "c.jsonl"
     cluster = cluster_factory(capture_path=str(path))
@@ -130,9 +130,9 @@ def test_bytes_fields_are_base64_in_lines(
     }
     kazoo.create("/consumers/g1/ids/c1", json.dumps(registration).encode(), makepath=True)
     kazoo.create("/consumers/g1/owners/topic1/0", b"c1-0", makepath=True)
-    coordinator = coordinator_id("g1", cluster.cluster.image.brokers)
+    coordinator = coordinator_id("g1", cluster.engine.image.brokers)
     assert coordinator is not None
-    node = cluster.cluster.brokers[coordinator]
+    node = cluster.engine.brokers[coordinator]
     with WireClient(node.host, node.port, client_id="cap-wire") as client:
         answer = client.request(5, DescribeGroupsRequest(groups=["g1"]))
         client.request(9, MetadataRequest(topics=None))

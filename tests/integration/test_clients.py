@@ -12,15 +12,15 @@ from aiokafka.admin import AIOKafkaAdminClient
 from confluent_kafka.admin import AdminClient
 from kafka.admin import KafkaAdminClient
 
-from broker.runner import ClusterThread
+from broker import Cluster
 from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
 
 TOPIC_ID = "p3t0vCrqQkKpWBbNG2j1Zg"
 
 
-def _controller(cluster: ClusterThread) -> int:
-    wait_until(lambda: cluster.cluster.controller_id >= 0)
-    return cluster.cluster.controller_id
+def _controller(cluster: Cluster) -> int:
+    wait_until(lambda: cluster.engine.controller_id >= 0)
+    return cluster.engine.controller_id
 
 
 def test_kafka_python_describe_cluster_and_list_topics(cluster_factory, kazoo) -> None:
@@ -34,7 +34,7 @@ def test_kafka_python_describe_cluster_and_list_topics(cluster_factory, kazoo) -
         assert described["controller_id"] == controller
         assert described["controller_id"] in (0, 1, 2)
         assert sorted(b["broker_id"] for b in described["brokers"]) == [0, 1, 2]
-        assert described["cluster_id"] == cluster.cluster.image.cluster_id
+        assert described["cluster_id"] == cluster.engine.image.cluster_id
         assert admin.list_topics() == []
 
         write_topic_like_kafka(kazoo, "orders", {0: [0, 1, 2], 1: [1, 2, 0]}, topic_id=TOPIC_ID)
@@ -43,7 +43,7 @@ def test_kafka_python_describe_cluster_and_list_topics(cluster_factory, kazoo) -
         admin.close()
 
 
-def test_kafka_python_list_topics_against_default_release(cluster: ClusterThread, kazoo) -> None:
+def test_kafka_python_list_topics_against_default_release(cluster: Cluster, kazoo) -> None:
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
     try:
         write_topic_like_kafka(kazoo, "events", {0: [1, 2, 0]})
@@ -54,7 +54,7 @@ def test_kafka_python_list_topics_against_default_release(cluster: ClusterThread
         admin.close()
 
 
-def test_confluent_kafka_list_topics_and_describe_cluster(cluster: ClusterThread, kazoo) -> None:
+def test_confluent_kafka_list_topics_and_describe_cluster(cluster: Cluster, kazoo) -> None:
     controller = _controller(cluster)
     write_topic_like_kafka(kazoo, "payments", {0: [2, 0, 1]}, topic_id=TOPIC_ID)
     wait_visible(cluster, "payments")
@@ -62,17 +62,17 @@ def test_confluent_kafka_list_topics_and_describe_cluster(cluster: ClusterThread
     metadata = admin.list_topics(timeout=15)
     assert sorted(metadata.brokers) == [0, 1, 2]
     assert metadata.controller_id == controller
-    assert metadata.cluster_id == cluster.cluster.image.cluster_id
+    assert metadata.cluster_id == cluster.engine.image.cluster_id
     partition = metadata.topics["payments"].partitions[0]
     assert (partition.leader, partition.replicas, partition.isrs) == (2, [2, 0, 1], [2, 0, 1])
 
     described = admin.describe_cluster(request_timeout=15).result()
     assert described.controller.id == controller
     assert sorted(n.id for n in described.nodes) == [0, 1, 2]
-    assert described.cluster_id == cluster.cluster.image.cluster_id
+    assert described.cluster_id == cluster.engine.image.cluster_id
 
 
-def test_aiokafka_admin(cluster: ClusterThread) -> None:
+def test_aiokafka_admin(cluster: Cluster) -> None:
     controller = _controller(cluster)
 
     async def scenario() -> dict:
@@ -94,7 +94,7 @@ def test_aiokafka_admin(cluster: ClusterThread) -> None:
 @pytest.mark.skipif(
     shutil.which("kcat") is None, reason="kcat is not installed (apt-get install kcat)"
 )
-def test_kcat_lists_three_brokers(cluster: ClusterThread, kazoo) -> None:
+def test_kcat_lists_three_brokers(cluster: Cluster, kazoo) -> None:
     write_topic_like_kafka(kazoo, "audit", {0: [0, 1, 2]})
     wait_visible(cluster, "audit")
     out = subprocess.run(

@@ -13,7 +13,7 @@ import time
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from broker.runner import ClusterThread
+from broker import Cluster
 from tests.integration.helpers import wait_until
 from zk_layout import BrokerIdInUseError
 
@@ -35,12 +35,12 @@ PERSISTENT_PATHS = [
 ]
 
 
-def test_brokers_controller_and_cluster_id_in_kafka_formats(cluster: ClusterThread, kazoo) -> None:
+def test_brokers_controller_and_cluster_id_in_kafka_formats(cluster: Cluster, kazoo) -> None:
     assert sorted(kazoo.get_children("/brokers/ids")) == ["0", "1", "2"]
     for broker_id in (0, 1, 2):
         data, stat = kazoo.get(f"/brokers/ids/{broker_id}")
         info = json.loads(data)
-        port = cluster.cluster.brokers[broker_id].port
+        port = cluster.engine.brokers[broker_id].port
         assert info == {
             "version": 5,
             "host": "127.0.0.1",
@@ -92,43 +92,43 @@ def test_znode_formats_follow_the_emulated_release(
         assert controller["kraftControllerEpoch"] == -1
 
 
-def test_controller_failover_bumps_epoch(cluster: ClusterThread, kazoo) -> None:
-    wait_until(lambda: cluster.cluster.controller_id >= 0)
-    first = cluster.cluster.controller_id
+def test_controller_failover_bumps_epoch(cluster: Cluster, kazoo) -> None:
+    wait_until(lambda: cluster.engine.controller_id >= 0)
+    first = cluster.engine.controller_id
     assert kazoo.get("/controller_epoch")[0] == b"1"
-    cluster.call(cluster.cluster.brokers[first].stop())
+    cluster.call(cluster.engine.brokers[first].stop())
     assert not kazoo.exists(f"/brokers/ids/{first}")
-    wait_until(lambda: cluster.cluster.controller_id not in (-1, first))
-    second = cluster.cluster.controller_id
+    wait_until(lambda: cluster.engine.controller_id not in (-1, first))
+    second = cluster.engine.controller_id
     assert second in {0, 1, 2} - {first}
     assert kazoo.get("/controller_epoch")[0] == b"2"
     assert json.loads(kazoo.get("/controller")[0])["brokerid"] == second
-    assert cluster.run_sync(lambda: cluster.cluster.brokers[second].is_controller)
+    assert cluster.run_sync(lambda: cluster.engine.brokers[second].is_controller)
     # Exactly one broker believes it is the controller.
     assert cluster.run_sync(
-        lambda: [b for b, node in cluster.cluster.brokers.items() if node.is_controller]
+        lambda: [b for b, node in cluster.engine.brokers.items() if node.is_controller]
     ) == [second]
 
-    node = cluster.cluster.brokers[second]
+    node = cluster.engine.brokers[second]
     admin = AdminClient({"bootstrap.servers": f"{node.host}:{node.port}"})
     described = admin.describe_cluster(request_timeout=15).result()
     assert described.controller.id == second
     assert sorted(n.id for n in described.nodes) == sorted({0, 1, 2} - {first})
 
 
-def test_clashing_broker_id_is_refused(cluster: ClusterThread, zk_connect: str) -> None:
+def test_clashing_broker_id_is_refused(cluster: Cluster, zk_connect: str) -> None:
     from broker.settings import Settings
 
-    second = ClusterThread(Settings(broker_ids=(1,), port=0, zookeeper=zk_connect))
+    second = Cluster(Settings(broker_ids=(1,), port=0, zookeeper=zk_connect))
     with pytest.raises(BrokerIdInUseError, match="1"):
         second.start()
     # The refused process left nothing behind, and the first cluster is untouched.
-    assert sorted(cluster.run_sync(lambda: list(cluster.cluster.image.brokers))) == [0, 1, 2]
+    assert sorted(cluster.run_sync(lambda: list(cluster.engine.image.brokers))) == [0, 1, 2]
 
 
 def _zkbroker(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "broker.cli", *args],
+        [sys.executable, "-m", "broker.cli.main", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -152,26 +152,26 @@ def _read_ready(proc: subprocess.Popen[str], timeout: float = 60) -> dict[str, s
     return values
 
 
-def test_two_processes_form_one_cluster(cluster: ClusterThread, zk_connect: str, kazoo) -> None:
+def test_two_processes_form_one_cluster(cluster: Cluster, zk_connect: str, kazoo) -> None:
     proc = _zkbroker("run", "--zookeeper", zk_connect, "--broker-ids", "7", "--port", "0")
     try:
         ready = _read_ready(proc)
         assert ready["zookeeper"] == zk_connect
-        wait_until(lambda: 7 in cluster.cluster.image.brokers)
+        wait_until(lambda: 7 in cluster.engine.image.brokers)
         admin = AdminClient({"bootstrap.servers": ready["bootstrap_servers"]})
         described = admin.describe_cluster(request_timeout=15).result()
         assert sorted(n.id for n in described.nodes) == [0, 1, 2, 7]
-        assert described.controller.id == cluster.cluster.controller_id
+        assert described.controller.id == cluster.engine.controller_id
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
         assert not kazoo.exists("/brokers/ids/7")
-        wait_until(lambda: 7 not in cluster.cluster.image.brokers)
+        wait_until(lambda: 7 not in cluster.engine.image.brokers)
     finally:
         if proc.poll() is None:
             proc.kill()
 
 
-def test_cli_refuses_clashing_id_with_clear_error(cluster: ClusterThread, zk_connect: str) -> None:
+def test_cli_refuses_clashing_id_with_clear_error(cluster: Cluster, zk_connect: str) -> None:
     proc = _zkbroker("run", "--zookeeper", zk_connect, "--broker-ids", "0", "--port", "0")
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 1

@@ -19,6 +19,7 @@ from confluent_kafka.admin import ConfigResource as CfConfigResource
 from confluent_kafka.admin import ConfigSource as CfConfigSource
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 
+from broker import Cluster
 from broker.protocol import error_codes as ec
 from broker.protocol.messages.alter_configs import (
     AlterableConfig,
@@ -43,9 +44,8 @@ from broker.protocol.messages.incremental_alter_configs import (
 from broker.protocol.messages.incremental_alter_configs import (
     IncrementalAlterConfigsRequest,
 )
-from broker.runner import ClusterThread
+from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until, wait_visible
-from tests.wire import WireClient
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -81,8 +81,8 @@ DEFAULTS_2_8 = {
 }
 
 
-def make_topic(cluster: ClusterThread, name: str, **configs: str) -> None:
-    controller = cluster.cluster.brokers[_controller(cluster)]
+def make_topic(cluster: Cluster, name: str, **configs: str) -> None:
+    controller = cluster.engine.brokers[_controller(cluster)]
     version = min(4, controller.api_table.ranges[19][1])
     with WireClient(controller.host, controller.port) as client:
         result = client.request(
@@ -103,13 +103,13 @@ def make_topic(cluster: ClusterThread, name: str, **configs: str) -> None:
     wait_visible(cluster, name)
 
 
-def _controller(cluster: ClusterThread) -> int:
-    wait_until(lambda: cluster.cluster.controller_id >= 0)
-    return cluster.cluster.controller_id
+def _controller(cluster: Cluster) -> int:
+    wait_until(lambda: cluster.engine.controller_id >= 0)
+    return cluster.engine.controller_id
 
 
-def broker_client(cluster: ClusterThread, broker_id: int) -> WireClient:
-    node = cluster.cluster.brokers[broker_id]
+def broker_client(cluster: Cluster, broker_id: int) -> WireClient:
+    node = cluster.engine.brokers[broker_id]
     return WireClient(node.host, node.port)
 
 
@@ -205,7 +205,7 @@ def notifications(kazoo: Any) -> list[dict[str, Any]]:
 
 
 def test_fresh_topic_lists_every_2_8_topic_config_with_kafkas_defaults(
-    cluster: ClusterThread,
+    cluster: Cluster,
 ) -> None:
     make_topic(cluster, "fresh")
     with WireClient.to(cluster.bootstrap_servers) as client:
@@ -221,7 +221,7 @@ def test_fresh_topic_lists_every_2_8_topic_config_with_kafkas_defaults(
     assert got["cleanup.policy"].config_type == 7 and got["retention.ms"].config_type == 5
 
 
-def test_confluent_describe_topic_with_override_and_requested_keys(cluster: ClusterThread) -> None:
+def test_confluent_describe_topic_with_override_and_requested_keys(cluster: Cluster) -> None:
     make_topic(cluster, "with-override", **{"retention.ms": "1000"})
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
     resource = CfConfigResource("TOPIC", "with-override")
@@ -235,7 +235,7 @@ def test_confluent_describe_topic_with_override_and_requested_keys(cluster: Clus
     assert [c.name for c in only.configs] == ["retention.ms"]
 
 
-def test_describe_errors_per_resource(cluster: ClusterThread) -> None:
+def test_describe_errors_per_resource(cluster: Cluster) -> None:
     make_topic(cluster, "exists")
     with broker_client(cluster, 1) as client:
         response = client.request(
@@ -269,7 +269,7 @@ def test_describe_errors_per_resource(cluster: ClusterThread) -> None:
     assert response.results[4].configs and not response.results[0].configs
 
 
-def test_describe_unknown_resource_type_fails_the_whole_request(cluster: ClusterThread) -> None:
+def test_describe_unknown_resource_type_fails_the_whole_request(cluster: Cluster) -> None:
     make_topic(cluster, "t1")
     with WireClient.to(cluster.bootstrap_servers) as client:
         response = client.request(
@@ -287,7 +287,7 @@ def test_describe_unknown_resource_type_fails_the_whole_request(cluster: Cluster
 
 
 def test_describe_own_broker_lists_read_only_static_and_dynamic_configs(
-    cluster_factory: Callable[..., ClusterThread],
+    cluster_factory: Callable[..., Cluster],
 ) -> None:
     cluster = cluster_factory(broker_configs=(("log.retention.hours", "24"),))
     with broker_client(cluster, 2) as client:
@@ -311,7 +311,7 @@ def test_describe_own_broker_lists_read_only_static_and_dynamic_configs(
     assert (retention.value, retention.config_source) == ("86400000", 5)
 
 
-def test_describe_documentation_is_our_own_text(cluster: ClusterThread) -> None:
+def test_describe_documentation_is_our_own_text(cluster: Cluster) -> None:
     make_topic(cluster, "docs")
     with WireClient.to(cluster.bootstrap_servers) as client:
         with_docs = entries(describe(client, TOPIC, "docs", version=3, documentation=True))
@@ -320,7 +320,7 @@ def test_describe_documentation_is_our_own_text(cluster: ClusterThread) -> None:
     assert without["retention.ms"].documentation is None
 
 
-def test_describe_v0_reports_is_default(cluster: ClusterThread) -> None:
+def test_describe_v0_reports_is_default(cluster: Cluster) -> None:
     make_topic(cluster, "v0", **{"retention.ms": "5"})
     with WireClient.to(cluster.bootstrap_servers) as client:
         got = entries(describe(client, TOPIC, "v0", version=0, synonyms=False))
@@ -332,7 +332,7 @@ def test_describe_v0_reports_is_default(cluster: ClusterThread) -> None:
 
 
 def test_legacy_alter_configs_replaces_the_whole_override_set(
-    cluster: ClusterThread, kazoo: Any
+    cluster: Cluster, kazoo: Any
 ) -> None:
     make_topic(cluster, "replace-me")
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
@@ -354,7 +354,7 @@ def test_legacy_alter_configs_replaces_the_whole_override_set(
     assert got["retention.ms"].value == "2000"
 
 
-def test_kafka_python_alter_and_describe(cluster: ClusterThread, kazoo: Any) -> None:
+def test_kafka_python_alter_and_describe(cluster: Cluster, kazoo: Any) -> None:
     make_topic(cluster, "kp")
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
     try:
@@ -369,7 +369,7 @@ def test_kafka_python_alter_and_describe(cluster: ClusterThread, kazoo: Any) -> 
     assert zk_config(kazoo, "/config/topics/kp") == {"max.message.bytes": "2048"}
 
 
-def test_aiokafka_alter_and_describe(cluster: ClusterThread) -> None:
+def test_aiokafka_alter_and_describe(cluster: Cluster) -> None:
     make_topic(cluster, "aio")
 
     async def run() -> Any:
@@ -401,7 +401,7 @@ def test_aiokafka_alter_and_describe(cluster: ClusterThread) -> None:
     [((2, 8), ec.INVALID_REQUEST), ((3, 9), ec.INVALID_CONFIG)],
 )
 def test_alter_topic_errors(
-    cluster_factory: Callable[..., ClusterThread],
+    cluster_factory: Callable[..., Cluster],
     kazoo: Any,
     release: tuple[int, ...],
     bad_value_code: int,
@@ -437,7 +437,7 @@ def test_alter_topic_errors(
 
 
 def test_legacy_alter_broker_logger_fails_whole_request_before_3_2(
-    cluster: ClusterThread,
+    cluster: Cluster,
 ) -> None:
     make_topic(cluster, "t")
     with WireClient.to(cluster.bootstrap_servers) as client:
@@ -457,7 +457,7 @@ def test_legacy_alter_broker_logger_fails_whole_request_before_3_2(
 
 
 def test_3_9_answers_duplicates_and_unknown_types_per_resource(
-    cluster_factory: Callable[..., ClusterThread],
+    cluster_factory: Callable[..., Cluster],
 ) -> None:
     cluster = cluster_factory(kafka_version=(3, 9))
     make_topic(cluster, "t")
@@ -483,7 +483,7 @@ def test_3_9_answers_duplicates_and_unknown_types_per_resource(
 
 
 def test_confluent_incremental_append_and_subtract_cleanup_policy(
-    cluster: ClusterThread, kazoo: Any
+    cluster: Cluster, kazoo: Any
 ) -> None:
     make_topic(cluster, "policy")
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
@@ -505,7 +505,7 @@ def test_confluent_incremental_append_and_subtract_cleanup_policy(
     assert described["cleanup.policy"].value == "compact"
 
 
-def test_incremental_errors(cluster: ClusterThread, kazoo: Any) -> None:
+def test_incremental_errors(cluster: Cluster, kazoo: Any) -> None:
     make_topic(cluster, "inc", **{"retention.ms": "100"})
     with WireClient.to(cluster.bootstrap_servers) as client:
         dup = incremental(client, TOPIC, "inc", (SET, "a", "1"), (DELETE, "a", None))
@@ -537,7 +537,7 @@ def test_incremental_errors(cluster: ClusterThread, kazoo: Any) -> None:
 
 
 def test_cluster_default_and_per_broker_configs_reach_every_broker(
-    cluster: ClusterThread, kazoo: Any
+    cluster: Cluster, kazoo: Any
 ) -> None:
     with broker_client(cluster, 2) as client:  # librdkafka refuses an empty resource name
         assert incremental(client, BROKER, "", (SET, "log.retention.ms", "3600000")).error_code == 0
@@ -572,7 +572,7 @@ def test_cluster_default_and_per_broker_configs_reach_every_broker(
     ]
 
 
-def test_broker_alter_errors(cluster: ClusterThread, kazoo: Any) -> None:
+def test_broker_alter_errors(cluster: Cluster, kazoo: Any) -> None:
     with broker_client(cluster, 0) as client:
         other = legacy_alter(client, BROKER, "1", {"num.io.threads": "4"})
         not_int = legacy_alter(client, BROKER, "zero", {"num.io.threads": "4"})
@@ -608,7 +608,7 @@ def test_broker_alter_errors(cluster: ClusterThread, kazoo: Any) -> None:
 
 
 def test_config_written_by_plain_kazoo_reaches_brokers_of_every_process(
-    cluster_factory: Callable[..., ClusterThread], kazoo: Any
+    cluster_factory: Callable[..., Cluster], kazoo: Any
 ) -> None:
     first = cluster_factory(broker_ids=(0, 1))
     second = cluster_factory(broker_ids=(2,))
@@ -622,7 +622,7 @@ def test_config_written_by_plain_kazoo_reaches_brokers_of_every_process(
     )
     for runner, broker_id in ((first, 0), (first, 1), (second, 2)):
 
-        def seen(r: ClusterThread = runner, b: int = broker_id) -> bool:
+        def seen(r: Cluster = runner, b: int = broker_id) -> bool:
             with broker_client(r, b) as client:
                 got = entries(describe(client, BROKER, str(b), ["log.cleaner.threads"]))
             return got["log.cleaner.threads"].value == "2"
@@ -641,23 +641,23 @@ def test_config_written_by_plain_kazoo_reaches_brokers_of_every_process(
 
 
 def test_notification_format_follows_the_release(
-    cluster_factory: Callable[..., ClusterThread], kazoo: Any
+    cluster_factory: Callable[..., Cluster], kazoo: Any
 ) -> None:
     cluster = cluster_factory(kafka_version=(0, 10, 0))
     # 0.10.0 has no AlterConfigs: write as its kafka-configs tool would, via the store
-    assert 33 not in cluster.cluster.brokers[0].api_table.ranges
-    from handlers.config_writes import change_entity_config
+    assert 33 not in cluster.engine.brokers[0].api_table.ranges
+    from zk_layout.store.admin_zk import change_entity_config
 
     cluster.call(
         change_entity_config(
-            cluster.cluster.brokers[0].store, "topics", "old", {"retention.ms": "1"}, (0, 10, 0)
+            cluster.engine.brokers[0].store, "topics", "old", {"retention.ms": "1"}, (0, 10, 0)
         )
     )
     assert notifications(kazoo)[-1] == {"version": 1, "entity_type": "topics", "entity_name": "old"}
 
 
 def test_old_notifications_are_purged(
-    cluster_factory: Callable[..., ClusterThread], kazoo: Any
+    cluster_factory: Callable[..., Cluster], kazoo: Any
 ) -> None:
     cluster = cluster_factory(config_change_expiration_ms=0)
     make_topic(cluster, "purged")
@@ -667,13 +667,13 @@ def test_old_notifications_are_purged(
     assert zk_config(kazoo, "/config/topics/purged") == {"retention.ms": "10"}
 
 
-def test_create_topics_v5_reports_broker_level_values(cluster: ClusterThread) -> None:
+def test_create_topics_v5_reports_broker_level_values(cluster: Cluster) -> None:
     with broker_client(cluster, 0) as client:
         assert (
             incremental(client, BROKER, "", (SET, "log.segment.bytes", "2097152")).error_code == 0
         )
-    wait_until(lambda: cluster.cluster.image.broker_configs.get("<default>"))
-    controller = cluster.cluster.brokers[_controller(cluster)]
+    wait_until(lambda: cluster.engine.image.broker_configs.get("<default>"))
+    controller = cluster.engine.brokers[_controller(cluster)]
     with WireClient(controller.host, controller.port) as client:
         result = client.request(
             5,
@@ -690,7 +690,7 @@ def test_create_topics_v5_reports_broker_level_values(cluster: ClusterThread) ->
 # ---- broker loggers ---------------------------------------------------------------------------
 
 
-def test_broker_logger_levels(cluster: ClusterThread, kazoo: Any) -> None:
+def test_broker_logger_levels(cluster: Cluster, kazoo: Any) -> None:
     with broker_client(cluster, 1) as client:
         before = entries(describe(client, BROKER_LOGGER, "1"))
         assert before["root"].value == "INFO" and before["kafka.controller"].value == "TRACE"

@@ -20,9 +20,10 @@ from kafka.admin import KafkaAdminClient
 from kafka.structs import OffsetAndMetadata
 from kazoo.client import KazooClient
 
-from broker.consumer_groups import coordinator_id
-from broker.consumer_protocol import decode_assignment, decode_subscription
+from broker import Cluster
+from broker.groups.zk_registry import coordinator_id
 from broker.protocol import error_codes
+from broker.protocol.consumer_protocol import decode_assignment, decode_subscription
 from broker.protocol.messages.delete_groups import DeleteGroupsRequest
 from broker.protocol.messages.describe_groups import DescribeGroupsRequest
 from broker.protocol.messages.find_coordinator import FindCoordinatorRequest
@@ -37,9 +38,8 @@ from broker.protocol.messages.offset_fetch import (
     OffsetFetchRequestGroup,
     OffsetFetchRequestTopic,
 )
-from broker.runner import ClusterThread
+from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
-from tests.wire import WireClient
 
 GROUP_ID = "g1"
 CONSUMER = "c1"
@@ -74,7 +74,7 @@ def _static(subscription: dict[str, int]) -> dict:
 
 
 @pytest.fixture
-def seeded(cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient) -> ClusterThread:
+def seeded(cluster_factory: Callable[..., Cluster], kazoo: KazooClient) -> Cluster:
     """A 3-broker 3.9 cluster with topic1 (2 partitions) and topic2 (1); g1: member c1 owning
     topic1-0/1, offsets on both; g-empty: an offset only."""
     cluster = cluster_factory(kafka_version=(3, 9))
@@ -93,13 +93,13 @@ def seeded(cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient) ->
     return cluster
 
 
-def _client(cluster: ClusterThread, broker_id: int) -> WireClient:
-    node = cluster.cluster.brokers[broker_id]
+def _client(cluster: Cluster, broker_id: int) -> WireClient:
+    node = cluster.engine.brokers[broker_id]
     return WireClient(node.host, node.port)
 
 
-def _coordinator(cluster: ClusterThread, group: str) -> int:
-    chosen = coordinator_id(group, cluster.cluster.image.brokers)
+def _coordinator(cluster: Cluster, group: str) -> int:
+    chosen = coordinator_id(group, cluster.engine.image.brokers)
     assert chosen is not None
     return chosen
 
@@ -108,7 +108,7 @@ def _coordinator(cluster: ClusterThread, group: str) -> int:
 
 
 def test_kafka_python_lists_describes_alters_and_deletes(
-    seeded: ClusterThread, kazoo: KazooClient
+    seeded: Cluster, kazoo: KazooClient
 ) -> None:
     admin = KafkaAdminClient(bootstrap_servers=seeded.bootstrap_servers)
     try:
@@ -156,7 +156,7 @@ def test_kafka_python_lists_describes_alters_and_deletes(
 
 
 def test_confluent_kafka_lists_describes_alters_and_deletes(
-    seeded: ClusterThread, kazoo: KazooClient
+    seeded: Cluster, kazoo: KazooClient
 ) -> None:
     admin = AdminClient({"bootstrap.servers": seeded.bootstrap_servers})
     listed = admin.list_consumer_groups(request_timeout=15).result()
@@ -210,9 +210,9 @@ def test_confluent_kafka_lists_describes_alters_and_deletes(
 # --- wire: every answer and error code ------------------------------------------------------
 
 
-def test_find_coordinator_group_transaction_and_unknown_key_types(seeded: ClusterThread) -> None:
+def test_find_coordinator_group_transaction_and_unknown_key_types(seeded: Cluster) -> None:
     chosen = _coordinator(seeded, GROUP_ID)
-    port = seeded.cluster.brokers[chosen].port
+    port = seeded.engine.brokers[chosen].port
     with _client(seeded, 0) as client:
         old = client.request(3, FindCoordinatorRequest(key=GROUP_ID, key_type=0))
         assert (old.error_code, old.error_message, old.node_id, old.port) == (
@@ -252,20 +252,20 @@ def test_find_coordinator_group_transaction_and_unknown_key_types(seeded: Cluste
         ]
 
 
-def test_coordinator_moves_when_it_stops(seeded: ClusterThread) -> None:
+def test_coordinator_moves_when_it_stops(seeded: Cluster) -> None:
     # Stop the group's coordinator: another broker takes over, chosen among the live ones.
     chosen = _coordinator(seeded, GROUP_ID)
     other = next(b for b in (0, 1, 2) if b != chosen)
     seeded.stop_broker(chosen)
-    assert wait_until(lambda: chosen not in seeded.cluster.image.brokers)
+    assert wait_until(lambda: chosen not in seeded.engine.image.brokers)
     with _client(seeded, other) as client:
         found = client.request(3, FindCoordinatorRequest(key=GROUP_ID))
         assert found.error_code == 0
-        assert found.node_id == coordinator_id(GROUP_ID, seeded.cluster.image.brokers)
+        assert found.node_id == coordinator_id(GROUP_ID, seeded.engine.image.brokers)
         assert found.node_id != chosen
 
 
-def test_list_groups_filters_and_describe_errors(seeded: ClusterThread, kazoo: KazooClient) -> None:
+def test_list_groups_filters_and_describe_errors(seeded: Cluster, kazoo: KazooClient) -> None:
     chosen = _coordinator(seeded, GROUP_ID)
     elsewhere = next(b for b in (0, 1, 2) if b != chosen)
     _seed_group(
@@ -310,7 +310,7 @@ def test_list_groups_filters_and_describe_errors(seeded: ClusterThread, kazoo: K
         )
 
 
-def test_offset_fetch_versions_and_not_coordinator(seeded: ClusterThread) -> None:
+def test_offset_fetch_versions_and_not_coordinator(seeded: Cluster) -> None:
     chosen = _coordinator(seeded, GROUP_ID)
     elsewhere = next(b for b in (0, 1, 2) if b != chosen)
     wanted = [OffsetFetchRequestTopic(name="topic1", partition_indexes=[0, 5])]
@@ -380,7 +380,7 @@ def _commit(
     }
 
 
-def test_offset_commit_errors_and_writes(seeded: ClusterThread, kazoo: KazooClient) -> None:
+def test_offset_commit_errors_and_writes(seeded: Cluster, kazoo: KazooClient) -> None:
     chosen = _coordinator(seeded, GROUP_ID)
     elsewhere = next(b for b in (0, 1, 2) if b != chosen)
     generation = kazoo.exists(f"/consumers/{GROUP_ID}/ids").cversion
@@ -437,7 +437,7 @@ def test_offset_commit_errors_and_writes(seeded: ClusterThread, kazoo: KazooClie
         assert kazoo.get(f"/consumers/{GROUP_ID}/offsets/topic1/1")[0] == b"77"
 
 
-def test_delete_groups_errors(seeded: ClusterThread, kazoo: KazooClient) -> None:
+def test_delete_groups_errors(seeded: Cluster, kazoo: KazooClient) -> None:
     chosen = _coordinator(seeded, GROUP_ID)
     elsewhere = next(b for b in (0, 1, 2) if b != chosen)
     missing = next(

@@ -19,6 +19,7 @@ from kafka import TopicPartition
 from kafka.admin import KafkaAdminClient
 from kazoo.client import KazooClient
 
+from broker import Cluster
 from broker.protocol import error_codes as ec
 from broker.protocol.messages.alter_partition_reassignments import (
     AlterPartitionReassignmentsRequest,
@@ -36,9 +37,8 @@ from broker.protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsTopics,
 )
-from broker.runner import ClusterThread
+from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until, wait_visible
-from tests.wire import WireClient
 
 REASSIGN = "/admin/reassign_partitions"
 PREFERRED = "/admin/preferred_replica_election"
@@ -47,20 +47,20 @@ PREFERRED = "/admin/preferred_replica_election"
 # ---- helpers -------------------------------------------------------------------------------
 
 
-def controller_client(cluster: ClusterThread) -> WireClient:
-    wait_until(lambda: cluster.cluster.controller_id >= 0)
-    node = cluster.cluster.brokers[cluster.cluster.controller_id]
+def controller_client(cluster: Cluster) -> WireClient:
+    wait_until(lambda: cluster.engine.controller_id >= 0)
+    node = cluster.engine.brokers[cluster.engine.controller_id]
     return WireClient(node.host, node.port)
 
 
-def other_client(cluster: ClusterThread) -> WireClient:
-    controller = cluster.cluster.controller_id
-    node = next(b for i, b in cluster.cluster.brokers.items() if i != controller and b.running)
+def other_client(cluster: Cluster) -> WireClient:
+    controller = cluster.engine.controller_id
+    node = next(b for i, b in cluster.engine.brokers.items() if i != controller and b.running)
     return WireClient(node.host, node.port)
 
 
 def create_topic(
-    cluster: ClusterThread,
+    cluster: Cluster,
     name: str,
     assignment: dict[int, list[int]],
     configs: dict[str, str] | None = None,
@@ -162,7 +162,7 @@ def elect(
 
 
 def test_reassignment_written_by_kazoo_completes_with_kafkas_epochs(
-    cluster: ClusterThread, kazoo: KazooClient
+    cluster: Cluster, kazoo: KazooClient
 ) -> None:
     create_topic(cluster, "zkmove", {0: [0, 1], 1: [1, 2]})
     kazoo.create(
@@ -184,12 +184,12 @@ def test_reassignment_written_by_kazoo_completes_with_kafkas_epochs(
         "version": 1,
     }
     assert state(kazoo, "zkmove", 1)["leader_epoch"] == 0  # untouched
-    wait_until(lambda: cluster.cluster.image.topics["zkmove"].partitions[0].leader == 2)
-    assert cluster.cluster.image.topics["zkmove"].assignment[0] == (2, 1)
+    wait_until(lambda: cluster.engine.image.topics["zkmove"].partitions[0].leader == 2)
+    assert cluster.engine.image.topics["zkmove"].assignment[0] == (2, 1)
 
 
 def test_admin_node_with_unknown_partitions_is_pruned_and_bad_json_is_left(
-    cluster: ClusterThread, kazoo: KazooClient
+    cluster: Cluster, kazoo: KazooClient
 ) -> None:
     create_topic(cluster, "prune", {0: [0]})
     kazoo.create(
@@ -218,7 +218,7 @@ def test_admin_node_with_unknown_partitions_is_pruned_and_bad_json_is_left(
 
 
 def test_kafka_python_reassignment_in_flight_then_done(
-    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient
 ) -> None:
     cluster = cluster_factory(replica_catchup_ms=2500)
     create_topic(cluster, "slow", {0: [0, 1]})
@@ -249,7 +249,7 @@ def test_kafka_python_reassignment_in_flight_then_done(
 
 
 def test_cancel_and_every_alter_error(
-    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient
 ) -> None:
     cluster = cluster_factory(replica_catchup_ms=60_000)
     create_topic(cluster, "cancel", {0: [0, 1], 1: [1, 2]})
@@ -305,7 +305,7 @@ def test_cancel_and_every_alter_error(
 
 
 def test_list_reports_only_partitions_in_flight(
-    cluster_factory: Callable[..., ClusterThread],
+    cluster_factory: Callable[..., Cluster],
 ) -> None:
     cluster = cluster_factory(replica_catchup_ms=60_000)
     create_topic(cluster, "listed", {0: [0], 1: [1]})
@@ -333,7 +333,7 @@ def test_list_reports_only_partitions_in_flight(
 
 
 def test_deletion_waits_for_reassignment(
-    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient
 ) -> None:
     cluster = cluster_factory(replica_catchup_ms=1500)
     create_topic(cluster, "doomed", {0: [0]})
@@ -350,10 +350,10 @@ def test_deletion_waits_for_reassignment(
 
 
 def test_broker_failure_moves_leaders_shrinks_isrs_and_election_restores(
-    cluster: ClusterThread, kazoo: KazooClient
+    cluster: Cluster, kazoo: KazooClient
 ) -> None:
-    wait_until(lambda: cluster.cluster.controller_id >= 0)
-    ctrl = cluster.cluster.controller_id
+    wait_until(lambda: cluster.engine.controller_id >= 0)
+    ctrl = cluster.engine.controller_id
     victim, other = (b for b in (0, 1, 2) if b != ctrl)
     create_topic(cluster, "fail", {0: [victim, ctrl, other], 1: [ctrl, victim, other]})
     cluster.stop_broker(victim)
@@ -369,7 +369,7 @@ def test_broker_failure_moves_leaders_shrinks_isrs_and_election_restores(
     }
     # A follower that died leaves the ISR with a leader-epoch bump; the leader stays.
     assert (state(kazoo, "fail", 1)["leader"], state(kazoo, "fail", 1)["leader_epoch"]) == (ctrl, 1)
-    wait_until(lambda: cluster.cluster.image.topics["fail"].partitions[0].leader == ctrl)
+    wait_until(lambda: cluster.engine.image.topics["fail"].partitions[0].leader == ctrl)
 
     cluster.start_broker(victim)
     wait_until(lambda: state(kazoo, "fail", 0)["isr"] == [ctrl, other, victim])
@@ -391,15 +391,15 @@ def test_broker_failure_moves_leaders_shrinks_isrs_and_election_restores(
 
 
 def test_controller_broker_failure_new_controller_cleans_up(
-    cluster: ClusterThread, kazoo: KazooClient
+    cluster: Cluster, kazoo: KazooClient
 ) -> None:
-    wait_until(lambda: cluster.cluster.controller_id >= 0)
-    ctrl = cluster.cluster.controller_id
+    wait_until(lambda: cluster.engine.controller_id >= 0)
+    ctrl = cluster.engine.controller_id
     a, b = (x for x in (0, 1, 2) if x != ctrl)
     create_topic(cluster, "ctrlfail", {0: [ctrl, a, b], 1: [a, ctrl, b]})
     epoch = int(kazoo.get("/controller_epoch")[0])
     cluster.stop_broker(ctrl)
-    wait_until(lambda: cluster.cluster.controller_id not in (-1, ctrl))
+    wait_until(lambda: cluster.engine.controller_id not in (-1, ctrl))
     assert int(kazoo.get("/controller_epoch")[0]) == epoch + 1
     # The new controller elects a leader for the partition the dead controller led ...
     wait_until(leader_is(kazoo, "ctrlfail", 0, a))
@@ -411,7 +411,7 @@ def test_controller_broker_failure_new_controller_cleans_up(
 
 
 def test_preferred_leader_not_available_and_unknown_and_not_controller(
-    cluster: ClusterThread, kazoo: KazooClient
+    cluster: Cluster, kazoo: KazooClient
 ) -> None:
     create_topic(cluster, "pref", {0: [2, 1]})
     cluster.stop_broker(2)
@@ -430,7 +430,7 @@ def test_preferred_leader_not_available_and_unknown_and_not_controller(
         assert elect(client, 0, {"pref": [0]}) == {("pref", 0): (ec.NOT_CONTROLLER, None)}
 
 
-def test_offline_partition_and_unclean_election(cluster: ClusterThread, kazoo: KazooClient) -> None:
+def test_offline_partition_and_unclean_election(cluster: Cluster, kazoo: KazooClient) -> None:
     create_topic(cluster, "unclean", {0: [2, 1]})
     cluster.stop_broker(1)
     wait_until(lambda: state(kazoo, "unclean", 0)["isr"] == [2])
@@ -465,7 +465,7 @@ def test_offline_partition_and_unclean_election(cluster: ClusterThread, kazoo: K
 
 
 def test_topic_unclean_config_elects_a_returning_out_of_sync_replica(
-    cluster: ClusterThread, kazoo: KazooClient
+    cluster: Cluster, kazoo: KazooClient
 ) -> None:
     create_topic(cluster, "dirty", {0: [2, 1]}, {"unclean.leader.election.enable": "true"})
     cluster.stop_broker(1)
@@ -478,7 +478,7 @@ def test_topic_unclean_config_elects_a_returning_out_of_sync_replica(
 
 
 def test_confluent_and_kafka_python_elect_leaders(
-    cluster: ClusterThread, kazoo: KazooClient
+    cluster: Cluster, kazoo: KazooClient
 ) -> None:
     create_topic(cluster, "clients", {0: [1, 2], 1: [2, 1]})
     cluster.stop_broker(1)
@@ -507,7 +507,7 @@ def test_confluent_and_kafka_python_elect_leaders(
 
 
 def test_preferred_replica_election_znode_is_consumed(
-    cluster: ClusterThread, kazoo: KazooClient
+    cluster: Cluster, kazoo: KazooClient
 ) -> None:
     create_topic(cluster, "znodepref", {0: [0, 1], 1: [1, 0]})
     cluster.stop_broker(0)
@@ -537,7 +537,7 @@ def test_preferred_replica_election_znode_is_consumed(
 
 
 def test_auto_leader_rebalance(
-    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient
 ) -> None:
     cluster = cluster_factory(leader_imbalance_check_interval_s=0.5)
     create_topic(cluster, "auto", {0: [0, 1]})
@@ -549,7 +549,7 @@ def test_auto_leader_rebalance(
 
 
 def test_no_auto_rebalance_when_disabled(
-    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient
 ) -> None:
     cluster = cluster_factory(auto_leader_rebalance=False, leader_imbalance_check_interval_s=0.3)
     create_topic(cluster, "manual", {0: [0, 1]})
@@ -565,11 +565,11 @@ def test_no_auto_rebalance_when_disabled(
 
 
 def test_failover_resumes_reassignment_and_bumps_the_epoch(
-    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient
 ) -> None:
     cluster = cluster_factory(replica_catchup_ms=1500)
-    wait_until(lambda: cluster.cluster.controller_id >= 0)
-    old = cluster.cluster.controller_id
+    wait_until(lambda: cluster.engine.controller_id >= 0)
+    old = cluster.engine.controller_id
     a, b = (x for x in (0, 1, 2) if x != old)
     create_topic(cluster, "resume", {0: [a]})
     epoch_before = int(kazoo.get("/controller_epoch")[0])
@@ -577,7 +577,7 @@ def test_failover_resumes_reassignment_and_bumps_the_epoch(
         assert partition_errors(alter(client, "resume", {0: [b]})) == {("resume", 0): (0, None)}
     assert topic_znode(kazoo, "resume")["adding_replicas"] == {"0": [b]}
     cluster.stop_broker(old)
-    wait_until(lambda: cluster.cluster.controller_id not in (-1, old))
+    wait_until(lambda: cluster.engine.controller_id not in (-1, old))
     assert int(kazoo.get("/controller_epoch")[0]) == epoch_before + 1
     wait_until(lambda: not topic_znode(kazoo, "resume")["adding_replicas"], timeout=20)
     assert topic_znode(kazoo, "resume")["partitions"] == {"0": [b]}
@@ -589,7 +589,7 @@ def test_failover_resumes_reassignment_and_bumps_the_epoch(
 
 
 @pytest.mark.parametrize("version", [0, 1])
-def test_elect_leaders_old_versions(cluster: ClusterThread, version: int) -> None:
+def test_elect_leaders_old_versions(cluster: Cluster, version: int) -> None:
     create_topic(cluster, f"old{version}", {0: [0, 1]})
     with controller_client(cluster) as client:
         assert elect(client, 0, {f"old{version}": [0]}, version=version) == {
@@ -601,7 +601,7 @@ def test_elect_leaders_old_versions(cluster: ClusterThread, version: int) -> Non
 
 
 def test_turning_unclean_election_on_elects_offline_partitions(
-    cluster: ClusterThread, kazoo: KazooClient
+    cluster: Cluster, kazoo: KazooClient
 ) -> None:
     create_topic(cluster, "later", {0: [2, 1]})
     cluster.stop_broker(1)
@@ -629,7 +629,7 @@ def test_turning_unclean_election_on_elects_offline_partitions(
 
 
 def test_every_observed_state_keeps_kafkas_invariants(
-    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient
 ) -> None:
     """Watch one partition's state znode through failure, return, election, reassignment and
     failover: every version seen has its leader in the ISR (or none), leader epochs never go
@@ -653,8 +653,8 @@ def test_every_observed_state_keeps_kafkas_invariants(
         assert elect(client, 0, {"watched": [0]}) == {("watched", 0): (0, None)}
         alter(client, "watched", {0: [1, 2]})
     wait_until(lambda: topic_znode(kazoo, "watched")["partitions"]["0"] == [1, 2])
-    cluster.stop_broker(cluster.cluster.controller_id)
-    wait_until(lambda: cluster.cluster.controller_id >= 0)
+    cluster.stop_broker(cluster.engine.controller_id)
+    wait_until(lambda: cluster.engine.controller_id >= 0)
     wait_until(lambda: set(state(kazoo, "watched", 0)["isr"]) == {1, 2})
     time.sleep(0.3)  # let the watch deliver the last versions
     for before, after in itertools.pairwise(seen):
@@ -669,7 +669,7 @@ def test_every_observed_state_keeps_kafkas_invariants(
 
 @pytest.mark.parametrize("release", [(1, 0), (2, 3)])
 def test_zk_reassignment_before_kip_455(
-    cluster_factory: Callable[..., ClusterThread], kazoo: KazooClient, release: tuple[int, int]
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient, release: tuple[int, int]
 ) -> None:
     """Before 2.4 the topic znode (v1) has no adding/removing lists: the full replica set
     is written while in flight and `/admin/reassign_partitions` alone records progress."""

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from broker.runner import ClusterThread
+from broker import Cluster
 from tests.integration.helpers import wait_until
 
 REASSIGN = "/admin/reassign_partitions"
@@ -41,7 +41,7 @@ def first_process(zk_connect: str, tmp_path: Path) -> Iterator[subprocess.Popen[
         [
             sys.executable,
             "-m",
-            "broker.cli",
+            "broker.cli.main",
             "run",
             "--zookeeper",
             zk_connect,
@@ -73,7 +73,7 @@ def first_process(zk_connect: str, tmp_path: Path) -> Iterator[subprocess.Popen[
 
 def test_kill_9_of_the_controller_process_mid_reassignment(
     first_process: subprocess.Popen[bytes],
-    cluster_factory: Callable[..., ClusterThread],
+    cluster_factory: Callable[..., Cluster],
     kazoo: KazooClient,
 ) -> None:
     wait_until(lambda: _controller_id(kazoo) == 0)
@@ -81,7 +81,7 @@ def test_kill_9_of_the_controller_process_mid_reassignment(
     second = cluster_factory(
         broker_ids=(3, 4, 5), replica_catchup_ms=0, zk_session_timeout_s=SESSION_TIMEOUT_MS / 1000
     )
-    assert second.cluster.controller_id == 0
+    assert second.engine.controller_id == 0
     topic = {"version": 1, "partitions": {"0": [0, 3], "1": [1, 4]}}
     kazoo.create("/brokers/topics/xproc", json.dumps(topic).encode())
     wait_until(lambda: kazoo.exists("/brokers/topics/xproc/partitions/1/state"))
@@ -125,4 +125,4 @@ def test_kill_9_of_the_controller_process_mid_reassignment(
         "4",
         "5",
     }
-    wait_until(lambda: second.cluster.image.topics["xproc"].partitions[1].leader == 5)
+    wait_until(lambda: second.engine.image.topics["xproc"].partitions[1].leader == 5)

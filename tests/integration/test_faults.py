@@ -1,4 +1,5 @@
-"""Fault injection (`broker.faults`) seen by real clients: exact error codes consumed in order,
+"""Fault injection (`broker.hooks.faults`) seen by real clients: exact error codes consumed in
+order,
 topic scopes, latency, dropped connections, blackholes, and faults pushed by another process
 (`zkbroker fault ...`) consumed by this one's brokers."""
 
@@ -17,17 +18,17 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kafka.admin import KafkaAdminClient
 from kafka.errors import KafkaConnectionError
 
-from broker.faults import FaultKind
+from broker import Cluster
+from broker.hooks.faults import FaultKind
 from broker.protocol import error_codes as ec
 from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from broker.protocol.messages.metadata import MetadataRequest
-from broker.runner import ClusterThread
+from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until
-from tests.wire import WireClient
 
 
-def wire(cluster: ClusterThread, broker_id: int = 0) -> WireClient:
-    node = cluster.cluster.brokers[broker_id]
+def wire(cluster: Cluster, broker_id: int = 0) -> WireClient:
+    node = cluster.engine.brokers[broker_id]
     return WireClient(node.host, node.port)
 
 
@@ -59,7 +60,7 @@ def cf_create(admin: AdminClient, name: str) -> int:
 
 def zkbroker_cli(*args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "broker.cli", *args],
+        [sys.executable, "-m", "broker.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -70,7 +71,7 @@ def zkbroker_cli(*args: str) -> str:
 
 
 def test_error_for_create_topics_seen_by_kafka_python_then_consumed(
-    cluster: ClusterThread,
+    cluster: Cluster,
 ) -> None:
     fault_id = cluster.faults.push_error("CreateTopics", ec.POLICY_VIOLATION)
     assert [f.fault_id for f in cluster.faults.list()] == [fault_id]
@@ -87,11 +88,11 @@ def test_error_for_create_topics_seen_by_kafka_python_then_consumed(
         "CreateTopics",
         ec.POLICY_VIOLATION,
     )
-    assert cluster.cluster.faults.injector.injected[(fault_id, "error")] == 1
+    assert cluster.engine.faults.injector.injected[(fault_id, "error")] == 1
     assert cluster.faults.observed(api="CreateTopics", error_code=ec.POLICY_VIOLATION) == [seen]
 
 
-def test_n_errors_consumed_in_order_by_confluent_kafka(cluster: ClusterThread) -> None:
+def test_n_errors_consumed_in_order_by_confluent_kafka(cluster: Cluster) -> None:
     first = cluster.faults.push_error("CreateTopics", ec.INVALID_REPLICATION_FACTOR, count=2)
     second = cluster.faults.push_error(19, "POLICY_VIOLATION")
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
@@ -107,9 +108,9 @@ def test_n_errors_consumed_in_order_by_confluent_kafka(cluster: ClusterThread) -
     assert cluster.faults.list() == []
 
 
-def test_topic_scope_only_matches_that_topic(cluster: ClusterThread) -> None:
+def test_topic_scope_only_matches_that_topic(cluster: Cluster) -> None:
     cluster.faults.push_error("CreateTopics", ec.POLICY_VIOLATION, topic="bad", delay_ms=200)
-    with wire(cluster, cluster.cluster.controller_id) as c:
+    with wire(cluster, cluster.engine.controller_id) as c:
         (good,) = c.request(5, create("good")).topics
         assert good.error_code == ec.NONE
         started = time.monotonic()
@@ -120,7 +121,7 @@ def test_topic_scope_only_matches_that_topic(cluster: ClusterThread) -> None:
         assert again.error_code == ec.NONE
 
 
-def test_latency_per_api_and_per_broker(cluster: ClusterThread) -> None:
+def test_latency_per_api_and_per_broker(cluster: Cluster) -> None:
     fault_id = cluster.faults.add_latency(400, api="Metadata", broker=1)
     with wire(cluster, 0) as other, wire(cluster, 1) as slow:
         other.request(9, MetadataRequest(topics=None))  # not delayed (no upper bound asserted)
@@ -139,7 +140,7 @@ def test_latency_per_api_and_per_broker(cluster: ClusterThread) -> None:
     assert time.monotonic() - started >= 0.3
 
 
-def test_drop_closes_only_that_connection(cluster: ClusterThread) -> None:
+def test_drop_closes_only_that_connection(cluster: Cluster) -> None:
     fault_id = cluster.faults.drop_next("Metadata", broker=0)
     with wire(cluster, 0) as dropped, wire(cluster, 0) as other:
         with pytest.raises(ConnectionError):
@@ -149,7 +150,7 @@ def test_drop_closes_only_that_connection(cluster: ClusterThread) -> None:
     assert cluster.faults.list() == []
 
 
-def test_kafka_python_sees_a_disconnect_and_recovers(cluster: ClusterThread) -> None:
+def test_kafka_python_sees_a_disconnect_and_recovers(cluster: Cluster) -> None:
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
     try:
         fault_id = cluster.faults.drop_next("CreateTopics")
@@ -164,7 +165,7 @@ def test_kafka_python_sees_a_disconnect_and_recovers(cluster: ClusterThread) -> 
         admin.close()
 
 
-def test_blackhole_holds_until_cleared(cluster: ClusterThread) -> None:
+def test_blackhole_holds_until_cleared(cluster: Cluster) -> None:
     fault_id = cluster.faults.blackhole(api="Metadata", broker=0)
     answered = threading.Event()
     result: dict[str, Any] = {}
@@ -186,7 +187,7 @@ def test_blackhole_holds_until_cleared(cluster: ClusterThread) -> None:
     assert [r.kind for r in cluster.faults.observed(fault_id)] == [FaultKind.BLACKHOLE]
 
 
-def test_fault_pushed_by_another_process_is_consumed(cluster: ClusterThread) -> None:
+def test_fault_pushed_by_another_process_is_consumed(cluster: Cluster) -> None:
     zk = cluster.zookeeper_connect
     out = zkbroker_cli(
         "fault", "push", "CreateTopics", "POLICY_VIOLATION", "--count", "2", "--zookeeper", zk
@@ -194,7 +195,7 @@ def test_fault_pushed_by_another_process_is_consumed(cluster: ClusterThread) -> 
     assert out.startswith("fault ") and "error_code=44 count=2" in out
     fault_id = int(out.split()[1].rstrip(":"))
     # The children watch brings it into the brokers' cache.
-    wait_until(lambda: cluster.run_sync(lambda: bool(cluster.cluster.faults.injector.faults())))
+    wait_until(lambda: cluster.run_sync(lambda: bool(cluster.engine.faults.injector.faults())))
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
     try:
         assert [kp_create(admin, "remote") for _ in range(3)] == [
@@ -211,11 +212,11 @@ def test_fault_pushed_by_another_process_is_consumed(cluster: ClusterThread) -> 
     assert "latency api=Metadata" in out and "count=until-cleared" in out
     assert "latency" in zkbroker_cli("fault", "list", "--zookeeper", zk)
     assert zkbroker_cli("fault", "clear", "--zookeeper", zk).strip() == "cleared 1"
-    wait_until(lambda: cluster.run_sync(lambda: not cluster.cluster.faults.injector.faults()))
+    wait_until(lambda: cluster.run_sync(lambda: not cluster.engine.faults.injector.faults()))
 
 
 def test_two_processes_never_consume_the_same_unit(
-    cluster_factory: Callable[..., ClusterThread],
+    cluster_factory: Callable[..., Cluster],
 ) -> None:
     # Two clusters on one ZooKeeper: two stores, two caches, as two processes would have.
     first = cluster_factory(broker_ids=(0, 1))
@@ -225,7 +226,7 @@ def test_two_processes_never_consume_the_same_unit(
 
     def attempt(i: int) -> int:
         runner = (first, second)[i % 2]
-        broker_id = sorted(runner.cluster.brokers)[i // 2 % 2]
+        broker_id = sorted(runner.engine.brokers)[i // 2 % 2]
         with wire(runner, broker_id) as c:
             (topic,) = c.request(5, create(f"race-{i}")).topics
             return int(topic.error_code)

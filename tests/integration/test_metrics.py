@@ -17,10 +17,10 @@ from confluent_kafka.admin import NewTopic as ConfluentNewTopic
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import TopicAlreadyExistsError
 
-from broker.metrics import MAX_PACKET_BYTES, pack_lines, parse_address
+from broker import Cluster
+from broker.hooks.metrics import MAX_PACKET_BYTES, pack_lines, parse_address
 from broker.protocol import error_codes as ec
-from broker.request_hooks import Intervention, RequestCall, RequestRecord
-from broker.runner import ClusterThread
+from broker.server.hooks import Intervention, RequestCall, RequestRecord
 from tests.integration.helpers import wait_until
 
 
@@ -109,10 +109,10 @@ def test_pack_lines_and_parse_address() -> None:
 
 
 def test_request_counters_timers_gauges_and_faults(
-    cluster_factory: Callable[..., ClusterThread], statsd: StatsdListener
+    cluster_factory: Callable[..., Cluster], statsd: StatsdListener
 ) -> None:
     cluster = cluster_factory(statsd=f"127.0.0.1:{statsd.port}", statsd_interval_s=0.2)
-    assert cluster.cluster.metrics is not None
+    assert cluster.engine.metrics is not None
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
     try:
         admin.create_topics([NewTopic("metered", 3, 1)])
@@ -135,7 +135,7 @@ def test_request_counters_timers_gauges_and_faults(
         admin.close()
 
     # Injected faults are counted; a dropped request counts as "dropped".
-    cluster.cluster.hooks.add(
+    cluster.engine.hooks.add(
         InjectOnce("CreateTopics", Intervention(error_code=ec.POLICY_VIOLATION, source="t"))
     )
     confluent = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
@@ -144,17 +144,17 @@ def test_request_counters_timers_gauges_and_faults(
         future.result(15)
     statsd.wait_for(r"zkbroker\.faults\.injected:1\|c")
     statsd.wait_for(r"zkbroker\.requests\.CreateTopics\.v\d+\.policy_violation:1\|c")
-    cluster.cluster.hooks.add(InjectOnce("Metadata", Intervention(drop=True, source="t")))
+    cluster.engine.hooks.add(InjectOnce("Metadata", Intervention(drop=True, source="t")))
     # librdkafka reconnects and asks again.
     assert "metered" in confluent.list_topics(timeout=15).topics
     statsd.wait_for(r"zkbroker\.requests\.Metadata\.v\d+\.dropped:1\|c")
     assert len(statsd.wait_for(r"zkbroker\.faults\.injected:1\|c")) == 2
     assert all(len(p) <= MAX_PACKET_BYTES for p in statsd.packets)
-    metrics = cluster.cluster.metrics
+    metrics = cluster.engine.metrics
     assert metrics is not None and metrics.send_errors == 0 and metrics.dropped == 0
 
 
-def test_dead_statsd_fails_no_request(cluster_factory: Callable[..., ClusterThread]) -> None:
+def test_dead_statsd_fails_no_request(cluster_factory: Callable[..., Cluster]) -> None:
     # A port nobody listens on: every send draws an ICMP "port unreachable".
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -167,16 +167,16 @@ def test_dead_statsd_fails_no_request(cluster_factory: Callable[..., ClusterThre
             assert f"unmetered-{i}" in admin.list_topics()
     finally:
         admin.close()
-    metrics = cluster.cluster.metrics
+    metrics = cluster.engine.metrics
     assert metrics is not None
     wait_until(lambda: metrics.send_errors > 0)
 
 
 def test_full_queue_drops_and_counts(
-    cluster_factory: Callable[..., ClusterThread], statsd: StatsdListener
+    cluster_factory: Callable[..., Cluster], statsd: StatsdListener
 ) -> None:
     cluster = cluster_factory(statsd=f"127.0.0.1:{statsd.port}", statsd_interval_s=0.2)
-    metrics = cluster.cluster.metrics
+    metrics = cluster.engine.metrics
     assert metrics is not None
 
     def flood() -> int:

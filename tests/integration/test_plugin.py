@@ -1,4 +1,4 @@
-"""zkbroker's pytest plugin (`broker.pytest_plugin`), used as any project would use it:
+"""zkbroker's pytest plugin (`broker.toolkit.pytest_plugin`), used as any project would use it:
 `zk_cluster` shared and cleaned between tests, `zk_cluster_factory` for special clusters,
 and the plugin loaded through its `pytest11` entry point in a project of its own."""
 
@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
-from broker.runner import ClusterThread
-from broker.testing import TEST_ZOOKEEPER_ENV, ZooKeeperEndpoint
+from broker import Cluster
+from broker.toolkit.zookeeper import TEST_ZOOKEEPER_ENV, ZooKeeperEndpoint
 from tests.integration.helpers import wait_until
 
 
-def admin_of(cluster: ClusterThread) -> KafkaAdminClient:
+def admin_of(cluster: Cluster) -> KafkaAdminClient:
     return KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
 
 
@@ -26,7 +26,7 @@ def admin_of(cluster: ClusterThread) -> KafkaAdminClient:
 _SEEN: dict[str, str] = {}
 
 
-def test_zk_cluster_first_test_leaves_a_mess(zk_cluster: ClusterThread) -> None:
+def test_zk_cluster_first_test_leaves_a_mess(zk_cluster: Cluster) -> None:
     _SEEN["bootstrap"] = zk_cluster.bootstrap_servers
     admin = admin_of(zk_cluster)
     try:
@@ -43,19 +43,19 @@ def test_zk_cluster_first_test_leaves_a_mess(zk_cluster: ClusterThread) -> None:
     finally:
         admin.close()
     wait_until(
-        lambda: zk_cluster.cluster.image.broker_configs.get("0") == {"log.cleaner.threads": "2"}
+        lambda: zk_cluster.engine.image.broker_configs.get("0") == {"log.cleaner.threads": "2"}
     )
     zk_cluster.stop_broker(2)
 
 
-def test_zk_cluster_second_test_starts_clean(zk_cluster: ClusterThread) -> None:
+def test_zk_cluster_second_test_starts_clean(zk_cluster: Cluster) -> None:
     # The same cluster (no restart), cleaned.
     assert zk_cluster.bootstrap_servers == _SEEN["bootstrap"]
-    assert all(node.running for node in zk_cluster.cluster.brokers.values())
+    assert all(node.running for node in zk_cluster.engine.brokers.values())
     admin = admin_of(zk_cluster)
     try:
         assert admin.list_topics() == []
-        assert not zk_cluster.run_sync(lambda: zk_cluster.cluster.image.broker_configs.get("0"))
+        assert not zk_cluster.run_sync(lambda: zk_cluster.engine.image.broker_configs.get("0"))
         # A topic of the same name is a new topic, without the old override.
         admin.create_topics([NewTopic("left-over", 1, 1)])
         described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "left-over")])
@@ -84,8 +84,8 @@ def test_zk_cluster_factory_custom_cluster(zk_cluster_factory) -> None:
     assert cluster.zookeeper_connect != ""
     # A second process-like part of the same cluster joins on its ZooKeeper.
     joined = zk_cluster_factory(broker_ids=(5,), zookeeper=cluster.zookeeper_connect)
-    wait_until(lambda: sorted(joined.cluster.image.brokers) == [0, 1, 5])
-    assert joined.cluster.settings.kafka_version == (2, 8)
+    wait_until(lambda: sorted(joined.engine.image.brokers) == [0, 1, 5])
+    assert joined.engine.settings.kafka_version == (2, 8)
 
 
 def test_factory_and_session_cluster_are_isolated(zk_cluster, zk_cluster_factory) -> None:
@@ -96,7 +96,7 @@ def test_factory_and_session_cluster_are_isolated(zk_cluster, zk_cluster_factory
     finally:
         admin.close()
     assert other.zookeeper_connect != zk_cluster.zookeeper_connect
-    assert "only-here" not in zk_cluster.cluster.image.topics
+    assert "only-here" not in zk_cluster.engine.image.topics
 
 
 def test_plugin_loads_in_another_project(tmp_path: Path, zookeeper: ZooKeeperEndpoint) -> None:
@@ -119,7 +119,7 @@ def test_plugin_loads_in_another_project(tmp_path: Path, zookeeper: ZooKeeperEnd
 
             def test_factory(zk_cluster_factory):
                 cluster = zk_cluster_factory(brokers=1, kafka_version="2.4")
-                assert len(cluster.cluster.brokers) == 1
+                assert len(cluster.engine.brokers) == 1
             """
         )
     )

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from broker import Cluster
 from broker.protocol import error_codes as ec
 from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from broker.protocol.messages.metadata import MetadataRequest
-from broker.request_hooks import Intervention, RequestCall, RequestRecord
-from broker.runner import ClusterThread
-from tests.wire import WireClient
+from broker.server.hooks import Intervention, RequestCall, RequestRecord
+from broker.toolkit.wire import WireClient
 
 
 class ScriptedHook:
@@ -41,8 +41,8 @@ class BrokenHook:
         raise RuntimeError("hook bug")
 
 
-def client(cluster: ClusterThread) -> WireClient:
-    node = cluster.cluster.brokers[0]
+def client(cluster: Cluster) -> WireClient:
+    node = cluster.engine.brokers[0]
     return WireClient(node.host, node.port)
 
 
@@ -53,7 +53,7 @@ def create(name: str) -> CreateTopicsRequest:
     )
 
 
-def test_error_delay_and_observed_records(cluster: ClusterThread) -> None:
+def test_error_delay_and_observed_records(cluster: Cluster) -> None:
     hook = ScriptedHook(
         {
             "CreateTopics": [
@@ -62,8 +62,8 @@ def test_error_delay_and_observed_records(cluster: ClusterThread) -> None:
             ]
         }
     )
-    cluster.cluster.hooks.add(BrokenHook())  # a broken hook harms nobody
-    cluster.cluster.hooks.add(hook)
+    cluster.engine.hooks.add(BrokenHook())  # a broken hook harms nobody
+    cluster.engine.hooks.add(hook)
     with client(cluster) as c:
         (first,) = c.request(5, create("hooked")).topics
         assert (first.error_code, first.error_message) == (ec.POLICY_VIOLATION, "no")
@@ -83,12 +83,12 @@ def test_error_delay_and_observed_records(cluster: ClusterThread) -> None:
     assert hook.records[0].call.request.topics[0].name == "hooked"
 
 
-def test_drop_closes_only_that_connection_and_hold_waits(cluster: ClusterThread) -> None:
+def test_drop_closes_only_that_connection_and_hold_waits(cluster: Cluster) -> None:
     hold = asyncio.Event()
     hook = ScriptedHook(
         {"Metadata": [Intervention(drop=True, source="d"), Intervention(hold=hold, source="h")]}
     )
-    cluster.cluster.hooks.add(hook)
+    cluster.engine.hooks.add(hook)
     with client(cluster) as dropped, client(cluster) as other:
         with pytest.raises(ConnectionError):
             dropped.request(9, MetadataRequest(topics=None))

@@ -8,21 +8,21 @@ import uuid
 
 import pytest
 
+from broker import Cluster
 from broker.protocol import RequestHeader, decode_response, encode_request, error_codes
 from broker.protocol.messages.api_versions import ApiVersionsRequest
 from broker.protocol.messages.describe_cluster import DescribeClusterRequest
 from broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from broker.protocol.releases import advertised_range
-from broker.runner import ClusterThread
+from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
-from tests.wire import WireClient
 
 
-def _first(cluster: ClusterThread) -> WireClient:
+def _first(cluster: Cluster) -> WireClient:
     return WireClient.to(cluster.bootstrap_servers)
 
 
-def test_api_versions_every_version(cluster: ClusterThread) -> None:
+def test_api_versions_every_version(cluster: Cluster) -> None:
     with _first(cluster) as client:
         for version in range(0, 4):
             request = ApiVersionsRequest(
@@ -72,7 +72,7 @@ def test_api_versions_v4_on_kafka_3_9(cluster_factory) -> None:
             42: (0, 2),
         }
         # The 3.9 controller wrote /feature enabled with no features: epoch = its zk version.
-        assert wait_until(lambda: cluster.cluster.image.finalized_features_epoch == 0)
+        assert wait_until(lambda: cluster.engine.image.finalized_features_epoch == 0)
         response = client.request(
             4, ApiVersionsRequest(client_software_name="t", client_software_version="1")
         )
@@ -80,7 +80,7 @@ def test_api_versions_v4_on_kafka_3_9(cluster_factory) -> None:
         assert response.finalized_features == []
 
 
-def test_api_versions_unsupported_version_answers_v0_with_own_range(cluster: ClusterThread) -> None:
+def test_api_versions_unsupported_version_answers_v0_with_own_range(cluster: Cluster) -> None:
     with _first(cluster) as client:
         # ApiVersions v9 does not exist: the broker must not parse the body and must answer
         # in the v0 format, error 35, listing only its own ApiVersions range (KIP-511).
@@ -102,7 +102,7 @@ def test_api_versions_unsupported_version_answers_v0_with_own_range(cluster: Clu
         assert client.request(0, ApiVersionsRequest()).error_code == 0
 
 
-def test_api_versions_v3_invalid_software_name(cluster: ClusterThread) -> None:
+def test_api_versions_v3_invalid_software_name(cluster: Cluster) -> None:
     with _first(cluster) as client:
         response = client.request(
             3, ApiVersionsRequest(client_software_name="-bad", client_software_version="1")
@@ -111,7 +111,7 @@ def test_api_versions_v3_invalid_software_name(cluster: ClusterThread) -> None:
         assert response.api_keys == []
 
 
-def test_unknown_api_key_closes_only_that_connection(cluster: ClusterThread) -> None:
+def test_unknown_api_key_closes_only_that_connection(cluster: Cluster) -> None:
     with _first(cluster) as bad, _first(cluster) as good:
         # Produce (0) has no handler: Kafka closes the connection without answering.
         header = struct.pack(">hhih", 0, 3, 1, 1) + b"x"
@@ -120,7 +120,7 @@ def test_unknown_api_key_closes_only_that_connection(cluster: ClusterThread) -> 
         assert good.request(1, MetadataRequest(topics=[])).controller_id >= -1
 
 
-def test_unsupported_version_of_other_api_closes(cluster: ClusterThread) -> None:
+def test_unsupported_version_of_other_api_closes(cluster: Cluster) -> None:
     with _first(cluster) as client:
         # Metadata v12 is beyond Kafka 2.8's range (0-11).
         _, frame = client.frame(3, 12, MetadataRequest(topics=None))
@@ -139,7 +139,7 @@ def test_oversized_and_negative_size_close_the_connection(cluster_factory) -> No
 
 
 @pytest.mark.parametrize("cut", [0, 1, 3, 5, 7])
-def test_truncated_or_garbage_body_closes(cluster: ClusterThread, cut: int) -> None:
+def test_truncated_or_garbage_body_closes(cluster: Cluster, cut: int) -> None:
     with _first(cluster) as client:
         _, frame = client.frame(3, 9, MetadataRequest(topics=[MetadataRequestTopic(name="abc")]))
         payload = frame[4:]
@@ -153,7 +153,7 @@ def test_truncated_or_garbage_body_closes(cluster: ClusterThread, cut: int) -> N
         assert client.is_closed_by_peer()
 
 
-def test_pipelined_requests_are_answered_in_order(cluster: ClusterThread) -> None:
+def test_pipelined_requests_are_answered_in_order(cluster: Cluster) -> None:
     with _first(cluster) as client:
         frames = []
         expected = []
@@ -174,7 +174,7 @@ def test_pipelined_requests_are_answered_in_order(cluster: ClusterThread) -> Non
             assert got == correlation
 
 
-def test_metadata_topic_selection_rules(cluster: ClusterThread, kazoo) -> None:
+def test_metadata_topic_selection_rules(cluster: Cluster, kazoo) -> None:
     write_topic_like_kafka(kazoo, "a", {0: [0, 1, 2]})
     write_topic_like_kafka(kazoo, "b", {0: [1, 2, 0], 1: [2, 0, 1]})
     wait_visible(cluster, "a")
@@ -214,8 +214,8 @@ def test_metadata_topic_selection_rules(cluster: ClusterThread, kazoo) -> None:
 def test_metadata_leader_not_alive_and_v0_filtering(cluster_factory, kazoo) -> None:
     cluster = cluster_factory(broker_ids=(0, 1))
     write_topic_like_kafka(kazoo, "t", {0: [5, 0], 1: [0, 5]})  # broker 5 does not exist
-    wait_until(lambda: len(getattr(cluster.cluster.image.topics.get("t"), "partitions", {})) == 2)
-    assert cluster.cluster.image.topics["t"].all_partitions_led
+    wait_until(lambda: len(getattr(cluster.engine.image.topics.get("t"), "partitions", {})) == 2)
+    assert cluster.engine.image.topics["t"].all_partitions_led
     with _first(cluster) as client:
         v5 = client.request(5, MetadataRequest(topics=[MetadataRequestTopic(name="t")])).topics[0]
         p0, p1 = v5.partitions
@@ -293,7 +293,7 @@ def test_describe_cluster_endpoint_types(cluster_factory) -> None:
         assert unknown.error_message == "Unsupported endpoint type 7"
 
 
-def test_raw_socket_half_frame_then_close_does_not_disturb_others(cluster: ClusterThread) -> None:
+def test_raw_socket_half_frame_then_close_does_not_disturb_others(cluster: Cluster) -> None:
     host, port = cluster.bootstrap_servers.split(",")[0].rsplit(":", 1)
     s = socket.create_connection((host, int(port)))
     s.sendall(struct.pack(">i", 100) + b"\x00" * 10)

@@ -15,6 +15,7 @@ from confluent_kafka.admin import NewPartitions as CfNewPartitions
 from confluent_kafka.admin import NewTopic as CfNewTopic
 from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 
+from broker import Cluster
 from broker.protocol import error_codes as ec
 from broker.protocol.messages.create_partitions import (
     CreatePartitionsAssignment,
@@ -29,20 +30,19 @@ from broker.protocol.messages.create_topics import (
 )
 from broker.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
 from broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from broker.runner import ClusterThread
+from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
-from tests.wire import WireClient
 
 
-def controller_client(cluster: ClusterThread) -> WireClient:
-    wait_until(lambda: cluster.cluster.controller_id >= 0)
-    node = cluster.cluster.brokers[cluster.cluster.controller_id]
+def controller_client(cluster: Cluster) -> WireClient:
+    wait_until(lambda: cluster.engine.controller_id >= 0)
+    node = cluster.engine.brokers[cluster.engine.controller_id]
     return WireClient(node.host, node.port)
 
 
-def other_client(cluster: ClusterThread) -> WireClient:
-    wait_until(lambda: cluster.cluster.controller_id >= 0)
-    node = next(b for i, b in cluster.cluster.brokers.items() if i != cluster.cluster.controller_id)
+def other_client(cluster: Cluster) -> WireClient:
+    wait_until(lambda: cluster.engine.controller_id >= 0)
+    node = next(b for i, b in cluster.engine.brokers.items() if i != cluster.engine.controller_id)
     return WireClient(node.host, node.port)
 
 
@@ -60,7 +60,7 @@ def create(client: WireClient, version: int, *topics: CreatableTopic, **kw):
 # ---- CreateTopics -------------------------------------------------------------------------
 
 
-def test_kafka_python_creates_topic_and_znodes_match_kafka(cluster: ClusterThread, kazoo) -> None:
+def test_kafka_python_creates_topic_and_znodes_match_kafka(cluster: Cluster, kazoo) -> None:
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
     try:
         admin.create_topics([NewTopic("orders", 3, 2, topic_configs={"retention.ms": "1000"})])
@@ -96,7 +96,7 @@ def test_kafka_python_creates_topic_and_znodes_match_kafka(cluster: ClusterThrea
     assert kazoo.get("/brokers/topics/orders/partitions")[0] in (b"", None)
 
 
-def test_confluent_and_aiokafka_create_topics(cluster: ClusterThread) -> None:
+def test_confluent_and_aiokafka_create_topics(cluster: Cluster) -> None:
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
     futures = admin.create_topics([CfNewTopic("cf", num_partitions=2, replication_factor=3)])
     futures["cf"].result(30)
@@ -104,7 +104,7 @@ def test_confluent_and_aiokafka_create_topics(cluster: ClusterThread) -> None:
         [CfNewTopic("cf-dry", num_partitions=1, replication_factor=1)], validate_only=True
     )
     validate["cf-dry"].result(30)
-    assert "cf-dry" not in cluster.cluster.image.topics
+    assert "cf-dry" not in cluster.engine.image.topics
 
     async def aio() -> None:
         client = AIOKafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
@@ -119,7 +119,7 @@ def test_confluent_and_aiokafka_create_topics(cluster: ClusterThread) -> None:
     assert len(wait_visible(cluster, "cf").partitions) == 2
 
 
-def test_create_topics_v5_plus_reports_metadata_and_configs(cluster: ClusterThread, kazoo) -> None:
+def test_create_topics_v5_plus_reports_metadata_and_configs(cluster: Cluster, kazoo) -> None:
     with controller_client(cluster) as client:
         (result,) = create(
             client,
@@ -137,7 +137,7 @@ def test_create_topics_v5_plus_reports_metadata_and_configs(cluster: ClusterThre
 
 
 @pytest.mark.parametrize("version", [0, 1, 4, 5, 7])
-def test_create_topics_errors_in_kafkas_order(cluster: ClusterThread, version: int) -> None:
+def test_create_topics_errors_in_kafkas_order(cluster: Cluster, version: int) -> None:
     long_name = "x" * 250
     with controller_client(cluster) as client:
         create(client, version, topic("exists", 1, 1))
@@ -253,7 +253,7 @@ def test_create_topics_errors_in_kafkas_order(cluster: ClusterThread, version: i
     if version == 0:
         expected = [(n, c, None) for n, c, _ in expected]
     assert got == expected
-    assert {"dup", "zero-partitions", "a_b", "null-config"}.isdisjoint(cluster.cluster.image.topics)
+    assert {"dup", "zero-partitions", "a_b", "null-config"}.isdisjoint(cluster.engine.image.topics)
 
 
 def test_create_topics_null_config_is_invalid_config_from_3_3(cluster_factory) -> None:
@@ -291,13 +291,13 @@ def test_create_topics_defaults_validate_only_and_timeouts(cluster_factory, kazo
 
 
 @pytest.mark.parametrize("version", [0, 3, 7])
-def test_create_topics_on_a_non_controller(cluster: ClusterThread, version: int) -> None:
+def test_create_topics_on_a_non_controller(cluster: Cluster, version: int) -> None:
     with other_client(cluster) as client:
         results = create(client, version, topic("nc", 1, 1), validate_only=version > 0)
     assert [(r.name, r.error_code) for r in results] == [("nc", ec.NOT_CONTROLLER)]
 
 
-def test_topic_written_by_plain_kazoo_gets_states_and_id(cluster: ClusterThread, kazoo) -> None:
+def test_topic_written_by_plain_kazoo_gets_states_and_id(cluster: Cluster, kazoo) -> None:
     kazoo.create(
         "/brokers/topics/legacy",
         json.dumps({"version": 1, "partitions": {"0": [2, 0], "1": [0, 9]}}).encode(),
@@ -347,7 +347,7 @@ def test_rack_aware_assignment_spreads_replicas(cluster_factory) -> None:
 # ---- DeleteTopics -------------------------------------------------------------------------
 
 
-def test_delete_topics_completes_in_zookeeper(cluster: ClusterThread, kazoo) -> None:
+def test_delete_topics_completes_in_zookeeper(cluster: Cluster, kazoo) -> None:
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
     try:
         admin.create_topics([NewTopic("doomed", 2, 2)])
@@ -360,7 +360,7 @@ def test_delete_topics_completes_in_zookeeper(cluster: ClusterThread, kazoo) -> 
         assert kazoo.exists(path) is None, path
 
 
-def test_delete_topics_errors(cluster: ClusterThread, kazoo) -> None:
+def test_delete_topics_errors(cluster: Cluster, kazoo) -> None:
     with controller_client(cluster) as client:
         create(client, 5, topic("keep", 1, 1), topic("byid", 1, 1))
         unknown = client.request(
@@ -393,7 +393,7 @@ def test_delete_topics_errors(cluster: ClusterThread, kazoo) -> None:
         assert [r.error_code for r in both] == [ec.INVALID_REQUEST]
         quick = client.request(1, DeleteTopicsRequest(topic_names=["keep"], timeout_ms=0))
         assert [r.error_code for r in quick.responses] == [ec.REQUEST_TIMED_OUT]
-    wait_until(lambda: "keep" not in cluster.cluster.image.topics)
+    wait_until(lambda: "keep" not in cluster.engine.image.topics)
     with other_client(cluster) as client:
         response = client.request(
             0, DeleteTopicsRequest(topic_names=["any"], timeout_ms=1000)
@@ -419,7 +419,7 @@ def test_delete_topics_disabled(cluster_factory, kazoo, version: int, code: int)
     assert kazoo.exists("/brokers/topics/stays") is not None
 
 
-def test_deletion_waits_for_a_dead_replica(cluster: ClusterThread, kazoo) -> None:
+def test_deletion_waits_for_a_dead_replica(cluster: Cluster, kazoo) -> None:
     write_topic_like_kafka(kazoo, "stuck", {0: [0, 9]})
     wait_visible(cluster, "stuck")
     with controller_client(cluster) as client:
@@ -441,7 +441,7 @@ def test_deletion_waits_for_a_dead_replica(cluster: ClusterThread, kazoo) -> Non
 # ---- CreatePartitions ---------------------------------------------------------------------
 
 
-def test_create_partitions_with_real_clients(cluster: ClusterThread) -> None:
+def test_create_partitions_with_real_clients(cluster: Cluster) -> None:
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
     try:
         admin.create_topics([NewTopic("grow", 2, 2)])
@@ -455,12 +455,12 @@ def test_create_partitions_with_real_clients(cluster: ClusterThread) -> None:
     wait_until(lambda: _led_partitions(cluster, "grow") == 6)
 
 
-def _led_partitions(cluster: ClusterThread, name: str) -> int:
-    topic = cluster.cluster.image.topics.get(name)
+def _led_partitions(cluster: Cluster, name: str) -> int:
+    topic = cluster.engine.image.topics.get(name)
     return len(topic.partitions) if topic is not None and topic.all_partitions_led else 0
 
 
-def test_create_partitions_errors(cluster: ClusterThread, kazoo) -> None:
+def test_create_partitions_errors(cluster: Cluster, kazoo) -> None:
     with controller_client(cluster) as client:
         create(client, 5, topic("p", 3, 2))
 
@@ -536,7 +536,7 @@ def test_create_partitions_errors(cluster: ClusterThread, kazoo) -> None:
     assert len(wait_visible(cluster, "p").partitions) == 4
 
 
-def test_create_partitions_on_a_non_controller(cluster: ClusterThread) -> None:
+def test_create_partitions_on_a_non_controller(cluster: Cluster) -> None:
     with other_client(cluster) as client:
         results = client.request(
             0,
@@ -550,7 +550,7 @@ def test_create_partitions_on_a_non_controller(cluster: ClusterThread) -> None:
 # ---- Metadata auto-creation ---------------------------------------------------------------
 
 
-def test_metadata_auto_creates_topics(cluster: ClusterThread, kazoo) -> None:
+def test_metadata_auto_creates_topics(cluster: Cluster, kazoo) -> None:
     with other_client(cluster) as client:  # any broker auto-creates in ZooKeeper mode
         first = client.request(1, MetadataRequest(topics=[MetadataRequestTopic(name="auto")]))
         assert [(t.name, t.error_code, t.partitions) for t in first.topics] == [
@@ -579,18 +579,18 @@ def test_metadata_auto_creation_can_be_disabled(cluster_factory, kazoo) -> None:
     assert kazoo.exists("/brokers/topics/x") is None
 
 
-def test_confluent_list_topics_for_a_missing_topic_auto_creates(cluster: ClusterThread) -> None:
+def test_confluent_list_topics_for_a_missing_topic_auto_creates(cluster: Cluster) -> None:
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
     admin.list_topics(topic="made-by-metadata", timeout=15)
     assert wait_visible(cluster, "made-by-metadata").name == "made-by-metadata"
 
 
 def test_a_failing_controller_event_does_not_stop_the_controller(
-    cluster: ClusterThread, kazoo
+    cluster: Cluster, kazoo
 ) -> None:
     # Regression: the failure log line itself once raised, ending the controller task.
-    wait_until(lambda: cluster.cluster.controller_id >= 0)
-    node = cluster.cluster.brokers[cluster.cluster.controller_id]
+    wait_until(lambda: cluster.engine.controller_id >= 0)
+    node = cluster.engine.brokers[cluster.engine.controller_id]
 
     async def failing_event(controller: object) -> None:
         raise RuntimeError("injected controller event failure")
@@ -604,7 +604,7 @@ def test_a_failing_controller_event_does_not_stop_the_controller(
 
 
 def test_auto_created_consumer_offsets_uses_kafkas_counts_and_configs(
-    cluster: ClusterThread, kazoo
+    cluster: Cluster, kazoo
 ) -> None:
     with other_client(cluster) as client:
         response = client.request(
@@ -622,12 +622,12 @@ def test_auto_created_consumer_offsets_uses_kafkas_counts_and_configs(
     }
 
 
-def test_partition_added_to_a_topic_being_deleted_is_undone(cluster: ClusterThread, kazoo) -> None:
+def test_partition_added_to_a_topic_being_deleted_is_undone(cluster: Cluster, kazoo) -> None:
     write_topic_like_kafka(kazoo, "leaving", {0: [0, 9]})  # broker 9 is dead: deletion waits
     wait_visible(cluster, "leaving")
     kazoo.create("/admin/delete_topics/leaving")
-    node_id = cluster.cluster.controller_id
-    controller = cluster.run_sync(lambda: cluster.cluster.brokers[node_id].controller)
+    node_id = cluster.engine.controller_id
+    controller = cluster.run_sync(lambda: cluster.engine.brokers[node_id].controller)
     wait_until(lambda: cluster.run_sync(lambda: "leaving" in controller.state.topics_to_delete))
     node = json.loads(kazoo.get("/brokers/topics/leaving")[0])
     node["partitions"]["1"] = [0]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pytest
 
 from broker.protocol import error_codes
-from handlers.assignment import (
+from broker.rules.replica_assignment import (
     MIXED_RACKS_REASON,
     AssignmentError,
     BrokerPlacement,

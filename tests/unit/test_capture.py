@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from broker.capture import (
+from broker.hooks.capture import (
     CAPTURE_LINE_SCHEMA,
     RequestCapture,
     record_to_json,
@@ -35,7 +35,7 @@ from broker.protocol.messages.describe_groups import (
     DescribeGroupsResponse,
 )
 from broker.protocol.primitives import uuid_to_text
-from broker.request_hooks import Intervention, RequestCall, RequestRecord
+from broker.server.hooks import Intervention, RequestCall, RequestRecord
 from handlers.context import ConnectionInfo
 from tests.json_schema import validate
 
@@ -287,7 +287,7 @@ def test_compiled_converters_match_a_plain_walk() -> None:
 
 
 def test_cli_capture_option() -> None:
-    from broker.cli import build_parser, settings_from_args
+    from broker.cli.main import build_parser, settings_from_args
 
     args = build_parser().parse_args(["run", "--capture", "requests.jsonl"])
     assert settings_from_args(args).capture_path == "requests.jsonl"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from broker.protocol import error_codes as ec
-from handlers.broker_loggers import BrokerLoggers, LoggerOpError
-from handlers.config_alter import (
+from broker.rules.broker_loggers import BrokerLoggers, LoggerOpError
+from broker.rules.config_catalog import InvalidConfig
+from handlers.support.config_alter import (
     APPEND,
     DELETE,
     SET,
@@ -18,8 +19,7 @@ from handlers.config_alter import (
     java_split,
     topic_key_lookup,
 )
-from handlers.config_catalog import InvalidConfig
-from handlers.config_resources import (
+from handlers.support.config_resources import (
     ResourceError,
     entries_filtered,
     parse_broker_id,

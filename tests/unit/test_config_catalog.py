@@ -13,9 +13,9 @@ from collections.abc import Mapping
 import pytest
 
 from broker.protocol import error_codes
-from handlers.broker_config import BrokerConfig
-from handlers.broker_config_catalog import broker_config_key
-from handlers.config_catalog import (
+from broker.rules.broker_config import BrokerConfig
+from broker.rules.broker_config_catalog import broker_config_key
+from broker.rules.config_catalog import (
     ConfigEntry,
     ConfigKey,
     ConfigSource,

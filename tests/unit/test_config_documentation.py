@@ -9,8 +9,8 @@ from types import MappingProxyType
 
 import pytest
 
-from handlers.config_catalog import TOPIC_CONFIG_KEYS
-from handlers.config_documentation import (
+from broker.rules.config_catalog import TOPIC_CONFIG_KEYS
+from broker.rules.config_documentation import (
     BROKER_CONFIG_DOCS,
     TOPIC_CONFIG_DOCS,
     broker_config_documentation,

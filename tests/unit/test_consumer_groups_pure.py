@@ -7,14 +7,14 @@ import struct
 
 import pytest
 
-from broker.consumer_groups import (
+from broker.groups.zk_registry import (
     ConsumerGroup,
     coordinator_id,
     java_abs_hash,
     storable,
     subscribed_topics,
 )
-from broker.consumer_protocol import (
+from broker.protocol.consumer_protocol import (
     decode_assignment,
     decode_subscription,
     encode_assignment,

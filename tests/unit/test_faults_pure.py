@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from broker.cli import build_parser
-from broker.fault_command import entry_from_args
-from broker.faults import (
+from broker.cli.fault_command import entry_from_args
+from broker.cli.main import build_parser
+from broker.hooks.faults import (
     Fault,
     api_key_of,
     error_code_of,
@@ -23,7 +23,7 @@ from broker.protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsTopics,
 )
 from broker.protocol.messages.metadata import MetadataRequest
-from broker.request_hooks import RequestCall
+from broker.server.hooks import RequestCall
 from handlers.context import ConnectionInfo
 from zk_layout import ALL_NODE_CLASSES, NodeKind, ZnodeFormatError
 from zk_layout import codec_json as cj

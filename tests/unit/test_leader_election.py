@@ -1,11 +1,11 @@
-"""Kafka's leader-election, ISR and reassignment rules (broker.leader_election, pure)."""
+"""Kafka's leader-election, ISR and reassignment rules (broker.rules.leader_election, pure)."""
 
 from __future__ import annotations
 
 import pytest
 
-from broker import leader_election as rules
-from broker.leader_election import ReplicaAssignment
+from broker.rules import leader_election as rules
+from broker.rules.leader_election import ReplicaAssignment
 from zk_layout import PartitionState
 
 

@@ -50,7 +50,26 @@ EXPECTED_APIS = {
     62: "BrokerRegistration",
     63: "BrokerHeartbeat",
 }
-LEFT_OUT = {"SaslHandshake", "SaslAuthenticate", "CreateAcls", "DescribeAcls", "DeleteAcls"}
+# Specs on disk that zkbroker does not generate yet, by the issue that takes them on; a name
+# leaves this set in the change that generates its messages.
+LEFT_OUT = {
+    # logs and consumer groups (data plane, group coordinator, __consumer_offsets records)
+    "Produce", "Fetch", "ListOffsets", "OffsetForLeaderEpoch", "DeleteRecords", "OffsetDelete",
+    "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "ConsumerGroupHeartbeat",
+    "ConsumerGroupDescribe", "ConsumerProtocolSubscription", "ConsumerProtocolAssignment",
+    "OffsetCommitKey", "OffsetCommitValue", "GroupMetadataKey", "GroupMetadataValue",
+    "InitProducerId", "DescribeLogDirs", "AlterReplicaLogDirs",
+    # transactions, the inter-broker keys and UpdateFeatures
+    "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "TxnOffsetCommit", "WriteTxnMarkers",
+    "DescribeProducers", "DescribeTransactions", "ListTransactions", "TransactionLogKey",
+    "TransactionLogValue", "LeaderAndIsr", "StopReplica", "UpdateMetadata", "ControlledShutdown",
+    "AlterPartition", "Envelope", "AllocateProducerIds", "UpdateFeatures",
+    # security
+    "SaslHandshake", "SaslAuthenticate", "CreateAcls", "DescribeAcls", "DeleteAcls",
+    "DescribeUserScramCredentials", "AlterUserScramCredentials", "DescribeClientQuotas",
+    "AlterClientQuotas", "CreateDelegationToken", "RenewDelegationToken",
+    "ExpireDelegationToken", "DescribeDelegationToken",
+}  # fmt: skip
 HEADER_RENAMES = {"RequestApiKey": "api_key", "RequestApiVersion": "api_version"}
 INT_TYPES = {"int8", "int16", "uint16", "int32", "int64"}
 

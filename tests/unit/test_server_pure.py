@@ -8,7 +8,7 @@ from broker.protocol.messages.metadata import (
     MetadataResponseTopic,
 )
 from broker.protocol.releases import RELEASES, advertised_range
-from broker.server import collect_error_codes
+from broker.server.listener import collect_error_codes
 from handlers.registry import HANDLERS, api_table
 
 

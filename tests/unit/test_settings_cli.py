@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.cli import build_parser, main, settings_from_args
+from broker.cli.main import build_parser, main, settings_from_args
 from broker.settings import Settings
 
 

@@ -17,7 +17,7 @@ OffsetCommit/OffsetFetch v0 (``KafkaZkClient.setOrCreateConsumerOffset``/``getCo
 * ``/consumers/<g>/offsets/<t>/<p>``: the committed offset as decimal text. Null data reads as
   "no offset" (Kafka's ``getConsumerOffset`` answers None for it).
 
-Deliberately not here: any I/O (``broker.consumer_groups`` reads a whole group), rebalancing,
+Deliberately not here: any I/O (``broker.groups.zk_registry`` reads a whole group), rebalancing,
 and the group states derived from these nodes.
 """
 

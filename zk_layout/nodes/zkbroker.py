@@ -19,7 +19,7 @@ stop or start that broker, with ZooKeeper as the only thing they share.
 * ``/zkbroker`` and ``/zkbroker/brokers``: containers with null data.
 * ``/zkbroker/faults/fault-<seq>`` (persistent sequential, under the null-data container
   ``/zkbroker/faults``): one fault-injection entry each (``FaultNode``), shared by every
-  zkbroker process of the cluster; the sequence number is the fault id (``broker.faults``).
+  zkbroker process of the cluster; the sequence number is the fault id (``broker.hooks.faults``).
 
 These classes follow the contract of every znode class (``zk_layout.nodes.base``) and are in
 ``ALL_NODE_CLASSES``: that contract and its tests ask for a path pattern, format versions and a
@@ -27,8 +27,8 @@ decoder that only raises ``ZnodeFormatError``, none of which is specific to Kafk
 *not* in ``PERSISTENT_ZK_PATHS``, which is Kafka's own list; the control nodes and their
 parents are created on demand by whoever writes a desired state.
 
-Deliberately not here: watching the nodes and applying them (``broker.broker_control``), the
-command line that writes them (``broker.cli``), and any I/O.
+Deliberately not here: watching the nodes and applying them (``broker.engine.broker_control``), the
+command line that writes them (``broker.cli.main``), and any I/O.
 """
 
 from __future__ import annotations
@@ -185,7 +185,8 @@ class BrokerLeaseNode(_VersionedJsonNode[BrokerLease]):
         return BrokerLease(incarnation_id=cj.get_str(doc, "incarnation_id", cls.PATTERN))
 
 
-# ---- fault injection (broker.faults) --------------------------------------------------------
+# ---- fault injection (broker.hooks.faults)
+# --------------------------------------------------------
 
 
 class FaultKind(enum.StrEnum):

@@ -1,0 +1,152 @@
+"""`zkbroker fault ...`: add, list and clear fault entries of a cluster through its ZooKeeper.
+
+    zkbroker fault push API ERROR [--count N | --until-cleared] [--broker ID] [--topic T]
+                        [--partition P] [--delay-ms MS] --zookeeper CONNECT
+    zkbroker fault latency DELAY_MS [--api API] [--broker ID] --zookeeper CONNECT
+    zkbroker fault drop API [--count N] [--broker ID] --zookeeper CONNECT
+    zkbroker fault blackhole [--api API] [--broker ID] --zookeeper CONNECT
+    zkbroker fault clear [ID] --zookeeper CONNECT      (no ID: every fault)
+    zkbroker fault list --zookeeper CONNECT
+
+API is a key or a name (``CreateTopics``, ``19``), ERROR a code or a Kafka error name
+(``36``, ``TOPIC_ALREADY_EXISTS``). Every zkbroker process on that ZooKeeper applies the
+entries (see `broker.hooks.faults`); like `zkbroker broker ...` this starts nothing: one
+short-lived ZooKeeper session. It prints one line per fault added or listed (``fault 3:
+error api=CreateTopics error_code=36 count=1``) or ``cleared N``; exit 1 when ZooKeeper
+cannot be reached.
+
+Deliberately not here: what the faults do (`broker.hooks.faults`), and opening, closing and
+reporting the ZooKeeper session (`broker.cli.main`, as for `zkbroker broker ...`).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from broker.hooks.faults import (
+    Fault,
+    FaultEntry,
+    FaultKind,
+    add_fault,
+    api_key_of,
+    clear_faults,
+    error_code_of,
+    list_faults,
+)
+from zk_layout import ZkStore
+
+
+def _api(text: str) -> int:
+    try:
+        return api_key_of(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _error(text: str) -> int:
+    try:
+        return error_code_of(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _non_negative(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def add_fault_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    fault = sub.add_parser(
+        "fault", help="inject errors, latency, drops or blackholes (through ZooKeeper)"
+    )
+    actions = fault.add_subparsers(dest="fault_command", required=True, metavar="ACTION")
+    zk_help = "host:port[/chroot] of the cluster's ZooKeeper"
+
+    def scoped(p: argparse.ArgumentParser, *, api_option: bool) -> None:
+        if api_option:
+            p.add_argument("--api", type=_api, help="API key or name (default: every API)")
+        p.add_argument("--broker", type=_non_negative, help="only this broker id")
+        p.add_argument("--zookeeper", required=True, help=zk_help)
+
+    push = actions.add_parser("push", help="answer the next matching requests with an error")
+    push.add_argument("api", type=_api, metavar="API", help="API key or name, e.g. CreateTopics")
+    push.add_argument("error_code", type=_error, metavar="ERROR", help="error code or name")
+    counts = push.add_mutually_exclusive_group()
+    counts.add_argument("--count", type=_positive, default=1, help="requests to fail (1)")
+    counts.add_argument("--until-cleared", action="store_true", help="fail every one until cleared")
+    push.add_argument("--topic", help="only requests naming this topic")
+    push.add_argument("--partition", type=_non_negative, help="only requests naming it")
+    push.add_argument("--delay-ms", type=_non_negative, default=0, help="answer this late (0)")
+    scoped(push, api_option=False)
+
+    latency = actions.add_parser("latency", help="delay matching requests until cleared")
+    latency.add_argument("delay_ms", type=_non_negative, metavar="DELAY_MS")
+    scoped(latency, api_option=True)
+
+    drop = actions.add_parser("drop", help="close the connection of the next matching request")
+    drop.add_argument("api", type=_api, metavar="API", help="API key or name")
+    drop.add_argument("--count", type=_positive, default=1, help="requests to drop (1)")
+    scoped(drop, api_option=False)
+
+    blackhole = actions.add_parser("blackhole", help="answer nothing until cleared")
+    scoped(blackhole, api_option=True)
+
+    clear = actions.add_parser("clear", help="delete one fault (by id) or all of them")
+    clear.add_argument("fault_id", type=_non_negative, nargs="?", metavar="ID")
+    clear.add_argument("--zookeeper", required=True, help=zk_help)
+
+    listing = actions.add_parser("list", help="the fault entries, lowest id first")
+    listing.add_argument("--zookeeper", required=True, help=zk_help)
+
+
+def entry_from_args(args: argparse.Namespace) -> FaultEntry:
+    """The fault entry `push|latency|drop|blackhole` describe."""
+    command: str = args.fault_command
+    if command == "push":
+        return FaultEntry(
+            kind=FaultKind.ERROR,
+            api=args.api,
+            broker=args.broker,
+            topic=args.topic,
+            partition=args.partition,
+            error_code=args.error_code,
+            delay_ms=args.delay_ms,
+            count=None if args.until_cleared else args.count,
+        )
+    if command == "latency":
+        return FaultEntry(
+            kind=FaultKind.LATENCY, api=args.api, broker=args.broker, delay_ms=args.delay_ms
+        )
+    if command == "drop":
+        return FaultEntry(kind=FaultKind.DROP, api=args.api, broker=args.broker, count=args.count)
+    if command == "blackhole":
+        return FaultEntry(kind=FaultKind.BLACKHOLE, api=args.api, broker=args.broker)
+    raise ValueError(f"not a fault-adding command: {command!r}")
+
+
+async def run_fault_command(store: ZkStore, args: argparse.Namespace) -> int:
+    """`zkbroker fault ...` on `store`; returns the exit code."""
+    command: str = args.fault_command
+    if command == "list":
+        for fault in await list_faults(store):
+            print(fault.describe(), flush=True)
+    elif command == "clear":
+        removed = await clear_faults(store, args.fault_id)
+        print(f"cleared {removed}", flush=True)
+    else:
+        entry = entry_from_args(args)
+        fault_id = await add_fault(store, entry)
+        print(Fault(fault_id, entry).describe(), flush=True)
+    return 0

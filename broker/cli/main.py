@@ -1,0 +1,375 @@
+"""The `zkbroker` command line.
+
+`zkbroker [run] [options]` starts a cluster (see `--help`) and runs until SIGINT/SIGTERM,
+then shuts down gracefully: listeners closed, brokers deregistered (their ZooKeeper
+sessions closed), and an embedded ZooKeeper stopped. When the cluster is up it prints the
+bootstrap servers and the ZooKeeper connect string on stdout, one `key=value` per line, so
+scripts can read them; logs go to stderr.
+
+Exit codes: 0 after a clean shutdown, 2 for bad options, 1 when the cluster cannot start
+(the reason is logged and printed).
+
+`zkbroker broker stop|start ID --zookeeper CONNECT [--timeout S]` asks whichever zkbroker
+process runs broker ID (on that ZooKeeper) to stop or start it: it writes the desired state
+to `/zkbroker/brokers/<ID>` and waits until `/brokers/ids/<ID>` is gone / back, then prints
+one line (`broker 1 stopped`). Exit 1 when no zkbroker process applied it within the
+timeout (30 s) or ZooKeeper cannot be reached. `zkbroker broker list --zookeeper CONNECT`
+prints one line per broker id registered or having a desired state. These subcommands start
+nothing: one short-lived ZooKeeper session, closed before they exit. So does
+`zkbroker fault push|latency|drop|blackhole|clear|list ... --zookeeper CONNECT`
+(`broker.cli.fault_command`): fault entries every zkbroker process of the cluster applies.
+
+Deliberately not here: anything a cluster does (see `broker.engine.engine`) and how a process
+applies the desired state (see `broker.engine.broker_control`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+
+import structlog
+
+from broker.cli.fault_command import add_fault_parser, run_fault_command
+from broker.engine.broker_control import BrokerStatus, list_brokers, request_broker_state
+from broker.engine.engine import ClusterEngine
+from broker.log import configure_logging
+from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, parse_release, release_name
+from broker.settings import DEFAULT_MAX_REQUEST_BYTES, Settings
+from broker.zookeeper.embedded import ZooKeeperNotFoundError
+from zk_layout import BrokerIdInUseError, BrokerState, ZkConnectionError, ZkStore
+
+# How long `zkbroker broker|fault ...` waits for a ZooKeeper connection at most.
+_ZK_COMMAND_CONNECT_TIMEOUT_S = 10.0
+
+
+def _int_list(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from None
+
+
+def _release(text: str) -> tuple[int, ...]:
+    try:
+        return parse_release(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return name.strip(), value
+
+
+def _broker_id(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a broker id (an integer >= 0), got {text!r}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:  # also refuses NaN
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _add_broker_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    broker = sub.add_parser(
+        "broker", help="stop, start or list brokers of a running cluster (through ZooKeeper)"
+    )
+    actions = broker.add_subparsers(dest="broker_command", required=True, metavar="ACTION")
+    zk_help = "host:port[/chroot] of the cluster's ZooKeeper"
+    for action, verb in (("stop", "stop"), ("start", "start again")):
+        p = actions.add_parser(
+            action, help=f"{verb} a broker (the zkbroker process running it applies this)"
+        )
+        p.add_argument("broker_id", type=_broker_id, metavar="ID", help="the broker id")
+        p.add_argument("--zookeeper", required=True, help=zk_help)
+        p.add_argument(
+            "--timeout",
+            type=_positive_seconds,
+            default=30.0,
+            help="seconds to wait until the broker is stopped/registered again (30)",
+        )
+    listing = actions.add_parser(
+        "list", help="broker ids with their registration and desired state"
+    )
+    listing.add_argument("--zookeeper", required=True, help=zk_help)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="zkbroker",
+        description="A Kafka mock broker and controller for the admin APIs, on a real ZooKeeper.",
+    )
+    sub = parser.add_subparsers(dest="command")
+    run = sub.add_parser("run", help="start a cluster (the default command)")
+    ids = run.add_mutually_exclusive_group()
+    ids.add_argument("--brokers", type=int, default=3, help="number of brokers, ids 0..N-1 (3)")
+    ids.add_argument("--broker-ids", type=_int_list, help="explicit broker ids, e.g. 1,2,3")
+    run.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    run.add_argument(
+        "--advertised-host", help="host written to ZooKeeper and answered in Metadata (--host)"
+    )
+    run.add_argument(
+        "--port", type=int, default=9092, help="port of the first broker; 0 = any free ports (9092)"
+    )
+    run.add_argument("--racks", help="comma-separated rack per broker, e.g. r1,r1,r2")
+    run.add_argument(
+        "--zookeeper",
+        help="host:port[/chroot] of a running ZooKeeper; without it an embedded one is started",
+    )
+    run.add_argument(
+        "--kafka-version",
+        type=_release,
+        default=DEFAULT_RELEASE,
+        help="Kafka release to emulate: "
+        + ", ".join(release_name(r) for r in RELEASES)
+        + f" ({release_name(DEFAULT_RELEASE)})",
+    )
+    run.add_argument(
+        "--max-request-bytes",
+        type=int,
+        default=DEFAULT_MAX_REQUEST_BYTES,
+        help=f"largest request accepted, socket.request.max.bytes ({DEFAULT_MAX_REQUEST_BYTES})",
+    )
+    run.add_argument(
+        "--auto-create-topics",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="create topics a Metadata request names (auto.create.topics.enable; on)",
+    )
+    run.add_argument(
+        "--delete-topic-enable",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="allow DeleteTopics (delete.topic.enable; on)",
+    )
+    run.add_argument(
+        "--num-partitions", type=int, default=1, help="default partitions (num.partitions; 1)"
+    )
+    run.add_argument(
+        "--default-replication-factor",
+        type=int,
+        default=1,
+        help="default replication factor (default.replication.factor; 1)",
+    )
+    run.add_argument(
+        "--broker-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        type=_key_value,
+        help="a static broker config, as a server.properties line; repeatable "
+        "(shown as STATIC_BROKER_CONFIG by DescribeConfigs)",
+    )
+    run.add_argument(
+        "--zookeeper-session-timeout-ms",
+        type=int,
+        default=18000,
+        help="each broker's ZooKeeper session timeout (zookeeper.session.timeout.ms; 18000)",
+    )
+    run.add_argument(
+        "--broker-session-timeout-ms",
+        type=int,
+        default=9000,
+        help="how long a broker registered over the protocol (KIP-631) stays without a "
+        "heartbeat (broker.session.timeout.ms; 9000)",
+    )
+    run.add_argument(
+        "--replica-catchup-ms",
+        type=int,
+        default=0,
+        help="time a new or returning replica takes to join the ISR (0)",
+    )
+    run.add_argument(
+        "--auto-leader-rebalance",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="move leadership back to preferred replicas (auto.leader.rebalance.enable; on)",
+    )
+    run.add_argument(
+        "--leader-imbalance-check-interval-s",
+        type=float,
+        default=300.0,
+        help="seconds between rebalance checks (leader.imbalance.check.interval.seconds; 300)",
+    )
+    run.add_argument(
+        "--leader-imbalance-per-broker-percentage",
+        type=int,
+        default=10,
+        help="imbalance above which a broker's leaders are moved back "
+        "(leader.imbalance.per.broker.percentage; 10)",
+    )
+    run.add_argument(
+        "--capture",
+        metavar="FILE.jsonl",
+        help="append one JSON line per request answered (request capture) to this file",
+    )
+    run.add_argument(
+        "--statsd",
+        metavar="HOST:PORT",
+        help="send StatsD metrics (UDP) to this address: request counts and latencies, "
+        "connections, topics, partitions, controller epoch, injected faults",
+    )
+    run.add_argument(
+        "--statsd-interval-s",
+        type=_positive_seconds,
+        default=10.0,
+        help="seconds between StatsD gauges (10)",
+    )
+    run.add_argument("--log-level", default="info", help="debug, info, warning, error (info)")
+    run.add_argument("--log-format", choices=("console", "json"), default="console")
+    _add_broker_parser(sub)
+    add_fault_parser(sub)
+    return parser
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    broker_ids = args.broker_ids if args.broker_ids else tuple(range(args.brokers))
+    racks: tuple[str | None, ...] = ()
+    if args.racks:
+        racks = tuple(r.strip() or None for r in args.racks.split(","))
+    return Settings(
+        broker_ids=broker_ids,
+        host=args.host,
+        advertised_host=args.advertised_host,
+        port=args.port,
+        racks=racks,
+        zookeeper=args.zookeeper,
+        kafka_version=args.kafka_version,
+        max_request_bytes=args.max_request_bytes,
+        log_level=args.log_level,
+        log_format=args.log_format,
+        auto_create_topics=args.auto_create_topics,
+        delete_topic_enable=args.delete_topic_enable,
+        num_partitions=args.num_partitions,
+        default_replication_factor=args.default_replication_factor,
+        broker_configs=tuple(args.broker_config),
+        replica_catchup_ms=args.replica_catchup_ms,
+        zk_session_timeout_s=args.zookeeper_session_timeout_ms / 1000,
+        broker_session_timeout_ms=args.broker_session_timeout_ms,
+        auto_leader_rebalance=args.auto_leader_rebalance,
+        leader_imbalance_check_interval_s=args.leader_imbalance_check_interval_s,
+        leader_imbalance_per_broker_percentage=args.leader_imbalance_per_broker_percentage,
+        statsd=args.statsd,
+        statsd_interval_s=args.statsd_interval_s,
+        capture_path=args.capture,
+    )
+
+
+async def run_until_signalled(settings: Settings) -> int:
+    log = structlog.get_logger(__name__)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    cluster = ClusterEngine(settings)
+    try:
+        await cluster.start()
+    except (ZooKeeperNotFoundError, BrokerIdInUseError, OSError) as e:
+        log.error("cluster.start_failed", reason=str(e))
+        print(f"zkbroker: {e}", file=sys.stderr)
+        return 1
+    print(f"bootstrap_servers={cluster.bootstrap_servers}", flush=True)
+    print(f"zookeeper={cluster.zookeeper_connect}", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        log.info("zkbroker.stopping")
+        await cluster.stop()
+    return 0
+
+
+def _status_line(status: BrokerStatus) -> str:
+    desired = "-" if status.desired is None else str(status.desired)
+    return (
+        f"broker {status.broker_id}: registered={'yes' if status.registered else 'no'} "
+        f"desired={desired} zkbroker={'yes' if status.owned else 'no'}"
+    )
+
+
+async def run_broker_command(store: ZkStore, args: argparse.Namespace) -> int:
+    """`zkbroker broker stop|start|list` on `store`; returns the exit code."""
+    if args.broker_command == "list":
+        for status in await list_brokers(store):
+            print(_status_line(status), flush=True)
+        return 0
+    broker_id: int = args.broker_id
+    stopping = args.broker_command == "stop"
+    state = BrokerState.STOPPED if stopping else BrokerState.RUNNING
+    done = "stopped" if stopping else "started"
+    if await request_broker_state(store, broker_id, state, args.timeout):
+        print(f"broker {broker_id} {done}", flush=True)
+        return 0
+    print(
+        f"zkbroker: broker {broker_id} was not {done} within {args.timeout:g}s: no zkbroker "
+        f"process applied the request (is a zkbroker process running broker {broker_id} "
+        f"on {args.zookeeper}?); /zkbroker/brokers/{broker_id} keeps the desired state "
+        f"{state.value!r}",
+        file=sys.stderr,
+    )
+    return 1
+
+
+async def run_zookeeper_command(
+    args: argparse.Namespace,
+    command: Callable[[ZkStore, argparse.Namespace], Awaitable[int]],
+) -> int:
+    """Run `zkbroker broker|fault ...` on one short-lived ZooKeeper session, closed before
+    returning; exit code 1 when ZooKeeper cannot be reached."""
+    timeout = min(getattr(args, "timeout", 30.0), _ZK_COMMAND_CONNECT_TIMEOUT_S)
+    try:
+        store = await ZkStore.connect(args.zookeeper, timeout=timeout)
+    except ZkConnectionError as e:
+        print(f"zkbroker: {e}", file=sys.stderr)
+        return 1
+    try:
+        return await command(store, args)
+    except ZkConnectionError as e:
+        print(f"zkbroker: {e}", file=sys.stderr)
+        return 1
+    finally:
+        await store.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or (args_list[0].startswith("-") and args_list[0] not in ("-h", "--help")):
+        args_list.insert(0, "run")
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    if args.command in ("broker", "fault"):
+        # Only warnings (kazoo's connection trouble) on stderr; stdout carries the answer.
+        configure_logging("warning", "console")
+        command = run_broker_command if args.command == "broker" else run_fault_command
+        return asyncio.run(run_zookeeper_command(args, command))
+    try:
+        settings = settings_from_args(args)
+    except ValueError as e:
+        parser.error(str(e))
+    configure_logging(settings.log_level, settings.log_format)  # type: ignore[arg-type]
+    return asyncio.run(run_until_signalled(settings))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,495 @@
+"""Controller election and the controller task (Kafka's KafkaController, ZooKeeper mode).
+
+Every broker runs a `ControllerElector`: it watches `/controller` and, whenever that node is
+absent, runs Kafka's election (semantics §10.1): the winner creates the ephemeral
+`/controller` and bumps `/controller_epoch` in one multi. The winner starts the one
+`Controller` of the cluster; a broker that sees `/controller` name someone else (or loses
+its ZooKeeper session) resigns at once and writes nothing more.
+
+The `Controller` owns all controller state and is the only writer of controller znodes.
+It applies events one at a time from its queue (Kafka's ControllerEventManager), and every
+write it makes is fenced by a multi whose first op checks `/controller_epoch`'s version
+(`ZkStore.fenced`); a ControllerMovedError means another controller took over, so it stops.
+
+On failover it does what Kafka's onControllerFailover does that zkbroker can observe (§10.1
+step 5): releases 2.7+ write `/feature` (KIP-584); watches go on `/brokers/ids`,
+`/brokers/topics`, `/admin/delete_topics`, `/admin/reassign_partitions` and
+`/admin/preferred_replica_election`; brokers, topics and partition states are loaded; partitions
+without a live leader are elected; in-flight reassignments resume (the admin node's first,
+then those only the topic znodes show); pending deletions and elections run from their
+watches' first deliveries, which queue behind the failover event; the auto leader rebalance
+is scheduled (first run after 5 s, or the interval if shorter, then every interval).
+
+Handlers reach the controller through `call`, which runs a function as a controller event and
+returns its result; a controller that stops first fails the call with ControllerMovedError.
+
+The events themselves live in `broker.controller.topics` (topic lifecycle),
+`broker.controller.partitions` (leadership, ISR, broker failure and return) and
+`broker.controller.reassignment`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+import structlog
+from kazoo.protocol.states import ZnodeStat
+
+from broker.controller import partitions as controller_partitions
+from broker.controller import reassignment as controller_reassignment
+from broker.controller import topics as controller_topics
+from broker.controller.broker_leases import BrokerLeases
+from broker.controller.topics import ControllerState
+from broker.image.metadata_image import MetadataImage
+from broker.rules.broker_config import BrokerConfig
+from broker.settings import Settings
+from zk_layout import (
+    DEFAULT_ENTITY,
+    ControllerInfo,
+    ControllerMovedError,
+    FeatureNode,
+    FeatureState,
+    PartitionState,
+    TopicAssignment,
+    ZkStore,
+)
+from zk_layout.nodes import (
+    BrokerIdNode,
+    BrokerIdsNode,
+    ControllerNode,
+    DeleteTopicsNode,
+    PreferredReplicaElectionNode,
+    ReassignPartitionsNode,
+    TopicNode,
+    TopicsNode,
+)
+from zk_layout.store import Watch
+
+ControllerEvent = Callable[["Controller"], Awaitable[None]]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ControllerContext:
+    """Facts fixed for the lifetime of one controller incarnation."""
+
+    broker_id: int
+    epoch: int
+    epoch_zk_version: int
+
+
+class Controller:
+    """The active controller: one task applying controller events in order."""
+
+    def __init__(
+        self,
+        context: ControllerContext,
+        store: ZkStore,
+        settings: Settings,
+        image: MetadataImage | None = None,
+    ) -> None:
+        self.context = context
+        self.store = store
+        self.settings = settings
+        # This process's metadata image: told directly what the controller writes, as
+        # Kafka's controller sends UpdateMetadata; other processes learn it from ZooKeeper.
+        self.image = image
+        self.state = ControllerState()
+        self._events: asyncio.Queue[ControllerEvent] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._watches: dict[str, Watch] = {}
+        self._log = structlog.get_logger(__name__).bind(
+            broker_id=context.broker_id, controller_epoch=context.epoch
+        )
+        self.moved = asyncio.Event()
+        # Set once failover has loaded the cluster's state (benchmarks and tests wait on it).
+        self.loaded = asyncio.Event()
+        self._calls: set[asyncio.Future[Any]] = set()
+        self._timers: set[asyncio.TimerHandle] = set()
+        self._rebalance: asyncio.Task[None] | None = None
+        # czxid of the admin nodes last acted on: only a newly created node is a new request.
+        self._seen_czxid: dict[str, int] = {}
+        self._broker_config: tuple[int, BrokerConfig] | None = None
+        # KIP-631 leases of brokers that joined over the protocol (broker.controller.broker_leases).
+        self.leases = BrokerLeases(self)
+
+    @property
+    def release(self) -> tuple[int, ...]:
+        return self.settings.kafka_version
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"controller-{self.context.broker_id}")
+        self.submit(Controller._on_failover)
+        self.submit(lambda c: c.leases.resume())
+
+    async def stop(self) -> None:
+        for watch in self._watches.values():
+            watch.cancel()
+        self._watches.clear()
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+        self.leases.stop()
+        if self._rebalance is not None:
+            self._rebalance.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._rebalance
+            self._rebalance = None
+        self._fail_calls()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    def submit(self, event: ControllerEvent) -> None:
+        self._events.put_nowait(event)
+
+    async def call(self, fn: Callable[[Controller], Awaitable[T]]) -> T:
+        """Run `fn` as a controller event (in order with all others) and return its result."""
+        if self.moved.is_set() or self._task is None:
+            raise self._stopped()
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._calls.add(future)
+        future.add_done_callback(self._calls.discard)
+
+        async def event(controller: Controller) -> None:
+            if future.done():
+                return
+            try:
+                result = await fn(controller)
+            except BaseException as e:
+                if not future.done():
+                    future.set_exception(e)
+                raise
+            if not future.done():
+                future.set_result(result)
+
+        self.submit(event)
+        return await future
+
+    def _stopped(self) -> ControllerMovedError:
+        return ControllerMovedError(self.context.epoch_zk_version, "the controller has stopped")
+
+    def _fail_calls(self) -> None:
+        for future in list(self._calls):
+            if not future.done():
+                future.set_exception(self._stopped())
+
+    def schedule_catch_up(self, partitions: list[tuple[str, int]]) -> None:
+        """Followers of `partitions` catch up after --replica-catchup-ms (then an event)."""
+        if not partitions:
+            return
+        tps = list(partitions)
+
+        def fire() -> None:
+            self.submit(lambda c: controller_reassignment.on_caught_up(c, tps))
+
+        delay = self.settings.replica_catchup_ms / 1000
+        if delay <= 0:
+            fire()
+            return
+        loop = asyncio.get_running_loop()
+        # Timer handles have no done-callback: forget the ones already fired here.
+        now = loop.time()
+        self._timers = {t for t in self._timers if t.when() > now}
+        self._timers.add(loop.call_later(delay, fire))
+
+    def enable_unclean_election(self, topic: str | None) -> None:
+        """unclean.leader.election.enable turned on for `topic` (None: the broker default):
+        elect its offline partitions again (Kafka's TopicUncleanLeaderElectionEnable)."""
+
+        async def event(controller: Controller) -> None:
+            offline = controller_partitions.offline_partitions(controller)
+            if topic is not None:
+                offline = [tp for tp in offline if tp[0] == topic]
+            if offline:
+                await controller_partitions.elect_offline(controller, offline)
+
+        self.submit(event)
+
+    def broker_config(self) -> BrokerConfig:
+        """The controller broker's configuration (static settings + dynamic overrides),
+        rebuilt only when the image's dynamic broker configs change."""
+        version = self.image.broker_configs_version if self.image is not None else -1
+        if self._broker_config is None or self._broker_config[0] != version:
+            self._broker_config = (version, self._build_broker_config())
+        return self._broker_config[1]
+
+    def _build_broker_config(self) -> BrokerConfig:
+        overrides = self.image.broker_configs if self.image is not None else {}
+        broker_id = self.context.broker_id
+        return BrokerConfig.build(
+            broker_id,
+            self.release,
+            self.settings.static_broker_configs(broker_id, self.settings.port_of(broker_id), ""),
+            overrides.get(DEFAULT_ENTITY, {}),
+            overrides.get(str(broker_id), {}),
+        )
+
+    def publish(
+        self,
+        topic: str,
+        record: controller_topics.TopicRecord,
+        states: dict[int, tuple[PartitionState, int]],
+    ) -> None:
+        if self.image is None:
+            return
+        self.image.put_assignment(topic, record.assignment, record.zk_version)
+        for partition, (partition_state, zk_version) in states.items():
+            self.image.put_partition_state(topic, partition, partition_state, zk_version)
+
+    def publish_deletion(self, topic: str) -> None:
+        if self.image is not None:
+            self.image.remove_topic(topic)
+
+    def expect_topics(self, names: list[str]) -> None:
+        """A handler of this broker is about to create these topics and will hand them over
+        (`topics_created`); the watch path leaves them alone meanwhile. Runs on the loop,
+        before the handler's writes are sent, so no watch event can come first."""
+        self.state.expected_topics.update(names)
+
+    def topics_created(self, created: dict[str, TopicAssignment], expected: list[str]) -> None:
+        """The handler's writes are done: `created` znodes (data version 0) come online now,
+        without re-reading what the handler wrote; the rest of `expected` (writes that
+        failed) go back to the watch path."""
+        self.submit(lambda c: controller_topics.on_topics_created(c, created, expected))
+
+    async def _run(self) -> None:
+        while True:
+            event = await self._events.get()
+            try:
+                await event(self)
+            except ControllerMovedError:
+                self._log.warning("controller.moved")
+                self.moved.set()
+                self._fail_calls()
+                return
+            except Exception:
+                # One failed event must not stop the controller; Kafka logs and goes on too.
+                self._log.exception(
+                    "controller.event_failed", event_name=getattr(event, "__name__", "?")
+                )
+
+    # ---- helpers for event code --------------------------------------------------------
+
+    async def gather(self, *aws: Awaitable[T]) -> list[T]:
+        """Run ZooKeeper reads/writes concurrently (pipelined), results in order."""
+        return list(await asyncio.gather(*aws))
+
+    async def fenced_set(self, path: str, data: bytes, version: int) -> ZnodeStat:
+        tx = self.store.fenced(self.context.epoch_zk_version)
+        tx.set(path, data, version)
+        (stat,) = await tx.commit()
+        return cast(ZnodeStat, stat)
+
+    def watch_topic(self, name: str) -> None:
+        """Watch /brokers/topics/<name> for partition changes (Kafka's PartitionModifications)."""
+        path = TopicNode.path(name)
+
+        async def start() -> None:
+            self._watches[path] = await self.store.watch_data(path, self.topic_watch(name))
+
+        asyncio.get_running_loop().create_task(start())
+
+    def topic_watch(self, name: str) -> Callable[[bytes | None, Any], None]:
+        """The data-watch callback of /brokers/topics/<name>."""
+
+        def on_data(data: bytes | None, stat: Any) -> None:
+            record = self.state.topics.get(name)
+            # Deliveries of the version already known (the first one, usually) change nothing.
+            if data is not None and (record is None or stat.version > record.zk_version):
+                version = stat.version
+                self.submit(lambda c: controller_topics.on_topic_modified(c, name, data, version))
+
+        return on_data
+
+    def unwatch_topic(self, name: str) -> None:
+        watch = self._watches.pop(TopicNode.path(name), None)
+        if watch is not None:
+            watch.cancel()
+
+    def topic_watches_armed(self, names: list[str], watches: list[Watch]) -> None:
+        for name, watch in zip(names, watches, strict=True):
+            self._watches[TopicNode.path(name)] = watch
+
+    def _watch_children(
+        self, path: str, event: Callable[[Controller, list[str]], Awaitable[None]]
+    ) -> Awaitable[Watch]:
+        def on_children(children: list[str] | None) -> None:
+            current = list(children or ())
+            self.submit(lambda c: event(c, current))
+
+        return self.store.watch_children(path, on_children)
+
+    # ---- events ------------------------------------------------------------------------
+
+    async def _on_failover(self) -> None:
+        """Kafka's onControllerFailover, as far as zkbroker has the pieces (§10.1 step 5)."""
+        release = self.release
+        if release >= (2, 7):
+            data = FeatureNode.encode(FeatureState.for_release(release), release)
+            existing = await self.store.get(FeatureNode.path())
+            tx = self.store.fenced(self.context.epoch_zk_version)
+            if existing is None:
+                tx.create(FeatureNode.path(), data)
+            else:
+                tx.set(FeatureNode.path(), data)
+            await tx.commit()
+        # Load brokers, topics and states before watching, so the watches' first deliveries
+        # find them known; the watch events queue up behind this one.
+        brokers = await self.store.get_children(BrokerIdsNode.path()) or []
+        self.state.live_brokers = _broker_ids(brokers)
+        topics = await self.store.get_children(TopicsNode.path()) or []
+        for path, event in (
+            (BrokerIdsNode.path(), Controller._on_brokers_changed),
+            (TopicsNode.path(), controller_topics.on_topics_changed),
+            (DeleteTopicsNode.path(), controller_topics.on_deletions_changed),
+        ):
+            self._watches[path] = await self._watch_children(path, event)
+        await controller_topics.load_topics(self, sorted(topics))
+        await controller_partitions.elect_offline(
+            self, controller_partitions.offline_partitions(self)
+        )
+        await controller_partitions.shrink_dead_followers(self)
+        # The admin node's partitions start from its first delivery (queued behind this
+        # event); the rest of the in-flight reassignments resume now.
+        listed = await controller_reassignment.read_admin_node_partitions(self)
+        await controller_reassignment.resume(self, skip=listed)
+        for path, admin_event in (
+            (ReassignPartitionsNode.path(), controller_reassignment.on_admin_node),
+            (PreferredReplicaElectionNode.path(), controller_partitions.on_preferred_election_node),
+        ):
+            self._watches[path] = await self._watch_created(path, admin_event)
+        if self.settings.auto_leader_rebalance:
+            self._rebalance = asyncio.get_running_loop().create_task(self._rebalance_loop())
+        self.loaded.set()
+        self._log.info(
+            "controller.failover_done",
+            brokers=sorted(self.state.live_brokers),
+            topics=len(self.state.topics),
+        )
+
+    def _watch_created(
+        self, path: str, event: Callable[[Controller], Awaitable[None]]
+    ) -> Awaitable[Watch]:
+        """An event each time `path` is created anew (Kafka's handleCreation): data changes
+        of the same node (the controller's own rewrites) are not new requests."""
+
+        def on_exists(stat: Any) -> None:
+            if stat is None or self._seen_czxid.get(path) == stat.czxid:
+                return
+            self._seen_czxid[path] = stat.czxid
+            self.submit(event)
+
+        return self.store.watch_exists(path, on_exists)
+
+    async def _rebalance_loop(self) -> None:
+        interval = self.settings.leader_imbalance_check_interval_s
+        await asyncio.sleep(min(5.0, interval))
+        while True:
+            self.submit(controller_partitions.auto_rebalance)
+            await asyncio.sleep(interval)
+
+    async def _on_brokers_changed(self, children: list[str]) -> None:
+        live = _broker_ids(children)
+        added = live - self.state.live_brokers
+        dead = self.state.live_brokers - live
+        self.state.live_brokers = live
+        if dead:
+            self._log.info("controller.brokers_dead", brokers=sorted(dead))
+            await controller_partitions.on_brokers_failed(self, dead)
+        if added:
+            # Kafka's onBrokerStartup: partitions still without a leader state can come online,
+            # offline partitions are elected, reassignments waiting for the broker go on, its
+            # replicas rejoin the ISRs, and deletions waiting for it can go on.
+            self._log.info("controller.brokers_started", brokers=sorted(added))
+            await controller_topics.initialize_new_partitions(self, sorted(self.state.topics))
+            await controller_partitions.on_brokers_started(self, added)
+            await controller_reassignment.resume_on_brokers(self, added)
+            await controller_topics.try_topic_deletions(self)
+
+
+def _broker_ids(children: list[str]) -> set[int]:
+    return {b for b in (BrokerIdNode.broker_id_from_child(c) for c in children) if b is not None}
+
+
+class ControllerElector:
+    """Watches /controller for one broker and runs the election whenever it is vacant."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        store: ZkStore,
+        settings: Settings,
+        image: MetadataImage | None = None,
+    ) -> None:
+        self.broker_id = broker_id
+        self.store = store
+        self.settings = settings
+        self.image = image
+        self.controller: Controller | None = None
+        self._lock = asyncio.Lock()
+        self._stopped = False
+        self._checks: set[asyncio.Task[None]] = set()
+        self._log = structlog.get_logger(__name__).bind(broker_id=broker_id)
+
+    @property
+    def is_active(self) -> bool:
+        return self.controller is not None and not self.controller.moved.is_set()
+
+    async def start(self) -> None:
+        await self.store.watch_data(ControllerNode.path(), self._on_controller_node)
+        await self.check()
+
+    async def stop(self) -> None:
+        self._stopped = True
+        for task in list(self._checks):
+            task.cancel()
+        async with self._lock:
+            await self._resign()
+
+    def _on_controller_node(self, data: bytes | None, stat: object) -> None:
+        if not self._stopped:
+            task = asyncio.create_task(self.check())
+            self._checks.add(task)
+            task.add_done_callback(self._checks.discard)
+
+    async def check(self) -> None:
+        """Elect if /controller is vacant; resign if it names another broker."""
+        async with self._lock:
+            if self._stopped:
+                return
+            node = await self.store.get(ControllerNode.path())
+            if node is None:
+                result = await self.store.elect_controller(
+                    self.broker_id, self.settings.kafka_version
+                )
+                if result.won:
+                    await self._become_controller(result.epoch, result.epoch_zk_version)
+                elif self.controller is not None:
+                    await self._resign()
+                return
+            try:
+                current: ControllerInfo | None = ControllerNode.decode(node[0])
+            except Exception:
+                current = None
+            if (current is None or current.broker_id != self.broker_id) and self.controller:
+                await self._resign()
+
+    async def _become_controller(self, epoch: int, epoch_zk_version: int) -> None:
+        await self._resign()
+        self._log.info("controller.elected", controller_epoch=epoch)
+        context = ControllerContext(self.broker_id, epoch, epoch_zk_version)
+        self.controller = Controller(context, self.store, self.settings, self.image)
+        await self.controller.start()
+
+    async def _resign(self) -> None:
+        if self.controller is not None:
+            self._log.info("controller.resigned", controller_epoch=self.controller.context.epoch)
+            await self.controller.stop()
+            self.controller = None

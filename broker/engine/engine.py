@@ -1,0 +1,270 @@
+"""A cluster of N brokers in one process, on an embedded or an existing ZooKeeper.
+
+`ClusterEngine.start()`:
+1. uses `settings.zookeeper` or starts an `EmbeddedZooKeeper` (stopped again by `stop()`);
+2. opens the process's own ZooKeeper session (for the metadata image), creates Kafka's
+   persistent top-level paths and `/cluster/id` if missing, and starts the metadata watcher
+   and the config-change watcher, then the fault injector (`broker.hooks.faults`;
+   `ClusterEngine.faults`
+   adds, lists and clears the faults every process of the cluster shares);
+3. starts the brokers in id order, each with its own session, listener and registration;
+4. starts `BrokerControl` (`broker.engine.broker_control`): the brokers' control nodes
+   `/zkbroker/brokers/<id>` are reset to "running" and watched from then on.
+
+`stop_broker(id)` / `start_broker(id)` stop and start one broker of the running cluster (as
+`zkbroker broker stop|start` does from another process): the desired state is recorded in
+its control node, then applied.
+
+Several processes pointed at the same ZooKeeper form one cluster: they share nothing but
+ZooKeeper, exactly like Kafka brokers. A broker id already registered by a live broker is
+refused with `BrokerIdInUseError` before anything of this process is left behind.
+
+Deliberately not here: command-line parsing (`broker.cli.main`), request handling, and the
+public face (`broker.cluster.Cluster` wraps this class).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from types import TracebackType
+
+import structlog
+
+from broker.engine.broker_control import BrokerControl
+from broker.hooks.capture import CapturedRequest, RequestCapture
+from broker.hooks.faults import FaultInjector, Faults
+from broker.hooks.metrics import StatsdMetrics
+from broker.image.config_watcher import ConfigWatcher
+from broker.image.metadata_image import MetadataImage
+from broker.image.metadata_watcher import MetadataWatcher
+from broker.server.broker_node import BrokerNode
+from broker.server.hooks import HookChain
+from broker.settings import Settings
+from broker.zookeeper.embedded import EmbeddedZooKeeper
+from zk_layout import BrokerState, ZkStore
+
+
+class ClusterEngine:
+    """The brokers of this process, their ZooKeeper sessions, the metadata image and the
+    toolkit hooks; `broker.Cluster` is the public face over it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.image = MetadataImage()
+        # Every broker's request hooks (faults, capture, metrics add themselves here).
+        self.hooks = HookChain()
+        self.brokers: dict[int, BrokerNode] = {
+            b: BrokerNode(b, settings, self.image, self.hooks) for b in settings.broker_ids
+        }
+        # Fault injection (`broker.hooks.faults`): entries shared by every process through
+        # ZooKeeper.
+        self._fault_injector = FaultInjector(self.hooks)
+        self.faults = Faults(lambda: self._store, self._fault_injector)
+        self._embedded: EmbeddedZooKeeper | None = None
+        self._store: ZkStore | None = None
+        self._watcher: MetadataWatcher | None = None
+        self._config_watcher: ConfigWatcher | None = None
+        self._control: BrokerControl | None = None
+        self._zookeeper: str | None = settings.zookeeper
+        # StatsD metrics (`broker.hooks.metrics`) while started, when `settings.statsd` is set.
+        self.metrics: StatsdMetrics | None = None
+        self._log = structlog.get_logger(__name__)
+        # Request capture (`broker.hooks.capture`): from the start with `capture_path`, else once
+        # `capture()` is called.
+        self._capture: RequestCapture | None = None
+        if settings.capture_path is not None:
+            self._capture = RequestCapture(settings.capture_path)
+            self.hooks.add(self._capture)
+
+    @property
+    def zookeeper_connect(self) -> str:
+        if self._zookeeper is None:
+            raise RuntimeError("the cluster is not started")
+        return self._zookeeper
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{b.host}:{b.port}" for _, b in sorted(self.brokers.items()) if b.running)
+
+    @property
+    def controller_id(self) -> int:
+        return self.image.controller_id
+
+    async def start(self) -> None:
+        try:
+            if self._capture is not None:
+                self._capture.open()
+            if self._zookeeper is None:
+                self._embedded = EmbeddedZooKeeper()
+                await self._embedded.astart()
+                self._zookeeper = self._embedded.connect_string
+            self._store = await ZkStore.connect(
+                self._zookeeper, session_timeout=self.settings.zk_session_timeout_s
+            )
+            await self._store.create_top_level_paths()
+            cluster_id = await self._store.get_or_create_cluster_id()
+            self.image.set_cluster_id(cluster_id)
+            await self._fault_injector.start(self._store)
+            self._watcher = MetadataWatcher(self._store, self.image)
+            await self._watcher.start()
+            self._config_watcher = ConfigWatcher(
+                self._store,
+                self.image,
+                self.settings.kafka_version,
+                change_expiration_ms=self.settings.config_change_expiration_ms,
+                on_unclean_enabled=self._on_unclean_enabled,
+            )
+            await self._config_watcher.start()
+            if self.settings.statsd is not None and self.metrics is None:
+                self.metrics = StatsdMetrics(
+                    self.settings.statsd,
+                    gauges=self.gauges,
+                    interval_s=self.settings.statsd_interval_s,
+                )
+                self.hooks.add(self.metrics)
+                await self.metrics.start()
+            for _, broker in sorted(self.brokers.items()):
+                await broker.start(self._zookeeper)
+            # After the brokers: their registrations proved the ids are this process's, so
+            # resetting those ids' control nodes cannot overrule another live process.
+            self._control = BrokerControl(self._store, self.brokers, self._zookeeper)
+            await self._control.start()
+        except BaseException:
+            await self.stop()
+            raise
+        self._log.info(
+            "cluster.started",
+            bootstrap_servers=self.bootstrap_servers,
+            zookeeper=self._zookeeper,
+            kafka_version=self.settings.release_name,
+            cluster_id=self.image.cluster_id,
+        )
+
+    async def stop_broker(self, broker_id: int) -> None:
+        """Stop one broker as a Kafka broker stops: listener closed, ZooKeeper session closed
+        (`/brokers/ids/<id>`, and `/controller` if it held it, vanish at once). No-op if it is
+        stopped already. The desired state "stopped" is recorded in its control node."""
+        await self._control_of(broker_id).request(broker_id, BrokerState.STOPPED)
+
+    async def start_broker(self, broker_id: int) -> None:
+        """Start a stopped broker again: same id and port, a new session, registration and
+        broker epoch. No-op if it is running. Records the desired state "running"."""
+        await self._control_of(broker_id).request(broker_id, BrokerState.RUNNING)
+
+    def _control_of(self, broker_id: int) -> BrokerControl:
+        if broker_id not in self.brokers:
+            ids = ", ".join(map(str, sorted(self.brokers)))
+            raise ValueError(f"broker {broker_id} is not one of this process's brokers ({ids})")
+        if self._control is None:
+            raise RuntimeError("the cluster is not started")
+        return self._control
+
+    async def stop(self) -> None:
+        if self._control is not None:
+            # First, so that no control change starts a broker while they are being stopped.
+            control, self._control = self._control, None
+            try:
+                await control.stop()
+            except Exception:
+                self._log.exception("broker_control.stop_failed")
+        for broker_id, broker in sorted(self.brokers.items(), reverse=True):
+            try:
+                await broker.stop()
+            except Exception:
+                self._log.exception("broker.stop_failed", broker_id=broker_id)
+        if self._capture is not None:
+            # After the brokers: their last requests are written too.
+            try:
+                await self._capture.aclose()
+            except Exception:
+                self._log.exception("capture.close_failed")
+        if self.metrics is not None:
+            # After the brokers: their last requests are counted too.
+            metrics, self.metrics = self.metrics, None
+            self.hooks.remove(metrics)
+            try:
+                await metrics.stop()
+            except Exception:
+                self._log.exception("statsd.stop_failed")
+        if self._config_watcher is not None:
+            await self._config_watcher.stop()
+            self._config_watcher = None
+        try:
+            await self._fault_injector.stop()  # releases requests held by a blackhole
+        except Exception:
+            self._log.exception("faults.stop_failed")
+        if self._watcher is not None:
+            await self._watcher.stop()
+            self._watcher = None
+        if self._store is not None:
+            with contextlib.suppress(Exception):
+                await self._store.close()
+            self._store = None
+        if self._embedded is not None:
+            with contextlib.suppress(Exception):
+                await self._embedded.astop()
+            self._embedded = None
+            self._zookeeper = None
+        self._log.info("cluster.stopped")
+
+    def capture(self) -> RequestCapture:
+        """Capture requests in memory from now on (see `requests()`); returns the capture.
+        Idempotent: the capture `--capture`/`capture_path` started, or a previous call's.
+        Call it on the cluster's loop."""
+        if self._capture is None:
+            self._capture = RequestCapture()
+            self.hooks.add(self._capture)
+        return self._capture
+
+    def requests(
+        self,
+        api: str | None = None,
+        client_id: str | None = None,
+        broker_id: int | None = None,
+        version: int | None = None,
+    ) -> list[CapturedRequest]:
+        """The captured requests (oldest first) matching every filter given, e.g.
+        `requests(api="CreateTopics")`. Empty until capturing started."""
+        if self._capture is None:
+            return []
+        return self._capture.requests(
+            api=api, client_id=client_id, broker_id=broker_id, version=version
+        )
+
+    def clear_requests(self) -> None:
+        """Forget the captured requests kept in memory (a capture file keeps its lines)."""
+        if self._capture is not None:
+            self._capture.clear()
+
+    def _on_unclean_enabled(self, topic: str | None) -> None:
+        # Only the active controller acts; in other processes nothing does.
+        for broker in self.brokers.values():
+            controller = broker.controller
+            if controller is not None:
+                controller.enable_unclean_election(topic)
+
+    async def __aenter__(self) -> ClusterEngine:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def gauges(self) -> dict[str, float]:
+        """The StatsD gauges of this process's part of the cluster (names without the prefix)."""
+        gauges: dict[str, float] = {
+            "connections.open": sum(b.open_connections for b in self.brokers.values()),
+            "topics": len(self.image.topics),
+            "partitions": sum(len(t.assignment) for t in self.image.topics.values()),
+        }
+        for broker in self.brokers.values():
+            controller = broker.controller
+            if controller is not None:
+                gauges["controller.epoch"] = controller.context.epoch
+                break
+        return gauges

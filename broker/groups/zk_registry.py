@@ -1,0 +1,292 @@
+"""Consumer groups as the ZooKeeper (0.8) consumer registry holds them, seen by the group APIs.
+
+* ``coordinator_id``: which live broker coordinates a group. Kafka hashes the group id over the
+  partitions of ``__consumer_offsets`` (``Utils.abs(groupId.hashCode) % partitions``) and the
+  partition leader coordinates; here the same hash picks among the live broker ids in order, so
+  every broker agrees on the coordinator without an offsets topic.
+* ``ConsumerGroup``: one group loaded from ``/consumers/<g>`` (registered members, partition
+  owners, committed offsets), with the state the group APIs report: ``Stable`` while it has
+  registered members, ``Empty`` otherwise. Its generation is the child version (cversion) of
+  ``/consumers/<g>/ids``, which moves with every join and leave, as a rebalance generation does.
+* ``subscribed_topics``: a registration's topics; ``white_list``/``black_list`` regexes are
+  expanded against the given topics as the old consumer's ``TopicFilter`` did (commas mean
+  ``|``, spaces and surrounding quotes dropped, whole-name match, internal topics excluded).
+* ``group_ids``, ``member_counts``, ``load_groups``: pipelined reads through ``ZkStore``
+  (``get_children_many``/``get_many``), a few round trips whatever the number of groups.
+* ``write_offsets``: Kafka's ``setOrCreateConsumerOffset`` (set, or create with parents when
+  absent) for many partitions at once; ``delete_group`` removes ``/consumers/<g>`` recursively.
+
+Deliberately not here: rebalancing or writing owners (the old consumers did that themselves),
+offset commit metadata (the registry stores the bare offset), and the Kafka wire answers
+(``handlers.find_coordinator`` and the other group handlers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from broker.image.metadata_image import INTERNAL_TOPICS
+from broker.rules.jvm_collections import java_string_hash, to_int32
+from zk_layout.errors import NodeExistsError, NoNodeError, ZnodeFormatError
+from zk_layout.nodes.base import EmptyNode, TopicPartition
+from zk_layout.nodes.cluster import ConsumersNode
+from zk_layout.nodes.consumers import (
+    STATIC,
+    WHITE_LIST,
+    ConsumerGroupNode,
+    ConsumerIdNode,
+    ConsumerIdsNode,
+    ConsumerOffsetNode,
+    ConsumerOffsetsNode,
+    ConsumerOffsetsTopicNode,
+    ConsumerOwnerNode,
+    ConsumerOwnersNode,
+    ConsumerOwnersTopicNode,
+    ConsumerRegistration,
+    owner_consumer,
+)
+from zk_layout.store import ZkStore
+
+PROTOCOL_TYPE = "consumer"
+# The old consumer's partition.assignment.strategy default; its registration does not record it.
+ASSIGNMENT_STRATEGY = "range"
+STABLE = "Stable"
+EMPTY = "Empty"
+DEAD = "Dead"
+
+
+def java_abs_hash(text: str) -> int:
+    """Kafka's ``Utils.abs(text.hashCode)`` (Integer.MIN_VALUE maps to 0)."""
+    signed = to_int32(java_string_hash(text))
+    return 0 if signed == -(1 << 31) else abs(signed)
+
+
+def coordinator_id(group_id: str, live_broker_ids: Iterable[int]) -> int | None:
+    """The broker coordinating ``group_id``: ``abs(hashCode) % n`` over the sorted live ids."""
+    ids = sorted(live_broker_ids)
+    if not ids:
+        return None
+    return ids[java_abs_hash(group_id) % len(ids)]
+
+
+def _java_topic_regex(raw: str) -> re.Pattern[str] | None:
+    text = raw.strip().replace(",", "|").replace(" ", "")
+    text = re.sub(r"""^["']+""", "", text)
+    text = re.sub(r"""["']+$""", "", text)
+    try:
+        return re.compile(text)
+    except re.error:
+        return None
+
+
+def subscribed_topics(registration: ConsumerRegistration, topics: Iterable[str]) -> list[str]:
+    """The topics a registration subscribes to, sorted (``topics``: the existing ones, for
+    pattern subscriptions; a static subscription names its topics whether they exist or not)."""
+    if registration.pattern == STATIC:
+        return sorted(registration.subscription)
+    (raw,) = registration.subscription
+    regex = _java_topic_regex(raw)
+    if regex is None:
+        return []
+    want = registration.pattern == WHITE_LIST
+    return sorted(
+        t for t in topics if t not in INTERNAL_TOPICS and (regex.fullmatch(t) is not None) == want
+    )
+
+
+def group_state(member_count: int) -> str:
+    """``Stable`` while a group has registered members, ``Empty`` otherwise."""
+    return STABLE if member_count else EMPTY
+
+
+@dataclass(frozen=True)
+class ConsumerGroup:
+    group_id: str
+    # consumer id -> registration (None when the node could not be decoded)
+    members: Mapping[str, ConsumerRegistration | None] = field(default_factory=dict)
+    # partition -> owning thread id ("<consumer>-<thread>")
+    owners: Mapping[TopicPartition, str] = field(default_factory=dict)
+    offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
+    generation: int = 0
+
+    @property
+    def state(self) -> str:
+        return group_state(len(self.members))
+
+    def assignment(self, member: str) -> dict[str, list[int]]:
+        """Partitions owned by ``member``'s threads, topic -> sorted partitions."""
+        out: dict[str, list[int]] = {}
+        for tp, thread in sorted(self.owners.items()):
+            if owner_consumer(thread) == member:
+                out.setdefault(tp.topic, []).append(tp.partition)
+        return out
+
+
+def storable(group_id: str) -> bool:
+    """Whether ``/consumers/<group_id>`` is a valid ZooKeeper path (Kafka allows any group id,
+    the empty one included; such groups can never exist in the registry)."""
+    return group_id not in ("", ".", "..") and "/" not in group_id and "\0" not in group_id
+
+
+async def group_ids(store: ZkStore) -> list[str]:
+    """Every group under ``/consumers``, sorted."""
+    return sorted(await store.get_children(ConsumersNode.path()) or [])
+
+
+async def member_counts(store: ZkStore, groups: Sequence[str]) -> dict[str, int]:
+    """group -> number of registered members, for the groups that still exist."""
+    children, exists = await asyncio.gather(
+        store.get_children_many([ConsumerIdsNode.path(g) for g in groups]),
+        store.get_many([ConsumerGroupNode.path(g) for g in groups]),
+    )
+    return {
+        g: len(kids or [])
+        for g, kids, there in zip(groups, children, exists, strict=True)
+        if there is not None
+    }
+
+
+async def load_groups(
+    store: ZkStore,
+    groups: Sequence[str],
+    *,
+    with_owners: bool = False,
+    with_offsets: bool = False,
+) -> dict[str, ConsumerGroup | None]:
+    """Load each group (None for a group without ``/consumers/<g>``): its members and
+    generation, plus its partition owners and committed offsets when asked for (left empty
+    otherwise)."""
+    result: dict[str, ConsumerGroup | None] = dict.fromkeys(groups)
+    groups = [g for g in dict.fromkeys(groups) if storable(g)]
+    if not groups:
+        return result
+
+    # Round 1: each group node (existence) and its ids node (stat: the generation), and the
+    # containers' children.
+    containers: list[type[EmptyNode]] = [ConsumerIdsNode]
+    if with_offsets:
+        containers.append(ConsumerOffsetsNode)
+    if with_owners:
+        containers.append(ConsumerOwnersNode)
+    width = len(containers)
+    nodes, kids = await asyncio.gather(
+        store.get_many(
+            [p for g in groups for p in (ConsumerGroupNode.path(g), ConsumerIdsNode.path(g))]
+        ),
+        store.get_children_many([c.path(g) for g in groups for c in containers]),
+    )
+    present = [g for i, g in enumerate(groups) if nodes[2 * i] is not None]
+    ids_stats = {g: nodes[2 * i + 1] for i, g in enumerate(groups)}
+    per_group = {
+        g: dict(zip(containers, kids[i * width : (i + 1) * width], strict=True))
+        for i, g in enumerate(groups)
+    }
+
+    # Round 2: partitions per topic of owners/offsets.
+    topic_dirs: list[tuple[str, str, str]] = []  # (group, "owners"|"offsets", topic)
+    for g in present:
+        for topic in per_group[g].get(ConsumerOffsetsNode) or []:
+            topic_dirs.append((g, "offsets", topic))
+        for topic in per_group[g].get(ConsumerOwnersNode) or []:
+            topic_dirs.append((g, "owners", topic))
+    topic_paths = [
+        (ConsumerOffsetsTopicNode if kind == "offsets" else ConsumerOwnersTopicNode).path(g, t)
+        for g, kind, t in topic_dirs
+    ]
+    partition_lists = await store.get_children_many(topic_paths)
+
+    # Round 3: every leaf's data.
+    leaves: list[tuple[str, str, str, str]] = []  # (group, kind, topic|consumer, partition|"")
+    for g in present:
+        for consumer in per_group[g][ConsumerIdsNode] or []:
+            leaves.append((g, "ids", consumer, ""))
+    for (g, kind, topic), parts in zip(topic_dirs, partition_lists, strict=True):
+        for p in parts or []:
+            if p.lstrip("-").isdigit():
+                leaves.append((g, kind, topic, p))
+    data = await store.get_many([_leaf_path(*leaf) for leaf in leaves])
+
+    members: dict[str, dict[str, ConsumerRegistration | None]] = {g: {} for g in present}
+    owners: dict[str, dict[TopicPartition, str]] = {g: {} for g in present}
+    offsets: dict[str, dict[TopicPartition, int]] = {g: {} for g in present}
+    for (g, kind, name, p), got in zip(leaves, data, strict=True):
+        if got is None:  # gone between the reads
+            continue
+        raw = got[0]
+        try:
+            if kind == "ids":
+                members[g][name] = _registration(raw)
+            elif kind == "owners":
+                owners[g][TopicPartition(name, int(p))] = ConsumerOwnerNode.decode(raw)
+            else:
+                offset = ConsumerOffsetNode.decode(raw)
+                if offset is not None:
+                    offsets[g][TopicPartition(name, int(p))] = offset
+        except ZnodeFormatError:
+            continue
+    for g in present:
+        stat = ids_stats[g]
+        result[g] = ConsumerGroup(
+            group_id=g,
+            members=dict(sorted(members[g].items())),
+            owners=owners[g],
+            offsets=offsets[g],
+            generation=stat[1].cversion if stat is not None else 0,
+        )
+    return result
+
+
+def _registration(raw: bytes) -> ConsumerRegistration | None:
+    try:
+        return ConsumerIdNode.decode(raw)
+    except ZnodeFormatError:
+        return None
+
+
+def _leaf_path(group: str, kind: str, name: str, partition: str) -> str:
+    if kind == "ids":
+        return ConsumerIdNode.path(group, name)
+    if kind == "owners":
+        return ConsumerOwnerNode.path(group, name, int(partition))
+    return ConsumerOffsetNode.path(group, name, int(partition))
+
+
+async def _write_offset(store: ZkStore, path: str, data: bytes) -> None:
+    try:
+        await store.set(path, data)
+        return
+    except NoNodeError:
+        pass
+    try:
+        await store.create(path, data, makepath=True)
+    except NodeExistsError:  # created meanwhile: the set wins as it would have
+        await store.set(path, data)
+
+
+async def write_offsets(
+    store: ZkStore, group: str, offsets: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, BaseException | None]:
+    """Write each offset (decimal text); partition -> None or the exception that failed it."""
+    items = list(offsets.items())
+    outcomes = await asyncio.gather(
+        *(
+            _write_offset(
+                store,
+                ConsumerOffsetNode.path(group, tp.topic, tp.partition),
+                ConsumerOffsetNode.encode(offset, (3, 9)),
+            )
+            for tp, offset in items
+        ),
+        return_exceptions=True,
+    )
+    return {tp: out for (tp, _), out in zip(items, outcomes, strict=True)}
+
+
+async def delete_group(store: ZkStore, group: str) -> None:
+    """Remove ``/consumers/<group>`` and everything under it (absent is fine)."""
+    with contextlib.suppress(NoNodeError):
+        await store.delete(ConsumerGroupNode.path(group), recursive=True)

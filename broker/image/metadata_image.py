@@ -1,0 +1,252 @@
+"""The metadata image: what this process knows of the cluster, as read from ZooKeeper.
+
+One `MetadataImage` per process, shared by all of its brokers (Kafka keeps one metadata
+cache per broker, fed by the controller's UpdateMetadata; here every broker of a process
+sees the same ZooKeeper, so one image serves them all). `broker.image.metadata_watcher` keeps it
+current from ZooKeeper watches; handlers only read it, and may wait for it to reach a state
+(`wait_for`), which is how CreateTopics-style requests wait for their results.
+
+A partition is visible only once its state znode exists: Kafka's metadata cache learns of a
+partition from the controller's UpdateMetadata, which follows the state write, so a topic
+whose znode exists but whose partitions have no leader state yet is unknown to clients.
+
+Topic and partition records are immutable and replaced whole on change, so a handler that
+reads a `TopicImage` sees one consistent version of it.
+
+Deliberately not here: ZooKeeper access (see `metadata_watcher`), and anything a handler
+writes (writes go to ZooKeeper and come back through the watches).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from zk_layout import BrokerInfo, PartitionState, TopicAssignment
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionImage:
+    """One partition as a client sees it: assignment joined with its leader state."""
+
+    partition: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TopicImage:
+    name: str
+    topic_id: uuid.UUID | None
+    # Every partition of the assignment, visible or not.
+    assignment: Mapping[int, tuple[int, ...]]
+    # Only partitions whose state znode has been read.
+    partitions: Mapping[int, PartitionImage]
+
+    @property
+    def is_internal(self) -> bool:
+        return self.name in INTERNAL_TOPICS
+
+    @property
+    def visible(self) -> bool:
+        return bool(self.partitions)
+
+    @property
+    def all_partitions_led(self) -> bool:
+        """Every assigned partition has state with a leader (CreateTopics' completion test)."""
+        return len(self.partitions) == len(self.assignment) and all(
+            p.leader >= 0 for p in self.partitions.values()
+        )
+
+
+@dataclass
+class MetadataImage:
+    """Mutable holder of the current cluster view; mutated only by the metadata watcher."""
+
+    cluster_id: str | None = None
+    controller_id: int = -1
+    brokers: dict[int, BrokerInfo] = field(default_factory=dict)
+    topics: dict[str, TopicImage] = field(default_factory=dict)
+    topics_being_deleted: frozenset[str] = frozenset()
+    # From /feature when feature versioning is enabled there (KIP-584); -1 = unknown.
+    finalized_features_epoch: int = -1
+    finalized_features: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Dynamic broker configs as last read from /config/brokers/<entity> ("<default>" or an
+    # id), unvalidated: each broker applies Kafka's dynamic-config rules to its own view.
+    broker_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    broker_configs_version: int = 0
+    version: int = 0
+    _assignments: dict[str, TopicAssignment] = field(default_factory=dict, repr=False)
+    _names_by_id: dict[uuid.UUID, str] = field(default_factory=dict, repr=False)
+    _states: dict[str, dict[int, PartitionState]] = field(default_factory=dict, repr=False)
+    # ZooKeeper data versions of what the image holds, so an older delivery (a watch that
+    # lags the controller's direct update) never overwrites a newer one.
+    _assignment_versions: dict[str, int] = field(default_factory=dict, repr=False)
+    _state_versions: dict[tuple[str, int], int] = field(default_factory=dict, repr=False)
+    _changed: asyncio.Event | None = field(default=None, repr=False)
+
+    # ---- reads -------------------------------------------------------------------------
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> TopicImage | None:
+        name = self._names_by_id.get(topic_id)
+        return self.topics.get(name) if name is not None else None
+
+    def listed_topic(self, name: str) -> TopicImage | None:
+        """The topic as clients see it: None until it has leader state, or once deleting."""
+        topic = self.topics.get(name)
+        if topic is None or not topic.visible or name in self.topics_being_deleted:
+            return None
+        return topic
+
+    def visible_topics(self) -> list[TopicImage]:
+        """Topics a Metadata request for all topics lists, in name order."""
+        return [t for name, t in sorted(self.topics.items()) if self.listed_topic(name)]
+
+    def is_alive(self, broker_id: int) -> bool:
+        return broker_id in self.brokers
+
+    async def wait_for(self, predicate: Callable[[MetadataImage], bool], timeout: float) -> bool:
+        """Wait until `predicate(self)` holds; False if `timeout` seconds pass first."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not predicate(self):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            event = self._event()
+            try:
+                await asyncio.wait_for(event.wait(), remaining)
+            except TimeoutError:
+                return predicate(self)
+        return True
+
+    # ---- writes (the metadata watcher only) ----------------------------------------------
+
+    def set_cluster_id(self, cluster_id: str | None) -> None:
+        self.cluster_id = cluster_id
+        self._bump()
+
+    def set_controller(self, controller_id: int) -> None:
+        self.controller_id = controller_id
+        self._bump()
+
+    def set_finalized_features(self, epoch: int, features: dict[str, tuple[int, int]]) -> None:
+        self.finalized_features_epoch = epoch
+        self.finalized_features = features
+        self._bump()
+
+    def set_broker_config(self, entity: str, configs: Mapping[str, str]) -> None:
+        if self.broker_configs.get(entity, {}) == configs:
+            return
+        if configs:
+            self.broker_configs[entity] = dict(configs)
+        else:
+            self.broker_configs.pop(entity, None)
+        self.broker_configs_version += 1
+        self._bump()
+
+    def put_broker(self, info: BrokerInfo) -> None:
+        self.brokers[info.broker_id] = info
+        self._bump()
+
+    def remove_broker(self, broker_id: int) -> None:
+        if self.brokers.pop(broker_id, None) is not None:
+            self._bump()
+
+    def set_topics_being_deleted(self, names: frozenset[str]) -> None:
+        self.topics_being_deleted = names
+        self._bump()
+
+    def put_assignment(self, name: str, assignment: TopicAssignment, zk_version: int = -1) -> None:
+        if zk_version >= 0:
+            if zk_version < self._assignment_versions.get(name, -1):
+                return
+            self._assignment_versions[name] = zk_version
+        previous = self._assignments.get(name)
+        if previous is not None and previous.topic_id is not None:
+            self._names_by_id.pop(previous.topic_id, None)
+        if assignment.topic_id is not None:
+            self._names_by_id[assignment.topic_id] = name
+        self._assignments[name] = assignment
+        states = self._states.setdefault(name, {})
+        for stale in [p for p in states if p not in assignment.partitions]:
+            del states[stale]
+        self._rebuild(name)
+
+    def remove_topic(self, name: str) -> None:
+        self._assignment_versions.pop(name, None)
+        for key in [k for k in self._state_versions if k[0] == name]:
+            del self._state_versions[key]
+        removed = self._assignments.pop(name, None)
+        if removed is not None and removed.topic_id is not None:
+            self._names_by_id.pop(removed.topic_id, None)
+        self._states.pop(name, None)
+        if self.topics.pop(name, None) is not None:
+            self._bump()
+
+    def put_partition_state(
+        self, name: str, partition: int, state: PartitionState | None, zk_version: int = -1
+    ) -> None:
+        if name not in self._assignments:
+            return
+        key = (name, partition)
+        states = self._states.setdefault(name, {})
+        if state is None:
+            self._state_versions.pop(key, None)
+            states.pop(partition, None)
+        else:
+            if zk_version >= 0:
+                if zk_version < self._state_versions.get(key, -1):
+                    return
+                if zk_version == self._state_versions.get(key) and partition in states:
+                    return  # already applied (published by the controller, then watched)
+                self._state_versions[key] = zk_version
+            states[partition] = state
+        self._rebuild(name)
+
+    # ---- internals ---------------------------------------------------------------------
+
+    def _rebuild(self, name: str) -> None:
+        assignment = self._assignments[name]
+        states = self._states.get(name, {})
+        partitions: dict[int, PartitionImage] = {}
+        for p, replicas in sorted(assignment.partitions.items()):
+            state = states.get(p)
+            if state is None:
+                continue
+            partitions[p] = PartitionImage(
+                partition=p,
+                replicas=tuple(replicas),
+                isr=tuple(state.isr),
+                leader=state.leader,
+                leader_epoch=state.leader_epoch,
+                adding=tuple(assignment.adding.get(p, ())),
+                removing=tuple(assignment.removing.get(p, ())),
+            )
+        self.topics[name] = TopicImage(
+            name=name,
+            topic_id=assignment.topic_id,
+            assignment={p: tuple(r) for p, r in assignment.partitions.items()},
+            partitions=partitions,
+        )
+        self._bump()
+
+    def _event(self) -> asyncio.Event:
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        return self._changed
+
+    def _bump(self) -> None:
+        self.version += 1
+        if self._changed is not None:
+            # Wake every waiter once; each re-checks its predicate and waits on a new event.
+            self._changed.set()
+            self._changed = None

@@ -1,0 +1,211 @@
+"""Keeps the process's `MetadataImage` current from ZooKeeper watches.
+
+Watched (all through one ZooKeeper session of the process):
+- `/brokers/ids` children, and each broker's registration data;
+- `/controller` (the controller id), `/cluster/id` and `/feature`;
+- `/brokers/topics` children, each topic's assignment, and each assigned partition's
+  `.../state` node (watched before it exists, so the controller's first write is seen);
+- `/admin/delete_topics` children (topics being deleted are hidden from clients).
+
+Everything a watch delivers is decoded with the `zk_layout` node classes and applied to the
+image on the event loop. Data that does not decode is logged and treated as absent, as
+Kafka's readers skip what they cannot parse; one bad znode never stops the watcher.
+Per-broker, per-topic and per-partition watches are started concurrently (each start is a
+ZooKeeper round trip) and cancelled when their node's parent no longer lists it.
+
+Deliberately not here: any write to ZooKeeper (the watcher only reads), and decisions
+(those are the controller's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol, TypeVar
+
+import structlog
+
+from broker.image.metadata_image import MetadataImage
+from zk_layout import ZkStore, ZnodeFormatError
+from zk_layout.nodes import (
+    BrokerIdNode,
+    BrokerIdsNode,
+    ClusterIdNode,
+    ControllerNode,
+    DeleteTopicsNode,
+    FeatureNode,
+    PartitionStateNode,
+    TopicNode,
+    TopicsNode,
+)
+from zk_layout.store import Watch
+
+T = TypeVar("T", covariant=True)
+
+
+class _Decoder(Protocol[T]):
+    @classmethod
+    def decode_at(cls, data: bytes, *path_args: Any) -> T: ...
+
+
+class MetadataWatcher:
+    def __init__(self, store: ZkStore, image: MetadataImage) -> None:
+        self.store = store
+        self.image = image
+        self._watches: dict[str, Watch] = {}
+        self._starting: set[asyncio.Task[None]] = set()
+        self._brokers: set[int] = set()
+        self._topics: set[str] = set()
+        self._partitions: dict[str, set[int]] = {}
+        self._log = structlog.get_logger(__name__)
+
+    async def start(self) -> None:
+        await asyncio.gather(
+            self._watch_data(ClusterIdNode.path(), self._on_cluster_id),
+            self._watch_data(ControllerNode.path(), self._on_controller),
+            self._watch_data(FeatureNode.path(), self._on_feature),
+            self._watch_children(BrokerIdsNode.path(), self._on_broker_ids),
+            self._watch_children(TopicsNode.path(), self._on_topics),
+            self._watch_children(DeleteTopicsNode.path(), self._on_delete_topics),
+        )
+
+    async def stop(self) -> None:
+        for task in list(self._starting):
+            task.cancel()
+        await asyncio.gather(*self._starting, return_exceptions=True)
+        for watch in self._watches.values():
+            watch.cancel()
+        self._watches.clear()
+
+    # ---- cluster-wide nodes ------------------------------------------------------------
+
+    def _on_cluster_id(self, data: bytes | None, stat: object) -> None:
+        self.image.set_cluster_id(self._decode(ClusterIdNode, data, ClusterIdNode.path()))
+
+    def _on_controller(self, data: bytes | None, stat: object) -> None:
+        info = self._decode(ControllerNode, data, ControllerNode.path())
+        self.image.set_controller(info.broker_id if info is not None else -1)
+
+    def _on_feature(self, data: bytes | None, stat: Any) -> None:
+        feature = self._decode(FeatureNode, data, FeatureNode.path())
+        if feature is None or not feature.enabled:
+            self.image.set_finalized_features(-1, {})
+            return
+        # KIP-584: the finalized features' epoch is the /feature znode's data version.
+        self.image.set_finalized_features(
+            stat.version,
+            {
+                name: (level.min_version_level or 1, level.max_version_level)
+                for name, level in feature.features.items()
+            },
+        )
+
+    # ---- brokers -----------------------------------------------------------------------
+
+    def _on_broker_ids(self, children: list[str] | None) -> None:
+        ids = {
+            b
+            for b in (BrokerIdNode.broker_id_from_child(c) for c in children or ())
+            if b is not None
+        }
+        for gone in self._brokers - ids:
+            self._cancel(BrokerIdNode.path(gone))
+            self.image.remove_broker(gone)
+        for new in sorted(ids - self._brokers):
+            self._spawn(self._watch_data(BrokerIdNode.path(new), self._broker_callback(new)))
+        self._brokers = ids
+
+    def _broker_callback(self, broker_id: int) -> Callable[[bytes | None, object], None]:
+        def on_data(data: bytes | None, stat: object) -> None:
+            info = self._decode(BrokerIdNode, data, BrokerIdNode.path(broker_id), broker_id)
+            if info is None:
+                self.image.remove_broker(broker_id)
+            else:
+                self.image.put_broker(info)
+
+        return on_data
+
+    # ---- topics ------------------------------------------------------------------------
+
+    def _on_topics(self, children: list[str] | None) -> None:
+        names = set(children or ())
+        for gone in self._topics - names:
+            self._cancel(TopicNode.path(gone))
+            for partition in self._partitions.pop(gone, set()):
+                self._cancel(PartitionStateNode.path(gone, partition))
+            self.image.remove_topic(gone)
+        new = sorted(names - self._topics)
+        self._topics = names
+        for name in new:
+            self._partitions[name] = set()
+            self._spawn(self._watch_data(TopicNode.path(name), self._topic_callback(name)))
+
+    def _topic_callback(self, name: str) -> Callable[[bytes | None, Any], None]:
+        def on_data(data: bytes | None, stat: Any) -> None:
+            if name not in self._topics:
+                return
+            assignment = self._decode(TopicNode, data, TopicNode.path(name), name)
+            if assignment is None:
+                return
+            self.image.put_assignment(name, assignment, stat.version)
+            watched = self._partitions.setdefault(name, set())
+            for partition in sorted(set(assignment.partitions) - watched):
+                watched.add(partition)
+                self._spawn(
+                    self._watch_data(
+                        PartitionStateNode.path(name, partition),
+                        self._state_callback(name, partition),
+                    )
+                )
+
+        return on_data
+
+    def _state_callback(self, name: str, partition: int) -> Callable[[bytes | None, Any], None]:
+        path = PartitionStateNode.path(name, partition)
+
+        def on_data(data: bytes | None, stat: Any) -> None:
+            state = self._decode(PartitionStateNode, data, path, name, partition)
+            version = stat.version if stat is not None else -1
+            self.image.put_partition_state(name, partition, state, version)
+
+        return on_data
+
+    def _on_delete_topics(self, children: list[str] | None) -> None:
+        self.image.set_topics_being_deleted(frozenset(children or ()))
+
+    # ---- helpers -----------------------------------------------------------------------
+
+    async def _watch_data(self, path: str, callback: Callable[[bytes | None, Any], None]) -> None:
+        self._watches[path] = await self.store.watch_data(path, callback)
+
+    async def _watch_children(
+        self, path: str, callback: Callable[[list[str] | None], None]
+    ) -> None:
+        self._watches[path] = await self.store.watch_children(path, callback)
+
+    def _spawn(self, start: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(start)
+        self._starting.add(task)
+        task.add_done_callback(self._started)
+
+    def _started(self, task: asyncio.Task[None]) -> None:
+        self._starting.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self._log.warning("watch.failed", reason=repr(task.exception()))
+
+    def _cancel(self, path: str) -> None:
+        watch = self._watches.pop(path, None)
+        if watch is not None:
+            watch.cancel()
+
+    def _decode(
+        self, node_cls: type[_Decoder[T]], data: bytes | None, where: str, *path_args: Any
+    ) -> T | None:
+        """The decoded node, or None when absent or undecodable (logged with `where`)."""
+        if data is None:
+            return None
+        try:
+            return node_cls.decode_at(data, *path_args)
+        except ZnodeFormatError as e:
+            self._log.warning("znode.undecodable", path=where, reason=str(e))
+            return None

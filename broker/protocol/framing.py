@@ -1,0 +1,124 @@
+"""Kafka's framing rules as pure code: the size prefix, the size limit, and what a broker does
+with a request whose API key or version it does not serve.
+
+Every Kafka request and response is a 4-byte big-endian signed size followed by that many
+bytes. The listener (`broker.server.listener`) does only the socket reads and writes; every
+decision about a frame is made here, so it can be tested without a socket:
+
+- `frame_size(prefix, max_request_bytes)`: the size, or `FrameRefused` when the connection
+  must close -- a negative size, or one above `socket.request.max.bytes` (Kafka's
+  `NetworkReceive` throws `InvalidReceiveException` and the selector closes the channel).
+- `route(header, ranges, release_name)`: `None` when the request is served; `Close(reason)`
+  when Kafka closes the connection (an API key the release does not serve, a version outside
+  its range); `Answer(data)` for the one exception, ApiVersions at a version the broker does
+  not know, answered in the v0 format with UNSUPPORTED_VERSION and the broker's own
+  ApiVersions range so the client can retry (KIP-511; Kafka's `ApiVersionsRequest` builds
+  that answer in `getErrorResponse`).
+- `size_prefixed(payload)`: a response frame.
+
+Close reasons are sentences for the log line the listener writes; see
+`docs/kafka-behaviour.md` §0 for the plumbing these rules come from.
+
+Deliberately not here: sockets, the handler table itself (the caller passes its ranges),
+decoding of bodies (`broker.protocol.envelope`), and TLS/SASL framing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from broker.protocol import error_codes
+from broker.protocol.envelope import encode_response
+from broker.protocol.messages import API_SPECS
+from broker.protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
+from broker.protocol.messages.headers import RequestHeader
+
+SIZE_BYTES = 4
+API_VERSIONS_KEY = 18
+
+
+class FrameRefused(Exception):
+    """The frame cannot be read: the connection closes; `reason` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Close:
+    """Close the connection without an answer (what Kafka does), for `reason`."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Send `data` (without the size prefix) instead of dispatching; the connection goes on."""
+
+    data: bytes
+    supported: tuple[int, int]
+
+
+def frame_size(prefix: bytes, max_request_bytes: int) -> int:
+    """The size a 4-byte prefix announces; `FrameRefused` when Kafka would not read it."""
+    if len(prefix) != SIZE_BYTES:
+        raise FrameRefused("connection ended inside a size prefix")
+    size = int.from_bytes(prefix, "big", signed=True)
+    if size < 0:
+        raise FrameRefused(f"invalid request size {size}")
+    if size > max_request_bytes:
+        raise FrameRefused(
+            f"request size {size} larger than {max_request_bytes} (max request bytes)"
+        )
+    return size
+
+
+def size_prefixed(payload: bytes) -> bytes:
+    """`payload` as a frame: its size as 4 big-endian bytes, then the payload."""
+    return len(payload).to_bytes(SIZE_BYTES, "big") + payload
+
+
+def api_name(api_key: int) -> str:
+    spec = API_SPECS.get(api_key)
+    return spec.name if spec is not None else f"api key {api_key}"
+
+
+def route(
+    header: RequestHeader, ranges: Mapping[int, tuple[int, int]], release_name: str
+) -> Close | Answer | None:
+    """What to do with a request of `header` when the broker serves `ranges` (api key ->
+    (min, max)) as Kafka `release_name`: None to dispatch it, else `Close` or `Answer`."""
+    bounds = ranges.get(header.api_key)
+    if bounds is None:
+        return Close(
+            f"api key {header.api_key} is not served by Kafka {release_name} emulation"
+        )
+    low, high = bounds
+    if low <= header.api_version <= high:
+        return None
+    if header.api_key == API_VERSIONS_KEY:
+        return Answer(unsupported_api_versions(header, low, high), (low, high))
+    return Close(
+        f"{api_name(header.api_key)} v{header.api_version} is not supported "
+        f"(supported {low}-{high})"
+    )
+
+
+def unsupported_api_versions(header: RequestHeader, low: int, high: int) -> bytes:
+    """The v0 ApiVersions answer to a version the broker does not know (KIP-511): error
+    UNSUPPORTED_VERSION and the broker's ApiVersions range, under the request's correlation
+    id."""
+    return encode_response(
+        RequestHeader(
+            api_key=API_VERSIONS_KEY,
+            api_version=0,
+            correlation_id=header.correlation_id,
+            client_id=header.client_id,
+        ),
+        ApiVersionsResponse(
+            error_code=error_codes.UNSUPPORTED_VERSION,
+            api_keys=[ApiVersion(api_key=API_VERSIONS_KEY, min_version=low, max_version=high)],
+        ),
+    )

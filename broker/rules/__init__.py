@@ -1,0 +1,15 @@
+"""Kafka's rules as pure code: no I/O, no asyncio, no ZooKeeper.
+
+- `api_error`: errors a handler raises to answer an item with a code and message;
+- `topic_names`, `replica_assignment`, `leader_election`: topic name rules, AdminUtils'
+  replica assignment, the controller's leader and ISR choices;
+- `config_catalog`, `broker_config_catalog`, `config_documentation`, `broker_config`,
+  `broker_loggers`: topic and broker config keys of every release, their validation,
+  documentation, the layered broker config and log4j logger levels;
+- `jvm_collections`: the iteration orders and renderings of Java/Scala collections that
+  Kafka's answers and messages expose;
+- `acl_operations`: authorized-operations bit sets.
+
+Everything above (handlers, controller, settings) decides with these; nothing here imports
+them.
+"""

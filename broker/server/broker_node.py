@@ -1,0 +1,249 @@
+"""One broker of the cluster: its listener, its own ZooKeeper session, its registration.
+
+A broker, as in Kafka, has its own ZooKeeper session: its ephemeral `/brokers/ids/<id>`
+registration and, when it wins, the ephemeral `/controller` live and die with that session.
+Stopping a broker closes its listener and its session, so the rest of the cluster (in this
+process or another) sees it leave exactly as it would see a Kafka broker stop.
+
+Start order follows Kafka's KafkaServer.startup: ZooKeeper session, listener bound (so the
+registration can carry the real port), `/brokers/ids/<id>` registered, then the controller
+elector. If the session expires, the broker registers again and re-runs the election once
+a new session is established (Kafka's SessionExpirationListener does the same).
+
+A stopped BrokerNode can be started again (`Cluster.stop_broker`/`start_broker`), like a
+Kafka broker restarted with the same server.properties: same id, same port -- the one it
+bound the first time, also when that was a free port picked by the OS -- and a new session,
+so a new registration and broker epoch. What a Kafka broker keeps only in memory (dynamic
+log4j levels, in-flight auto-creations) starts afresh on every start.
+
+Deliberately not here: request handling (`broker.server.listener`, `handlers`) and cluster-wide
+set-up such as top-level paths and the cluster id (`broker.engine.engine`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import structlog
+
+from broker.controller.controller import Controller, ControllerElector
+from broker.image.metadata_image import MetadataImage
+from broker.rules.broker_config import BrokerConfig
+from broker.rules.broker_loggers import BrokerLoggers
+from broker.server.hooks import HookChain
+from broker.server.listener import BrokerServer
+from broker.settings import Settings
+from handlers.registry import ApiTable, api_table
+from zk_layout import DEFAULT_ENTITY, BrokerInfo, Endpoint, ZkStore
+from zk_layout.store import SessionState
+
+
+class BrokerNode:
+    """Implements `handlers.context.BrokerView` for the broker's requests."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        settings: Settings,
+        image: MetadataImage,
+        hooks: HookChain | None = None,
+    ) -> None:
+        self._hooks = hooks
+        self._broker_id = broker_id
+        self._settings = settings
+        self._image = image
+        self._api_table = api_table(settings.kafka_version)
+        self._store: ZkStore | None = None
+        self._server: BrokerServer | None = None
+        self._elector: ControllerElector | None = None
+        self.broker_epoch = -1
+        # The port the listener bound at its first start; later starts bind it again, so a
+        # restarted broker is where clients and /brokers/ids knew it (settings.port may be 0).
+        self._bound_port: int | None = None
+        self._reregistration: asyncio.Task[None] | None = None
+        self._auto_create_in_flight: set[str] = set()
+        self._static_configs: dict[str, str] = {}
+        self._broker_config: BrokerConfig | None = None
+        self._broker_config_version = -1
+        self._loggers = BrokerLoggers(settings.kafka_version)
+        self._log = structlog.get_logger(__name__).bind(broker_id=broker_id)
+
+    # ---- BrokerView --------------------------------------------------------------------
+
+    @property
+    def broker_id(self) -> int:
+        return self._broker_id
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    @property
+    def image(self) -> MetadataImage:
+        return self._image
+
+    @property
+    def api_table(self) -> ApiTable:
+        return self._api_table
+
+    @property
+    def store(self) -> ZkStore:
+        if self._store is None:
+            raise RuntimeError(f"broker {self._broker_id} is not running")
+        return self._store
+
+    @property
+    def is_controller(self) -> bool:
+        return self._elector is not None and self._elector.is_active
+
+    @property
+    def controller(self) -> Controller | None:
+        return self._elector.controller if self.is_controller and self._elector else None
+
+    @property
+    def auto_create_in_flight(self) -> set[str]:
+        return self._auto_create_in_flight
+
+    @property
+    def broker_config(self) -> BrokerConfig:
+        # Rebuilt only when the image's dynamic broker configs change.
+        version = self._image.broker_configs_version
+        if self._broker_config is None or self._broker_config_version != version:
+            overrides = self._image.broker_configs
+            self._broker_config = BrokerConfig.build(
+                self._broker_id,
+                self._settings.kafka_version,
+                self._static_configs,
+                overrides.get(DEFAULT_ENTITY, {}),
+                overrides.get(str(self._broker_id), {}),
+            )
+            self._broker_config_version = version
+        return self._broker_config
+
+    @property
+    def broker_loggers(self) -> BrokerLoggers:
+        return self._loggers
+
+    # ---- lifecycle ---------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    @property
+    def port(self) -> int:
+        if self._server is not None:
+            return self._server.port
+        if self._bound_port is not None:
+            return self._bound_port
+        return self._settings.port_of(self._broker_id)
+
+    @property
+    def host(self) -> str:
+        return self._settings.public_host
+
+    @property
+    def open_connections(self) -> int:
+        """Client connections its listener serves now (0 while stopped)."""
+        return self._server.open_connections if self._server is not None else 0
+
+    @property
+    def rack(self) -> str | None:
+        return self._settings.rack_of(self._broker_id)
+
+    @property
+    def elector(self) -> ControllerElector | None:
+        return self._elector
+
+    async def start(self, zookeeper: str) -> None:
+        """Start (or start again after `stop()`); the caller makes sure it is not running."""
+        settings = self._settings
+        # In-memory state of a previous run must not leak into this one: a Kafka broker
+        # restarts with its log4j levels from the properties and nothing in flight.
+        self.broker_epoch = -1
+        self._auto_create_in_flight = set()
+        self._loggers = BrokerLoggers(settings.kafka_version)
+        self._broker_config = None
+        self._store = await ZkStore.connect(
+            zookeeper, session_timeout=settings.zk_session_timeout_s
+        )
+        try:
+            port = self._bound_port
+            self._server = BrokerServer(
+                self,
+                self._api_table,
+                settings.host,
+                settings.port_of(self._broker_id) if port is None else port,
+                max_request_bytes=settings.max_request_bytes,
+                listener_name=settings.listener_name,
+                hooks=self._hooks,
+            )
+            self._bound_port = await self._server.start()
+            self._static_configs = settings.static_broker_configs(
+                self._broker_id, self._server.port, zookeeper
+            )
+            await self._register()
+            self._elector = ControllerElector(self._broker_id, self._store, settings, self._image)
+            await self._elector.start()
+            self._store.add_session_listener(self._on_session_state)
+        except BaseException:
+            await self.stop()
+            raise
+        self._log.info("broker.started", port=self.port, broker_epoch=self.broker_epoch)
+
+    async def stop(self) -> None:
+        """Stop the elector, the listener and the session; each step runs even if one fails."""
+        if self._reregistration is not None:
+            # It would register on whatever session the broker has when it resumes: none, or
+            # the next run's (which registers itself).
+            self._reregistration.cancel()
+            self._reregistration = None
+        try:
+            if self._elector is not None:
+                elector, self._elector = self._elector, None
+                await elector.stop()
+        finally:
+            try:
+                if self._server is not None:
+                    server, self._server = self._server, None
+                    await server.stop()
+            finally:
+                if self._store is not None:
+                    # Closing the session removes /brokers/ids/<id> (and /controller if held).
+                    store, self._store = self._store, None
+                    self.broker_epoch = -1
+                    await store.close()
+                    self._log.info("broker.stopped")
+
+    def broker_info(self) -> BrokerInfo:
+        listener = self._settings.listener_name
+        return BrokerInfo.create(
+            self._broker_id,
+            (Endpoint(listener, self.host, self.port, "PLAINTEXT"),),
+            rack=self.rack,
+        )
+
+    async def _register(self) -> None:
+        self.broker_epoch = await self.store.register_broker(
+            self.broker_info(), self._settings.kafka_version
+        )
+
+    def _on_session_state(self, state: SessionState) -> None:
+        # A new session after expiry: our ephemeral nodes are gone; register again.
+        if state is SessionState.RECONNECTED_NEW_SESSION and self._server is not None:
+            task = asyncio.get_running_loop().create_task(self._reregister())
+            self._reregistration = task
+            task.add_done_callback(self._reregistration_done)
+
+    def _reregistration_done(self, task: asyncio.Task[None]) -> None:
+        if self._reregistration is task:
+            self._reregistration = None
+
+    async def _reregister(self) -> None:
+        try:
+            await self._register()
+            if self._elector is not None:
+                await self._elector.check()
+            self._log.warning("broker.reregistered", broker_epoch=self.broker_epoch)
+        except Exception:
+            self._log.exception("broker.reregistration_failed")

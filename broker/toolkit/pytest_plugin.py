@@ -1,0 +1,233 @@
+"""zkbroker's pytest plugin: Kafka clusters as fixtures, on a real ZooKeeper.
+
+Installed with zkbroker (the `pytest11` entry point `zkbroker`), so any project that
+installs zkbroker gets these fixtures without a conftest.py:
+
+- `zk_test_zookeeper` (session): the ZooKeeper of the test session, found or started by
+  `broker.toolkit.zookeeper.start_zookeeper_for_tests` ($ZKBROKER_TEST_ZOOKEEPER=host:port, else a
+  Docker container, else a local JVM). Override it in a conftest.py to bring your own.
+- `zk_cluster`: a 3-broker cluster (ids 0, 1, 2, free ports, the default release) started
+  once per session on its own chroot and shared by every test that asks for it. It is a
+  `broker.Cluster` in `with` mode: `zk_cluster.bootstrap_servers`,
+  `zk_cluster.zookeeper_connect`, `zk_cluster.brokers[1].stop()`, `zk_cluster.faults`,
+  `zk_cluster.engine`.
+- `zk_cluster_factory`: `zk_cluster_factory(brokers=3, kafka_version="2.8",
+  racks=("r1", "r1", "r2"), **settings)` starts a cluster of its own (any `Settings`
+  field as a keyword, e.g. `auto_create_topics=False`) on a fresh chroot of the session
+  ZooKeeper, or on `zookeeper=...` to join another cluster; all are stopped after the test.
+
+How `zk_cluster` is isolated between tests: **it is cleaned, not re-created.** After each
+test that used it, every topic the test left is deleted the way Kafka deletes topics
+(`/admin/delete_topics/<t>`, carried out by the controller) and the plugin waits until the
+topics are gone from ZooKeeper and from the brokers' metadata; config overrides written
+during the test (`/config/brokers|clients|users|ips/<entity>`) are written back to what they
+were, with a change notification as `kafka-configs` does; leftover `/config/topics/<t>` and
+`/consumers/<group>` nodes are removed; brokers the test stopped are started again. Why not a
+fresh chroot per test: a running cluster cannot move to another chroot (its sessions,
+registrations and controller live in the old one), so a chroot per test means a cluster per
+test -- three brokers, four ZooKeeper sessions, a controller election and new ports each
+time, and clients that cached the old bootstrap servers. Deleting a few topics costs tens of
+milliseconds. A test that needs a pristine or special cluster uses `zk_cluster_factory`.
+Faults and the captured requests kept in memory are cleared too. Not reset: ACLs, KIP-631
+protocol-registered brokers, and anything another process adds.
+
+Deliberately not here: fixtures for Kafka clients (use your own client library), and the
+project's own test fixtures (`tests/conftest.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from broker.cluster import Cluster, settings_from_options
+from broker.settings import Settings
+from broker.toolkit.zookeeper import (
+    ZooKeeperEndpoint,
+    fresh_chroot,
+    remove_chroot,
+    start_zookeeper_for_tests,
+)
+from zk_layout import ConfigEntityNode, DeleteTopicMarkerNode, NodeExistsError, ZkStore
+from zk_layout.store.admin_zk import change_entity_config
+
+__all__ = ["ClusterReset", "zk_cluster", "zk_cluster_factory", "zk_test_zookeeper"]
+
+# Config entity types restored after each test (topics' configs go with their topics).
+_RESET_CONFIG_TYPES = ("brokers", "clients", "users", "ips")
+RESET_TIMEOUT_S = 30.0
+
+
+@dataclass
+class ClusterReset:
+    """What a cluster looked like once; `reset()` brings it back there (see the module doc).
+
+    Create it with `ClusterReset.capture(cluster)` and call `reset()` from the test thread;
+    both run on the cluster's loop with a ZooKeeper session of their own."""
+
+    cluster: Cluster
+    store: ZkStore
+    topics: frozenset[str] = frozenset()
+    consumers: frozenset[str] = frozenset()
+    configs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+
+    @classmethod
+    def capture(cls, cluster: Cluster) -> ClusterReset:
+        async def snapshot() -> ClusterReset:
+            store = await ZkStore.connect(cluster.zookeeper_connect)
+            reset = cls(cluster, store)
+            reset.topics = frozenset(await store.get_children("/brokers/topics") or ())
+            reset.consumers = frozenset(await store.get_children("/consumers") or ())
+            reset.configs = await _read_configs(store)
+            return reset
+
+        return cluster.call(snapshot())
+
+    def reset(self, timeout: float = RESET_TIMEOUT_S) -> None:
+        self.cluster.call(asyncio.wait_for(self._reset(), timeout), timeout=timeout + 5)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.cluster.call(self.store.close(), timeout=10)
+
+    async def _reset(self) -> None:
+        engine = self.cluster.engine
+        store = self.store
+        # Faults first: a blackhole or latency left behind would hold the cleanup itself.
+        await engine.faults.clear()
+        engine.clear_requests()
+        for broker_id, node in sorted(engine.brokers.items()):
+            if not node.running:
+                await engine.start_broker(broker_id)
+        # Topics: marked for deletion as DeleteTopics does; the controller deletes them.
+        extra = set(await store.get_children("/brokers/topics") or ()) - self.topics
+        for topic in sorted(extra):
+            with contextlib.suppress(NodeExistsError):
+                await store.create(DeleteTopicMarkerNode.path(topic), None, makepath=True)
+        while True:
+            left = extra & set(await store.get_children("/brokers/topics") or ())
+            left |= extra & set(engine.image.topics)
+            if not left:
+                break
+            await asyncio.sleep(0.02)
+        live = set(await store.get_children("/brokers/topics") or ())
+        for topic in await store.get_children("/config/topics") or ():
+            if topic not in live:
+                with contextlib.suppress(Exception):
+                    await store.delete(ConfigEntityNode.path("topics", topic), recursive=True)
+        # Config overrides: written back to what they were (empty if they were not there).
+        now = await _read_configs(store)
+        release = engine.settings.kafka_version
+        for key in sorted(set(now) | set(self.configs)):
+            before = self.configs.get(key, {})
+            if now.get(key, {}) != before:
+                await change_entity_config(store, key[0], key[1], before, release)
+        # Consumer groups of the ZooKeeper registry.
+        for group in await store.get_children("/consumers") or ():
+            if group not in self.consumers:
+                with contextlib.suppress(Exception):
+                    await store.delete(f"/consumers/{group}", recursive=True)
+
+
+async def _read_configs(store: ZkStore) -> dict[tuple[str, str], dict[str, str]]:
+    configs: dict[tuple[str, str], dict[str, str]] = {}
+    for entity_type in _RESET_CONFIG_TYPES:
+        for name in await store.get_children(f"/config/{entity_type}") or ():
+            got = await store.read(ConfigEntityNode, entity_type, name)
+            if got is not None:
+                configs[(entity_type, name)] = dict(got[0])
+    return configs
+
+
+# ---------------------------------------------------------------------------------------
+# Fixtures
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def zk_test_zookeeper() -> Iterator[ZooKeeperEndpoint]:
+    """The session's ZooKeeper (see `broker.toolkit.zookeeper.start_zookeeper_for_tests`)."""
+    endpoint = start_zookeeper_for_tests()
+    try:
+        yield endpoint
+    finally:
+        endpoint.stop()
+
+
+@pytest.fixture(scope="session")
+def _zkbroker_session_cluster(
+    zk_test_zookeeper: ZooKeeperEndpoint,
+) -> Iterator[tuple[Cluster, ClusterReset]]:
+    connect = fresh_chroot(zk_test_zookeeper.connect_string)
+    cluster = Cluster(Settings(port=0, zookeeper=connect)).start()
+    reset = ClusterReset.capture(cluster)
+    try:
+        yield cluster, reset
+    finally:
+        reset.close()
+        cluster.stop()
+        if zk_test_zookeeper.kind == "external":
+            remove_chroot(connect)
+
+
+@pytest.fixture
+def zk_cluster(
+    _zkbroker_session_cluster: tuple[Cluster, ClusterReset],
+) -> Iterator[Cluster]:
+    """The session's 3-broker cluster; topics and config overrides the test leaves are
+    deleted after it (see the module docstring)."""
+    cluster, reset = _zkbroker_session_cluster
+    yield cluster
+    reset.reset()
+
+
+ClusterFactory = Callable[..., Cluster]
+
+
+@pytest.fixture
+def zk_cluster_factory(zk_test_zookeeper: ZooKeeperEndpoint) -> Iterator[ClusterFactory]:
+    """`zk_cluster_factory(brokers=3, kafka_version="2.8", racks=None, **settings)`: a new
+    cluster on a fresh chroot (or on `zookeeper=...`), stopped after the test."""
+    started: list[Cluster] = []
+    chroots: list[str] = []
+
+    def start(
+        brokers: int = 3,
+        kafka_version: str | tuple[int, ...] | None = None,
+        racks: Sequence[str | None] | str | None = None,
+        **settings: Any,
+    ) -> Cluster:
+        options: dict[str, Any] = {"port": 0}
+        if "broker_ids" not in settings:
+            options["brokers"] = brokers
+        if kafka_version is not None:
+            options["kafka_version"] = kafka_version
+        if racks is not None:
+            parts = racks.split(",") if isinstance(racks, str) else racks
+            options["racks"] = tuple((r.strip() or None) if r else None for r in parts)
+        if settings.get("zookeeper") is None:
+            settings["zookeeper"] = fresh_chroot(zk_test_zookeeper.connect_string)
+            chroots.append(settings["zookeeper"])
+        options.update(settings)
+        cluster = Cluster(settings_from_options(options)).start()
+        started.append(cluster)
+        return cluster
+
+    yield start
+    errors: list[BaseException] = []
+    for cluster in reversed(started):
+        try:
+            cluster.stop()
+        except Exception as e:
+            errors.append(e)
+    if zk_test_zookeeper.kind == "external":
+        for chroot in chroots:
+            with contextlib.suppress(Exception):
+                remove_chroot(chroot)
+    if errors:
+        raise errors[0]

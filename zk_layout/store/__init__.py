@@ -1,0 +1,35 @@
+"""Talking to ZooKeeper: the kazoo bridge (``client``: ``ZkClient``), Kafka's broker and
+controller recipes on it (``kafka_zk``: ``ZkStore``, what the rest of zkbroker holds) and the
+admin path's multi-znode writes (``admin_zk``).
+
+Deliberately not here: znode formats (``zk_layout.nodes``); anything above ZooKeeper.
+"""
+
+from zk_layout.store.client import (
+    ChildrenCallback,
+    DataCallback,
+    ExistsCallback,
+    SessionCallback,
+    SessionState,
+    TxOp,
+    Watch,
+    ZkClient,
+    ZkTransaction,
+    ZnodeStat,
+)
+from zk_layout.store.kafka_zk import ElectionResult, ZkStore
+
+__all__ = [
+    "ChildrenCallback",
+    "DataCallback",
+    "ElectionResult",
+    "ExistsCallback",
+    "SessionCallback",
+    "SessionState",
+    "TxOp",
+    "Watch",
+    "ZkClient",
+    "ZkStore",
+    "ZkTransaction",
+    "ZnodeStat",
+]
