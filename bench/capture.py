@@ -2,7 +2,7 @@
 without a file capture, in one run on the same cluster.
 
 One embedded ZooKeeper, one 3-broker zkbroker cluster (release 2.8) with 10 topics. A blocking
-wire client (tests/wire.py) sends requests one at a time to the controller broker and times
+wire client (broker/toolkit/wire.py) sends requests one at a time to the controller broker and times
 each round trip (send to answer decoded):
 - Metadata v9 for all topics;
 - CreateTopics v7 of one new topic (1 partition, replication factor 1, timeout 30 s), answered

@@ -52,6 +52,7 @@ async def handle(
             )
     try:
         results = await controller.call(
+            "ApiPartitionReassignment",
             lambda c: controller_reassignment.alter_reassignments(c, requested)
         )
     except ControllerMovedError:

@@ -32,6 +32,7 @@ async def handle(ctx: RequestContext, request: BrokerHeartbeatRequest) -> Broker
         return BrokerHeartbeatResponse(error_code=error_codes.NOT_CONTROLLER)
     try:
         reply = await controller.call(
+            "BrokerHeartbeat",
             lambda c: c.leases.heartbeat(
                 request.broker_id,
                 request.broker_epoch,

@@ -2,12 +2,11 @@
 
 Served on every listener: the active controller registers the broker
 (`broker.controller.broker_leases`), any other broker answers NOT_CONTROLLER (as does a controller
-that
-moves while the request waits). Order of checks, as Kafka 3.9's ClusterControlManager:
-cluster id (INCONSISTENT_CLUSTER_ID), then the listeners (INVALID_REGISTRATION from 3.7,
-INVALID_REQUEST before: none, or one without a name, host or port), then an id already held
-by a live broker of another incarnation (DUPLICATE_BROKER_REGISTRATION). Success answers the
-broker epoch, the czxid of `/brokers/ids/<id>`.
+that moves while the request waits). Order of checks, as Kafka 3.9's ClusterControlManager: cluster
+id (INCONSISTENT_CLUSTER_ID), then the listeners (INVALID_REGISTRATION from 3.7, INVALID_REQUEST
+before: none, or one without a name, host or port), then an id already held by a live broker of
+another incarnation (DUPLICATE_BROKER_REGISTRATION). Success answers the broker epoch, the czxid of
+`/brokers/ids/<id>`.
 
 Not emulated: authorization (CLUSTER_AUTHORIZATION_FAILED), ZooKeeper migration
 (is_migrating_zk_broker is ignored), log directories and previous_broker_epoch.
@@ -37,7 +36,9 @@ async def handle(
     if request.cluster_id != ctx.image.cluster_id:
         return BrokerRegistrationResponse(error_code=error_codes.INCONSISTENT_CLUSTER_ID)
     try:
-        code, epoch = await controller.call(lambda c: c.leases.register(request))
+        code, epoch = await controller.call(
+            "BrokerRegistration", lambda c: c.leases.register(request)
+        )
     except ControllerMovedError:
         return BrokerRegistrationResponse(error_code=error_codes.NOT_CONTROLLER)
     return BrokerRegistrationResponse(error_code=code, broker_epoch=epoch)

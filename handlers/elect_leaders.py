@@ -82,6 +82,7 @@ async def handle(ctx: RequestContext, request: ElectLeadersRequest) -> ElectLead
         return _response(not_controller)
     try:
         outcomes = await controller.call(
+            "ReplicaLeaderElection",
             lambda c: controller_partitions.elect_leaders(c, partitions, election_type)
         )
     except ControllerMovedError:

@@ -1,13 +1,12 @@
 """ListGroups (key 16), versions 0-5: the consumer groups of the ZooKeeper registry.
 
 As in Kafka, a broker lists the groups it coordinates (``handlers.support.group_coordination``);
-admin
-clients ask every broker and merge, so together the brokers list every group under
+admin clients ask every broker and merge, so together the brokers list every group under
 ``/consumers``. Each is ``{group_id, protocol_type "consumer", group_state (v4+), group_type
-"classic" (v5+)}``; the state is ``Stable`` while ``/consumers/<g>/ids`` has members and
-``Empty`` otherwise (only offsets or owners left). Filters follow 3.9's
-``GroupCoordinator.handleListGroups``: empty means all; states compare case-insensitively; a
-types filter keeps the groups only if it names ``classic`` (any case).
+"classic" (v5+)}``; the state is ``Stable`` while ``/consumers/<g>/ids`` has members and ``Empty``
+otherwise (only offsets or owners left). Filters follow 3.9's ``GroupCoordinator.handleListGroups``:
+empty means all; states compare case-insensitively; a types filter keeps the groups only if it names
+``classic`` (any case).
 
 Not emulated: COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS (the registry is always
 "loaded"), authorization.

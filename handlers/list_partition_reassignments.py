@@ -45,7 +45,7 @@ async def handle(
         else [(t.name, p) for t in request.topics for p in t.partition_indexes]
     )
     try:
-        ongoing = await controller.call(lambda c: _ongoing(c, wanted))
+        ongoing = await controller.call("ListPartitionReassignments", lambda c: _ongoing(c, wanted))
     except ControllerMovedError:
         return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)
     by_topic: dict[str, list[OngoingPartitionReassignment]] = {}

@@ -561,8 +561,6 @@ def render_module(docstring: str, messages: list[tuple[MessageModel, str]]) -> s
     if uses_uuid:
         head.append("from uuid import UUID")
     head.append("")
-    if uses_zero_uuid:
-        head.append("from broker.protocol.primitives import ZERO_UUID as _ZERO_UUID")
     head += [
         "from broker.protocol.schema import NO_VERSIONS as _NONE",
         "from broker.protocol.schema import FieldDef as _F",
@@ -570,6 +568,8 @@ def render_module(docstring: str, messages: list[tuple[MessageModel, str]]) -> s
         "from broker.protocol.schema import StructDef as _StructDef",
         "from broker.protocol.schema import Versions as _V",
     ]
+    if uses_zero_uuid:
+        head.append("from zk_layout.uuid_text import ZERO_UUID as _ZERO_UUID")
     text = "\n".join(head + body) + "\n"
     if "_NONE" not in "\n".join(body):
         text = text.replace("from broker.protocol.schema import NO_VERSIONS as _NONE\n", "")

@@ -6,16 +6,13 @@ Kafka's code becomes ``release_at_least(release, (2, 7))`` here. Trailing zeros 
 ``(2, 8)``, ``(2, 8, 0)`` and ``(2, 8, 0, 0)`` are the same release (plain tuple comparison would
 order ``(2, 8) < (2, 8, 0)``, which is why the helpers normalise first).
 
-This module does not know which releases exist or which APIs they serve; the protocol layer does.
+This module does not know which releases exist or which APIs they serve, nor how a version
+string maps to one: ``broker.protocol.releases`` does (``parse_release``).
 """
 
 from __future__ import annotations
 
-import re
-
 Release = tuple[int, ...]
-
-_RELEASE_TEXT = re.compile(r"^\d+(\.\d+)*$")
 
 
 def normalize_release(release: Release) -> Release:
@@ -31,13 +28,6 @@ def release_at_least(release: Release, minimum: Release) -> bool:
     return normalize_release(release) >= normalize_release(minimum)
 
 
-def parse_release(text: str) -> Release:
-    """``"2.8.1"`` -> ``(2, 8, 1)``. Kafka's IBP suffixes (``"2.7-IV0"``) are not accepted:
-    the emulator works in whole releases."""
-    if not _RELEASE_TEXT.match(text):
-        raise ValueError(f"not a Kafka release number: {text!r}")
-    return tuple(int(p) for p in text.split("."))
-
-
-def format_release(release: Release) -> str:
+def release_name(release: Release) -> str:
+    """``(2, 8)`` -> ``"2.8"``; ``(0, 10, 1)`` -> ``"0.10.1"``."""
     return ".".join(str(p) for p in release)

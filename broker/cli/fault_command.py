@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 
+from broker.cli.arguments import int_at_least, parsed_by
 from broker.hooks.faults import (
     Fault,
     FaultEntry,
@@ -35,36 +36,10 @@ from broker.hooks.faults import (
 )
 from zk_layout import ZkStore
 
-
-def _api(text: str) -> int:
-    try:
-        return api_key_of(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _error(text: str) -> int:
-    try:
-        return error_code_of(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = _non_negative(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
+_api = parsed_by(api_key_of)
+_error = parsed_by(error_code_of)
+_non_negative = int_at_least(0)
+_positive = int_at_least(1)
 
 
 def add_fault_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

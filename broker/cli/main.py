@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import structlog
 
+from broker.cli.arguments import int_at_least, int_list, key_value, parsed_by, positive_seconds
 from broker.cli.fault_command import add_fault_parser, run_fault_command
 from broker.engine.broker_control import BrokerStatus, list_brokers, request_broker_state
 from broker.engine.engine import ClusterEngine
@@ -46,47 +47,8 @@ from zk_layout import BrokerIdInUseError, BrokerState, ZkConnectionError, ZkStor
 _ZK_COMMAND_CONNECT_TIMEOUT_S = 10.0
 
 
-def _int_list(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {text!r}"
-        ) from None
-
-
-def _release(text: str) -> tuple[int, ...]:
-    try:
-        return parse_release(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _key_value(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    return name.strip(), value
-
-
-def _broker_id(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a broker id (an integer >= 0), got {text!r}")
-    return value
-
-
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:  # also refuses NaN
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
+_release = parsed_by(parse_release)
+_broker_id = int_at_least(0, "a broker id (an integer >= 0)")
 
 
 def _add_broker_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -103,7 +65,7 @@ def _add_broker_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         p.add_argument("--zookeeper", required=True, help=zk_help)
         p.add_argument(
             "--timeout",
-            type=_positive_seconds,
+            type=positive_seconds,
             default=30.0,
             help="seconds to wait until the broker is stopped/registered again (30)",
         )
@@ -122,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="start a cluster (the default command)")
     ids = run.add_mutually_exclusive_group()
     ids.add_argument("--brokers", type=int, default=3, help="number of brokers, ids 0..N-1 (3)")
-    ids.add_argument("--broker-ids", type=_int_list, help="explicit broker ids, e.g. 1,2,3")
+    ids.add_argument("--broker-ids", type=int_list, help="explicit broker ids, e.g. 1,2,3")
     run.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     run.add_argument(
         "--advertised-host", help="host written to ZooKeeper and answered in Metadata (--host)"
@@ -175,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        type=_key_value,
+        type=key_value,
         help="a static broker config, as a server.properties line; repeatable "
         "(shown as STATIC_BROKER_CONFIG by DescribeConfigs)",
     )
@@ -230,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--statsd-interval-s",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=10.0,
         help="seconds between StatsD gauges (10)",
     )

@@ -263,7 +263,9 @@ class BrokerLeases:
 
         def fire() -> None:
             lease.timer = None
-            self.controller.submit(lambda c: c.leases._expire(broker_id, epoch))
+            self.controller.submit(
+                "BrokerLeaseExpired", lambda c: c.leases._expire(broker_id, epoch)
+            )
 
         delay = max(0.0, lease.deadline - time.monotonic())
         lease.timer = asyncio.get_running_loop().call_later(delay, fire)

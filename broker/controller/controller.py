@@ -20,8 +20,17 @@ then those only the topic znodes show); pending deletions and elections run from
 watches' first deliveries, which queue behind the failover event; the auto leader rebalance
 is scheduled (first run after 5 s, or the interval if shorter, then every interval).
 
-Handlers reach the controller through `call`, which runs a function as a controller event and
-returns its result; a controller that stops first fails the call with ControllerMovedError.
+Events are named as Kafka names its ControllerEvent classes (`BrokerChange`, `TopicChange`,
+`TopicDeletion`, `PartitionModifications`, `ZkPartitionReassignment`, `ReplicaLeaderElection`,
+`AutoPreferredReplicaLeaderElection`, `ApiPartitionReassignment`, ...; zkbroker's own, such as
+`ReplicaCatchUp` or `BrokerLeaseExpired`, in the same style). Each event's queue time and run
+time go to the debug log (`controller.event`) and to the `event_observer` (StatsD timers
+`zkbroker.controller.event.<Name>`, as Kafka's ControllerEventManager times each state); a
+failed event is logged under its name.
+
+Handlers reach the controller through `call(name, fn)`, which runs a function as a controller
+event and returns its result; a controller that stops first fails the call with
+ControllerMovedError.
 
 The events themselves live in `broker.controller.topics` (topic lifecycle),
 `broker.controller.partitions` (leadership, ISR, broker failure and return) and
@@ -32,6 +41,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -69,8 +80,21 @@ from zk_layout.nodes import (
 )
 from zk_layout.store import Watch
 
-ControllerEvent = Callable[["Controller"], Awaitable[None]]
 T = TypeVar("T")
+EventFn = Callable[["Controller"], Awaitable[None]]
+# (event name, seconds queued, seconds running, failed): told after every event.
+EventObserver = Callable[[str, float, float, bool], None]
+_stdlib_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ControllerEvent:
+    """One unit of controller work: a name for logs and metrics, the coroutine to run, and
+    when it was queued."""
+
+    name: str
+    run: EventFn
+    queued_at: float
 
 
 @dataclass(frozen=True)
@@ -91,6 +115,7 @@ class Controller:
         store: ZkStore,
         settings: Settings,
         image: MetadataImage | None = None,
+        event_observer: EventObserver | None = None,
     ) -> None:
         self.context = context
         self.store = store
@@ -100,6 +125,7 @@ class Controller:
         self.image = image
         self.state = ControllerState()
         self._events: asyncio.Queue[ControllerEvent] = asyncio.Queue()
+        self._event_observer = event_observer
         self._task: asyncio.Task[None] | None = None
         self._watches: dict[str, Watch] = {}
         self._log = structlog.get_logger(__name__).bind(
@@ -123,8 +149,8 @@ class Controller:
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"controller-{self.context.broker_id}")
-        self.submit(Controller._on_failover)
-        self.submit(lambda c: c.leases.resume())
+        self.submit("Startup", Controller._on_failover)
+        self.submit("BrokerLeasesResume", lambda c: c.leases.resume())
 
     async def stop(self) -> None:
         for watch in self._watches.values():
@@ -146,11 +172,13 @@ class Controller:
                 await self._task
             self._task = None
 
-    def submit(self, event: ControllerEvent) -> None:
-        self._events.put_nowait(event)
+    def submit(self, name: str, run: EventFn) -> None:
+        """Queue `run` as the controller event `name` (in order with all others)."""
+        self._events.put_nowait(ControllerEvent(name, run, time.perf_counter()))
 
-    async def call(self, fn: Callable[[Controller], Awaitable[T]]) -> T:
-        """Run `fn` as a controller event (in order with all others) and return its result."""
+    async def call(self, name: str, fn: Callable[[Controller], Awaitable[T]]) -> T:
+        """Run `fn` as the controller event `name` (in order with all others) and return its
+        result."""
         if self.moved.is_set() or self._task is None:
             raise self._stopped()
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
@@ -169,7 +197,7 @@ class Controller:
             if not future.done():
                 future.set_result(result)
 
-        self.submit(event)
+        self.submit(name, event)
         return await future
 
     def _stopped(self) -> ControllerMovedError:
@@ -187,7 +215,7 @@ class Controller:
         tps = list(partitions)
 
         def fire() -> None:
-            self.submit(lambda c: controller_reassignment.on_caught_up(c, tps))
+            self.submit("ReplicaCatchUp", lambda c: controller_reassignment.on_caught_up(c, tps))
 
         delay = self.settings.replica_catchup_ms / 1000
         if delay <= 0:
@@ -210,7 +238,11 @@ class Controller:
             if offline:
                 await controller_partitions.elect_offline(controller, offline)
 
-        self.submit(event)
+        # Kafka's two event names: the broker default changed, or one topic's override.
+        if topic is None:
+            self.submit("UncleanLeaderElectionEnable", event)
+        else:
+            self.submit("TopicUncleanLeaderElectionEnable", event)
 
     def broker_config(self) -> BrokerConfig:
         """The controller broker's configuration (static settings + dynamic overrides),
@@ -257,23 +289,45 @@ class Controller:
         """The handler's writes are done: `created` znodes (data version 0) come online now,
         without re-reading what the handler wrote; the rest of `expected` (writes that
         failed) go back to the watch path."""
-        self.submit(lambda c: controller_topics.on_topics_created(c, created, expected))
+        self.submit(
+            "TopicsCreated", lambda c: controller_topics.on_topics_created(c, created, expected)
+        )
 
     async def _run(self) -> None:
         while True:
             event = await self._events.get()
+            started = time.perf_counter()
+            failed = False
             try:
-                await event(self)
+                await event.run(self)
             except ControllerMovedError:
-                self._log.warning("controller.moved")
+                self._log.warning("controller.moved", event_name=event.name)
                 self.moved.set()
                 self._fail_calls()
                 return
             except Exception:
                 # One failed event must not stop the controller; Kafka logs and goes on too.
-                self._log.exception(
-                    "controller.event_failed", event_name=getattr(event, "__name__", "?")
-                )
+                failed = True
+                self._log.exception("controller.event_failed", event_name=event.name)
+            finally:
+                self._event_done(event, started, failed)
+
+    def _event_done(self, event: ControllerEvent, started: float, failed: bool) -> None:
+        ended = time.perf_counter()
+        queued_s, run_s = started - event.queued_at, ended - started
+        if _stdlib_log.isEnabledFor(logging.DEBUG):
+            self._log.debug(
+                "controller.event",
+                event_name=event.name,
+                queue_ms=round(queued_s * 1000, 3),
+                duration_ms=round(run_s * 1000, 3),
+                failed=failed,
+            )
+        if self._event_observer is not None:
+            try:
+                self._event_observer(event.name, queued_s, run_s, failed)
+            except Exception:
+                self._log.exception("controller.event_observer_failed", event_name=event.name)
 
     # ---- helpers for event code --------------------------------------------------------
 
@@ -304,7 +358,10 @@ class Controller:
             # Deliveries of the version already known (the first one, usually) change nothing.
             if data is not None and (record is None or stat.version > record.zk_version):
                 version = stat.version
-                self.submit(lambda c: controller_topics.on_topic_modified(c, name, data, version))
+                self.submit(
+                    "PartitionModifications",
+                    lambda c: controller_topics.on_topic_modified(c, name, data, version),
+                )
 
         return on_data
 
@@ -318,11 +375,11 @@ class Controller:
             self._watches[TopicNode.path(name)] = watch
 
     def _watch_children(
-        self, path: str, event: Callable[[Controller, list[str]], Awaitable[None]]
+        self, path: str, name: str, event: Callable[[Controller, list[str]], Awaitable[None]]
     ) -> Awaitable[Watch]:
         def on_children(children: list[str] | None) -> None:
             current = list(children or ())
-            self.submit(lambda c: event(c, current))
+            self.submit(name, lambda c: event(c, current))
 
         return self.store.watch_children(path, on_children)
 
@@ -345,12 +402,12 @@ class Controller:
         brokers = await self.store.get_children(BrokerIdsNode.path()) or []
         self.state.live_brokers = _broker_ids(brokers)
         topics = await self.store.get_children(TopicsNode.path()) or []
-        for path, event in (
-            (BrokerIdsNode.path(), Controller._on_brokers_changed),
-            (TopicsNode.path(), controller_topics.on_topics_changed),
-            (DeleteTopicsNode.path(), controller_topics.on_deletions_changed),
+        for path, name, event in (
+            (BrokerIdsNode.path(), "BrokerChange", Controller._on_brokers_changed),
+            (TopicsNode.path(), "TopicChange", controller_topics.on_topics_changed),
+            (DeleteTopicsNode.path(), "TopicDeletion", controller_topics.on_deletions_changed),
         ):
-            self._watches[path] = await self._watch_children(path, event)
+            self._watches[path] = await self._watch_children(path, name, event)
         await controller_topics.load_topics(self, sorted(topics))
         await controller_partitions.elect_offline(
             self, controller_partitions.offline_partitions(self)
@@ -360,11 +417,19 @@ class Controller:
         # event); the rest of the in-flight reassignments resume now.
         listed = await controller_reassignment.read_admin_node_partitions(self)
         await controller_reassignment.resume(self, skip=listed)
-        for path, admin_event in (
-            (ReassignPartitionsNode.path(), controller_reassignment.on_admin_node),
-            (PreferredReplicaElectionNode.path(), controller_partitions.on_preferred_election_node),
+        for path, name, admin_event in (
+            (
+                ReassignPartitionsNode.path(),
+                "ZkPartitionReassignment",
+                controller_reassignment.on_admin_node,
+            ),
+            (
+                PreferredReplicaElectionNode.path(),
+                "ReplicaLeaderElection",
+                controller_partitions.on_preferred_election_node,
+            ),
         ):
-            self._watches[path] = await self._watch_created(path, admin_event)
+            self._watches[path] = await self._watch_created(path, name, admin_event)
         if self.settings.auto_leader_rebalance:
             self._rebalance = asyncio.get_running_loop().create_task(self._rebalance_loop())
         self.loaded.set()
@@ -375,7 +440,7 @@ class Controller:
         )
 
     def _watch_created(
-        self, path: str, event: Callable[[Controller], Awaitable[None]]
+        self, path: str, name: str, event: Callable[[Controller], Awaitable[None]]
     ) -> Awaitable[Watch]:
         """An event each time `path` is created anew (Kafka's handleCreation): data changes
         of the same node (the controller's own rewrites) are not new requests."""
@@ -384,7 +449,7 @@ class Controller:
             if stat is None or self._seen_czxid.get(path) == stat.czxid:
                 return
             self._seen_czxid[path] = stat.czxid
-            self.submit(event)
+            self.submit(name, event)
 
         return self.store.watch_exists(path, on_exists)
 
@@ -392,7 +457,7 @@ class Controller:
         interval = self.settings.leader_imbalance_check_interval_s
         await asyncio.sleep(min(5.0, interval))
         while True:
-            self.submit(controller_partitions.auto_rebalance)
+            self.submit("AutoPreferredReplicaLeaderElection", controller_partitions.auto_rebalance)
             await asyncio.sleep(interval)
 
     async def _on_brokers_changed(self, children: list[str]) -> None:
@@ -427,11 +492,13 @@ class ControllerElector:
         store: ZkStore,
         settings: Settings,
         image: MetadataImage | None = None,
+        event_observer: EventObserver | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.store = store
         self.settings = settings
         self.image = image
+        self.event_observer = event_observer
         self.controller: Controller | None = None
         self._lock = asyncio.Lock()
         self._stopped = False
@@ -485,7 +552,9 @@ class ControllerElector:
         await self._resign()
         self._log.info("controller.elected", controller_epoch=epoch)
         context = ControllerContext(self.broker_id, epoch, epoch_zk_version)
-        self.controller = Controller(context, self.store, self.settings, self.image)
+        self.controller = Controller(
+            context, self.store, self.settings, self.image, self.event_observer
+        )
         await self.controller.start()
 
     async def _resign(self) -> None:

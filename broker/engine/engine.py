@@ -5,8 +5,8 @@
 2. opens the process's own ZooKeeper session (for the metadata image), creates Kafka's
    persistent top-level paths and `/cluster/id` if missing, and starts the metadata watcher
    and the config-change watcher, then the fault injector (`broker.hooks.faults`;
-   `ClusterEngine.faults`
-   adds, lists and clears the faults every process of the cluster shares);
+   `ClusterEngine.faults` adds, lists and clears the faults every process of the cluster
+   shares);
 3. starts the brokers in id order, each with its own session, listener and registration;
 4. starts `BrokerControl` (`broker.engine.broker_control`): the brokers' control nodes
    `/zkbroker/brokers/<id>` are reset to "running" and watched from then on.
@@ -54,7 +54,8 @@ class ClusterEngine:
         # Every broker's request hooks (faults, capture, metrics add themselves here).
         self.hooks = HookChain()
         self.brokers: dict[int, BrokerNode] = {
-            b: BrokerNode(b, settings, self.image, self.hooks) for b in settings.broker_ids
+            b: BrokerNode(b, settings, self.image, self.hooks, self._controller_event)
+            for b in settings.broker_ids
         }
         # Fault injection (`broker.hooks.faults`): entries shared by every process through
         # ZooKeeper.
@@ -254,6 +255,10 @@ class ClusterEngine:
         tb: TracebackType | None,
     ) -> None:
         await self.stop()
+
+    def _controller_event(self, name: str, queued_s: float, run_s: float, failed: bool) -> None:
+        if self.metrics is not None:
+            self.metrics.controller_event(name, run_s)
 
     def gauges(self) -> dict[str, float]:
         """The StatsD gauges of this process's part of the cluster (names without the prefix)."""

@@ -603,9 +603,8 @@ class _Runner(Protocol):
 
 
 class SyncFaults:
-    """`Faults` for synchronous callers (`broker.Cluster.faults` in `with` mode): the same methods,
-    each run
-    on the cluster's loop and waited for."""
+    """`Faults` for synchronous callers (`broker.Cluster.faults` in `with` mode): the same
+    methods, each run on the cluster's loop and waited for."""
 
     def __init__(self, faults: Faults, runner: _Runner) -> None:
         self._faults = faults

@@ -15,6 +15,8 @@ Metric names (StatsD line protocol, all under the `zkbroker.` prefix):
   or `dropped` when the connection was dropped without an answer (an injected fault);
 - `zkbroker.request_latency.<api>.v<version>:<ms>|ms` per request;
 - `zkbroker.faults.injected:1|c` per request a hook intervened on (`broker.hooks.faults`);
+- `zkbroker.controller.event.<Name>:<ms>|ms` per controller event this process's active
+  controller ran (`BrokerChange`, `TopicChange`, `ZkPartitionReassignment`, ...);
 - gauges, every `interval_s` seconds: `zkbroker.connections.open`, `zkbroker.topics`,
   `zkbroker.partitions`, and `zkbroker.controller.epoch` while one of this process's
   brokers is the active controller;
@@ -58,7 +60,10 @@ _SEND_TIMEOUT_S = 1.0
 log = structlog.get_logger(__name__)
 
 # (api name, version, error, latency in ms, a hook intervened)
-_Sample = tuple[str, int, str, float, bool]
+# A request: (api, version, error, latency ms, injected); a controller event: (name, ms).
+_RequestSample = tuple[str, int, str, float, bool]
+_EventSample = tuple[str, float]
+_Sample = _RequestSample | _EventSample
 
 
 
@@ -81,6 +86,9 @@ def pack_lines(lines: Iterable[str], max_bytes: int = MAX_PACKET_BYTES) -> list[
 
 
 def _format_sample(sample: _Sample, prefix: str) -> list[str]:
+    if len(sample) == 2:
+        name, run_ms = sample
+        return [f"{prefix}controller.event.{name}:{run_ms:.3f}|ms"]
     api, version, error, latency_ms, injected = sample
     lines = [
         f"{prefix}requests.{api}.v{version}.{error}:1|c",
@@ -145,6 +153,13 @@ class StatsdMetrics:
         )
         try:
             self._queue.put_nowait(sample)
+        except asyncio.QueueFull:
+            self.dropped += 1
+
+    def controller_event(self, name: str, run_s: float) -> None:
+        """A controller event of this process ran for `run_s` seconds (never waits)."""
+        try:
+            self._queue.put_nowait((name, run_s * 1000))
         except asyncio.QueueFull:
             self.dropped += 1
 

@@ -1,7 +1,9 @@
-"""Kafka wire primitives: struct formats, unsigned varints, packers for primitive arrays, UUID text.
+"""Kafka wire primitives: struct formats, unsigned varints, packers for primitive arrays.
 
 These are the building blocks the compiled encoders/decoders (``compiler``) and the checked
 reference codec (``checked``) share, so both agree on every byte.
+
+Kafka's Uuid text form is ``zk_layout.uuid_text`` (the bottom layer: znodes print it too).
 
 Deliberately not here: anything that knows about message fields or versions, and any error
 reporting. Fast-path helpers raise ``WireFault`` (or let ``IndexError``/``struct.error`` escape);
@@ -10,14 +12,11 @@ the callers turn those into ``CodecError`` with a field path.
 
 from __future__ import annotations
 
-import base64
 import struct
 import uuid
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
-
-ZERO_UUID = uuid.UUID(int=0)
 
 # Kafka's strings are limited to Short.MAX_VALUE bytes, compact or not.
 MAX_STRING_BYTES = 0x7FFF
@@ -134,17 +133,4 @@ def unpack_array(type_name: str, count: int, buf: bytes, pos: int) -> tuple[Any,
 
 
 def uuid_from_bytes(raw: bytes) -> uuid.UUID:
-    return uuid.UUID(bytes=raw)
-
-
-def uuid_to_text(value: uuid.UUID) -> str:
-    """Kafka's ``Uuid.toString()``: URL-safe base64 of the 16 bytes, without padding."""
-    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
-
-
-def uuid_from_text(text: str) -> uuid.UUID:
-    """Inverse of ``uuid_to_text``."""
-    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    if len(raw) != 16:
-        raise ValueError(f"not a Kafka UUID: {text!r}")
     return uuid.UUID(bytes=raw)

@@ -56,7 +56,7 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
-Release = tuple[int, ...]
+from zk_layout.release import Release, release_name
 
 RELEASES: tuple[Release, ...] = (
     (0, 10, 0),
@@ -281,11 +281,6 @@ def _expand() -> Mapping[Release, Mapping[int, tuple[int, int]]]:
 
 
 API_VERSION_RANGES: Mapping[Release, Mapping[int, tuple[int, int]]] = _expand()
-
-
-def release_name(r: Release) -> str:
-    """``(2, 8)`` -> ``"2.8"``; ``(0, 10, 1)`` -> ``"0.10.1"``."""
-    return ".".join(str(part) for part in r)
 
 
 def _known_releases() -> str:

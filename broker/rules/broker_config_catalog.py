@@ -4,10 +4,9 @@ What is here (pure code, no I/O, no ZooKeeper, no clock):
 
 * `BrokerConfigKey` records (a `ConfigKey` subclass, so `parse_value`, `render_value` and
   `validate_value` of `broker.rules.config_catalog` work on them), one per key *variant*: a key
-  whose
-  type, reported default, validator, internal flag or dynamic scope changed between releases has
-  one record per release range (`since` inclusive, `until` exclusive). `BROKER_CONFIG_KEYS` keeps
-  them in Kafka 2.8's definition order (keys that 2.8 does not know follow in the order of the
+  whose type, reported default, validator, internal flag or dynamic scope changed between releases
+  has one record per release range (`since` inclusive, `until` exclusive). `BROKER_CONFIG_KEYS`
+  keeps them in Kafka 2.8's definition order (keys that 2.8 does not know follow in the order of the
   release that added them), which is the order ConfigDef.parse reports the first bad value in.
 * The dynamic-update rules of `DynamicBrokerConfig`: which keys are dynamic (`AllDynamicConfigs`)
   and whether only per broker (`PerBrokerConfigs`: listener and SSL/SASL keys) or also at the

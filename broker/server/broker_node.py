@@ -26,7 +26,7 @@ import asyncio
 
 import structlog
 
-from broker.controller.controller import Controller, ControllerElector
+from broker.controller.controller import Controller, ControllerElector, EventObserver
 from broker.image.metadata_image import MetadataImage
 from broker.rules.broker_config import BrokerConfig
 from broker.rules.broker_loggers import BrokerLoggers
@@ -47,8 +47,11 @@ class BrokerNode:
         settings: Settings,
         image: MetadataImage,
         hooks: HookChain | None = None,
+        controller_events: EventObserver | None = None,
     ) -> None:
         self._hooks = hooks
+        # Told the name and timing of every event of the controller this broker may hold.
+        self._controller_events = controller_events
         self._broker_id = broker_id
         self._settings = settings
         self._image = image
@@ -183,7 +186,9 @@ class BrokerNode:
                 self._broker_id, self._server.port, zookeeper
             )
             await self._register()
-            self._elector = ControllerElector(self._broker_id, self._store, settings, self._image)
+            self._elector = ControllerElector(
+                self._broker_id, self._store, settings, self._image, self._controller_events
+            )
             await self._elector.start()
             self._store.add_session_listener(self._on_session_state)
         except BaseException:

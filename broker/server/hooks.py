@@ -1,7 +1,6 @@
-"""The extension point of request handling: what fault injection, capture and metrics plug into.
-
-A broker's listener (`broker.server.listener`) calls its `HookChain` for every request it has
-decoded:
+"""The extension point of request handling: what fault injection, capture and metrics plug
+into (`broker.hooks`). A broker's listener (`broker.server.listener`) calls its `HookChain` for
+every request it has decoded:
 
 1. `await chain.intervene(call)` before the handler runs. A hook may answer an `Intervention`:
    wait (`delay_s`, or until `hold` is set: a blackhole), then close the connection without

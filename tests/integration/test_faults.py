@@ -1,7 +1,6 @@
-"""Fault injection (`broker.hooks.faults`) seen by real clients: exact error codes consumed in
-order,
-topic scopes, latency, dropped connections, blackholes, and faults pushed by another process
-(`zkbroker fault ...`) consumed by this one's brokers."""
+"""Fault injection (`broker.hooks.faults`) seen by real clients: exact error codes consumed
+in order, topic scopes, latency, dropped connections, blackholes, and faults pushed by another
+process (`zkbroker fault ...`) consumed by this one's brokers."""
 
 from __future__ import annotations
 

@@ -154,6 +154,43 @@ def test_request_counters_timers_gauges_and_faults(
     assert metrics is not None and metrics.send_errors == 0 and metrics.dropped == 0
 
 
+def test_controller_events_are_named_and_timed(
+    cluster_factory: Callable[..., Cluster],
+    statsd: StatsdListener,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cluster = cluster_factory(statsd=f"127.0.0.1:{statsd.port}", statsd_interval_s=0.2)
+    # Kafka's event names: the failover and the broker watch's first delivery.
+    statsd.wait_for(r"zkbroker\.controller\.event\.Startup:[\d.]+\|ms")
+    statsd.wait_for(r"zkbroker\.controller\.event\.BrokerChange:[\d.]+\|ms")
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    try:
+        admin.create_topics([NewTopic("timed", 1, 1)])
+    finally:
+        admin.close()
+    statsd.wait_for(r"zkbroker\.controller\.event\.TopicsCreated:[\d.]+\|ms")
+
+    # A failing event fails its caller, is logged under its name and is still timed.
+    controller = cluster.engine.brokers[cluster.controller_id].controller
+    assert controller is not None
+
+    async def boom(_: object) -> None:
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        cluster.call(controller.call("Boom", boom))
+    statsd.wait_for(r"zkbroker\.controller\.event\.Boom:[\d.]+\|ms")
+    logged = [r.msg for r in caplog.records if isinstance(r.msg, dict)]
+    assert any(
+        m.get("event") == "controller.event_failed" and m.get("event_name") == "Boom"
+        for m in logged
+    )
+    assert any(
+        m.get("event") == "controller.event" and m.get("event_name") == "Boom" and m["failed"]
+        for m in logged
+    )
+
+
 def test_dead_statsd_fails_no_request(cluster_factory: Callable[..., Cluster]) -> None:
     # A port nobody listens on: every send draws an ICMP "port unreachable".
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:

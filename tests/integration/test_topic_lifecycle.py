@@ -595,7 +595,7 @@ def test_a_failing_controller_event_does_not_stop_the_controller(
     async def failing_event(controller: object) -> None:
         raise RuntimeError("injected controller event failure")
 
-    cluster.run_sync(lambda: node.controller.submit(failing_event))
+    cluster.run_sync(lambda: node.controller.submit("InjectedFailure", failing_event))
     kazoo.create(
         "/brokers/topics/after-failure",
         json.dumps({"version": 1, "partitions": {"0": [0]}}).encode(),

@@ -34,10 +34,10 @@ from broker.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
     DescribeGroupsResponse,
 )
-from broker.protocol.primitives import uuid_to_text
 from broker.server.hooks import Intervention, RequestCall, RequestRecord
 from handlers.context import ConnectionInfo
 from tests.json_schema import validate
+from zk_layout.uuid_text import uuid_to_text
 
 
 class Colour(enum.Enum):

@@ -35,7 +35,7 @@ from broker.protocol.messages.metadata import (
     MetadataResponseTopic,
 )
 from broker.protocol.messages.offset_commit import OffsetCommitRequest
-from broker.protocol.primitives import uuid_from_text, uuid_to_text
+from zk_layout.uuid_text import uuid_from_text, uuid_to_text
 
 
 def test_public_names() -> None:

@@ -185,8 +185,7 @@ class BrokerLeaseNode(_VersionedJsonNode[BrokerLease]):
         return BrokerLease(incarnation_id=cj.get_str(doc, "incarnation_id", cls.PATTERN))
 
 
-# ---- fault injection (broker.hooks.faults)
-# --------------------------------------------------------
+# ---- fault injection (broker.hooks.faults) ----------------------------------------------
 
 
 class FaultKind(enum.StrEnum):

@@ -15,9 +15,8 @@ Errors are translated into ``zk_layout.errors`` (``NoNodeError``, ``NodeExistsEr
 ``ZkOperationError``), which still inherit kazoo's classes where kazoo has one.
 
 Null data: Kafka creates container and marker nodes with *null* data; so do ``ensure_path``,
-``create(..., data=None)``, ``makepath`` parents and ``ZkStore.create_top_level_paths``. Reads
-return
-``b""`` for null data.
+``create(..., data=None)``, ``makepath`` parents and ``ZkStore.create_top_level_paths``.
+Reads return ``b""`` for null data.
 
 Watches are level-triggered and persistent (see ``watch_children``): after every ZooKeeper event
 the store re-reads the node, re-registers the one-shot ZooKeeper watch in the same request, and
@@ -416,6 +415,26 @@ class Watch:
     def _deliver(self, *payload: Any) -> Any:
         raise NotImplementedError
 
+    # What a read-and-watch of a node that does not exist delivers (children and data watches).
+    _ABSENT: tuple[Any, ...] = (None,)
+
+    def _on_read_failed(self, exception: BaseException) -> None:
+        """A children or data read failed: a missing node is watched for its creation."""
+        if isinstance(exception, kazoo_exc.NoNodeError):
+            self._store._client.exists_async(self.path, watch=self._on_event).rawlink(
+                self._on_missing_node_exists
+            )
+        else:
+            self._failed(exception)
+
+    def _on_missing_node_exists(self, result: Any) -> None:
+        if not result.successful():
+            self._failed(result.exception)
+        elif result.value is None:
+            self._offer(None, self._ABSENT)
+        else:
+            self._arm()  # created between our two reads
+
 
 class _ChildrenWatch(Watch):
     def __init__(self, store: ZkClient, path: str, callback: ChildrenCallback) -> None:
@@ -435,26 +454,16 @@ class _ChildrenWatch(Watch):
             children, stat = result.value
             # pzxid moves with every child create/delete, czxid with re-creation of the node.
             self._offer((stat.czxid, stat.pzxid), (list(children),))
-        elif isinstance(result.exception, kazoo_exc.NoNodeError):
-            self._store._client.exists_async(self.path, watch=self._on_event).rawlink(
-                self._on_exists
-            )
         else:
-            self._failed(result.exception)
-
-    def _on_exists(self, result: Any) -> None:
-        if not result.successful():
-            self._failed(result.exception)
-        elif result.value is None:
-            self._offer(None, (None,))
-        else:
-            self._arm()  # created between our two reads
+            self._on_read_failed(result.exception)
 
     def _deliver(self, *payload: Any) -> Any:
         return self._callback(payload[0])
 
 
 class _DataWatch(Watch):
+    _ABSENT = (None, None)
+
     def __init__(self, store: ZkClient, path: str, callback: DataCallback) -> None:
         super().__init__(store, path, "data")
         self._callback = callback
@@ -468,20 +477,8 @@ class _DataWatch(Watch):
         if result.successful():
             data, stat = result.value
             self._offer((stat.czxid, stat.mzxid), (data or b"", stat))
-        elif isinstance(result.exception, kazoo_exc.NoNodeError):
-            self._store._client.exists_async(self.path, watch=self._on_event).rawlink(
-                self._on_exists
-            )
         else:
-            self._failed(result.exception)
-
-    def _on_exists(self, result: Any) -> None:
-        if not result.successful():
-            self._failed(result.exception)
-        elif result.value is None:
-            self._offer(None, (None, None))
-        else:
-            self._arm()
+            self._on_read_failed(result.exception)
 
     def _deliver(self, *payload: Any) -> Any:
         return self._callback(payload[0], payload[1])

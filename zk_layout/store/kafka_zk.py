@@ -7,8 +7,7 @@ ids, the cluster id and the controller election. As in Kafka, where ``KafkaZkCli
 ``ZooKeeperClient``, the bridge knows nothing of Kafka and the recipes know nothing of kazoo.
 
 Deliberately not here: the controller's watch/failover loop (``broker.controller``), the
-admin
-path's writes (``zk_layout.store.admin_zk``), retries.
+admin path's writes (``zk_layout.store.admin_zk``), retries.
 """
 
 from __future__ import annotations

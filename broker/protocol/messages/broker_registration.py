@@ -15,11 +15,11 @@ from dataclasses import field as _field
 from typing import ClassVar
 from uuid import UUID
 
-from broker.protocol.primitives import ZERO_UUID as _ZERO_UUID
 from broker.protocol.schema import FieldDef as _F
 from broker.protocol.schema import MessageDef as _MessageDef
 from broker.protocol.schema import StructDef as _StructDef
 from broker.protocol.schema import Versions as _V
+from zk_layout.uuid_text import ZERO_UUID as _ZERO_UUID
 
 
 @dataclass(slots=True)
