@@ -2,7 +2,7 @@
 
 Encoding is compact (``separators=(",", ":")``), UTF-8, non-ASCII written raw (as Jackson does),
 and keeps the key order of the dict it is given; the znode classes build their dicts in the key
-order of the examples in ``docs/kafka-zk-semantics.md`` §1 (Kafka's own order is unspecified).
+order of the examples in ``docs/kafka-behaviour.md`` §1 (Kafka's own order is unspecified).
 
 Decoding mirrors what Kafka's ``kafka.utils.json`` accepts: integers must be JSON integers that fit
 the Java type (``to[Int]`` rejects strings, floats and booleans), strings must be JSON strings, and

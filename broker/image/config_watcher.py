@@ -1,7 +1,7 @@
 """Applies config change notifications to the process's metadata image, and purges old ones.
 
-Kafka's `ZkNodeChangeNotificationListener` + `DynamicConfigManager` (semantics §10.7), once
-per process (every broker of a process shares the image):
+Kafka's `ZkNodeChangeNotificationListener` + `DynamicConfigManager` (docs/kafka-behaviour.md §10.7),
+once per process (every broker of a process shares the image):
 
 * `/config/changes` children are watched; each change wakes ONE worker task that runs passes
   one at a time, so notifications are applied strictly in sequence order;

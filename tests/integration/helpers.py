@@ -43,7 +43,8 @@ def write_topic_like_kafka(
     controller_epoch: int = 1,
     topic_id: str | None = None,
 ) -> None:
-    """Write a topic the way Kafka's admin path and controller would (znode formats §1.3/1.4)."""
+    """Write a topic the way Kafka's admin path and controller would (znode formats:
+    docs/kafka-behaviour.md §1.3, §1.4)."""
     topic = {
         "version": 3,
         "partitions": {str(p): r for p, r in assignment.items()},

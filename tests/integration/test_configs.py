@@ -50,7 +50,7 @@ from tests.integration.helpers import wait_until, wait_visible
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
-# Kafka 2.8's topic configs and the values a default broker reports (semantics §4.3).
+# Kafka 2.8's topic configs and the values a default broker reports (docs/kafka-behaviour.md §4.3).
 DEFAULTS_2_8 = {
     "cleanup.policy": "delete",
     "compression.type": "producer",
@@ -217,7 +217,7 @@ def test_fresh_topic_lists_every_2_8_topic_config_with_kafkas_defaults(
         e.config_source == 5 and not e.read_only and not e.is_sensitive for e in got.values()
     )
     assert [s.name for s in got["cleanup.policy"].synonyms] == ["log.cleanup.policy"]
-    assert got["retention.ms"].synonyms == []  # Kafka's dropWhile quirk (semantics §4.3)
+    assert got["retention.ms"].synonyms == []  # Kafka's dropWhile quirk (§4.3)
     assert got["cleanup.policy"].config_type == 7 and got["retention.ms"].config_type == 5
 
 

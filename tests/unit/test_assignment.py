@@ -1,6 +1,6 @@
-"""Automatic replica placement (handlers/assignment.py), checked against Kafka's worked examples
-(AdminUtils comments, docs/kafka-zk-semantics.md §2.3/§3.2), its error order and words, and
-properties over many seeded random cases."""
+"""Automatic replica placement (broker/rules/replica_assignment.py), checked against Kafka's
+worked examples (AdminUtils comments, docs/kafka-behaviour.md §2.3/§3.2), its error order and
+words, and properties over many seeded random cases."""
 
 from __future__ import annotations
 

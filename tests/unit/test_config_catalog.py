@@ -1,8 +1,8 @@
-"""The topic-config catalog (handlers/config_catalog.py): keys per release, Kafka's parse and
+"""The topic-config catalog (broker/rules/config_catalog.py): keys per release, Kafka's parse and
 validator rules with their exact messages, LogConfig.validate's order, and DescribeConfigs'
 entries and synonyms. Pure: no ZooKeeper, no sockets.
 
-Expected values come from docs/kafka-zk-semantics.md §4.3 and from Kafka's sources at the
+Expected values come from docs/kafka-behaviour.md §4.3 and from Kafka's sources at the
 release tags (LogConfig, ConfigDef, KafkaConfig Defaults, ConfigHelper)."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from broker.rules.config_catalog import (
 
 LONG_MAX = "9223372036854775807"
 
-# §4.3 "Valid topic configs (2.8.0)": name -> (type, default reported, first broker synonym).
+# §4.3 "Topic configs of Kafka 2.8.0": name -> (type, default reported, first broker synonym).
 SEMANTICS_TABLE_2_8: dict[str, tuple[ConfigType, str, str | None]] = {
     "cleanup.policy": (ConfigType.LIST, "delete", "log.cleanup.policy"),
     "compression.type": (ConfigType.STRING, "producer", "compression.type"),

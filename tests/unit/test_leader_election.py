@@ -83,7 +83,7 @@ def test_shrink_isr_by_live_leader_keeps_epoch() -> None:
 @pytest.mark.parametrize(
     ("current", "target", "expected"),
     [
-        # The semantics' example: ORS {1,2,3} -> TRS {4,5,6}.
+        # docs/kafka-behaviour.md §10.4's example: ORS {1,2,3} -> TRS {4,5,6}.
         (
             ReplicaAssignment((1, 2, 3)),
             (4, 5, 6),
