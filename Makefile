@@ -13,13 +13,19 @@ PYTEST_ARGS ?=
 # their newest admin versions; `make run KAFKA_VERSION=2.8` emulates another release.
 KAFKA_VERSION ?= 3.9
 
-.PHONY: run test lint unit bench system-deps clean
+.PHONY: run test lint unit bench fuzz report system-deps clean
 
 run: system-deps $(STAMP)
 	$(VENV)/bin/zkbroker run --brokers 3 --host 127.0.0.1 --port 9092 --kafka-version $(KAFKA_VERSION)
 
 test: system-deps $(STAMP) lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+# The long robustness run (tests/robustness): 1,000,000 mutated frames and hundreds of
+# hypothesis examples per API version; prints its seed first and its figures last.
+# ZKBROKER_FUZZ_SEED=<seed> replays a run, ZKBROKER_FUZZ_FRAMES=<n> changes the budget.
+fuzz: system-deps $(STAMP)
+	ZKBROKER_FUZZ=long $(VENV)/bin/pytest tests/robustness -m robustness -s $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -35,6 +41,17 @@ bench: system-deps $(STAMP)
 	$(PY) bench/configs.py
 	$(PY) bench/controller.py
 	$(PY) bench/capture.py
+	$(PY) bench/heavy_requests.py
+	$(PY) bench/analytics.py
+
+# Capture analytics on Spark: example captures of two releases -> `zkbroker report` -> a page.
+REPORT_EXAMPLE := $(VENV)/report-example
+report: system-deps $(STAMP)
+	rm -rf $(REPORT_EXAMPLE)
+	$(PY) examples/report_captures.py $(REPORT_EXAMPLE)/captures
+	$(VENV)/bin/zkbroker report $(REPORT_EXAMPLE)/captures/kafka-3.9 \
+	  --baseline $(REPORT_EXAMPLE)/captures/kafka-2.8 --out $(REPORT_EXAMPLE)/out
+	@echo "open $(REPORT_EXAMPLE)/out/report.html (summary: $(REPORT_EXAMPLE)/out/summary.json)"
 
 # Debian/Ubuntu packages: Python's venv module, ZooKeeper (brings Java), kcat for the tests.
 system-deps:

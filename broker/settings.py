@@ -37,6 +37,10 @@ class Settings:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     listener_name: str = DEFAULT_LISTENER
     zk_session_timeout_s: float = 18.0
+    # The ZooKeeper servers' jute.maxbuffer (ZooKeeper's default 0xfffff): a write whose
+    # request would exceed it is refused before it is sent (a topic of too many partitions
+    # gets INVALID_PARTITIONS), since the server would drop the connection instead.
+    zookeeper_max_buffer_bytes: int = 0xFFFFF
     # Kafka's broker.session.timeout.ms: how long a KIP-631 lease lasts without a heartbeat.
     broker_session_timeout_ms: int = 9000
     # Kafka's delete.topic.enable, auto.create.topics.enable, num.partitions and
@@ -87,6 +91,8 @@ class Settings:
             raise ValueError("--num-partitions and --default-replication-factor must be >= 1")
         if self.max_request_bytes <= 0:
             raise ValueError("--max-request-bytes must be positive")
+        if self.zookeeper_max_buffer_bytes < 4096:
+            raise ValueError("--zookeeper-max-buffer-bytes must be at least 4096")
         if self.zk_session_timeout_s <= 0:
             raise ValueError("--zookeeper-session-timeout-ms must be positive")
         if self.broker_session_timeout_ms <= 0:
@@ -106,10 +112,21 @@ class Settings:
         if self.statsd_interval_s <= 0:
             raise ValueError("--statsd-interval-s must be positive")
         _check_broker_configs(self.broker_configs, self.kafka_version)
+        _check_admission_configs(dict(self.broker_configs), self.max_request_bytes)
 
     @property
     def release_name(self) -> str:
         return release_name(self.kafka_version)
+
+    @property
+    def queued_max_request_bytes(self) -> int:
+        """Kafka's queued.max.request.bytes: `--broker-config` or zkbroker's default, equal to
+        socket.request.max.bytes (Kafka's -1 is unbounded; the brokers of a zkbroker process
+        share one Python heap, see the README's Limits)."""
+        for name, value in self.broker_configs:
+            if name == "queued.max.request.bytes":
+                return int(value.strip())
+        return self.max_request_bytes
 
     @property
     def public_host(self) -> str:
@@ -168,6 +185,9 @@ class Settings:
         lease_key = broker_config_key("broker.session.timeout.ms", self.kafka_version)
         if lease_key is not None and lease_key.default != lease_ms:
             configs["broker.session.timeout.ms"] = lease_ms
+        # zkbroker bounds the bytes of requests being read (Kafka's default -1 is unbounded).
+        if broker_config_key("queued.max.request.bytes", self.kafka_version) is not None:
+            configs["queued.max.request.bytes"] = str(self.max_request_bytes)
         configs.update(self.broker_configs)
         return configs
 
@@ -216,6 +236,37 @@ def _check_broker_configs(configs: tuple[tuple[str, str], ...], release: Release
             validate_value(key, value)
         except InvalidConfig as e:
             raise ValueError(f"--broker-config: {e.message}") from None
+
+
+def _check_admission_configs(configs: dict[str, str], max_request_bytes: int) -> None:
+    """KafkaConfig.validateValues' rules on the admission configs (broker.server.admission)."""
+    queued = int(configs.get("queued.max.request.bytes", str(max_request_bytes)).strip())
+    if 0 < queued < max_request_bytes:
+        raise ValueError(
+            "requirement failed: queued.max.request.bytes must be larger or equal to "
+            "socket.request.max.bytes"
+        )
+    idle = int(configs.get("connections.max.idle.ms", "600000").strip())
+    delay = int(configs.get("connection.failed.authentication.delay.ms", "100").strip())
+    if idle >= 0 and delay >= idle:
+        raise ValueError(
+            f"requirement failed: connection.failed.authentication.delay.ms={delay} should "
+            f"always be less than connections.max.idle.ms={idle} to prevent failed "
+            "authentication responses from timing out"
+        )
+    overrides = configs.get("max.connections.per.ip.overrides", "").strip()
+    for entry in overrides.split(",") if overrides else ():
+        host, _, count = entry.strip().rpartition(":")
+        if not host.strip() or not count.strip().lstrip("-").isdigit():
+            raise ValueError(
+                "Error parsing configuration property 'max.connections.per.ip.overrides': "
+                f"{entry.strip()!r} is not host:count"
+            )
+    if configs.get("max.connections.per.ip", "").strip() == "0" and not overrides:
+        raise ValueError(
+            "requirement failed: max.connections.per.ip can be set to zero only if "
+            "max.connections.per.ip.overrides property is set."
+        )
 
 
 def parse_address(text: str) -> tuple[str, int]:

@@ -1,6 +1,7 @@
-"""AlterConfigs (key 33), versions 0-2: replaces a resource's whole override set (semantics
-§4.1; 2.8 `KafkaApis.handleAlterConfigsRequest`, `ZkAdminManager.alterConfigs`; 3.2+
-`ConfigAdminManager.preprocess`). Answered by any broker; the controller is not involved.
+"""AlterConfigs (key 33), versions 0-2: replaces a resource's whole override set
+(docs/kafka-behaviour.md §4.1; 2.8 `KafkaApis.handleAlterConfigsRequest`,
+`ZkAdminManager.alterConfigs`; 3.2+ `ConfigAdminManager.preprocess`). Answered by any broker;
+the controller is not involved.
 
 Request level (before 3.2): a BROKER_LOGGER resource fails the whole request ("AlterConfigs
 is deprecated and does not support the resource type BROKER_LOGGER"), as does any type other

@@ -1,4 +1,4 @@
-"""AlterPartitionReassignments (key 45), version 0 (KIP-455; semantics §7).
+"""AlterPartitionReassignments (key 45), version 0 (KIP-455; docs/kafka-behaviour.md §7).
 
 Kafka 2.8 (KafkaApis.handleAlterPartitionReassignmentsRequest,
 KafkaController.processApiPartitionReassignment):

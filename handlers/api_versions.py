@@ -1,6 +1,6 @@
 """ApiVersions (key 18), versions 0-4: which API keys and versions this broker serves.
 
-Behaviour (kafka-zk-semantics §9, KIP-35, KIP-511):
+Behaviour (docs/kafka-behaviour.md §9, KIP-35, KIP-511):
 - The answer lists every key of the broker's `ApiTable` (the handler table narrowed to the
   emulated release), so it never advertises an API zkbroker cannot answer.
 - v3+: the client's software name and version must match Kafka's pattern; otherwise

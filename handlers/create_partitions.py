@@ -1,6 +1,6 @@
 """CreatePartitions (key 37), versions 0-3 (KIP-195).
 
-Kafka 2.8's behaviour (kafka-zk-semantics §3.2; KafkaApis.handleCreatePartitionsRequest,
+Kafka 2.8's behaviour (docs/kafka-behaviour.md §3.2; KafkaApis.handleCreatePartitionsRequest,
 ZkAdminManager.createPartitions, AdminZkClient.createNewPartitionsAssignment):
 1. not the active controller: NOT_CONTROLLER for every topic;
 2. a topic named twice: INVALID_REQUEST "Duplicate topic in request." (answered once);
@@ -18,6 +18,12 @@ ZkAdminManager.createPartitions, AdminZkClient.createNewPartitionsAssignment):
 6. timeouts as CreateTopics: <= 0 answers REQUEST_TIMED_OUT at once, otherwise the answer
    waits until every partition of the topic has a leader.
 
+Bounded work (issue 17): after Kafka's checks, a topic znode that could not fit one ZooKeeper
+request (`jute.maxbuffer`, `Settings.zookeeper_max_buffer_bytes`) is refused with
+INVALID_PARTITIONS naming the limit, before any placement is computed (a count of 2**31-1 is
+answered at once; `handlers.support.zk_limits`), also for validate_only; the placement is then
+built in slices (`broker.asyncutil`) so other clients are served meanwhile.
+
 Not emulated: authorization and controller mutation quotas.
 """
 
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from broker.asyncutil import Pacer
 from broker.image.metadata_image import MetadataImage
 from broker.protocol import error_codes
 from broker.protocol.messages.create_partitions import (
@@ -37,11 +44,19 @@ from broker.rules.api_error import ApiError
 from broker.rules.replica_assignment import (
     AssignmentError,
     BrokerPlacement,
-    assign_replicas,
     create_partitions_start,
+    plan_replicas,
+    replica_map_min_bytes,
 )
 from handlers.context import RequestContext
-from zk_layout import DeleteTopicsNode, TopicAssignment, TopicNode, ZkStore
+from handlers.support.zk_limits import (
+    check_topic_write,
+    partition_entry_bytes,
+    replica_map_bytes,
+    too_large_message,
+)
+from zk_layout import DeleteTopicsNode, TopicAssignment, TopicNode, ZkStore, invalid_path_reason
+from zk_layout.store import RequestTooLargeError
 
 API_KEY = 37
 MIN_VERSION = 0
@@ -62,8 +77,11 @@ def _brokers(image: MetadataImage) -> list[BrokerPlacement]:
     return brokers
 
 
-def _new_assignment(
-    topic: CreatePartitionsTopic, existing: TopicAssignment, brokers: list[BrokerPlacement]
+async def _new_assignment(
+    store: ZkStore,
+    topic: CreatePartitionsTopic,
+    existing: TopicAssignment,
+    brokers: list[BrokerPlacement],
 ) -> dict[int, list[int]]:
     name = topic.name
     if any(existing.is_reassigning(p) for p in existing.partitions):
@@ -101,11 +119,14 @@ def _new_assignment(
     partition0 = existing.partitions.get(0)
     if partition0 is None:
         raise ApiError(error_codes.UNKNOWN_SERVER_ERROR)
+    existing_bytes = replica_map_bytes(existing.partitions.items())
     if proposed is not None:
         _validate_manual(proposed, len(partition0), set(broker_ids))
+        added_bytes = replica_map_bytes(proposed.items())
+        check_topic_write(store, name, topic.count, existing_bytes + added_bytes)
         return proposed
     try:
-        return assign_replicas(
+        planned = plan_replicas(
             brokers,
             increment,
             len(partition0),
@@ -114,6 +135,18 @@ def _new_assignment(
         )
     except AssignmentError as e:
         raise ApiError(e.error_code, e.message) from e
+    minimum = replica_map_min_bytes(increment, len(partition0), broker_ids, first_id=old)
+    check_topic_write(store, name, topic.count, existing_bytes + minimum)
+    pacer = Pacer()
+    added: dict[int, list[int]] = {}
+    added_bytes = 0
+    for partition, replicas in planned:
+        added[partition] = replicas
+        added_bytes += partition_entry_bytes(partition, replicas)
+        if pacer.due():
+            await pacer.pause()
+    check_topic_write(store, name, topic.count, existing_bytes + added_bytes)
+    return added
 
 
 def _validate_manual(proposed: dict[int, list[int]], replication: int, available: set[int]) -> None:
@@ -147,7 +180,12 @@ def _validate_manual(proposed: dict[int, list[int]], replication: int, available
 
 
 async def _read_assignment(store: ZkStore, name: str) -> tuple[TopicAssignment, int] | None:
-    node = await store.get(TopicNode.path(name))
+    path = TopicNode.path(name)
+    if invalid_path_reason(path) is not None:
+        # Kafka's ZooKeeper client refuses the path before sending (IllegalArgumentException),
+        # caught per topic: UNKNOWN_SERVER_ERROR with a null message, the other topics go on.
+        raise ApiError(error_codes.UNKNOWN_SERVER_ERROR, None)
+    node = await store.get(path)
     if node is None:
         return None
     return TopicNode.decode_at(node[0], name), node[1].version
@@ -191,13 +229,17 @@ async def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> Creat
                     error_codes.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist."
                 )
             existing = read[0]
-            added = _new_assignment(topic, existing, brokers)
+            added = await _new_assignment(store, topic, existing, brokers)
             if not request.validate_only:
                 updated = replace(
                     existing,
                     partitions={**existing.partitions, **{p: tuple(r) for p, r in added.items()}},
                 )
-                await store.set(TopicNode.path(name), TopicNode.encode(updated, release))
+                try:
+                    await store.set(TopicNode.path(name), TopicNode.encode(updated, release))
+                except RequestTooLargeError as e:  # refused before sending: nothing written
+                    message = too_large_message(name, topic.count, e.size, e.limit)
+                    raise ApiError(error_codes.INVALID_PARTITIONS, message) from e
                 grown.append(name)
         except ApiError as error:
             results[name] = _result(name, error)

@@ -1,6 +1,6 @@
 """CreateTopics (key 19), versions 0-7.
 
-Kafka 2.8's order (kafka-zk-semantics §2.1; KafkaApis.handleCreateTopicsRequest,
+Kafka 2.8's order (docs/kafka-behaviour.md §2.1; KafkaApis.handleCreateTopicsRequest,
 ZkAdminManager.createTopics, AdminZkClient.validateTopicCreate):
 1. not the active controller: NOT_CONTROLLER for every topic, nothing else (every version);
 2. a name given twice: INVALID_REQUEST "Found multiple entries for this topic." on every
@@ -22,6 +22,24 @@ ZkAdminManager.createTopics, AdminZkClient.validateTopicCreate):
    Any error clears configs and sets num_partitions/replication_factor to -1 (v5+).
 Messages follow Kafka's words and ApiError's null-message rule.
 
+Bounded work (issue 17). Kafka computes the automatic assignment before the name check; the
+answers are the same if the assignment's own checks (partitions > 0, replication factor
+within 1..brokers, racks on all or none) run at that point and the placement itself, which
+cannot fail once they passed, runs after every other check. So a request with an illegal
+name and 2**31-1 partitions is answered INVALID_TOPIC_EXCEPTION at once, as Kafka answers it
+(after minutes and gigabytes). Then, after Kafka's last check, one of zkbroker's own: the
+writes must fit in one ZooKeeper request of the cluster's `jute.maxbuffer`
+(`Settings.zookeeper_max_buffer_bytes`, 0xfffff by default). A topic whose partition list
+cannot fit is answered INVALID_PARTITIONS with a message naming the limit, before any
+placement is computed (a lower bound of its size is arithmetic) and also for validate_only
+(the real creation could not succeed). Kafka's ZooKeeper-mode broker has no such check (its
+write fails and the client sees UNKNOWN_SERVER_ERROR); INVALID_PARTITIONS is Kafka's error
+for a partition count the cluster cannot take (InvalidPartitionsException), not retriable, and
+the count is what the client must change; INVALID_REQUEST would claim a malformed request.
+Manual assignments larger than the limit get the same error. The placement, the replica-list
+checks of a manual assignment and the loop over the request's topics run in slices
+(`broker.asyncutil`), so other clients of every broker of the process are served meanwhile.
+
 Not emulated: authorization, create-topic policies (POLICY_VIOLATION) and controller
 mutation quotas (THROTTLING_QUOTA_EXCEEDED).
 """
@@ -31,8 +49,10 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from broker.asyncutil import Pacer, gather_bounded
 from broker.image.metadata_image import MetadataImage
 from broker.protocol import error_codes
 from broker.protocol.messages.create_topics import (
@@ -50,9 +70,22 @@ from broker.rules.config_catalog import (
     describe_topic_config,
     validate_topic_configs,
 )
-from broker.rules.replica_assignment import AssignmentError, BrokerPlacement, assign_replicas
+from broker.rules.replica_assignment import (
+    AssignmentError,
+    BrokerPlacement,
+    plan_replicas,
+    replica_map_min_bytes,
+)
 from handlers.context import RequestContext
-from zk_layout import ConfigEntityTypeNode, DeleteTopicsNode, TopicAssignment, TopicsNode
+from handlers.support.zk_limits import check_topic_write, replica_map_bytes, too_large_message
+from zk_layout import (
+    ConfigEntityNode,
+    ConfigEntityTypeNode,
+    DeleteTopicsNode,
+    TopicAssignment,
+    TopicsNode,
+)
+from zk_layout.store import RequestTooLargeError
 from zk_layout.store.admin_zk import TopicExists, create_topic
 
 API_KEY = 19
@@ -104,7 +137,9 @@ class TopicCreator:
         )
         return cls(ctx, set(existing or ()), set(marked or ()))
 
-    def plan(self, topic: CreatableTopic) -> _Planned:
+    async def plan(self, topic: CreatableTopic, pacer: Pacer | None = None) -> _Planned:
+        """Validate `topic` in Kafka's order and place its replicas; raises ApiError."""
+        pacer = pacer or Pacer()
         name = topic.name
         if name in self.image.topics:
             raise ApiError(error_codes.TOPIC_ALREADY_EXISTS, _exists_message(name))
@@ -125,12 +160,24 @@ class TopicCreator:
                 "Both numPartitions or replicationFactor and replicasAssignments were set. "
                 "Both cannot be used at the same time.",
             )
-        assignment = self._assignment(topic)
+        # Kafka's assignment step: its checks now, the placement itself once all checks passed.
+        placement = self._placement(topic)
         configs = {c.name: c.value for c in topic.configs if c.value is not None}
-        self._validate_create(name, assignment, configs)
+        self._validate_name(name)
+        if isinstance(placement, dict):
+            await _validate_replica_lists(placement, pacer)
+        self._validate_configs(configs)
+        config_data = ConfigEntityNode.encode(configs, self.release)
+        if isinstance(placement, dict):
+            map_bytes = replica_map_bytes(placement.items())
+            self._check_size(name, len(placement), map_bytes, config_data)
+            return _Planned(topic, placement, configs)
+        self._check_size(name, placement.partitions, placement.min_bytes(), config_data)
+        assignment, exact = await placement.place(pacer)
+        self._check_size(name, placement.partitions, exact, config_data)
         return _Planned(topic, assignment, configs)
 
-    def _assignment(self, topic: CreatableTopic) -> dict[int, list[int]]:
+    def _placement(self, topic: CreatableTopic) -> dict[int, list[int]] | _AutoPlacement:
         if topic.assignments:
             manual: dict[int, list[int]] = {}
             for a in topic.assignments:
@@ -145,13 +192,16 @@ class TopicCreator:
                 replication = self.settings.default_replication_factor
         brokers = [BrokerPlacement(b, info.rack) for b, info in sorted(self.image.brokers.items())]
         try:
-            return assign_replicas(brokers, partitions, replication)
+            planned = plan_replicas(brokers, partitions, replication)
         except AssignmentError as e:
             raise ApiError(e.error_code, e.message) from e
+        return _AutoPlacement(planned, partitions, replication, [b.broker_id for b in brokers])
 
-    def _validate_create(
-        self, name: str, assignment: dict[int, list[int]], configs: dict[str, str]
-    ) -> None:
+    def _check_size(self, name: str, partitions: int, map_bytes: int, config_data: bytes) -> None:
+        """Refuse a topic whose creation cannot fit one ZooKeeper request (module docstring)."""
+        check_topic_write(self.ctx.broker.store, name, partitions, map_bytes, config_data)
+
+    def _validate_name(self, name: str) -> None:
         problem = topic_names.validation_error(name, self.release)
         if problem is not None:
             raise ApiError(error_codes.INVALID_TOPIC_EXCEPTION, problem)
@@ -168,28 +218,76 @@ class TopicCreator:
                     error_codes.INVALID_TOPIC_EXCEPTION,
                     f"Topic '{name}' collides with existing topics: {', '.join(colliding)}",
                 )
-        if len({len(r) for r in assignment.values()}) != 1:
-            raise ApiError(
-                error_codes.INVALID_REPLICA_ASSIGNMENT,
-                "All partitions should have the same number of replicas",
-            )
-        if any(len(r) != len(set(r)) for r in assignment.values()):
-            raise ApiError(
-                error_codes.INVALID_REPLICA_ASSIGNMENT,
-                "Duplicate replica assignment found: " + _scala_assignment(assignment),
-            )
-        size = len(assignment)
-        if sum(p for p in assignment if p >= 0) != size * (size - 1) // 2:
-            raise ApiError(
-                error_codes.INVALID_REPLICA_ASSIGNMENT,
-                "partitions should be a consecutive 0-based integer sequence",
-            )
+
+    def _validate_configs(self, configs: dict[str, str]) -> None:
         try:
             validate_topic_configs(configs, self.release)
         except InvalidConfig as e:
             # Before 2.1 a bad value came back as UNKNOWN_SERVER_ERROR (not converted).
             mapped = e.for_create_topics(self.release)
             raise ApiError(mapped.error_code, mapped.message) from e
+
+
+class _AutoPlacement:
+    """An automatic assignment whose checks passed, not placed yet."""
+
+    def __init__(
+        self,
+        planned: Iterator[tuple[int, list[int]]],
+        partitions: int,
+        replication: int,
+        broker_ids: list[int],
+    ) -> None:
+        self._planned = planned
+        self.partitions = partitions
+        self.replication = replication
+        self._broker_ids = broker_ids
+
+    def min_bytes(self) -> int:
+        return replica_map_min_bytes(self.partitions, self.replication, self._broker_ids)
+
+    async def place(self, pacer: Pacer) -> tuple[dict[int, list[int]], int]:
+        """The placement, built in slices, and the exact size of its JSON partition map."""
+        id_bytes = {b: len(str(b)) for b in self._broker_ids}
+        assignment: dict[int, list[int]] = {}
+        size = 1
+        for partition, replicas in self._planned:
+            assignment[partition] = replicas
+            size += len(str(partition)) + 5 + len(replicas) + sum(id_bytes[r] for r in replicas)
+            if pacer.due():
+                await pacer.pause()
+        return assignment, size
+
+
+async def _validate_replica_lists(assignment: dict[int, list[int]], pacer: Pacer) -> None:
+    """AdminZkClient.validateTopicCreate's replica-list checks of a manual assignment."""
+    lengths: set[int] = set()
+    duplicated = False
+    key_sum = 0
+    for partition, replicas in assignment.items():
+        lengths.add(len(replicas))
+        if not duplicated and len(replicas) != len(set(replicas)):
+            duplicated = True
+        if partition >= 0:
+            key_sum += partition
+        if pacer.due():
+            await pacer.pause()
+    if len(lengths) != 1:
+        raise ApiError(
+            error_codes.INVALID_REPLICA_ASSIGNMENT,
+            "All partitions should have the same number of replicas",
+        )
+    if duplicated:
+        raise ApiError(
+            error_codes.INVALID_REPLICA_ASSIGNMENT,
+            "Duplicate replica assignment found: " + _scala_assignment(assignment),
+        )
+    size = len(assignment)
+    if key_sum != size * (size - 1) // 2:
+        raise ApiError(
+            error_codes.INVALID_REPLICA_ASSIGNMENT,
+            "partitions should be a consecutive 0-based integer sequence",
+        )
 
 
 def _result(name: str, error: ApiError) -> CreatableTopicResult:
@@ -251,13 +349,16 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
     # together, pipelined, and each topic's result is its own.
     results: list[CreatableTopicResult] = []
     to_write: list[tuple[int, _Planned]] = []
+    pacer = Pacer()
     for topic in request.topics:
+        if pacer.due():
+            await pacer.pause()
         if counts[topic.name] > 1:
             error = ApiError(error_codes.INVALID_REQUEST, "Found multiple entries for this topic.")
             results.append(_result(topic.name, error))
             continue
         try:
-            planned = creator.plan(topic)
+            planned = await creator.plan(topic, pacer)
         except ApiError as error:
             results.append(_result(topic.name, error))
             continue
@@ -275,8 +376,9 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
     expected = [planned.topic.name for _, planned in to_write]
     if controller is not None:
         controller.expect_topics(expected)
-    outcomes = await asyncio.gather(
-        *(
+    # Bounded: 10,000 topics must not encode and queue 10,000 writes in one loop iteration.
+    outcomes = await gather_bounded(
+        (
             create_topic(
                 store,
                 planned.topic.name,
@@ -290,11 +392,16 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
         return_exceptions=True,
     )
     created: dict[str, TopicAssignment] = {}
-    for (index, _), outcome in zip(to_write, outcomes, strict=True):
+    for (index, planned), outcome in zip(to_write, outcomes, strict=True):
         result = results[index]
         if isinstance(outcome, TopicExists):
             exists = ApiError(error_codes.TOPIC_ALREADY_EXISTS, _exists_message(result.name))
             results[index] = _result(result.name, exists)
+        elif isinstance(outcome, RequestTooLargeError):
+            # Refused by the store before sending (the estimate above was short): not written.
+            partitions = len(planned.assignment)
+            message = too_large_message(result.name, partitions, outcome.size, outcome.limit)
+            results[index] = _result(result.name, ApiError(error_codes.INVALID_PARTITIONS, message))
         elif isinstance(outcome, BaseException):
             raise outcome
         else:
@@ -304,9 +411,15 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
     if controller is not None and expected:
         controller.topics_created(created, expected)
     if created:
-        names = list(created)
+        waiting = set(created)
+
+        def all_led(image: MetadataImage) -> bool:
+            # Topics found led are not looked at again: each image change costs what is left.
+            waiting.difference_update([n for n in waiting if _all_led(image, [n])])
+            return not waiting
+
         done = request.timeout_ms > 0 and await ctx.image.wait_for(
-            lambda image: _all_led(image, names), request.timeout_ms / 1000
+            all_led, request.timeout_ms / 1000
         )
         if not done:
             for result in results:

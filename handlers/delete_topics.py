@@ -1,6 +1,6 @@
 """DeleteTopics (key 20), versions 0-6.
 
-Kafka 2.8's behaviour (kafka-zk-semantics §3.1; KafkaApis.handleDeleteTopicsRequest,
+Kafka 2.8's behaviour (docs/kafka-behaviour.md §3.1; KafkaApis.handleDeleteTopicsRequest,
 ZkAdminManager.deleteTopics, AdminZkClient.deleteTopic):
 1. not the active controller: NOT_CONTROLLER for every topic;
 2. topic deletion disabled (`--no-delete-topic-enable`): INVALID_REQUEST below v3,

@@ -1,6 +1,6 @@
 """DescribeCluster (key 60), versions 0-1: cluster id, controller and live brokers.
 
-Behaviour (kafka-zk-semantics §5; 2.8.0 KafkaApis.handleDescribeCluster, 3.7+
+Behaviour (docs/kafka-behaviour.md §5; 2.8.0 KafkaApis.handleDescribeCluster, 3.7+
 AuthHelper.computeDescribeClusterResponse):
 - brokers: alive brokers with an endpoint for the listener the request arrived on, with
   their rack (null when unset); controller_id from the metadata image, -1 when unknown.

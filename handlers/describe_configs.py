@@ -1,4 +1,4 @@
-"""DescribeConfigs (key 32), versions 0-4, answered by any broker (semantics §4.3;
+"""DescribeConfigs (key 32), versions 0-4, answered by any broker (docs/kafka-behaviour.md §4.3;
 `ConfigHelper.describeConfigs`, 2.8).
 
 1. A resource type other than TOPIC, BROKER, BROKER_LOGGER (2.4+) fails the whole request:
@@ -20,6 +20,9 @@
    own one-line description of each config (Kafka's text is not copied); `is_default` (v0)
    is true when the source is DEFAULT_CONFIG, as 2.6 and earlier computed it.
 
+Resources are described one after the other, yielding to the loop between slices of a few
+milliseconds (`broker.asyncutil`), so a request for 10,000 topics does not stall other clients.
+
 Not emulated: authorization (every principal may describe), CLIENT_METRICS resources (a
 KRaft feature; answered as an unexpected type).
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from broker.asyncutil import Pacer
 from broker.protocol import error_codes
 from broker.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
@@ -79,7 +83,10 @@ async def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> Descri
                 f"Unexpected resource type {rt} for resource {resource.resource_name}",
             )
     results = []
+    pacer = Pacer()  # 10,000 resources: the other clients are served between slices
     for resource in request.resources:
+        if pacer.due():
+            await pacer.pause()
         result = DescribeConfigsResult(
             error_code=error_codes.NONE,
             error_message=None,

@@ -1,6 +1,7 @@
 """DescribeGroups (key 15), versions 0-5: groups of the ZooKeeper consumer registry.
 
-Per group id, as 3.9's ``GroupCoordinator.handleDescribeGroup`` answers (kafka-zk-semantics §5):
+Per group id, as 3.9's ``GroupCoordinator.handleDescribeGroup`` answers
+(docs/kafka-behaviour.md §5):
 - a null id: INVALID_GROUP_ID; a broker that is not the group's coordinator: NOT_COORDINATOR,
   with empty state/protocol fields and no members;
 - a group without ``/consumers/<g>``: error NONE, state ``Dead``, empty protocol fields;

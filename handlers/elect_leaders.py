@@ -1,4 +1,4 @@
-"""ElectLeaders (key 43), versions 0-2 (KIP-460; semantics §6).
+"""ElectLeaders (key 43), versions 0-2 (KIP-460; docs/kafka-behaviour.md §6).
 
 Kafka 2.8's flow (KafkaApis.handleElectReplicaLeader, ReplicaManager.electLeaders,
 KafkaController.processReplicaLeaderElection):

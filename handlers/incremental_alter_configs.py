@@ -1,4 +1,4 @@
-"""IncrementalAlterConfigs (key 44), versions 0-1 (KIP-339; semantics §4.2; 2.8
+"""IncrementalAlterConfigs (key 44), versions 0-1 (KIP-339; docs/kafka-behaviour.md §4.2; 2.8
 `ZkAdminManager.incrementalAlterConfigs`, 3.2+ `ConfigAdminManager.preprocess`, 3.7+
 `RuntimeLoggerManager`). Answered by any broker.
 

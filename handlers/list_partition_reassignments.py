@@ -1,4 +1,4 @@
-"""ListPartitionReassignments (key 46), version 0 (KIP-455; semantics §7).
+"""ListPartitionReassignments (key 46), version 0 (KIP-455; docs/kafka-behaviour.md §7).
 
 Kafka 2.8 (KafkaController.processListPartitionReassignments): not the active controller ->
 top-level NOT_CONTROLLER; otherwise the requested partitions (or, for a null list, every

@@ -1,6 +1,6 @@
 """Metadata (key 3), versions 0-12: brokers, controller, cluster id and topic partitions.
 
-Answered from the process's metadata image (kafka-zk-semantics §8;
+Answered from the process's metadata image (docs/kafka-behaviour.md §8;
 2.8.0 KafkaApis.handleTopicMetadataRequest and MetadataCache.getPartitionMetadata):
 - Which topics: v0 empty list = all topics; v1+ null = all, [] = none. Names are
   de-duplicated. v12 (emulated release 3.1+) looks topics up by id when ids are given, and
@@ -15,6 +15,11 @@ Answered from the process's metadata image (kafka-zk-semantics §8;
 - A missing topic: UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION for an illegal
   name. Topics marked for deletion are not listed (Kafka's cache drops them once the
   controller starts deleting).
+- Bounded work (issue 17): the loops over the request's names and the image's topics run in
+  slices (`broker.asyncutil.Pacer`), so a request naming a million topics does not stall the
+  other clients of the process's brokers. Each topic is rendered whole within one slice; a
+  change the image receives between two slices may show in the later topics only (Kafka's
+  MetadataCache snapshot gives one instant for the whole answer).
 - *_authorized_operations: everything the resource type supports when asked (there is no
   authorizer), Integer.MIN_VALUE otherwise.
 
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import uuid
 
+from broker.asyncutil import Pacer
 from broker.image.metadata_image import MetadataImage, PartitionImage, TopicImage
 from broker.protocol import error_codes
 from broker.protocol.messages.create_topics import CreatableTopic, CreatableTopicConfig
@@ -153,30 +159,39 @@ def _missing(name: str | None, topic_id: uuid.UUID, code: int) -> MetadataRespon
     )
 
 
-def _requested_names(ctx: RequestContext, request: MetadataRequest) -> list[str] | None:
+async def _requested_names(
+    ctx: RequestContext, request: MetadataRequest, pacer: Pacer
+) -> list[str] | None:
     """The names asked for, None for all topics; raises _InvalidRequest like Kafka 3.x."""
     version = ctx.version
     if request.topics is None or (version == 0 and not request.topics):
         return None
     release = ctx.release
-    if version < 12 and release >= (3, 0):
-        for t in request.topics:
+    check = version < 12 and release >= (3, 0)
+    names: dict[str, None] = {}
+    for t in request.topics:
+        if check:
             if t.name is None:
                 raise _InvalidRequest(f"Topic name can not be null for version {version}")
             if t.topic_id != ZERO_UUID:
                 raise _InvalidRequest(
                     f"Topic IDs are not supported in requests for version {version}"
                 )
-    names = [t.name for t in request.topics if t.name is not None]
-    return list(dict.fromkeys(names))
+        if t.name is not None:
+            names[t.name] = None
+        if pacer.due():
+            await pacer.pause()
+    return list(names)
 
 
 async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     image = ctx.image
     version = ctx.version
     listener = ctx.connection.listener_name
+    # A request may name a million topics: every loop below yields to the loop in slices.
+    pacer = Pacer()
     try:
-        requested = _requested_names(ctx, request)
+        requested = await _requested_names(ctx, request, pacer)
     except _InvalidRequest as e:
         return error_response(request, version, error_codes.INVALID_REQUEST, str(e))
 
@@ -189,8 +204,10 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
         and any(t.topic_id != ZERO_UUID for t in request.topics)
     )
     if requested is None:
-        for topic in image.visible_topics():
+        for topic in list(image.visible_topics()):
             topics.append(render.topic(topic))
+            if pacer.due():
+                await pacer.pause()
     elif by_id:
         assert request.topics is not None
         seen: set[uuid.UUID] = set()
@@ -198,6 +215,8 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
             if t.topic_id == ZERO_UUID or t.topic_id in seen:
                 continue
             seen.add(t.topic_id)
+            if pacer.due():
+                await pacer.pause()
             by_id_topic = image.topic_by_id(t.topic_id)
             found = image.listed_topic(by_id_topic.name) if by_id_topic else None
             if found is None:
@@ -208,9 +227,16 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
         auto_create = ctx.broker.settings.auto_create_topics and (
             version < 4 or request.allow_auto_topic_creation
         )
-        missing = [name for name in requested if image.listed_topic(name) is None]
-        created = await _auto_create(ctx, missing) if auto_create else {}
+        missing = []
         for name in requested:
+            if image.listed_topic(name) is None:
+                missing.append(name)
+            if pacer.due():
+                await pacer.pause()
+        created = await _auto_create(ctx, missing, pacer) if auto_create else {}
+        for name in requested:
+            if pacer.due():
+                await pacer.pause()
             found = image.listed_topic(name)
             if name in created:
                 topics.append(created[name])
@@ -233,12 +259,16 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
     )
 
 
-async def _auto_create(ctx: RequestContext, names: list[str]) -> dict[str, MetadataResponseTopic]:
+async def _auto_create(
+    ctx: RequestContext, names: list[str], pacer: Pacer
+) -> dict[str, MetadataResponseTopic]:
     """Create missing topics as Kafka's auto-creation does; the answer for each name."""
     answers: dict[str, MetadataResponseTopic] = {}
     in_flight = ctx.broker.auto_create_in_flight
     mine: list[str] = []
     for name in names:
+        if pacer.due():
+            await pacer.pause()
         if topic_names.validation_error(name, ctx.release) is not None:
             continue  # answered INVALID_TOPIC_EXCEPTION by the caller
         if name in in_flight:
@@ -263,7 +293,7 @@ async def _auto_create(ctx: RequestContext, names: list[str]) -> dict[str, Metad
                 configs=[CreatableTopicConfig(name=k, value=v) for k, v in configs.items()],
             )
             try:
-                planned = creator.plan(topic)
+                planned = await creator.plan(topic, pacer)
                 await create_topic(store, name, planned.assignment, planned.configs, ctx.release)
                 creator.existing.add(name)
                 code = error_codes.LEADER_NOT_AVAILABLE

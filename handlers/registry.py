@@ -10,6 +10,12 @@ advertises: the intersection of the handler's range and the release's range
 release did not have is absent. The server uses the same table to accept or refuse a
 request's (key, version), so advertising and accepting can never disagree.
 
+Every handler is wrapped so that ZooKeeper trouble (a lost connection, an expired session)
+is answered with the retriable error of its API family (`handlers.support.zk_trouble`) through
+its `error_response`, with one warning line, instead of UNKNOWN_SERVER_ERROR; a write the
+store refused as larger than ZooKeeper's jute.maxbuffer (nothing written) is INVALID_REQUEST
+with the store's message naming the limit.
+
 Deliberately not here: decoding, the unsupported-version answers (the server owns those),
 and the handlers themselves.
 """
@@ -21,7 +27,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from broker.protocol import API_SPECS
+import structlog
+
+from broker.protocol import API_SPECS, error_codes
 from broker.protocol.releases import Release, advertised_range
 from handlers import (
     alter_configs,
@@ -46,6 +54,11 @@ from handlers import (
     offset_fetch,
 )
 from handlers.context import RequestContext
+from handlers.support import zk_trouble
+from zk_layout import ZkConnectionError
+from zk_layout.store import RequestTooLargeError
+
+_log = structlog.get_logger(__name__)
 
 Handle = Callable[[RequestContext, Any], Awaitable[Any]]
 ErrorResponse = Callable[[Any, int, int, "str | None"], Any]
@@ -65,12 +78,41 @@ class HandlerEntry:
         return API_SPECS[self.api_key].name
 
 
+def _guarded(module: Any) -> Handle:
+    """`module.handle`, with ZooKeeper trouble answered as the API family's retriable error
+    (`handlers.support.zk_trouble`) instead of reaching the listener as a failure."""
+    handle, error_response, api_key = module.handle, module.error_response, module.API_KEY
+
+    async def guarded(ctx: RequestContext, request: Any) -> Any:
+        try:
+            return await handle(ctx, request)
+        except RequestTooLargeError as e:
+            # A write over ZooKeeper's jute.maxbuffer, refused before it was sent: nothing was
+            # written (CreateTopics/CreatePartitions answer INVALID_PARTITIONS themselves).
+            _log.warning("request.too_large_for_zookeeper", api_key=api_key, reason=str(e))
+            return error_response(request, ctx.version, error_codes.INVALID_REQUEST, str(e))
+        except ZkConnectionError as e:
+            code = zk_trouble.error_for(api_key, e)
+            _log.warning(
+                "request.zookeeper_trouble",
+                api_key=api_key,
+                family=zk_trouble.family(api_key),
+                broker_id=ctx.broker.broker_id,
+                correlation_id=ctx.header.correlation_id,
+                answered=error_codes.name_of(code),
+                reason=str(e),
+            )
+            return error_response(request, ctx.version, code, None)
+
+    return guarded
+
+
 def _entry(module: Any) -> HandlerEntry:
     return HandlerEntry(
         api_key=module.API_KEY,
         min_version=module.MIN_VERSION,
         max_version=module.MAX_VERSION,
-        handle=module.handle,
+        handle=_guarded(module),
         error_response=module.error_response,
     )
 

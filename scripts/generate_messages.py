@@ -11,7 +11,9 @@ each API named in ``API_NAMES`` it writes one module (``metadata.py`` for ``Meta
 the dataclasses and their ``FieldDef``/``StructDef``/``MessageDef`` definitions; ``headers.py``
 holds the request/response headers and ``__init__.py`` the ``API_SPECS`` table. Output is
 deterministic, so rerunning on the same specs gives identical files (a test checks that).
-``--check`` compares instead of writing and exits 1 on a difference.
+``--check`` compares instead of writing and exits 1 on a difference. It also writes
+``broker/protocol/removed_in_4.py`` (KIP-896: every zkBroker request's ``deprecatedVersions``
+and what Kafka 4.0 removed of them, for the capture report).
 
 Naming rules:
 
@@ -629,6 +631,85 @@ def render_index(modules: list[tuple[str, MessageModel]]) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# KIP-896: the request versions Kafka 3.9 deprecated and Kafka 4.0 removed, for every API key
+
+# The module written beside the messages package (not inside it: `write` prunes that folder).
+REMOVED_MODULE = REPO_ROOT / "broker" / "protocol" / "removed_in_4.py"
+# Deprecated versions Kafka 4.x still serves (the top of each deprecated range), so 4.0
+# removed only the versions below them. The 3.9 specs cannot say so: the specs folder's
+# README does for Metadata v0-3 ("Kafka 4.0 removed the versions listed as deprecated above,
+# except Metadata v0-3"), Kafka 4.x's own request specs (kafka-python 3.0 ships 4.3's) for the
+# others; tests/report/test_removed_in_4.py checks every entry against those specs.
+KEPT_IN_4_0: dict[str, Versions] = {
+    "Metadata": Versions(0, 3),
+    "FindCoordinator": Versions(0, 0),
+    "DeleteGroups": Versions(0, 0),
+    "JoinGroup": Versions(0, 1),
+    "SaslHandshake": Versions(0, 0),
+    "Produce": Versions(3, 6),
+}
+
+
+def deprecated_requests(spec_dir: Path) -> list[tuple[int, str, Versions]]:
+    """(api key, API name, deprecated versions) of every zkBroker request spec that has some."""
+    found: list[tuple[int, str, Versions]] = []
+    for path in sorted(spec_dir.glob("*Request.json")):
+        spec = load_spec(path)
+        if spec.get("type") != "request" or "zkBroker" not in spec.get("listeners", ()):
+            continue
+        name = spec["name"].removesuffix("Request")
+        deprecated = parse_versions(spec.get("deprecatedVersions", "none"), spec["name"])
+        if not deprecated.empty:
+            found.append((int(spec["apiKey"]), name, deprecated))
+    return sorted(found)
+
+
+def render_removed_module(spec_dir: Path) -> str:
+    entries = deprecated_requests(spec_dir)
+
+    def table(var: str, comment: str, rows: list[tuple[int, str, Versions]]) -> list[str]:
+        lines = [f"# {text}" for text in textwrap.wrap(comment, LINE_LIMIT - 2)]
+        lines.append(f"{var}: dict[int, tuple[str, int, int]] = {{")
+        lines += [f'    {key}: ("{name}", {v.low}, {v.high}),' for key, name, v in rows]
+        return [*lines, "}", ""]
+
+    lines = [
+        '"""KIP-896: the request versions Kafka 3.9 deprecated and those Kafka 4.0 removed.',
+        "",
+        f"{GENERATED_MARKER} from the `deprecatedVersions` of Kafka 3.9's",
+        "*Request.json files whose listeners include zkBroker. Do not edit by hand: change the",
+        "generator and rerun it. Each table maps an api key to (API name, first version, last",
+        "version), an inclusive range. Data only: the capture report (broker.report) turns it into",
+        "Spark expressions. Deliberately not here: the APIs Kafka 4.0 dropped whole with ZooKeeper",
+        "mode (LeaderAndIsr, StopReplica, UpdateMetadata: inter-broker, never sent by clients).",
+        "REMOVED_IN_4_0 is the deprecation minus what Kafka 4.x still serves (the generator's",
+        "KEPT_IN_4_0; tests/report/test_removed_in_4.py checks it against Kafka 4.x's specs).",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+    ]
+    lines += table("DEPRECATED_IN_3_9", "Every deprecated range of the 3.9 specs.", entries)
+    removed = []
+    for key, name, deprecated in entries:
+        kept = KEPT_IN_4_0.get(name)
+        if kept is None:
+            removed.append((key, name, deprecated))
+        elif kept.high != deprecated.high:
+            raise SpecError(f"{name}: KEPT_IN_4_0 must keep the top of {deprecated}")
+        elif kept.low > deprecated.low:
+            removed.append((key, name, Versions(deprecated.low, kept.low - 1)))
+    lines += table(
+        "REMOVED_IN_4_0",
+        "The ranges Kafka 4.0 removed: the above but what 4.x still serves ("
+        + ", ".join(f"{n} v{v}" for n, v in sorted(KEPT_IN_4_0.items()))
+        + ").",
+        removed,
+    )
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# --------------------------------------------------------------------------------------------
 # Driver
 
 
@@ -700,16 +781,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         files = generate(spec_dir)
+        removed = render_removed_module(spec_dir)
     except (SpecError, KeyError, OSError) as exc:
         print(f"cannot generate: {exc}", file=sys.stderr)
         return 2
     if args.check:
         problems = check(files, args.out)
+        current = REMOVED_MODULE.read_text(encoding="utf-8") if REMOVED_MODULE.exists() else ""
+        if current != removed:
+            problems.append(f"{REMOVED_MODULE} differs from the specs' deprecatedVersions")
         for problem in problems:
             print(problem)
         return 1 if problems else 0
     write(files, args.out)
     print(f"wrote {len(files)} files to {args.out}")
+    if not REMOVED_MODULE.exists() or REMOVED_MODULE.read_text(encoding="utf-8") != removed:
+        REMOVED_MODULE.write_text(removed, encoding="utf-8")
+    print(f"wrote {REMOVED_MODULE}")
     return 0
 
 

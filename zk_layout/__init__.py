@@ -15,6 +15,7 @@ from zk_layout.errors import (
     BadVersionError,
     BrokerIdInUseError,
     ControllerMovedError,
+    InvalidPathError,
     NodeExistsError,
     NoNodeError,
     NotEmptyError,
@@ -27,6 +28,7 @@ from zk_layout.errors import (
 
 # Every znode class and constant, listed once, in zk_layout.nodes.__all__.
 from zk_layout.nodes import *  # noqa: F403
+from zk_layout.paths import check_path, invalid_path_reason
 from zk_layout.release import Release, normalize_release, release_at_least, release_name
 from zk_layout.sanitizer import desanitize, sanitize
 from zk_layout.store import (
@@ -51,16 +53,14 @@ from zk_layout.uuid_text import (
 __all__ = [
     "METADATA_TOPIC_ID",
     "ZERO_UUID",
-    # errors
     "BadVersionError",
     "BrokerIdInUseError",
     "ControllerMovedError",
-    # store
     "ElectionResult",
+    "InvalidPathError",
     "NoNodeError",
     "NodeExistsError",
     "NotEmptyError",
-    # releases
     "Release",
     "SessionExpiredError",
     "SessionState",
@@ -74,8 +74,9 @@ __all__ = [
     "ZkTransaction",
     "ZnodeFormatError",
     "ZnodeStat",
-    # names and ids
+    "check_path",
     "desanitize",
+    "invalid_path_reason",
     "json_dumps",
     "normalize_release",
     "random_uuid",

@@ -87,6 +87,15 @@ class NotEmptyError(ZkOperationError, kazoo_exc.NotEmptyError):
     """A delete found children under the node."""
 
 
+class InvalidPathError(ZkLayoutError, ValueError):
+    """ZooKeeper's client would refuse the path before sending anything (``PathUtils``'s
+    rules: ``zk_layout.paths``); nothing was read or written. ``path`` is the path."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class ZkConnectionError(ZkOperationError):
     """The request did not complete because the connection or the session is gone
     (connection loss, session expiry, client closed). Its outcome on the server is unknown."""

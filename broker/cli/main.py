@@ -18,6 +18,8 @@ prints one line per broker id registered or having a desired state. These subcom
 nothing: one short-lived ZooKeeper session, closed before they exit. So does
 `zkbroker fault push|latency|drop|blackhole|clear|list ... --zookeeper CONNECT`
 (`broker.cli.fault_command`): fault entries every zkbroker process of the cluster applies.
+`zkbroker report INPUT... --out DIR` analyses request captures on Spark (`broker.report`,
+the optional `report` extra; exit 2 with an install hint without PySpark or Java).
 
 Deliberately not here: anything a cluster does (see `broker.engine.engine`) and how a process
 applies the desired state (see `broker.engine.broker_control`).
@@ -39,6 +41,7 @@ from broker.engine.broker_control import BrokerStatus, list_brokers, request_bro
 from broker.engine.engine import ClusterEngine
 from broker.log import configure_logging
 from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, parse_release, release_name
+from broker.report.options import add_report_arguments
 from broker.settings import DEFAULT_MAX_REQUEST_BYTES, Settings
 from broker.zookeeper.embedded import ZooKeeperNotFoundError
 from zk_layout import BrokerIdInUseError, BrokerState, ZkConnectionError, ZkStore
@@ -148,6 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="each broker's ZooKeeper session timeout (zookeeper.session.timeout.ms; 18000)",
     )
     run.add_argument(
+        "--zookeeper-max-buffer-bytes",
+        type=int,
+        default=0xFFFFF,
+        help="the ZooKeeper servers' jute.maxbuffer: larger writes are refused before they are "
+        "sent (1048575)",
+    )
+    run.add_argument(
         "--broker-session-timeout-ms",
         type=int,
         default=9000,
@@ -200,6 +210,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--log-format", choices=("console", "json"), default="console")
     _add_broker_parser(sub)
     add_fault_parser(sub)
+    # Capture analytics on Spark (broker.report; PySpark is imported only when it runs).
+    add_report_arguments(
+        sub.add_parser("report", help="analyse request captures on Spark (zkbroker[report])")
+    )
     return parser
 
 
@@ -226,6 +240,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         broker_configs=tuple(args.broker_config),
         replica_catchup_ms=args.replica_catchup_ms,
         zk_session_timeout_s=args.zookeeper_session_timeout_ms / 1000,
+        zookeeper_max_buffer_bytes=args.zookeeper_max_buffer_bytes,
         broker_session_timeout_ms=args.broker_session_timeout_ms,
         auto_leader_rebalance=args.auto_leader_rebalance,
         leader_imbalance_check_interval_s=args.leader_imbalance_check_interval_s,
@@ -320,6 +335,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command == "report":
+        from broker.report.job import run_cli
+        from broker.report.options import options_from_args
+
+        try:
+            report_options = options_from_args(args)
+        except ValueError as e:
+            parser.error(str(e))
+        return run_cli(report_options)
     if args.command in ("broker", "fault"):
         # Only warnings (kazoo's connection trouble) on stderr; stdout carries the answer.
         configure_logging("warning", "console")

@@ -1,7 +1,7 @@
 """Controller election and the controller task (Kafka's KafkaController, ZooKeeper mode).
 
 Every broker runs a `ControllerElector`: it watches `/controller` and, whenever that node is
-absent, runs Kafka's election (semantics §10.1): the winner creates the ephemeral
+absent, runs Kafka's election (docs/kafka-behaviour.md §10.1): the winner creates the ephemeral
 `/controller` and bumps `/controller_epoch` in one multi. The winner starts the one
 `Controller` of the cluster; a broker that sees `/controller` name someone else (or loses
 its ZooKeeper session) resigns at once and writes nothing more.
@@ -28,6 +28,13 @@ time go to the debug log (`controller.event`) and to the `event_observer` (Stats
 `zkbroker.controller.event.<Name>`, as Kafka's ControllerEventManager times each state); a
 failed event is logged under its name.
 
+On a ZooKeeper session expiry the controller resigns before anything of the new session runs
+(`ControllerElector.session_lost`, Kafka's processExpire -> onControllerResignation): its
+queued events are dropped, its watches and timers cancelled, pending calls fail with
+NOT_CONTROLLER, and no election runs until the broker has registered again on the new
+session (`session_renewed`, Kafka's RegisterBrokerAndReelect). Its writes are fenced by an
+epoch that has not moved yet, so fencing alone would not stop it.
+
 Handlers reach the controller through `call(name, fn)`, which runs a function as a controller
 event and returns its result; a controller that stops first fails the call with
 ControllerMovedError.
@@ -50,6 +57,7 @@ from typing import Any, TypeVar, cast
 import structlog
 from kazoo.protocol.states import ZnodeStat
 
+from broker.asyncutil import gather_bounded
 from broker.controller import partitions as controller_partitions
 from broker.controller import reassignment as controller_reassignment
 from broker.controller import topics as controller_topics
@@ -152,7 +160,13 @@ class Controller:
         self.submit("Startup", Controller._on_failover)
         self.submit("BrokerLeasesResume", lambda c: c.leases.resume())
 
-    async def stop(self) -> None:
+    def halt(self) -> int:
+        """Stop at once, without awaiting anything (Kafka's onControllerResignation on Expire):
+        no further event runs, the queued ones are dropped, the watches and timers are
+        cancelled and pending `call`s fail with ControllerMovedError (NOT_CONTROLLER). The
+        running event is cancelled at its next await. `stop()` then waits for the task.
+        Returns how many queued events were dropped."""
+        self.moved.set()
         for watch in self._watches.values():
             watch.cancel()
         self._watches.clear()
@@ -162,12 +176,22 @@ class Controller:
         self.leases.stop()
         if self._rebalance is not None:
             self._rebalance.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._rebalance
-            self._rebalance = None
+        dropped = 0
+        while not self._events.empty():
+            self._events.get_nowait()
+            dropped += 1
         self._fail_calls()
         if self._task is not None:
             self._task.cancel()
+        return dropped
+
+    async def stop(self) -> None:
+        self.halt()
+        if self._rebalance is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._rebalance
+            self._rebalance = None
+        if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
@@ -294,8 +318,10 @@ class Controller:
         )
 
     async def _run(self) -> None:
-        while True:
+        while not self.moved.is_set():
             event = await self._events.get()
+            if self.moved.is_set():
+                return  # halted while this event waited: it belongs to no controller now
             started = time.perf_counter()
             failed = False
             try:
@@ -332,8 +358,10 @@ class Controller:
     # ---- helpers for event code --------------------------------------------------------
 
     async def gather(self, *aws: Awaitable[T]) -> list[T]:
-        """Run ZooKeeper reads/writes concurrently (pipelined), results in order."""
-        return list(await asyncio.gather(*aws))
+        """Run ZooKeeper reads/writes concurrently (pipelined), results in order; at most
+        `GATHER_LIMIT` at once, so bringing 10,000 topics online does not run 10,000 first
+        steps in one loop iteration (`broker.asyncutil.gather_bounded`)."""
+        return await gather_bounded(aws)
 
     async def fenced_set(self, path: str, data: bytes, version: int) -> ZnodeStat:
         tx = self.store.fenced(self.context.epoch_zk_version)
@@ -502,6 +530,8 @@ class ControllerElector:
         self.controller: Controller | None = None
         self._lock = asyncio.Lock()
         self._stopped = False
+        # Between a session expiry and the broker's new registration: no election.
+        self._session_lost = False
         self._checks: set[asyncio.Task[None]] = set()
         self._log = structlog.get_logger(__name__).bind(broker_id=broker_id)
 
@@ -520,8 +550,31 @@ class ControllerElector:
         async with self._lock:
             await self._resign()
 
+    def session_lost(self) -> None:
+        """The ZooKeeper session expired (kazoo's LOST): resign at once, before any event or
+        watch delivery of the new session runs, and hold elections until
+        `session_renewed()` (Kafka's processExpire: onControllerResignation, then
+        RegisterBrokerAndReelect). Synchronous, so nothing queued behind it on the loop
+        finds the old controller still active."""
+        self._session_lost = True
+        controller = self.controller
+        if controller is not None and not controller.moved.is_set():
+            dropped = controller.halt()
+            self._log.warning(
+                "controller.resigning",
+                reason="zookeeper session expired",
+                controller_epoch=controller.context.epoch,
+                dropped_events=dropped,
+            )
+
+    async def session_renewed(self) -> None:
+        """The broker registered again on its new session: run the election anew (the winner,
+        maybe this broker, starts with a new epoch)."""
+        self._session_lost = False
+        await self.check()
+
     def _on_controller_node(self, data: bytes | None, stat: object) -> None:
-        if not self._stopped:
+        if not self._stopped and not self._session_lost:
             task = asyncio.create_task(self.check())
             self._checks.add(task)
             task.add_done_callback(self._checks.discard)
@@ -529,7 +582,9 @@ class ControllerElector:
     async def check(self) -> None:
         """Elect if /controller is vacant; resign if it names another broker."""
         async with self._lock:
-            if self._stopped:
+            if self._stopped or self._session_lost:
+                if self.controller is not None and self.controller.moved.is_set():
+                    await self._resign()
                 return
             node = await self.store.get(ControllerNode.path())
             if node is None:

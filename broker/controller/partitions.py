@@ -2,7 +2,7 @@
 
 All of it runs on the controller task (`broker.controller.controller`); the rules themselves are the
 pure functions of `broker.rules.leader_election`. What happens here, in Kafka's terms (2.8,
-semantics §6, §10):
+docs/kafka-behaviour.md §6, §10):
 
 - `write_states`: every leader/ISR change goes to `.../partitions/<p>/state` as a conditional
   set fenced by the controller epoch. Changes are grouped into one multi per topic (in chunks)
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from broker.asyncutil import Pacer, collect
 from broker.protocol import error_codes
 from broker.rules import leader_election as rules
 from broker.rules.api_error import ApiError
@@ -410,30 +411,43 @@ async def auto_rebalance(controller: Controller) -> None:
     if state.reassigning:
         return
     by_preferred: dict[int, list[TP]] = defaultdict(list)
-    for topic, record in state.topics.items():
+    # Every partition of the cluster is looked at: in slices (only this event reads or
+    # changes the controller's state meanwhile).
+    pacer = Pacer()
+    for topic, record in list(state.topics.items()):
         if topic in state.topics_to_delete:
             continue
         for partition, replicas in record.assignment.partitions.items():
             if replicas:
                 by_preferred[replicas[0]].append((topic, partition))
+            if pacer.due():
+                await pacer.pause()
     threshold = controller.settings.leader_imbalance_per_broker_percentage / 100
     live = state.live_brokers
     candidates: list[TP] = []
     for broker, tps in sorted(by_preferred.items()):
-        not_preferred = [
-            tp
-            for tp in tps
-            if tp in state.partition_states and state.partition_states[tp][0].leader != broker
-        ]
+        not_preferred = await collect(
+            (
+                tp
+                for tp in tps
+                if tp in state.partition_states and state.partition_states[tp][0].leader != broker
+            ),
+            pacer,
+        )
         if len(not_preferred) / len(tps) <= threshold or broker not in live:
             continue
         candidates.extend(
-            tp
-            for tp in not_preferred
-            if rules.preferred_leader(
-                state.partition_states[tp][0], replicas_of(controller, tp), live, 0
+            await collect(
+                (
+                    tp
+                    for tp in not_preferred
+                    if rules.preferred_leader(
+                        state.partition_states[tp][0], replicas_of(controller, tp), live, 0
+                    )
+                    is not None
+                ),
+                pacer,
             )
-            is not None
         )
     if candidates:
         outcomes = await elect_leaders(controller, candidates, PREFERRED)

@@ -1,4 +1,4 @@
-"""Partition reassignment on the controller (KIP-455; semantics §7 and §10.4).
+"""Partition reassignment on the controller (KIP-455; docs/kafka-behaviour.md §7 and §10.4).
 
 Both entry points end in `reassign`, which runs Kafka's onPartitionReassignment for a batch
 of partitions, on the controller task:

@@ -1,11 +1,16 @@
 """The controller's topic and partition lifecycle (Kafka's KafkaController topic events).
 
 What it does, all on the controller task, every write fenced by the controller epoch:
-- new topics and new partitions (semantics §10.2): for each partition without leader state,
-  leader = the first live replica in assignment order, ISR = the live replicas in that
+- new topics and new partitions (docs/kafka-behaviour.md §10.2): for each partition without
+  leader state, leader = the first live replica in assignment order, ISR = the live replicas in that
   order, leader epoch 0, written as `/brokers/topics/<t>/partitions[/<p>[/state]]` in one
-  multi per topic. A partition with no live replica gets no state (it stays "new", Kafka
-  logs an error) and is retried when a broker registers.
+  multi per topic, or per `PARTITIONS_PER_MULTI` partitions for a larger topic (one request
+  must fit ZooKeeper's jute.maxbuffer; a chunk that meets existing nodes is redone from what
+  is there). The chunks are built in slices of the loop (`broker.asyncutil.Pacer`) and
+  published to this process's image as each commits (the image applies the topic's
+  assignment once: a version it already has costs nothing). A partition with no live
+  replica gets no state (it stays "new", Kafka logs an error) and is retried when a broker
+  registers.
 - topic ids (releases 2.8+): a topic znode without `topic_id` is rewritten with a new random
   id, as Kafka's processTopicIds does for topics created by older tools.
 - a partition added to a topic queued for deletion is undone: the znode is restored to the
@@ -13,7 +18,8 @@ What it does, all on the controller task, every write fenced by the controller e
 - topic deletion (§10.6): markers of unknown topics are deleted; with deletion disabled all
   markers are deleted; a topic with a reassignment in flight or a replica on a dead broker
   waits (its marker stays); otherwise the topic's znodes, its config and its marker are
-  deleted in one multi, children first.
+  deleted, children first: the partition znodes in multis of `PARTITIONS_PER_MULTI`
+  partitions, then the rest in one multi (Kafka deletes them one by one, in this order).
 
 Deliberately not here: leader elections and ISR changes (`broker.controller.partitions`),
 reassignment (`broker.controller.reassignment`), and the controller's election itself
@@ -28,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from broker.asyncutil import Pacer
 from zk_layout import (
     ConfigEntityNode,
     DeleteTopicMarkerNode,
@@ -43,11 +50,17 @@ from zk_layout import (
     ZnodeFormatError,
     random_uuid,
 )
+from zk_layout.store import ZkTransaction
 
 if TYPE_CHECKING:
     from broker.controller.controller import Controller
 
 log = structlog.get_logger(__name__)
+
+# Partitions per fenced multi when creating or deleting a topic's partition znodes: a topic's
+# partitions must not all go into one request, which ZooKeeper's jute.maxbuffer (1 MiB by
+# default) caps at a few thousand partitions. A chunk left undone is redone from what is there.
+PARTITIONS_PER_MULTI = 1000
 
 
 @dataclass
@@ -239,11 +252,23 @@ async def _write_initial_states(
         else children
     )
     existing_set = set(existing or ())
-    tx = controller.store.fenced(controller.context.epoch_zk_version)
+    store = controller.store
     if existing is None:
+        # Its own multi when the states come in several, so each chunk stands alone.
+        tx = store.fenced(controller.context.epoch_zk_version)
         tx.create(TopicPartitionsNode.path(name), None)
-    new_states: dict[int, PartitionState] = {}
+        if len(missing) > PARTITIONS_PER_MULTI:
+            await tx.commit()
+            tx = store.fenced(controller.context.epoch_zk_version)
+    else:
+        tx = store.fenced(controller.context.epoch_zk_version)
+    chunk: dict[int, PartitionState] = {}
+    pacer = Pacer()
     for partition in missing:
+        if pacer.due():
+            # The chunk being built is sent only when full, fenced by the epoch it was
+            # built under; nothing of it is applied before its commit succeeds.
+            await pacer.pause()
         chosen = initial_leader_and_isr(record.assignment.partitions[partition], state.live_brokers)
         if chosen is None:
             log.error(
@@ -263,14 +288,26 @@ async def _write_initial_states(
             PartitionStateNode.path(name, partition),
             PartitionStateNode.encode(new_state, controller.release),
         )
-        new_states[partition] = new_state
-    if not new_states:
-        return
+        chunk[partition] = new_state
+        if len(chunk) >= PARTITIONS_PER_MULTI:
+            await _commit_initial_states(controller, name, record, tx, chunk)
+            tx, chunk = store.fenced(controller.context.epoch_zk_version), {}
+    if chunk:
+        await _commit_initial_states(controller, name, record, tx, chunk)
+
+
+async def _commit_initial_states(
+    controller: Controller,
+    name: str,
+    record: TopicRecord,
+    tx: ZkTransaction,
+    chunk: dict[int, PartitionState],
+) -> None:
     await tx.commit()
-    for partition, new_state in new_states.items():
+    for partition, new_state in chunk.items():
         # A freshly created znode has data version 0.
-        state.partition_states[(name, partition)] = (new_state, 0)
-    controller.publish(name, record, {p: (s, 0) for p, s in new_states.items()})
+        controller.state.partition_states[(name, partition)] = (new_state, 0)
+    controller.publish(name, record, {p: (s, 0) for p, s in chunk.items()})
 
 
 async def _load_partition_states(
@@ -365,10 +402,16 @@ async def _delete_topic(controller: Controller, name: str) -> None:
     partition_paths = [f"{partitions_path}/{child}" for child in partitions or ()]
     leaves = await controller.gather(*(store.get_children(p) for p in partition_paths))
     tx = store.fenced(controller.context.epoch_zk_version)
+    in_tx = 0
     for partition_path, children in zip(partition_paths, leaves, strict=True):
         for leaf in children or ():
             tx.delete(f"{partition_path}/{leaf}")
         tx.delete(partition_path)
+        in_tx += 1
+        if in_tx >= PARTITIONS_PER_MULTI:
+            # Partition states first, in chunks (Kafka deletes them one by one too).
+            await tx.commit()
+            tx, in_tx = store.fenced(controller.context.epoch_zk_version), 0
     if partitions is not None:
         tx.delete(partitions_path)
     tx.delete(TopicNode.path(name))

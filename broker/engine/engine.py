@@ -96,11 +96,16 @@ class ClusterEngine:
             if self._capture is not None:
                 self._capture.open()
             if self._zookeeper is None:
-                self._embedded = EmbeddedZooKeeper()
+                # The embedded server takes the request-size limit the brokers check against.
+                self._embedded = EmbeddedZooKeeper(
+                    max_buffer_bytes=self.settings.zookeeper_max_buffer_bytes
+                )
                 await self._embedded.astart()
                 self._zookeeper = self._embedded.connect_string
             self._store = await ZkStore.connect(
-                self._zookeeper, session_timeout=self.settings.zk_session_timeout_s
+                self._zookeeper,
+                session_timeout=self.settings.zk_session_timeout_s,
+                max_buffer_bytes=self.settings.zookeeper_max_buffer_bytes,
             )
             await self._store.create_top_level_paths()
             cluster_id = await self._store.get_or_create_cluster_id()

@@ -7,7 +7,11 @@ request path, so it only appends the `RequestRecord` to a bounded in-memory dequ
 to the writer's queue. A background task on the cluster's loop turns queued records into JSON
 in batches, when the listeners are quiet (or at the latest half a second later, see
 WRITE_MAX_LAG_S), and appends one line per request to the file, flushing after each batch.
-The file is opened in append mode; `aclose()` writes what is queued and closes it.
+The file is opened in append mode; `aclose()` writes what is queued and closes it. Lines hold
+whole requests, config values included, so a file zkbroker creates is created owner-only
+(0600, `os.open(..., O_CREAT, 0o600)`: no window in which it is readable by others, whatever
+the umask); a file that already exists keeps its mode and owner, as `>>` in a shell would
+(the operator chose them; zkbroker does not chmod files it did not create).
 
 A line (`CAPTURE_LINE_SCHEMA` is its JSON Schema) holds: `time` (ISO-8601 UTC, when the
 request was decoded), `broker_id`, `connection_id`, `client_id`, `client_software_name` and
@@ -36,6 +40,7 @@ import dataclasses
 import enum
 import json
 import math
+import os
 import uuid
 from collections import deque
 from dataclasses import dataclass
@@ -51,6 +56,9 @@ log = structlog.get_logger(__name__)
 
 # How many records the in-memory view keeps (the newest ones).
 DEFAULT_MAX_RECORDS = 100_000
+
+# The mode a capture file is created with: whole requests, config values included.
+CAPTURE_FILE_MODE = 0o600
 
 _NULLABLE_STRING = {"type": ["string", "null"]}
 _INT = {"type": "integer"}
@@ -315,7 +323,9 @@ class RequestCapture:
     def open(self) -> None:
         """Open the file for appending (no-op without a path or when open already)."""
         if self.path is not None and self._file is None:
-            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+            # Created 0600 (the umask can only narrow it); an existing file keeps its mode.
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, CAPTURE_FILE_MODE)
+            self._file = os.fdopen(fd, "a", encoding="utf-8")
 
     async def aclose(self) -> None:
         """Write every queued record, then close the file. In-memory records stay."""

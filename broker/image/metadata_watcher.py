@@ -10,8 +10,12 @@ Watched (all through one ZooKeeper session of the process):
 Everything a watch delivers is decoded with the `zk_layout` node classes and applied to the
 image on the event loop. Data that does not decode is logged and treated as absent, as
 Kafka's readers skip what they cannot parse; one bad znode never stops the watcher.
-Per-broker, per-topic and per-partition watches are started concurrently (each start is a
-ZooKeeper round trip) and cancelled when their node's parent no longer lists it.
+Per-broker and per-topic watches are started concurrently (each start is a ZooKeeper round
+trip); per-partition watches are queued and started by one task, `STATE_WATCH_BATCH` at a
+time, so a topic grown by tens of thousands of partitions does not start them all in one
+loop iteration (a late start misses nothing: its first read delivers the current state, and
+the controller of this process publishes its writes to the image directly). Every watch is
+cancelled when its node's parent no longer lists it.
 
 Deliberately not here: any write to ZooKeeper (the watcher only reads), and decisions
 (those are the controller's).
@@ -20,11 +24,13 @@ Deliberately not here: any write to ZooKeeper (the watcher only reads), and deci
 from __future__ import annotations
 
 import asyncio
+import collections
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
 import structlog
 
+from broker.asyncutil import Pacer
 from broker.image.metadata_image import MetadataImage
 from zk_layout import ZkStore, ZnodeFormatError
 from zk_layout.nodes import (
@@ -42,6 +48,9 @@ from zk_layout.store import Watch
 
 T = TypeVar("T", covariant=True)
 
+#: Partition-state watches being started at once (each start is a ZooKeeper round trip).
+STATE_WATCH_BATCH = 256
+
 
 class _Decoder(Protocol[T]):
     @classmethod
@@ -57,6 +66,9 @@ class MetadataWatcher:
         self._brokers: set[int] = set()
         self._topics: set[str] = set()
         self._partitions: dict[str, set[int]] = {}
+        # Partition-state watches still to start, in order, and the one task starting them.
+        self._to_watch: collections.deque[tuple[str, int]] = collections.deque()
+        self._state_starter: asyncio.Task[None] | None = None
         self._log = structlog.get_logger(__name__)
 
     async def start(self) -> None:
@@ -149,16 +161,48 @@ class MetadataWatcher:
                 return
             self.image.put_assignment(name, assignment, stat.version)
             watched = self._partitions.setdefault(name, set())
-            for partition in sorted(set(assignment.partitions) - watched):
-                watched.add(partition)
-                self._spawn(
-                    self._watch_data(
-                        PartitionStateNode.path(name, partition),
-                        self._state_callback(name, partition),
+            new = sorted(assignment.partitions.keys() - watched)
+            if new:
+                watched.update(new)
+                self._to_watch.extend((name, partition) for partition in new)
+                if self._state_starter is None:
+                    self._state_starter = asyncio.get_running_loop().create_task(
+                        self._start_state_watches()
                     )
-                )
+                    self._starting.add(self._state_starter)
+                    self._state_starter.add_done_callback(self._started)
 
         return on_data
+
+    async def _start_state_watches(self) -> None:
+        """Start the queued partition-state watches, `STATE_WATCH_BATCH` at a time: a topic
+        grown to 46,335 partitions must not start 46,335 watches (a task, a ZooKeeper read
+        and a callback each) in one loop iteration. A watch starting late misses nothing: its
+        first read delivers the state as it is then."""
+        pacer = Pacer()
+        try:
+            while self._to_watch:
+                batch: list[Coroutine[Any, Any, None]] = []
+                while self._to_watch and len(batch) < STATE_WATCH_BATCH:
+                    name, partition = self._to_watch.popleft()
+                    if partition in self._partitions.get(name, ()):  # else: the topic went
+                        batch.append(self._watch_state(name, partition))
+                    if pacer.due():
+                        await pacer.pause()
+                results = await asyncio.gather(*batch, return_exceptions=True)
+                for result in results:
+                    if isinstance(result, Exception):
+                        self._log.warning("watch.failed", reason=repr(result))
+        finally:
+            self._state_starter = None
+
+    async def _watch_state(self, name: str, partition: int) -> None:
+        path = PartitionStateNode.path(name, partition)
+        watch = await self.store.watch_data(path, self._state_callback(name, partition))
+        if path in self._watches or partition not in self._partitions.get(name, ()):
+            watch.cancel()  # the topic went (or went and came back) while this one started
+        else:
+            self._watches[path] = watch
 
     def _state_callback(self, name: str, partition: int) -> Callable[[bytes | None, Any], None]:
         path = PartitionStateNode.path(name, partition)

@@ -79,13 +79,14 @@ class _Reader:
         return data
 
     def uvarint(self, path: str) -> int:
+        """Kafka's ``readUnsignedVarint``: at most 5 bytes, the value a Java int."""
         start = self.pos
         value = 0
         for i in range(5):
             byte = self.take(1, path)[0]
             value |= (byte & 0x7F) << (7 * i)
             if byte < 0x80:
-                return value
+                return p.as_int32(value)
         raise self.error("unsigned varint longer than 5 bytes", path, start)
 
     def fixed(self, type_name: str, path: str) -> Any:
@@ -96,26 +97,30 @@ class _Reader:
 
     def length(self, compact: bool, width: str, path: str) -> int:
         if compact:
-            return self.uvarint(path) - 1
+            return p.as_int32(self.uvarint(path) - 1)
         return int(self.fixed(width, path))
 
     def nullable_length(self, f: FieldDef, n: int, path: str, start: int) -> bool:
-        """True if the value is null; raise if a null or negative length is not allowed."""
+        """True if the value is null (any negative length, as Kafka reads it); raise if the
+        field is not nullable in this version."""
         if n >= 0:
             return False
-        if n == -1 and self.version in f.nullable:
+        if self.version in f.nullable:
             return True
-        if n == -1:
-            raise self.error(f"null value for a field not nullable in v{self.version}", path, start)
-        raise self.error(f"invalid length {n}", path, start)
+        raise self.error(
+            f"non-nullable field {path} was serialized as null (length {n}, "
+            f"not nullable in v{self.version})",
+            path,
+            start,
+        )
+
+    def string_length(self, n: int, path: str, start: int) -> None:
+        if n > p.MAX_STRING_BYTES:
+            raise self.error(f"string field {path} had invalid length {n}", path, start)
 
     def text(self, n: int, path: str) -> str:
-        start = self.pos
-        raw = self.take(n, path)
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise self.error(f"invalid UTF-8 ({exc.reason})", path, start) from None
+        # Java's new String(bytes, UTF_8), in Kafka's readString, replaces what is not UTF-8.
+        return self.take(n, path).decode("utf-8", "replace")
 
     def struct(self, sd: StructDef, path: str) -> Any:
         values: dict[str, Any] = {}
@@ -143,6 +148,8 @@ class _Reader:
             tag_start = self.pos
             tag = self.uvarint(where)
             size = self.uvarint(where)
+            if size < 0:
+                raise self.error(f"tagged field {tag} has size {size}", where, tag_start)
             stop = self.pos + size
             f = tagged.get(tag)
             if f is None:
@@ -168,7 +175,12 @@ class _Reader:
                 return None
             left = self.end - self.pos
             if n > left:
-                raise self.error(f"array count {n} exceeds the {left} bytes left", path, start)
+                raise self.error(
+                    f"Tried to allocate a collection of size {n}, but there are only {left} "
+                    "bytes remaining.",
+                    path,
+                    start,
+                )
             return [self.element(f, f"{path}[{i}]", compact) for i in range(n)]
         if f.struct is not None:
             if self.version in f.nullable and self.fixed("int8", path) < 0:
@@ -180,7 +192,10 @@ class _Reader:
         n = self.length(compact, "int16" if f.type == "string" else "int32", path)
         if self.nullable_length(f, n, path, start):
             return None
-        return self.text(n, path) if f.type == "string" else self.take(n, path)
+        if f.type != "string":
+            return self.take(n, path)
+        self.string_length(n, path, start)
+        return self.text(n, path)
 
     def element(self, f: FieldDef, path: str, compact: bool) -> Any:
         if f.struct is not None:
@@ -191,8 +206,13 @@ class _Reader:
         start = self.pos
         n = self.length(compact, "int16" if elem == "string" else "int32", path)
         if n < 0:
-            raise self.error(f"invalid length {n} for an array element", path, start)
-        return self.text(n, path) if elem == "string" else self.take(n, path)
+            raise self.error(
+                f"non-nullable field {path} was serialized as null (length {n})", path, start
+            )
+        if elem != "string":
+            return self.take(n, path)
+        self.string_length(n, path, start)
+        return self.text(n, path)
 
 
 def _default(f: FieldDef) -> Any:

@@ -18,6 +18,15 @@ array lengths against the bytes left) and otherwise lets malformed input or bad 
 whatever Python raises. ``broker.protocol.codec`` catches that and asks ``checked`` for a precise
 explanation (field path, offset).
 
+Decoders refuse exactly what Kafka's generated readers refuse while parsing (MessageDataGenerator's
+``generateVariableLengthReader``, ``ByteUtils.readUnsignedVarint``): a compact string longer
+than 32767 bytes, a negative length or count for a field not nullable in the version, an array
+count above the bytes left in the frame, a varint longer than 5 bytes. Like Kafka they read
+varints as Java ints (so ``ff ff ff ff 0f`` is -1), any negative length of a nullable field as
+null, and invalid UTF-8 as U+FFFD (Java's ``new String(bytes, UTF_8)``). One deliberate
+difference: a known tagged field must fit its declared size, and reading goes on at the end of
+that size (Kafka reads the value and ignores the size).
+
 Deliberately not here: caching the compiled functions (``codec`` does), error messages,
 headers, and any knowledge of specific APIs.
 """
@@ -384,6 +393,7 @@ class _DecoderWriter:
         self.flexible = flexible
         self.fault = src.ref(p.WireFault, "Fault")
         self.uvarint = src.ref(p.read_uvarint, "ruv")
+        self.compact_length = src.ref(p.read_compact_length, "rcl")
 
     def default_expr(self, f: FieldDef) -> str:
         if f.is_array:
@@ -449,6 +459,9 @@ class _DecoderWriter:
         tag = src.local("tag")
         size = src.local("sz")
         stop = src.local("stop")
+        # A count above the bytes left cannot be read (every entry takes two bytes). Stricter
+        # than Kafka, which reads a known tag's value without looking at its declared size:
+        # here the value must fit its size, and the reader goes on at the size's end.
         src.emit(d, f"{count}, pos = {self.uvarint}(buf, pos)")
         src.emit(d, f"if {count} > end - pos:")
         src.emit(d + 1, f"raise {self.fault}")
@@ -457,7 +470,7 @@ class _DecoderWriter:
         src.emit(d, f"{tag}, pos = {self.uvarint}(buf, pos)")
         src.emit(d, f"{size}, pos = {self.uvarint}(buf, pos)")
         src.emit(d, f"{stop} = pos + {size}")
-        src.emit(d, f"if {stop} > end:")
+        src.emit(d, f"if {size} < 0 or {stop} > end:")
         src.emit(d + 1, f"raise {self.fault}")
         keyword = "if"
         for f in tagged:
@@ -475,21 +488,20 @@ class _DecoderWriter:
             src.emit(depth, f"{var} = buf[pos]")
             src.emit(depth, f"if {var} < 128:")
             src.emit(depth + 1, "pos += 1")
+            src.emit(depth + 1, f"{var} -= 1")
             src.emit(depth, "else:")
-            src.emit(depth + 1, f"{var}, pos = {self.uvarint}(buf, pos)")
-            src.emit(depth, f"{var} -= 1")
+            src.emit(depth + 1, f"{var}, pos = {self.compact_length}(buf, pos)")
         else:
             layout = p.INT16 if width == "int16" else p.INT32
             src.emit(depth, f"{var} = {src.ref(layout.unpack_from, 'U')}(buf, pos)[0]")
             src.emit(depth, f"pos += {layout.size}")
 
     def null_or_fault(self, f: FieldDef, count: str, target: str, depth: int) -> None:
-        """Emit the branch for a negative length: null if allowed, else a fault."""
+        """Emit the branch for a negative length: null if allowed, else a fault. Kafka reads
+        any negative length of a nullable field as null, not only -1."""
         src = self.src
         src.emit(depth, f"if {count} < 0:")
         if self.version in f.nullable:
-            src.emit(depth + 1, f"if {count} != -1:")
-            src.emit(depth + 2, f"raise {self.fault}")
             src.emit(depth + 1, f"{target} = None")
         else:
             src.emit(depth + 1, f"raise {self.fault}")
@@ -514,7 +526,7 @@ class _DecoderWriter:
             count = src.local("n")
             self.count(count, depth, compact, "int16" if f.type == "string" else "int32")
             self.null_or_fault(f, count, target, depth)
-            self.variable(f.type, count, target, depth + 1)
+            self.variable(f.type, count, target, depth + 1, compact)
         else:
             self.fixed(f.type, target, depth)
 
@@ -526,15 +538,23 @@ class _DecoderWriter:
         if type_name == "uuid":
             src.emit(depth, f"{target} = {src.ref(p.uuid_from_bytes, 'uuid')}({target})")
 
-    def variable(self, type_name: str, count: str, target: str, depth: int) -> None:
-        """Read ``count`` bytes as a string or bytes value (count already non-negative)."""
+    def variable(self, type_name: str, count: str, target: str, depth: int, compact: bool) -> None:
+        """Read ``count`` bytes as a string or bytes value (count already non-negative).
+
+        A compact string longer than 32767 bytes is refused, as Kafka's readers do (a legacy
+        int16 length cannot say more). Invalid UTF-8 becomes U+FFFD, as Java's ``new
+        String(bytes, UTF_8)`` in Kafka's ``readString`` makes it: Kafka does not refuse it.
+        """
         src = self.src
+        if type_name == "string" and compact:
+            src.emit(depth, f"if {count} > {p.MAX_STRING_BYTES}:")
+            src.emit(depth + 1, f"raise {self.fault}")
         stop = src.local("stop")
         src.emit(depth, f"{stop} = pos + {count}")
         src.emit(depth, f"if {stop} > end:")
         src.emit(depth + 1, f"raise {self.fault}")
         if type_name == "string":
-            src.emit(depth, f"{target} = buf[pos:{stop}].decode()")
+            src.emit(depth, f"{target} = buf[pos:{stop}].decode('utf-8', 'replace')")
         else:
             src.emit(depth, f"{target} = buf[pos:{stop}]")
         src.emit(depth, f"pos = {stop}")
@@ -570,7 +590,7 @@ class _DecoderWriter:
             self.count(size, depth + 1, compact, "int16" if elem == "string" else "int32")
             src.emit(depth + 1, f"if {size} < 0:")
             src.emit(depth + 2, f"raise {self.fault}")
-            self.variable(elem, size, item, depth + 1)
+            self.variable(elem, size, item, depth + 1, compact)
         src.emit(depth + 1, f"{add}({item})")
 
 

@@ -2,7 +2,7 @@
 
 Constants are named as in Kafka (``NOT_CONTROLLER = 41``). ``NAMES`` maps every code to its
 name. ``DEFAULT_MESSAGES`` holds the default message for the codes the admin APIs use
-(docs/kafka-zk-semantics.md section 11, checked against Errors.java at 3.9.0-rc3): Kafka answers
+(docs/kafka-behaviour.md §11, checked against Errors.java at 3.9.0-rc3): Kafka answers
 ``error_message = null`` when an exception's message equals its code's default.
 
 Deliberately not here: retriability, exception classes, or which API returns which code.
@@ -110,7 +110,7 @@ INVALID_UPDATE_VERSION = 95
 FEATURE_UPDATE_FAILED = 96
 PRINCIPAL_DESERIALIZATION_FAILURE = 97
 SNAPSHOT_NOT_FOUND = 98
-# Missing from the semantics doc's appendix, present in Errors.java since 2.8 (KIP-630).
+# Not listed in docs/kafka-behaviour.md §11 (not an admin code); in Errors.java since 2.8 (KIP-630).
 POSITION_OUT_OF_RANGE = 99
 UNKNOWN_TOPIC_ID = 100
 DUPLICATE_BROKER_REGISTRATION = 101

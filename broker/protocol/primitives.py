@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
-# Kafka's strings are limited to Short.MAX_VALUE bytes, compact or not.
+# Kafka's strings are limited to Short.MAX_VALUE bytes, compact or not: its generated readers
+# refuse a longer one ("string field X had invalid length N", MessageDataGenerator).
 MAX_STRING_BYTES = 0x7FFF
 
 # Struct format characters. bool encodes with "B" rather than "?" so that None (or any non-int)
@@ -91,17 +92,31 @@ def compact_string_length(length: int) -> bytes:
     return encode_uvarint(length + 1)
 
 
+def as_int32(value: int) -> int:
+    """``value``'s low 32 bits as a Java ``int``: what Kafka's readers hold after overflow."""
+    return ((value + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+
+
 def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    """Read an unsigned varint of at most 5 bytes (Kafka rejects longer ones)."""
+    """Read an unsigned varint of at most 5 bytes, as Kafka's ``readUnsignedVarint`` does: a
+    longer one is refused, and the value is a Java ``int`` (bits past the 32nd are dropped and
+    values from 2**31 up come out negative, e.g. ``ff ff ff ff 0f`` is -1)."""
     value = 0
     shift = 0
     for i in range(5):
         byte = buf[pos + i]  # IndexError on truncation, by design
         value |= (byte & 0x7F) << shift
         if byte < 0x80:
-            return value, pos + i + 1
+            return (as_int32(value) if i == 4 else value), pos + i + 1
         shift += 7
     raise WireFault("varint is longer than 5 bytes")
+
+
+def read_compact_length(buf: bytes, pos: int) -> tuple[int, int]:
+    """Kafka's ``readUnsignedVarint() - 1`` in ``int`` arithmetic: a compact length or count,
+    -1 (or any negative value) meaning null."""
+    value, pos = read_uvarint(buf, pos)
+    return as_int32(value - 1), pos
 
 
 @cache

@@ -2,7 +2,7 @@
 
 A per-item error carries Kafka's exception message, except that the message is null when
 the code is UNKNOWN_SERVER_ERROR or when the message equals the error's default message
-(kafka-zk-semantics §0). Handlers build errors through `api_error` so the rule lives in one
+(docs/kafka-behaviour.md §0). Handlers build errors through `api_error` so the rule lives in one
 place.
 
 Deliberately not here: choosing codes (each handler does, in Kafka's check order).

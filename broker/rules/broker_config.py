@@ -1,6 +1,6 @@
 """The configuration one broker runs with, layered as Kafka's KafkaConfig + DynamicBrokerConfig.
 
-Four layers, highest first (semantics §4.3, `DynamicBrokerConfig`, `ConfigHelper`):
+Four layers, highest first (docs/kafka-behaviour.md §4.3, `DynamicBrokerConfig`, `ConfigHelper`):
 
 1. dynamic per-broker configs, `/config/brokers/<id>`      -> DYNAMIC_BROKER_CONFIG
 2. dynamic cluster-default configs, `/config/brokers/<default>` -> DYNAMIC_DEFAULT_BROKER_CONFIG

@@ -3,9 +3,9 @@
 Each function takes what the controller knows (assignment, current leader and ISR, live
 brokers) and returns the new state or None when the rule finds no leader; none of them does
 I/O, so the controller's event code stays about ordering and writes, and these rules are
-unit-tested alone. References (semantics §6, §10): `PartitionLeaderElectionAlgorithms`,
-`PartitionStateMachine.leaderFor*`, `ZkReplicaStateMachine.doRemoveReplicasFromIsr` and
-`ReplicaAssignment.reassignTo`.
+unit-tested alone. References (docs/kafka-behaviour.md §6, §10):
+`PartitionLeaderElectionAlgorithms`, `PartitionStateMachine.leaderFor*`,
+`ZkReplicaStateMachine.doRemoveReplicasFromIsr` and `ReplicaAssignment.reassignTo`.
 
 Every new leader keeps the invariant the controller promises: a leader is always in its ISR
 (or the partition has no leader, -1).

@@ -8,7 +8,10 @@ process or another) sees it leave exactly as it would see a Kafka broker stop.
 Start order follows Kafka's KafkaServer.startup: ZooKeeper session, listener bound (so the
 registration can carry the real port), `/brokers/ids/<id>` registered, then the controller
 elector. If the session expires, the broker registers again and re-runs the election once
-a new session is established (Kafka's SessionExpirationListener does the same).
+a new session is established (Kafka's SessionExpirationListener does the same); before
+that, the moment the expiry is known (kazoo's LOST), the controller this broker held resigns
+without handling anything more (`ControllerElector.session_lost`), and the election runs
+again only once the broker is registered on the new session.
 
 A stopped BrokerNode can be started again (`Cluster.stop_broker`/`start_broker`), like a
 Kafka broker restarted with the same server.properties: same id, same port -- the one it
@@ -23,6 +26,7 @@ set-up such as top-level paths and the cluster id (`broker.engine.engine`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import structlog
 
@@ -168,7 +172,9 @@ class BrokerNode:
         self._loggers = BrokerLoggers(settings.kafka_version)
         self._broker_config = None
         self._store = await ZkStore.connect(
-            zookeeper, session_timeout=settings.zk_session_timeout_s
+            zookeeper,
+            session_timeout=settings.zk_session_timeout_s,
+            max_buffer_bytes=settings.zookeeper_max_buffer_bytes,
         )
         try:
             port = self._bound_port
@@ -234,6 +240,10 @@ class BrokerNode:
         )
 
     def _on_session_state(self, state: SessionState) -> None:
+        # The session expired: the controller resigns first, synchronously, so it handles no
+        # event of the new session (Kafka's processExpire).
+        if state is SessionState.LOST and self._elector is not None:
+            self._elector.session_lost()
         # A new session after expiry: our ephemeral nodes are gone; register again.
         if state is SessionState.RECONNECTED_NEW_SESSION and self._server is not None:
             task = asyncio.get_running_loop().create_task(self._reregister())
@@ -247,8 +257,12 @@ class BrokerNode:
     async def _reregister(self) -> None:
         try:
             await self._register()
-            if self._elector is not None:
-                await self._elector.check()
             self._log.warning("broker.reregistered", broker_epoch=self.broker_epoch)
+            if self._elector is not None:
+                await self._elector.session_renewed()
         except Exception:
             self._log.exception("broker.reregistration_failed")
+            if self._elector is not None:
+                # Elections resume anyway: a cluster must not wait for this broker forever.
+                with contextlib.suppress(Exception):
+                    await self._elector.session_renewed()

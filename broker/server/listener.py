@@ -8,32 +8,64 @@ own connection.
 
 What closes a connection (only that one; Kafka does the same, docs/kafka-behaviour.md §0):
 a frame `broker.protocol.framing` refuses (a negative size or one above `max_request_bytes`,
-socket.request.max.bytes), a header or body that does not decode, or a request `framing.route`
+socket.request.max.bytes), a header or body that does not decode (Kafka's parse-time limits
+included: strings over 32767 bytes, counts above the bytes left, see
+`broker.protocol.compiler`), or a request `framing.route`
 refuses (an API key the emulated release does not serve, a version outside its range; an
 unknown ApiVersions version is answered instead, KIP-511). Each close is logged with its
 reason. This module does only the I/O; the framing decisions are pure code in
 `broker.protocol.framing`. A handler that raises is answered with UNKNOWN_SERVER_ERROR on every item
 (Kafka's getErrorResponse), logged, and the connection goes on.
 
+A request larger than `LARGE_FRAME_BYTES` is decoded, and its answer encoded, in a worker
+thread (as is an answer with more than `LARGE_ANSWER_ITEMS` top-level entries): the codec is
+pure, and the loop thread gets the GIL back every switch interval, so a Metadata naming a
+million topics no longer holds every other client of the process for its whole decode.
+
 Every decoded request also goes through the cluster's `HookChain` (`broker.server.hooks`):
 hooks may delay, hold, drop or fail it (fault injection) and see its outcome (capture,
 metrics); with no hooks this costs nothing.
 
-Deliberately not here: TLS/SASL, quotas and throttling, and what the answers contain
-(see `handlers`).
+Admission, as Kafka's SocketServer does it (the rules are pure code in
+`broker.server.admission`; the limits are the broker's configuration: static `--broker-config`
+values and dynamic `/config/brokers` overrides, re-read when the image's broker configs change):
+- the listener runs its own accept loop (not asyncio's), so that it can stop accepting: at
+  `max.connections` it waits until a connection closes, and new clients wait in the kernel's
+  backlog (connected, unanswered), as Kafka's acceptor blocks in `waitForConnectionSlot`;
+- a connection from an address that already holds `max.connections.per.ip` (or its
+  `max.connections.per.ip.overrides` entry) is closed at once (TooManyConnectionsException);
+- a dynamic `max.connections` below the open count closes the least recently used idle
+  connections (Kafka's `closeExcessConnections`); other changes apply to new connections;
+- a connection idle for more than `connections.max.idle.ms` is closed (a request being handled
+  is not idle; activity is a request read or an answer written);
+- the bytes of requests being read are counted in a pool of `queued.max.request.bytes` (Kafka's
+  non-strict SimpleMemoryPool) as they arrive, in 64 KiB pieces: when it is used up,
+  connections are not read until a request is parsed and its bytes released (Kafka reserves a
+  request's announced size up front; counting what arrived means a bare size prefix holds
+  nothing);
+- accept failures (EMFILE/ENFILE at the fd limit, ENOBUFS/ENOMEM) back off (50 ms doubling to
+  1 s) and are logged once per 10 s with the count of those not logged, instead of asyncio's
+  traceback per failure.
+
+Deliberately not here: TLS/SASL, request quotas and throttling, connection creation rate
+limits (KIP-612), and what the answers contain (see `handlers`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import ipaddress
 import itertools
 import logging
+import socket
 import time
 from typing import Any
 
 import structlog
 
+from broker.asyncutil import SLICE_S
 from broker.protocol import (
     CodecError,
     decode_request_body,
@@ -50,6 +82,15 @@ from broker.protocol.framing import (
     route,
     size_prefixed,
 )
+from broker.rules.broker_config import BrokerConfig
+from broker.server.admission import (
+    AdmissionLimits,
+    ConnectionQuotas,
+    IdleConnections,
+    ReportThrottle,
+    RequestMemoryPool,
+    normalize_ip,
+)
 from broker.server.hooks import (
     HookChain,
     Intervention,
@@ -59,8 +100,30 @@ from broker.server.hooks import (
 )
 from handlers.context import BrokerView, ConnectionInfo, RequestContext
 from handlers.registry import ApiTable
+from zk_layout import DEFAULT_ENTITY
 
 _stdlib_log = logging.getLogger(__name__)
+
+# asyncio's start_server backlog.
+LISTEN_BACKLOG = 100
+# Accept failures that mean "out of resources": back off instead of spinning on them.
+_RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+# Failures of one pending connection (it went away before it was accepted): try the next one.
+_TRANSIENT_ERRNOS = frozenset(
+    {errno.ECONNABORTED, errno.EAGAIN, errno.EWOULDBLOCK, errno.EINTR, errno.EPROTO, errno.EPERM}
+)
+ACCEPT_BACKOFF_S = (0.05, 1.0)
+ACCEPT_ERROR_LOG_INTERVAL_S = 10.0
+REJECTION_LOG_INTERVAL_S = 1.0
+# Large requests are read (and counted in queued.max.request.bytes) in pieces of this size.
+READ_CHUNK_BYTES = 65536
+# Requests larger than this are decoded, and their answers encoded, in a worker thread; so
+# are answers whose top-level lists hold more than LARGE_ANSWER_ITEMS entries (Metadata of
+# every topic of a big cluster). Below it the thread hop costs more than it saves.
+LARGE_FRAME_BYTES = 1 << 20
+LARGE_ANSWER_ITEMS = 10_000
+# How often limits are re-read and idle connections looked for, at most.
+HOUSEKEEPING_MAX_INTERVAL_S = 1.0
 
 
 class BrokerServer:
@@ -84,24 +147,62 @@ class BrokerServer:
         self._requested_port = port
         self._max_request_bytes = max_request_bytes
         self._listener_name = listener_name
-        self._server: asyncio.Server | None = None
+        self._sockets: list[socket.socket] = []
+        self._background: list[asyncio.Task[None]] = []
         self._connections: set[asyncio.Task[None]] = set()
+        # connection id -> its task, for closing idle or excess connections
+        self._by_id: dict[str, asyncio.Task[None]] = {}
+        self._close_reasons: dict[str, str] = {}
         self._ids = itertools.count(1)
         self._log = structlog.get_logger(__name__).bind(broker_id=broker.broker_id)
         self.port = port
+        self._limits_version = -1
+        self.limits = AdmissionLimits()
+        self._quotas = ConnectionQuotas(self.limits)
+        self._idle = IdleConnections(self.limits.connections_max_idle_ms)
+        self._pool = RequestMemoryPool(-1)
+        self._slot_freed = asyncio.Event()
+        self._memory_freed = asyncio.Event()
+        self._accept_errors = ReportThrottle(ACCEPT_ERROR_LOG_INTERVAL_S)
+        self._rejections = ReportThrottle(REJECTION_LOG_INTERVAL_S)
+        self._resolving: asyncio.Task[None] | None = None
 
     async def start(self) -> int:
-        self._server = await asyncio.start_server(
-            self._serve, self._host, self._requested_port, reuse_address=True
+        self._refresh_limits(initial=True)
+        if self._resolving is not None:  # static overrides naming hosts apply from the start
+            await self._resolving
+        # Static configs: read once, as Kafka's SocketServer does.
+        self._idle = IdleConnections(self.limits.connections_max_idle_ms)
+        self._pool = RequestMemoryPool(self.limits.queued_max_request_bytes)
+        self._sockets = await _bind(self._host, self._requested_port)
+        self.port = self._sockets[0].getsockname()[1]
+        loop = asyncio.get_running_loop()
+        for sock in self._sockets:
+            self._background.append(loop.create_task(self._accept_loop(sock)))
+        self._background.append(loop.create_task(self._housekeeping()))
+        self._log.info(
+            "listener.started",
+            host=self._host,
+            port=self.port,
+            max_connections=self.limits.max_connections,
+            max_connections_per_ip=self.limits.max_connections_per_ip,
+            connections_max_idle_ms=self.limits.connections_max_idle_ms,
+            queued_max_request_bytes=self.limits.queued_max_request_bytes,
         )
-        self.port = self._server.sockets[0].getsockname()[1]
-        self._log.info("listener.started", host=self._host, port=self.port)
         return self.port
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            self._server = None
+        background, self._background = self._background, []
+        if self._resolving is not None:
+            background.append(self._resolving)
+            self._resolving = None
+        for task in background:
+            task.cancel()
+        if background:
+            await asyncio.gather(*background, return_exceptions=True)
+        sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            sock.close()
         tasks = list(self._connections)
         for task in tasks:
             task.cancel()
@@ -113,24 +214,299 @@ class BrokerServer:
     def open_connections(self) -> int:
         return len(self._connections)
 
+    @property
+    def idle_connections(self) -> int:
+        """Open connections with no request being handled."""
+        return len(self._idle)
+
+    @property
+    def queued_request_bytes(self) -> int:
+        """Bytes of requests being read, as counted against queued.max.request.bytes."""
+        pool = self._pool
+        return pool.capacity - pool.available if pool.bounded else 0
+
+    # ---- admission ---------------------------------------------------------------------
+
+    def _refresh_limits(self, initial: bool = False) -> None:
+        """Re-read the limits when the image's broker configs changed (Kafka applies dynamic
+        max.connections* to new connections; the idle timeout and the memory pool are static
+        and read at start only)."""
+        broker = self._broker
+        image = broker.image
+        version = image.broker_configs_version
+        if version == self._limits_version:
+            return
+        self._limits_version = version
+        settings = broker.settings
+        static = dict(settings.broker_configs)
+        static.setdefault("queued.max.request.bytes", str(settings.queued_max_request_bytes))
+        overrides = image.broker_configs
+        config = BrokerConfig.build(
+            broker.broker_id,
+            settings.kafka_version,
+            static,
+            overrides.get(DEFAULT_ENTITY, {}),
+            overrides.get(str(broker.broker_id), {}),
+        )
+        limits = AdmissionLimits.from_config(
+            config.configured,
+            self._listener_name,
+            queued_default=settings.queued_max_request_bytes,
+            on_invalid=lambda name, why: self._log.warning(
+                "listener.config_ignored", config=name, reason=why
+            ),
+        )
+        if limits == self.limits and not initial:
+            return
+        if not initial:
+            self._log.info(
+                "listener.reconfigured",
+                max_connections=limits.max_connections,
+                max_connections_per_ip=limits.max_connections_per_ip,
+                max_connections_per_ip_overrides=dict(limits.per_ip_overrides),
+            )
+        self.limits = limits
+        per_ip = limits.per_ip_overrides
+        addresses = {normalize_ip(h): n for h, n in per_ip.items() if _is_ip(h)}
+        self._quotas.update(limits, addresses)
+        if self._resolving is not None:
+            self._resolving.cancel()
+            self._resolving = None
+        names = {h: n for h, n in per_ip.items() if not _is_ip(h)}
+        if names:
+            self._resolving = asyncio.get_running_loop().create_task(
+                self._resolve_overrides(limits, addresses, names)
+            )
+        self._slot_freed.set()
+
+    async def _resolve_overrides(
+        self, limits: AdmissionLimits, addresses: dict[str, int], names: dict[str, int]
+    ) -> None:
+        """Overrides may name hosts (Kafka: InetAddress.getByName): they are resolved without
+        holding the event loop, and every address a name resolves to gets its count."""
+        loop = asyncio.get_running_loop()
+        resolved = dict(addresses)
+        for host, count in names.items():
+            try:
+                infos = await loop.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+            except OSError as e:
+                self._log.warning("listener.override_unresolved", host=host, error=str(e))
+                continue
+            for info in infos:  # an address given as such wins over a name's
+                resolved.setdefault(normalize_ip(str(info[4][0])), count)
+        if self.limits is limits:
+            self._quotas.update(limits, resolved)
+
+    async def _wait_for_slot(self) -> None:
+        """Kafka's waitForConnectionSlot: stop accepting while at max.connections."""
+        if self._quotas.slot_available():
+            return
+        self._log.info(
+            "listener.accept_paused",
+            reason="max.connections reached",
+            max_connections=self.limits.max_connections,
+            open_connections=self._quotas.total,
+        )
+        while not self._quotas.slot_available():
+            self._slot_freed.clear()
+            await self._slot_freed.wait()
+        self._log.info("listener.accept_resumed", open_connections=self._quotas.total)
+
+    async def _accept_loop(self, sock: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        backoff = ACCEPT_BACKOFF_S[0]
+        while True:
+            await self._wait_for_slot()
+            try:
+                conn, address = await loop.sock_accept(sock)
+            except OSError as e:
+                if e.errno in _TRANSIENT_ERRNOS:
+                    continue
+                # Out of file descriptors (or another failure of the listening socket): the
+                # pending connection stays in the backlog, so retrying at once would spin.
+                if self._accept_errors.failed(loop.time()):
+                    self._log.warning(
+                        "listener.accept_failed",
+                        error=f"{errno.errorcode.get(e.errno or 0, e.errno)}: {e.strerror}",
+                        out_of_resources=e.errno in _RESOURCE_ERRNOS,
+                        not_logged_since_last=self._accept_errors.take_suppressed(),
+                        retry_in_s=backoff,
+                        log_interval_s=ACCEPT_ERROR_LOG_INTERVAL_S,
+                    )
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, ACCEPT_BACKOFF_S[1])
+                continue
+            backoff = ACCEPT_BACKOFF_S[0]
+            try:
+                self._admit(conn, address)
+            except Exception:  # never let one connection stop the accept loop
+                conn.close()
+                self._log.exception("listener.admit_failed")
+
+    def _admit(self, conn: socket.socket, address: Any) -> None:
+        self._refresh_limits()
+        ip = normalize_ip(str(address[0])) if address else "?"
+        refused = self._quotas.admit(ip)
+        if refused is not None:
+            # Kafka: TooManyConnectionsException, logged at INFO, socket closed at once.
+            conn.close()
+            if self._rejections.failed(time.monotonic()):
+                self._log.info(
+                    "connection.rejected",
+                    peer_ip=ip,
+                    reason=refused.message,
+                    not_logged_since_last=self._rejections.take_suppressed(),
+                )
+            return
+        peer = f"{address[0]}:{address[1]}" if address else "?"
+        connection_id = f"{self._broker.broker_id}-{next(self._ids)}"
+        task = asyncio.get_running_loop().create_task(
+            self._serve_socket(conn, connection_id, ip, peer)
+        )
+        self._connections.add(task)
+        self._by_id[connection_id] = task
+        self._idle.touch(connection_id, asyncio.get_running_loop().time())
+
+    def _closed(self, connection_id: str, ip: str) -> None:
+        task = self._by_id.pop(connection_id, None)
+        if task is not None:
+            self._connections.discard(task)
+        self._close_reasons.pop(connection_id, None)
+        self._idle.remove(connection_id)
+        self._quotas.release(ip)
+        self._slot_freed.set()
+
+    def _close(self, connection_id: str, reason: str) -> None:
+        """Close an idle connection (its task waits for a request, nothing is in flight)."""
+        task = self._by_id.get(connection_id)
+        if task is not None and not task.done():
+            self._close_reasons[connection_id] = reason
+            task.cancel()
+
+    async def _housekeeping(self) -> None:
+        """Kafka's per-poll chores: idle expiry, excess connections, dynamic limits."""
+        loop = asyncio.get_running_loop()
+        idle = self._idle
+        interval = HOUSEKEEPING_MAX_INTERVAL_S
+        if idle.enabled:
+            interval = min(interval, max(0.01, idle.max_idle_s / 10))
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                self._housekeep(loop.time())
+            except Exception:  # logged; the next round tries again
+                self._log.exception("listener.housekeeping_failed")
+
+    def _housekeep(self, now: float) -> None:
+        """One round: re-read the limits, close expired idle and excess connections."""
+        idle = self._idle
+        self._refresh_limits()
+        for connection_id in list(idle.expired(now)):
+            self._close(
+                connection_id,
+                f"idle for more than connections.max.idle.ms "
+                f"({self.limits.connections_max_idle_ms} ms)",
+            )
+        excess = self._quotas.excess()
+        while excess > 0:
+            oldest = idle.oldest()
+            if oldest is None:
+                break  # every connection has a request in flight: next round
+            idle.remove(oldest)
+            self._log.info(
+                "connection.closing",
+                connection_id=oldest,
+                reason="max.connections lowered below the open connections: "
+                "closing the least recently used",
+                max_connections=self.limits.max_connections,
+            )
+            self._close(oldest, "max.connections exceeded (least recently used)")
+            excess -= 1
+
+    async def _reserve(self, size: int) -> None:
+        """Reserve `size` bytes of queued.max.request.bytes, waiting while it is used up."""
+        pool = self._pool
+        while not pool.try_allocate(size):
+            self._memory_freed.clear()
+            await self._memory_freed.wait()
+
+    def _unreserve(self, size: int) -> None:
+        if self._pool.bounded and size:
+            self._pool.release(size)
+            self._memory_freed.set()
+
+    async def _read_frame(
+        self, reader: asyncio.StreamReader, size: int, connection_id: str
+    ) -> bytes:
+        """The `size` bytes of a request, counted in queued.max.request.bytes as they arrive
+        (in READ_CHUNK_BYTES pieces): a connection waits before each piece while the budget is
+        used up. Kafka reserves the announced size when the size prefix arrives; counting what
+        arrived means a size prefix alone reserves nothing, so no client can hold the budget
+        without sending the bytes. Released once the frame is read: `_answer` parses it before
+        anything else runs on the loop (Kafka releases a request's buffer once it is parsed)."""
+        if not self._pool.bounded:
+            return await reader.readexactly(size)
+        reserved = 0
+        try:
+            if size <= READ_CHUNK_BYTES:
+                await self._reserve(size)
+                reserved = size
+                return await reader.readexactly(size)
+            parts: list[bytes] = []
+            left = size
+            while left:
+                piece = min(left, READ_CHUNK_BYTES)
+                await self._reserve(piece)
+                reserved += piece
+                parts.append(await reader.readexactly(piece))
+                left -= piece
+                self._idle.touch(connection_id, asyncio.get_running_loop().time())
+            return b"".join(parts)
+        finally:
+            self._unreserve(reserved)
+
     # ---- one connection ----------------------------------------------------------------
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._connections.add(task)
-        peer_addr = writer.get_extra_info("peername")
-        peer = f"{peer_addr[0]}:{peer_addr[1]}" if peer_addr else "?"
+    async def _serve_socket(
+        self, sock: socket.socket, connection_id: str, ip: str, peer: str
+    ) -> None:
+        try:
+            try:
+                reader, writer = await asyncio.open_connection(sock=sock)
+            except BaseException:
+                sock.close()
+                raise
+            await self._serve(reader, writer, connection_id, peer)
+        except (ConnectionError, OSError, asyncio.CancelledError):
+            pass
+        finally:
+            self._closed(connection_id, ip)
+
+    async def _serve(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        connection_id: str,
+        peer: str,
+    ) -> None:
         conn = ConnectionInfo(
-            connection_id=f"{self._broker.broker_id}-{next(self._ids)}",
-            peer=peer,
-            listener_name=self._listener_name,
+            connection_id=connection_id, peer=peer, listener_name=self._listener_name
         )
         log = self._log.bind(connection_id=conn.connection_id, peer=peer)
         log.debug("connection.opened")
+        idle = self._idle
+        now = asyncio.get_running_loop().time
         reason = "closed by client"
+        # Fairness: bytes a client pipelined are already buffered, so reading its next
+        # request does not suspend, and a client with thousands of requests queued would be
+        # answered back to back while every other connection of the process waits. After a
+        # slice of work the connection lets the loop run everything else that is ready.
+        slice_ends = now() + SLICE_S
         try:
             while True:
+                if now() >= slice_ends:
+                    await asyncio.sleep(0)
+                    slice_ends = now() + SLICE_S
                 try:
                     prefix = await reader.readexactly(SIZE_BYTES)
                 except asyncio.IncompleteReadError as e:
@@ -143,23 +519,25 @@ class BrokerServer:
                     reason = e.reason
                     log.warning("connection.closing", reason=reason)
                     break
+                idle.touch(connection_id, now())
                 try:
-                    frame = await reader.readexactly(size)
+                    frame = await self._read_frame(reader, size, connection_id)
                 except asyncio.IncompleteReadError:
                     reason = "connection ended inside a request"
                     break
+                idle.remove(connection_id)  # a request in flight is not idle
                 response = await self._answer(frame, conn, log)
                 if response is None:
                     reason = "request refused"
                     break
                 writer.write(size_prefixed(response))
                 await writer.drain()
+                idle.touch(connection_id, now())
         except (ConnectionError, OSError) as e:
             reason = f"socket error: {e}"
         except asyncio.CancelledError:
-            reason = "broker stopping"
+            reason = self._close_reasons.pop(connection_id, "broker stopping")
         finally:
-            self._connections.discard(task)
             writer.close()
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(writer.wait_closed(), 1.0)
@@ -194,7 +572,12 @@ class BrokerServer:
         assert entry is not None  # route() accepted it: the table serves the key
         rlog = rlog.bind(api=entry.name)
         try:
-            request = decode_request_body(header, frame, offset)
+            if len(frame) > LARGE_FRAME_BYTES:
+                # Decoding megabytes takes long enough to stall every broker of the process;
+                # in a worker thread the loop gets the GIL back every switch interval (5 ms).
+                request = await asyncio.to_thread(decode_request_body, header, frame, offset)
+            else:
+                request = decode_request_body(header, frame, offset)
         except CodecError as e:
             rlog.warning("connection.closing", reason=f"undecodable request: {e}")
             return None
@@ -239,7 +622,10 @@ class BrokerServer:
                     request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
                 )
         try:
-            data = encode_response(header, response)
+            if len(frame) > LARGE_FRAME_BYTES or _many_items(response):
+                data = await asyncio.to_thread(encode_response, header, response)
+            else:
+                data = encode_response(header, response)
         except CodecError:
             rlog.exception("response.unencodable")
             data = encode_response(
@@ -274,3 +660,63 @@ def _record(
     latency_us = int((time.perf_counter() - started) * 1_000_000)
     # Error codes left to the record: collected only if a hook reads them.
     return RequestRecord(call, response, None, received_at, latency_us, intervention)
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+async def _bind(host: str, port: int) -> list[socket.socket]:
+    """Listening sockets for every address `host` resolves to (as asyncio.start_server binds
+    them), with SO_REUSEADDR, IPv6 sockets IPv6-only, non-blocking; when `port` is 0 the
+    addresses after the first reuse the first one's port."""
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(
+        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )
+    sockets: list[socket.socket] = []
+    seen: set[tuple[int, Any]] = set()
+    try:
+        for family, kind, proto, _, address in infos:
+            if (family, address) in seen:
+                continue
+            seen.add((family, address))
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6 and hasattr(socket, "IPPROTO_IPV6"):
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if port == 0 and len(sockets) > 1:
+                address = (address[0], sockets[0].getsockname()[1], *address[2:])
+            try:
+                sock.bind(address)
+            except OSError as e:
+                raise OSError(
+                    e.errno,
+                    f"error while attempting to bind on address {address!r}: "
+                    f"{(e.strerror or '').lower()}",
+                ) from None
+            sock.listen(LISTEN_BACKLOG)
+            sock.setblocking(False)
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    if not sockets:
+        raise OSError(f"{host!r} resolves to no address to listen on")
+    return sockets
+
+
+def _many_items(message: object) -> bool:
+    """Whether an answer's top-level lists (topics, resources, results, ...) hold so many
+    entries that encoding it would hold the loop for long."""
+    total = 0
+    for name in getattr(message, "__slots__", ()) or getattr(message, "__dict__", {}):
+        value = getattr(message, name, None)
+        if isinstance(value, list):
+            total += len(value)
+    return total > LARGE_ANSWER_ITEMS

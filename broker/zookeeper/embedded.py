@@ -328,11 +328,16 @@ def build_java_command(
     log4j_config: str | os.PathLike[str],
     logback_config: str | os.PathLike[str],
     heap: str = DEFAULT_HEAP,
+    max_buffer_bytes: int | None = None,
 ) -> list[str]:
-    """Return the argv that starts ZooKeeper with ``config_file``."""
+    """Return the argv that starts ZooKeeper with ``config_file`` (and, when given, a
+    ``jute.maxbuffer`` other than ZooKeeper's 0xfffff)."""
+    # The server refuses (drops the connection of) any request packet larger than this.
+    jute = [] if max_buffer_bytes is None else [f"-Djute.maxbuffer={max_buffer_bytes}"]
     return [
         java,
         f"-Xmx{heap}",
+        *jute,
         # One short-lived server per test session (or several): fewer GC
         # threads and C1-only JIT start faster and use less memory.
         "-XX:+UseSerialGC",
@@ -500,8 +505,10 @@ class EmbeddedZooKeeper:
         system_jar_dirs: Sequence[str | os.PathLike[str]] = DEFAULT_SYSTEM_JAR_DIRS,
         start_timeout: float = DEFAULT_START_TIMEOUT,
         heap: str = DEFAULT_HEAP,
+        max_buffer_bytes: int | None = None,
     ) -> None:
         self._requested_port = port
+        self._max_buffer_bytes = max_buffer_bytes
         # resolve(): ZooKeeper reports the path it was given, and the
         # ownership check in _serves_data_dir compares paths literally.
         self._requested_data_dir = Path(data_dir).resolve() if data_dir is not None else None
@@ -702,6 +709,7 @@ class EmbeddedZooKeeper:
             log4j_config=log4j_config,
             logback_config=logback_config,
             heap=self._heap,
+            max_buffer_bytes=self._max_buffer_bytes,
         )
         # Quote only this attempt's log lines when it fails.
         log_offset, out_offset = _file_size(log_file), _file_size(out_file)

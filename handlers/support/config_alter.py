@@ -1,4 +1,4 @@
-"""The shared core of AlterConfigs and IncrementalAlterConfigs (semantics §4.1, §4.2):
+"""The shared core of AlterConfigs and IncrementalAlterConfigs (docs/kafka-behaviour.md §4.1, §4.2):
 Kafka's `ZkAdminManager.alterConfigs`/`incrementalAlterConfigs` and, from 3.2, the
 `ConfigAdminManager.preprocess` step in front of them.
 
@@ -46,7 +46,7 @@ from handlers.support.config_resources import (
     parse_broker_id,
     resource_text,
 )
-from zk_layout import DEFAULT_ENTITY, ConfigEntityNode, TopicNode
+from zk_layout import DEFAULT_ENTITY, ConfigEntityNode, TopicNode, invalid_path_reason
 from zk_layout import ConfigType as EntityType
 from zk_layout.store.admin_zk import change_entity_config
 
@@ -148,7 +148,11 @@ def config_failure(
 
 
 async def read_overrides(ctx: RequestContext, path: str) -> dict[str, str]:
-    """The entries of a `/config/<type>/<name>` node ({} when there is none)."""
+    """The entries of a `/config/<type>/<name>` node ({} when there is none). A name that
+    makes no znode path (".", "..", "a/.") is refused as Kafka's ZooKeeper client refuses it
+    (IllegalArgumentException, UNKNOWN_SERVER_ERROR for this resource, null message)."""
+    if invalid_path_reason(path) is not None:
+        raise ResourceError(error_codes.UNKNOWN_SERVER_ERROR)
     got = await ctx.broker.store.get(path)
     return ConfigEntityNode.decode(got[0] or b"") if got is not None else {}
 

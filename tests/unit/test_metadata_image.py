@@ -67,3 +67,50 @@ def test_wait_for_wakes_on_change_and_times_out() -> None:
         return reached, timed_out
 
     assert asyncio.run(scenario()) == (True, False)
+
+
+def _rebuilt(image: MetadataImage, name: str) -> MetadataImage:
+    """A fresh image holding `image`'s assignment and states of `name`, built from scratch."""
+    fresh = MetadataImage()
+    fresh.put_assignment(name, image._assignments[name])
+    for partition, partition_state in image._states[name].items():
+        fresh.put_partition_state(name, partition, partition_state)
+    return fresh
+
+
+def test_an_assignment_change_updates_only_what_it_touches() -> None:
+    image = MetadataImage()
+    image.put_assignment("t", assignment(), zk_version=0)
+    image.put_partition_state("t", 0, state(0), 0)
+    image.put_partition_state("t", 1, state(1), 0)
+    kept = image.topics["t"].partitions[1]
+    # Partition 0 moves (replicas and adding), partition 2 is new, partition 1 stays.
+    grown = TopicAssignment(
+        partitions={0: (2, 0, 1), 1: (1, 0), 2: (2, 1)},
+        adding={0: (2,)},
+        removing={},
+        topic_id=TOPIC_ID,
+    )
+    image.put_assignment("t", grown, zk_version=1)
+    topic = image.topics["t"]
+    assert topic.partitions[1] is kept  # untouched partitions are not rebuilt
+    assert topic.partitions[0].replicas == (2, 0, 1) and topic.partitions[0].adding == (2,)
+    assert 2 not in topic.partitions and dict(topic.assignment) == grown.partitions
+    assert topic == _rebuilt(image, "t").topics["t"]
+    # Shrinking drops the partitions (and their states) the new assignment lacks.
+    image.put_assignment("t", assignment(), zk_version=2)
+    assert sorted(image.topics["t"].partitions) == [0, 1]
+    assert image.topics["t"].partitions[0].replicas == (0, 1)
+    assert image.topics["t"].partitions[0].adding == ()
+    assert image.topics["t"] == _rebuilt(image, "t").topics["t"]
+
+
+def test_an_assignment_already_applied_changes_nothing() -> None:
+    image = MetadataImage()
+    image.put_assignment("t", assignment(), zk_version=3)
+    image.put_partition_state("t", 0, state(0), 0)
+    topic, version = image.topics["t"], image.version
+    # The controller published version 3; the watch delivers it again (decoded anew).
+    image.put_assignment("t", assignment(), zk_version=3)
+    image.put_assignment("t", assignment(), zk_version=2)  # and an older one
+    assert image.topics["t"] is topic and image.version == version

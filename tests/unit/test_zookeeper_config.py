@@ -117,6 +117,24 @@ def test_java_command_runs_quorum_peer_main_with_small_heap_and_file_logging(
     assert command[-2:] == [QUORUM_PEER_MAIN, str(tmp_path / "zoo.cfg")]
     assert f"-Dlog4j.configuration=file://{tmp_path}/log4j.properties" in command
     assert f"-Dlogback.configurationFile={tmp_path}/logback.xml" in command
+    assert not any(arg.startswith("-Djute.maxbuffer") for arg in command)
+
+
+def test_java_command_sets_jute_maxbuffer_when_the_cluster_has_another_limit(
+    tmp_path: Path,
+) -> None:
+    # The brokers refuse writes over Settings.zookeeper_max_buffer_bytes; the embedded server
+    # must accept up to the same size.
+    command = build_java_command(
+        java="java",
+        classpath="/a.jar",
+        config_file=tmp_path / "zoo.cfg",
+        log4j_config=tmp_path / "log4j.properties",
+        logback_config=tmp_path / "logback.xml",
+        max_buffer_bytes=4 * 1024 * 1024,
+    )
+    assert "-Djute.maxbuffer=4194304" in command
+    assert command.index("-Djute.maxbuffer=4194304") < command.index("-cp")
 
 
 # ---------------------------------------------------------------------------

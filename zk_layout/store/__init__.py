@@ -6,9 +6,11 @@ Deliberately not here: znode formats (``zk_layout.nodes``); anything above ZooKe
 """
 
 from zk_layout.store.client import (
+    DEFAULT_MAX_BUFFER_BYTES,
     ChildrenCallback,
     DataCallback,
     ExistsCallback,
+    RequestTooLargeError,
     SessionCallback,
     SessionState,
     TxOp,
@@ -20,10 +22,12 @@ from zk_layout.store.client import (
 from zk_layout.store.kafka_zk import ElectionResult, ZkStore
 
 __all__ = [
+    "DEFAULT_MAX_BUFFER_BYTES",
     "ChildrenCallback",
     "DataCallback",
     "ElectionResult",
     "ExistsCallback",
+    "RequestTooLargeError",
     "SessionCallback",
     "SessionState",
     "TxOp",

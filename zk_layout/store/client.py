@@ -8,7 +8,8 @@ Every request goes through kazoo's ``*_async`` API: the returned ``IAsyncResult`
 ``loop.call_soon_threadsafe``. Nothing waits for a reply before sending the next request, so any
 number of operations can be in flight at once (pipelined on the one session, answered in order).
 The only thread hops are ``connect`` and ``close`` (kazoo's ``start``/``stop`` block by design),
-which run in the default executor.
+which run in the default executor, and the waker thread that writes the wake-up bytes of
+batched requests to kazoo's connection thread.
 
 Errors are translated into ``zk_layout.errors`` (``NoNodeError``, ``NodeExistsError``,
 ``BadVersionError``, ``NotEmptyError``, ``ZkConnectionError``/``SessionExpiredError``,
@@ -26,6 +27,19 @@ watches on SUSPENDED; they are re-armed on CONNECTED) and session expiry (re-arm
 session). A callback may therefore see several changes collapsed into one call; it must re-read
 or diff, never count calls — exactly what Kafka's ZNodeChangeHandlers do.
 
+Fairness: replies are handed to the loop in slices of a few milliseconds (`_drain`), new
+watches started in one loop iteration are armed together, a slice of them per iteration
+(`_arm_batched`, `_flush_arms`: 46,335 at once held the loop for a second), and the
+wake-ups of kazoo's thread for batched requests and multis go out once per iteration
+(`_submit`, written by a small waker thread): one wake-up per request is a GIL hand-off
+each, and ten thousand of them stalled every broker of the process for seconds.
+
+Request size: a ZooKeeper server closes the connection of a client whose request packet
+exceeds its ``jute.maxbuffer`` (0xfffff bytes by default), which surfaces as a connection loss
+with the outcome unknown. Writes (``create``, ``set``, multis) whose estimated packet exceeds
+the ``max_buffer_bytes`` the client was connected with are refused before sending, with
+``RequestTooLargeError``: nothing was written.
+
 Deliberately not here: retries (a ``ZkConnectionError`` is surfaced; whether the write happened is
 unknown, as in ZooKeeper), the controller's watch/failover loop, re-registration after session
 expiry (the broker package listens with ``add_session_listener`` and calls
@@ -41,6 +55,7 @@ import contextlib
 import enum
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Self, TypeVar
@@ -53,9 +68,12 @@ from kazoo.protocol.serialization import (
     CheckVersion,
     Create,
     Delete,
+    Exists,
     GetChildren,
+    GetChildren2,
     GetData,
     SetData,
+    Transaction,
 )
 from kazoo.protocol.states import EventType, KazooState
 from kazoo.protocol.states import ZnodeStat as _KazooZnodeStat
@@ -92,6 +110,37 @@ ExistsCallback = Callable[[Any], object]
 _CONTROLLER_EPOCH_PATH: Final = ControllerEpochNode.path()
 # Reads in flight per window of get_many/get_children_many.
 _READ_WINDOW: Final = 5000
+# Longest stretch of replies handled in one loop iteration (seconds).
+_DRAIN_SLICE_S: Final = 0.005
+
+#: ZooKeeper's default ``jute.maxbuffer`` (0xfffff): the server drops the connection of a
+#: client that sends a longer request packet, and a client refuses a longer reply.
+DEFAULT_MAX_BUFFER_BYTES: Final = 0xFFFFF
+# Bytes of a request packet besides its ops' paths and data: length prefix, request header,
+# multi header and trailer (generous).
+_PACKET_OVERHEAD: Final = 64
+# Bytes of one op besides its path and data: op header, string/buffer lengths, version,
+# flags and the (open) ACL list (generous).
+_OP_OVERHEAD: Final = 64
+
+
+class RequestTooLargeError(ZkOperationError):
+    """A write was not sent because its request packet would exceed the server's
+    ``jute.maxbuffer`` (the server would close the connection instead of answering).
+    Nothing was written. ``size`` is the estimated packet size, ``limit`` the limit."""
+
+    def __init__(self, message: str, *, op: str, path: str | None, size: int, limit: int) -> None:
+        super().__init__(message, op=op, path=path)
+        self.size = size
+        self.limit = limit
+
+
+def request_bytes(ops: Sequence[tuple[str, bytes | None]]) -> int:
+    """Estimated size of a request packet carrying ``(full path, data)`` ops (an upper bound
+    of what ZooKeeper's ``jute.maxbuffer`` is compared with)."""
+    return _PACKET_OVERHEAD + sum(
+        _OP_OVERHEAD + len(path.encode("utf-8")) + (len(data) if data else 0) for path, data in ops
+    )
 
 
 class SessionState(enum.StrEnum):
@@ -376,6 +425,11 @@ class Watch:
     def _arm(self) -> None:
         raise NotImplementedError
 
+    def _request(self) -> tuple[Any, Callable[[Any], None]]:
+        """The kazoo request that arms this watch and the callback of its result (what
+        `_arm` sends), for `ZkClient._arm_batched`."""
+        raise NotImplementedError
+
     def _offer(self, token: Any, payload: tuple[Any, ...]) -> None:
         """Deliver ``payload`` unless ``token`` equals the last delivered one."""
         with self._lock:
@@ -449,6 +503,10 @@ class _ChildrenWatch(Watch):
             self._on_children
         )
 
+    def _request(self) -> tuple[Any, Callable[[Any], None]]:
+        full = _prefix_root(self._store._client.chroot, self.path)
+        return GetChildren2(full, self._on_event), self._on_children
+
     def _on_children(self, result: Any) -> None:
         if result.successful():
             children, stat = result.value
@@ -473,6 +531,10 @@ class _DataWatch(Watch):
             return
         self._store._client.get_async(self.path, watch=self._on_event).rawlink(self._on_data)
 
+    def _request(self) -> tuple[Any, Callable[[Any], None]]:
+        full = _prefix_root(self._store._client.chroot, self.path)
+        return GetData(full, self._on_event), self._on_data
+
     def _on_data(self, result: Any) -> None:
         if result.successful():
             data, stat = result.value
@@ -493,6 +555,10 @@ class _ExistsWatch(Watch):
         if self._cancelled:
             return
         self._store._client.exists_async(self.path, watch=self._on_event).rawlink(self._on_exists)
+
+    def _request(self) -> tuple[Any, Callable[[Any], None]]:
+        full = _prefix_root(self._store._client.chroot, self.path)
+        return Exists(full, self._on_event), self._on_exists
 
     def _on_exists(self, result: Any) -> None:
         if not result.successful():
@@ -525,9 +591,17 @@ class _Window:
 class ZkClient:
     """One ZooKeeper session, used from one asyncio event loop. Create with ``connect``."""
 
-    def __init__(self, client: KazooClient, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        client: KazooClient,
+        loop: asyncio.AbstractEventLoop,
+        max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES,
+    ) -> None:
         self._client = client
         self._loop = loop
+        #: The server's ``jute.maxbuffer``: writes whose request would exceed it are refused
+        #: here (``RequestTooLargeError``) instead of costing the connection.
+        self.max_buffer_bytes = max_buffer_bytes
         self._watches: set[Watch] = set()
         self._session_callbacks: list[SessionCallback] = []
         self._session_lock = threading.Lock()
@@ -538,13 +612,25 @@ class ZkClient:
             collections.deque()
         )
         self._drain_scheduled = False
+        self._arm_queue: list[Watch] = []
+        self._arm_scheduled = False
+        self._owed_wakeups = 0
+        self._wake_lock = threading.Lock()
+        self._wake_needed = threading.Event()
+        self._waker = threading.Thread(target=self._wake_loop, name="zk-waker", daemon=True)
+        self._waker.start()
         client.add_listener(self._on_kazoo_state)
 
     # --- lifecycle --------------------------------------------------------------------------
 
     @classmethod
     async def connect(
-        cls, hosts: str, *, timeout: float = 10.0, session_timeout: float = 18.0
+        cls,
+        hosts: str,
+        *,
+        timeout: float = 10.0,
+        session_timeout: float = 18.0,
+        max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES,
     ) -> Self:
         """Connect to ``hosts`` (``"h1:2181,h2:2181[/chroot]"``).
 
@@ -573,13 +659,15 @@ class ZkClient:
                 path=chroot or None,
                 cause=exc,
             ) from exc
-        return cls(client, loop)
+        return cls(client, loop, max_buffer_bytes)
 
     async def close(self) -> None:
         """Stop watches and listeners, close the session (its ephemerals vanish at once)."""
         if self._closed:
             return
         self._closed = True
+        self._write_wakeups()  # what is queued goes out before kazoo's close request
+        self._wake_needed.set()  # the waker thread ends
         for w in list(self._watches):
             w.cancel()
         with self._session_lock:
@@ -636,11 +724,28 @@ class ZkClient:
             batch = self._pending
             self._pending = collections.deque()
             self._drain_scheduled = False
-        for fn, args in batch:
+        # At most a slice of work per loop iteration: thousands of replies (and the watch
+        # callbacks they run) must not hold the loop; the rest runs on the next iteration,
+        # still before anything that arrived later.
+        deadline = time.perf_counter() + _DRAIN_SLICE_S
+        count = 0
+        while batch:
+            fn, args = batch.popleft()
             try:
                 fn(*args)
             except Exception:  # pragma: no cover - the functions queued here do not raise
                 log.exception("callback on the event loop raised")
+            count += 1
+            if count % 64 == 0 and batch and time.perf_counter() >= deadline:
+                with self._pending_lock:
+                    batch.extend(self._pending)
+                    self._pending = batch
+                    if self._drain_scheduled:
+                        return
+                    self._drain_scheduled = True
+                with contextlib.suppress(RuntimeError):
+                    self._loop.call_soon(self._drain)
+                return
 
     def _bridge(self, async_result: Any, op: str, path: str | None) -> asyncio.Future[Any]:
         fut: asyncio.Future[Any] = self._loop.create_future()
@@ -668,7 +773,27 @@ class ZkClient:
             return chroot or "/"
         return chroot + path
 
+    def _check_size(
+        self, op: str, path: str | None, ops: Sequence[tuple[str, bytes | None]]
+    ) -> None:
+        size = request_bytes(ops)
+        if size > self.max_buffer_bytes:
+            where = f"{op} {path}" if path else op
+            raise RequestTooLargeError(
+                f"{where}: a request of about {size} bytes exceeds ZooKeeper's jute.maxbuffer "
+                f"of {self.max_buffer_bytes} bytes; nothing was written",
+                op=op,
+                path=path,
+                size=size,
+                limit=self.max_buffer_bytes,
+            )
+
     async def _multi(self, ops: list[TxOp]) -> list[Any]:
+        self._check_size(
+            "multi",
+            max(ops, key=lambda o: len(o.data or b"")).path if ops else None,
+            [(self._full_path(op.path), op.data) for op in ops],
+        )
         acl = self._client.default_acl or OPEN_ACL_UNSAFE
         requests: list[Any] = []
         for op in ops:
@@ -684,10 +809,11 @@ class ZkClient:
                 requests.append(CheckVersion(full, op.version))
             else:  # pragma: no cover - TxOp is built by ZkTransaction only
                 raise ValueError(f"unknown op {op.kind}")
-        tx = self._client.transaction()
-        # Appending kazoo's request tuples directly (instead of tx.create) allows null data.
-        tx.operations.extend(requests)
-        return list(await self._bridge(tx.commit_async(), "multi", None))
+        # kazoo's request tuples directly (instead of tx.create) allow null data; `_submit`
+        # coalesces the wake-ups of the many multis a burst of topic creations sends.
+        result = self._client.handler.async_result()
+        self._submit([(Transaction(requests), result)])
+        return list(await self._bridge(result, "multi", None))
 
     # --- plain operations -------------------------------------------------------------------
 
@@ -812,6 +938,39 @@ class ZkClient:
         async_result.rawlink(lambda _: self._call_on_loop(settle, ()))
         return settled
 
+    def _arm_batched(self, watch: Watch) -> None:
+        """Arm a new watch with the others started in the same loop iteration, in one
+        `_submit`: creating 10,000 topics starts tens of thousands of watches, and one
+        wake-up of kazoo's thread each (a GIL hand-off) stalled the loop for seconds."""
+        self._arm_queue.append(watch)
+        if not self._arm_scheduled:
+            self._arm_scheduled = True
+            self._loop.call_soon(self._flush_arms)
+
+    def _flush_arms(self) -> None:
+        self._arm_scheduled = False
+        watches, self._arm_queue = self._arm_queue, []
+        handler = self._client.handler
+        batch: list[tuple[Any, Any]] = []
+        # A slice of work per loop iteration, as `_drain` does: the watches left over go
+        # first in the next flush, ahead of any started later.
+        deadline = time.perf_counter() + _DRAIN_SLICE_S
+        for index, watch in enumerate(watches):
+            if index % 64 == 63 and time.perf_counter() >= deadline:
+                self._arm_queue = watches[index:] + self._arm_queue
+                if not self._arm_scheduled:
+                    self._arm_scheduled = True
+                    self._loop.call_soon(self._flush_arms)
+                break
+            if watch.cancelled:
+                continue
+            request, on_done = watch._request()
+            result = handler.async_result()
+            result.rawlink(on_done)
+            batch.append((request, result))
+        for start in range(0, len(batch), _READ_WINDOW):
+            self._submit(batch[start : start + _READ_WINDOW])
+
     def _submit(self, batch: list[tuple[Any, Any]]) -> None:
         """Hand kazoo a batch of requests with ONE wake-up of its connection thread.
 
@@ -821,7 +980,8 @@ class ZkClient:
         reads, so queueing the batch and writing as many bytes at once is equivalent. This
         uses kazoo internals (``_queue``, ``_connection._write_sock``; stable through the
         2.x series pinned in pyproject); when they are missing or the session is not
-        connected, each request goes through ``_call`` as usual."""
+        connected, each request goes through ``_call`` as usual. The bytes are written by
+        the waker thread (`_wake_loop`), off the loop."""
         client = self._client
         write_sock = getattr(getattr(client, "_connection", None), "_write_sock", None)
         queue = getattr(client, "_queue", None)
@@ -830,11 +990,33 @@ class ZkClient:
                 client._call(request, async_result)
             return
         queue.extend(batch)
-        try:
-            write_sock.sendall(b"\0" * len(batch))
-        except OSError as e:  # closed under us: fail what kazoo will not send
-            for _, async_result in batch:
-                async_result.set_exception(kazoo_exc.ConnectionClosedError(str(e)))
+        # The requests are queued already, in order with everything else kazoo sends; the
+        # wake-up bytes are written by the waker thread, so the loop never waits for the GIL
+        # hand-off a socket write costs while kazoo's threads are busy.
+        with self._wake_lock:
+            self._owed_wakeups += len(batch)
+        self._wake_needed.set()
+
+    def _wake_loop(self) -> None:
+        """The waker thread: writes the wake-up bytes `_submit` owes kazoo's thread."""
+        while True:
+            self._wake_needed.wait()
+            self._wake_needed.clear()
+            self._write_wakeups()
+            if self._closed:
+                return
+
+    def _write_wakeups(self) -> None:
+        """Write the wake-up bytes owed so far (every queued request needs its byte, or kazoo
+        never sends it nor anything queued after it, its close request included)."""
+        with self._wake_lock:
+            owed, self._owed_wakeups = self._owed_wakeups, 0
+        connection = getattr(self._client, "_connection", None)
+        write_sock = getattr(connection, "_write_sock", None)
+        if owed and write_sock is not None:
+            # Closed under us: kazoo fails whatever is still queued when it stops.
+            with contextlib.suppress(OSError):
+                write_sock.sendall(b"\0" * owed)
 
     async def exists(self, path: str) -> Any:
         """The node's ``ZnodeStat`` or None."""
@@ -843,6 +1025,7 @@ class ZkClient:
     async def _create_raw(
         self, path: str, data: bytes | None, ephemeral: bool, sequence: bool
     ) -> str:
+        self._check_size("create", path, [(self._full_path(path), data)])
         ar = self._client.create_async(path, data, ephemeral=ephemeral, sequence=sequence)
         return str(await self._bridge(ar, "create", path))
 
@@ -870,6 +1053,7 @@ class ZkClient:
 
     async def set(self, path: str, data: bytes, version: int = -1) -> Any:
         """Set data (conditionally on ``version`` unless -1); returns the new ``ZnodeStat``."""
+        self._check_size("set", path, [(self._full_path(path), data)])
         return await self._bridge(self._client.set_async(path, data, version), "set", path)
 
     async def delete(self, path: str, version: int = -1, recursive: bool = False) -> None:
@@ -936,7 +1120,8 @@ class ZkClient:
         if self._closed:
             raise ZkConnectionError("store is closed", op=f"watch {watch.kind}", path=watch.path)
         self._watches.add(watch)
-        watch._start()
+        self._client.add_listener(watch._on_state)
+        self._arm_batched(watch)
         try:
             await watch._first
         except BaseException:

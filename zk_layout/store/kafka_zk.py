@@ -158,8 +158,8 @@ class ZkStore(ZkClient):
         return epoch, int(stat.version)
 
     async def elect_controller(self, broker_id: int, release: Release) -> ElectionResult:
-        """One election attempt, the atomic ZooKeeper part of Kafka's ``elect()`` (§10.1 steps
-        2-4):
+        """One election attempt, the atomic ZooKeeper part of Kafka's ``elect()``
+        (docs/kafka-behaviour.md §10.1 steps 2-4):
 
         1. ``/controller`` names a broker: lost, unless it names ``broker_id`` *and* is owned by
            this session (this process already is the controller: won, current epoch).

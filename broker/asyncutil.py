@@ -1,0 +1,122 @@
+"""Cooperative slicing of long loops on the one event loop every broker of a process shares.
+
+Kafka runs a request's work on a pool of request-handler threads, so one heavy request (a
+10,000-topic CreateTopics, a Metadata naming a million topics) delays nobody else. zkbroker
+runs every broker of the process on one asyncio loop: a loop that runs for seconds without
+awaiting stalls every client of every broker. Work that grows with a request therefore runs
+in slices of a few milliseconds with `await asyncio.sleep(0)` between them, so the loop
+serves the other sockets meanwhile (issue 17, findings 1-2).
+
+- `Pacer`: for hand-written loops, `if pacer.due(): await pacer.pause()` once per item;
+  `due()` only reads the clock every `CHECK_EVERY` items, so it costs ~100 ns an item.
+- `collect(iterable)`: a list of an iterable's items (a generator doing the work), built in
+  slices.
+- `gather_bounded(awaitables, limit)`: `asyncio.gather` with at most `limit` running at once.
+  `asyncio.gather` of 10,000 coroutines runs the first step of all 10,000 (encoding a znode,
+  queueing a ZooKeeper request) in one loop iteration; bounded, one iteration runs at most
+  `limit` of them, and ZooKeeper's pipeline stays full.
+
+Deliberately not here: threads or processes (the work stays on the loop, in order, with the
+data it reads), limits on the total work (validation refuses what cannot succeed before any
+slice runs), and anything that knows Kafka. Imports nothing of zkbroker, so every layer may
+use it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Iterable
+from typing import Any, Final, TypeVar
+
+T = TypeVar("T")
+
+#: Longest stretch of work between two yields to the loop (seconds).
+SLICE_S: Final = 0.005
+#: Items between two looks at the clock.
+CHECK_EVERY: Final = 64
+#: Awaitables running at once in `gather_bounded`.
+GATHER_LIMIT: Final = 256
+
+
+class Pacer:
+    """Tells a loop when its slice is used up; `pause()` yields to the loop and starts the
+    next slice."""
+
+    __slots__ = ("_count", "_deadline", "_slice_s", "pauses")
+
+    def __init__(self, slice_s: float = SLICE_S) -> None:
+        self._slice_s = slice_s
+        self._deadline = time.perf_counter() + slice_s
+        self._count = 0
+        #: How many times the loop yielded (tests and logs).
+        self.pauses = 0
+
+    def due(self) -> bool:
+        """True when the current slice is used up (checked every `CHECK_EVERY` calls)."""
+        self._count += 1
+        if self._count < CHECK_EVERY:
+            return False
+        self._count = 0
+        return time.perf_counter() >= self._deadline
+
+    async def pause(self) -> None:
+        """Let the loop run everything else that is ready, then start a new slice."""
+        await asyncio.sleep(0)
+        self.pauses += 1
+        self._count = 0
+        self._deadline = time.perf_counter() + self._slice_s
+
+
+async def collect(items: Iterable[T], pacer: Pacer | None = None) -> list[T]:
+    """`list(items)`, yielding to the loop between slices of the iteration."""
+    pacer = pacer or Pacer()
+    result: list[T] = []
+    append = result.append
+    for item in items:
+        append(item)
+        if pacer.due():
+            await pacer.pause()
+    return result
+
+
+async def gather_bounded(
+    aws: Iterable[Awaitable[T]], limit: int = GATHER_LIMIT, *, return_exceptions: bool = False
+) -> list[Any]:
+    """Results in order, as `asyncio.gather(*aws, return_exceptions=...)` gives them, with at
+    most `limit` awaitables running at once. Without `return_exceptions` the first exception
+    cancels what is still running and is raised; awaitables not started are closed."""
+    items = list(aws)
+    results: list[Any] = [None] * len(items)
+    running: dict[asyncio.Future[Any], int] = {}
+    next_index = 0
+    failure: BaseException | None = None
+    try:
+        while next_index < len(items) or running:
+            while next_index < len(items) and len(running) < limit:
+                running[asyncio.ensure_future(items[next_index])] = next_index
+                next_index += 1
+            done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for future in done:
+                index = running.pop(future)
+                if future.cancelled():
+                    error: BaseException | None = asyncio.CancelledError()
+                else:
+                    error = future.exception()
+                if error is None:
+                    results[index] = future.result()
+                elif return_exceptions:
+                    results[index] = error
+                elif failure is None:
+                    failure = error
+            if failure is not None:
+                raise failure
+    except BaseException:
+        for future in running:
+            future.cancel()
+        for aw in items[next_index:]:
+            close = getattr(aw, "close", None)
+            if close is not None:
+                close()
+        raise
+    return results

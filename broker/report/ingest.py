@@ -1,0 +1,232 @@
+"""Ingest: capture files (JSONL, optionally gzip) -> one partitioned Parquet dataset.
+
+Inputs are files, folders (searched recursively for `*.jsonl` / `*.jsonl.gz`), globs or any
+URI Hadoop reads (`hdfs:`, `s3a:`, `file:`); they are listed through Hadoop's FileSystem on
+the driver, so the same code runs local and on a cluster. Each capture file is one **run**:
+`run_id` is its path as Spark names it, `project` the value of a `project=NAME` folder above
+it (else "default"), and an optional `<file>.meta.json` beside it adds `release`, `commit`,
+`ci_job` and `kafka_version`.
+
+Lines are read with the explicit schema of `broker.report.schema` in PERMISSIVE mode: a line
+Spark cannot parse (truncated by a killed process, or a value of the wrong type) lands in the
+corrupt-record column; a line missing a field the reports need counts as bad too. Bad lines
+are written to the dataset as rows with `valid = false` (their text left out), so they are
+counted per file from Parquet, never silently dropped, never fatal, and the JSON is parsed
+once: Spark forbids queries that reference only the corrupt-record column of raw JSON
+(without caching the whole input), and this single pass needs neither.
+
+The dataset (`<dataset>/requests`, partitioned by `project`) holds every capture field but
+the request/response bodies, plus the run columns and `ingest_batch`; `<dataset>/ingested`
+lists the files ingested (path, size, modification time, lines, bad lines) so that
+`--incremental` reads only files not listed there (or changed since).
+
+Deliberately not here: any report (`broker.report.tables`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+import structlog
+
+from broker.report.schema import CORRUPT_COLUMN, REQUIRED_FOR_REPORTS, capture_read_schema
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+log = structlog.get_logger(__name__)
+
+CAPTURE_SUFFIXES = (".jsonl", ".jsonl.gz")
+META_SUFFIX = ".meta.json"
+META_FIELDS = ("release", "commit", "ci_job", "kafka_version")
+DEFAULT_PROJECT = "default"
+REQUESTS_TABLE = "requests"
+TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS]XXX"
+INGESTED_TABLE = "ingested"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    path: str  # as Hadoop prints it, e.g. file:/tmp/runs/a.jsonl
+    size: int
+    modified_ms: int
+    meta_path: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class IngestResult:
+    files_seen: int
+    files_ingested: int
+    lines: int
+    bad_lines: int
+
+
+def same_path(a: str) -> str:
+    """A comparable form of a path: Spark's `_metadata.file_path` is URI-encoded and spells
+    local files `file:///x`, Hadoop's listing `file:/x`."""
+    text = unquote(a)
+    return "file:/" + text.removeprefix("file:").lstrip("/") if text.startswith("file:") else text
+
+
+def list_inputs(spark: SparkSession, inputs: Sequence[str]) -> list[SourceFile]:
+    """Every capture file the inputs name, sorted by path, each once."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    found: dict[str, SourceFile] = {}
+
+    def add(fs: Any, status: Any, explicit: bool) -> None:
+        path = status.getPath()
+        name = path.getName()
+        if not explicit and not name.endswith(CAPTURE_SUFFIXES):
+            return
+        if name.endswith(META_SUFFIX) or name.startswith((".", "_")):
+            return
+        meta = jvm.org.apache.hadoop.fs.Path(path.toString() + META_SUFFIX)
+        found[path.toString()] = SourceFile(
+            path=path.toString(),
+            size=int(status.getLen()),
+            modified_ms=int(status.getModificationTime()),
+            meta_path=meta.toString() if fs.exists(meta) else None,
+        )
+
+    for given in inputs:
+        pattern = jvm.org.apache.hadoop.fs.Path(given)
+        fs = pattern.getFileSystem(conf)
+        statuses = fs.globStatus(pattern)
+        if statuses is None or len(statuses) == 0:
+            raise FileNotFoundError(f"no capture files at {given}")
+        for status in statuses:
+            if status.isDirectory():
+                files = fs.listFiles(status.getPath(), True)
+                while files.hasNext():
+                    add(fs, files.next(), explicit=False)
+            else:
+                add(fs, status, explicit=not any(c in given for c in "*?[{"))
+    return [found[p] for p in sorted(found)]
+
+
+def read_captures(spark: SparkSession, files: Sequence[SourceFile]) -> DataFrame:
+    """The capture lines of `files` with the run columns and `valid` (bodies left out)."""
+    from pyspark.sql import functions as F
+
+    raw = (
+        spark.read.schema(capture_read_schema())
+        .option("mode", "PERMISSIVE")
+        .option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
+        # The capture writer's own form (microseconds, "Z"): without a format Spark tries its
+        # default one first and falls back per value, ~20% slower on the whole read.
+        .option("timestampFormat", TIMESTAMP_FORMAT)
+        .json([f.path for f in files])
+    )
+    file_path = F.col("_metadata.file_path")
+    valid = F.col(CORRUPT_COLUMN).isNull()
+    for name in REQUIRED_FOR_REPORTS:
+        valid = valid & F.col(name).isNotNull()
+    project = F.regexp_extract(file_path, r"/project=([^/]+)/", 1)
+    df = raw.select(
+        *[F.col(c) for c in raw.columns if c != CORRUPT_COLUMN],
+        valid.alias("valid"),
+        file_path.alias("run_id"),
+        F.regexp_extract(file_path, r"([^/]+)$", 1).alias("run_name"),
+        F.when(project == "", F.lit(DEFAULT_PROJECT)).otherwise(project).alias("project"),
+    )
+    # Narrow types the reports group by (JSON integers are read as longs).
+    df = df.withColumn("api_key", F.col("api_key").cast("int")).withColumn(
+        "api_version", F.col("api_version").cast("int")
+    )
+    return _with_meta(spark, df, files)
+
+
+def _with_meta(spark: SparkSession, df: DataFrame, files: Sequence[SourceFile]) -> DataFrame:
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    metas = [f.meta_path for f in files if f.meta_path is not None]
+    if not metas:
+        return df.select("*", *[F.lit(None).cast("string").alias(m) for m in META_FIELDS])
+    schema = T.StructType([T.StructField(m, T.StringType(), True) for m in META_FIELDS])
+    meta = (
+        spark.read.schema(schema)
+        .option("multiLine", True)
+        .json(metas)
+        .select(
+            F.expr(f"substring(_metadata.file_path, 1, length(_metadata.file_path) - "
+                   f"{len(META_SUFFIX)})").alias("meta_run_id"),
+            *META_FIELDS,
+        )
+    )
+    joined = df.join(F.broadcast(meta), df["run_id"] == meta["meta_run_id"], "left")
+    return joined.drop("meta_run_id")
+
+
+def _ingested_paths(spark: SparkSession, dataset: str) -> dict[str, tuple[int, int]]:
+    """{comparable path: (size, modified_ms)} of the files already in the dataset."""
+    try:
+        rows = spark.read.parquet(f"{dataset}/{INGESTED_TABLE}").collect()
+    except Exception as e:  # no dataset yet (AnalysisException: path does not exist)
+        if "PATH_NOT_FOUND" in str(e) or "does not exist" in str(e):
+            return {}
+        raise
+    return {same_path(r["source"]): (r["size"], r["modified_ms"]) for r in rows}
+
+
+def ingest(
+    spark: SparkSession, inputs: Sequence[str], dataset: str, incremental: bool = False
+) -> IngestResult:
+    """Write the captures of `inputs` to the Parquet dataset at `dataset` (overwritten unless
+    `incremental`, which appends only files not ingested before or changed since)."""
+    from pyspark.sql import functions as F
+
+    files = list_inputs(spark, inputs)
+    if incremental:
+        known = _ingested_paths(spark, dataset)
+        new = [f for f in files if known.get(same_path(f.path)) != (f.size, f.modified_ms)]
+        changed = [f.path for f in new if same_path(f.path) in known]
+        if changed:
+            # An appended file (a run still capturing) would be counted twice: say so.
+            log.warning("report.ingest.changed_files_reingested", files=changed[:10])
+    else:
+        new = files
+    log.info("report.ingest", files=len(files), new=len(new), dataset=dataset)
+    if not new:
+        return IngestResult(len(files), 0, 0, 0)
+    batch = uuid.uuid4().hex
+    mode = "append" if incremental else "overwrite"
+    df = read_captures(spark, new).withColumn("ingest_batch", F.lit(batch))
+    df.write.mode(mode).partitionBy("project").parquet(f"{dataset}/{REQUESTS_TABLE}")
+    # Lines per file, from the Parquet just written (cheap: two columns, one batch).
+    written = (
+        spark.read.parquet(f"{dataset}/{REQUESTS_TABLE}")
+        .where(F.col("ingest_batch") == batch)
+        .groupBy("run_id")
+        .agg(F.count("*").alias("lines"), F.sum((~F.col("valid")).cast("long")).alias("bad"))
+    )
+    counts = {same_path(r["run_id"]): (r["lines"], r["bad"]) for r in written.collect()}
+    rows = [
+        F.struct(
+            F.lit(f.path).alias("source"),
+            F.lit(f.size).cast("long").alias("size"),
+            F.lit(f.modified_ms).cast("long").alias("modified_ms"),
+            F.lit(counts.get(same_path(f.path), (0, 0))[0]).cast("long").alias("lines"),
+            F.lit(counts.get(same_path(f.path), (0, 0))[1]).cast("long").alias("bad_lines"),
+            F.lit(batch).alias("ingest_batch"),
+        )
+        for f in new
+    ]
+    # A literal array of structs, exploded in the JVM: no Python list becomes a DataFrame.
+    listing = spark.range(1).select(F.explode(F.array(*rows)).alias("f")).select("f.*")
+    listing.coalesce(1).write.mode(mode).parquet(f"{dataset}/{INGESTED_TABLE}")
+    lines = sum(c[0] for c in counts.values())
+    bad = sum(c[1] for c in counts.values())
+    log.info("report.ingested", files=len(new), lines=lines, bad_lines=bad)
+    return IngestResult(len(files), len(new), lines, bad)
+
+
+def load_requests(spark: SparkSession, dataset: str) -> DataFrame:
+    """Every row of the dataset (valid and bad lines)."""
+    return spark.read.parquet(f"{dataset}/{REQUESTS_TABLE}")

@@ -1,0 +1,339 @@
+"""The report job: ingest, compute the tables, write Parquet + summary.json + report.html,
+decide the exit code. The same code runs from `zkbroker report`, `python -m broker.report`,
+spark-submit (`broker/report/submit.py`) and Python (`run_report(options, spark=...)`).
+
+Output in `--out DIR` (local: the driver writes it): `summary.json`, `report.html`, and by
+default `tables/<name>/` (Parquet, one folder per table; `--tables URI` elsewhere, as
+executors of a multi-host cluster need) and the dataset in `DIR/dataset` (`--dataset URI`),
+a baseline's beside it (`<dataset>-baseline`). Each table is computed once, written, then read back
+from its (small) Parquet to build the page and the summary, so nothing is computed twice and
+no Python data goes back into Spark.
+
+Exit codes: 0 ok, 1 failure (logged), 2 usage or missing dependency (with an install hint),
+3 findings of a `--fail-on` rule.
+
+Deliberately not here: the transformations (`tables`), the page (`page`), Spark settings
+(`session`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from broker.report import tables
+from broker.report.ingest import IngestResult, ingest, load_requests
+from broker.report.options import (
+    EXIT_FAILURE,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    ReportOptions,
+    parse_options,
+)
+from broker.report.session import MissingDependencyError, build_session, check_dependencies
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+log = structlog.get_logger(__name__)
+
+# Tables whose rows the page and the summary need (all of them but the per-fault events).
+COLLECTED = (
+    "matrix",
+    "readiness",
+    "errors",
+    "latency",
+    "latency_runs",
+    "fault_summary",
+    "runs",
+    "error_diff",
+    "version_diff",
+)
+
+
+@dataclass
+class ReportResult:
+    exit_code: int
+    summary: dict[str, Any]
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+
+def jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        value = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def _dataset_exists(spark: SparkSession, uri: str) -> bool:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    path = jvm.org.apache.hadoop.fs.Path(f"{uri}/requests")
+    fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    return bool(fs.exists(path))
+
+
+# A table's step gets the tables it needs (cached as they were written), so a table built on
+# another never recomputes it.
+Step = Callable[[dict[str, "DataFrame"]], "DataFrame"]
+
+
+@dataclass(frozen=True, slots=True)
+class TableStep:
+    name: str
+    build: Step
+    needs: tuple[str, ...] = ()
+
+
+def table_steps(
+    requests: DataFrame, baseline: DataFrame | None, rate_threshold: float
+) -> list[TableStep]:
+    """Every report table, with the tables it is built on."""
+    clients = tables.with_client(requests)
+    steps = [
+        TableStep("matrix", lambda _: tables.matrix(clients)),
+        TableStep("errors", lambda _: tables.errors(clients)),
+        TableStep("latency", lambda _: tables.latency(clients)),
+        TableStep("latency_runs", lambda _: tables.latency_runs(clients)),
+        TableStep("fault_events", lambda _: tables.fault_events(clients)),
+        TableStep("readiness", lambda done: tables.readiness(done["matrix"]), ("matrix",)),
+        TableStep(
+            "fault_summary",
+            lambda done: tables.fault_summary(done["fault_events"]),
+            ("fault_events",),
+        ),
+        TableStep(
+            "runs", lambda done: tables.runs(requests, done["latency_runs"]), ("latency_runs",)
+        ),
+    ]
+    if baseline is not None:
+        base_clients = tables.with_client(baseline)
+        steps += [
+            TableStep(
+                "error_diff", lambda _: tables.error_diff(base_clients, clients, rate_threshold)
+            ),
+            TableStep("version_diff", lambda _: tables.version_diff(base_clients, clients)),
+        ]
+    return steps
+
+
+def write_tables(
+    steps: list[TableStep], uri: str
+) -> tuple[dict[str, DataFrame], dict[str, list[dict[str, Any]]]]:
+    """Write every table (Parquet under `uri`), each from its own driver thread: Spark runs
+    the jobs of several threads at once, and most of a small table's time is on the driver
+    (planning, code generation, commit), which then overlaps. A step waits for the tables it
+    needs; one thread per step, so a waiting step never holds up another."""
+    futures: dict[str, Future[tuple[DataFrame, list[dict[str, Any]] | None]]] = {}
+
+    def run(step: TableStep) -> tuple[DataFrame, list[dict[str, Any]] | None]:
+        needed = {name: futures[name].result()[0] for name in step.needs}
+        return _write_table(step, needed, uri)
+
+    with ThreadPoolExecutor(len(steps), thread_name_prefix="report-table") as pool:
+        for step in steps:  # every step's dependencies come before it
+            futures[step.name] = pool.submit(run, step)
+        results = {name: future.result() for name, future in futures.items()}
+    frames = {name: df for name, (df, _) in results.items()}
+    rows = {name: collected for name, (_, collected) in results.items() if collected is not None}
+    return frames, rows
+
+
+def _write_table(
+    step: TableStep, done: dict[str, DataFrame], uri: str
+) -> tuple[DataFrame, list[dict[str, Any]] | None]:
+    name = step.name
+    started = time.perf_counter()
+    # Cached as it is written: the rows collected next, and later steps, read the cache.
+    df = step.build(done).coalesce(1).cache()
+    df.write.mode("overwrite").parquet(f"{uri}/{name}")
+    rows = None
+    if name in COLLECTED:
+        rows = [jsonable(r.asDict(recursive=True)) for r in df.collect()]
+    log.info("report.table", table=name, seconds=round(time.perf_counter() - started, 2))
+    return df, rows
+
+
+def findings_of(
+    rules: Sequence[str], rows: dict[str, list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """One entry per finding of each `--fail-on` rule."""
+    found: list[dict[str, Any]] = []
+    for rule in rules:
+        if rule == "removed-in:4.0":
+            for r in rows.get("readiness", []):
+                if r["verdict"] != "ready":
+                    found.append({"rule": rule, "client": f"{r['client_software']} "
+                                  f"{r['client_version']}", "detail": r["removed_versions"]})
+        elif rule in ("new-error-codes", "vanished-error-codes"):
+            wanted = "new" if rule == "new-error-codes" else "vanished"
+            for r in rows.get("error_diff", []):
+                if r["status"] == wanted:
+                    found.append({"rule": rule, "client": f"{r['client_software']} "
+                                  f"{r['client_version']}", "detail": f"{r['api']} "
+                                  f"{r['error_name']} ({r['error_code']})"})
+        elif rule == "changed-versions":
+            for r in rows.get("version_diff", []):
+                if r["status"] != "same":
+                    found.append({"rule": rule, "client": f"{r['client_software']} "
+                                  f"{r['client_version']}", "detail": f"{r['api']} "
+                                  f"{r['baseline_versions']} -> {r['current_versions']}"})
+        elif rule == "bad-lines":
+            for r in rows.get("runs", []):
+                if r["bad_lines"]:
+                    found.append({"rule": rule, "client": None,
+                                  "detail": f"{r['run_id']}: {r['bad_lines']} bad lines"})
+    return found
+
+
+def build_summary(
+    options: ReportOptions,
+    ingested: IngestResult | None,
+    rows: dict[str, list[dict[str, Any]]],
+    findings: list[dict[str, Any]],
+    event_count: int,
+) -> dict[str, Any]:
+    run_rows = rows["runs"]
+    diff = None
+    if "error_diff" in rows:
+        diff = {
+            "baseline": list(options.baseline),
+            **{
+                f"{status}_error_codes": [r for r in rows["error_diff"] if r["status"] == status]
+                for status in ("new", "vanished", "changed")
+            },
+            "changed_versions": [r for r in rows["version_diff"] if r["status"] != "same"],
+        }
+    return jsonable(
+        {
+            "generated_at": datetime.now(UTC),
+            "inputs": list(options.inputs),
+            "dataset": options.dataset_path,
+            "ingest": None
+            if ingested is None
+            else {
+                "files_seen": ingested.files_seen,
+                "files_ingested": ingested.files_ingested,
+                "lines": ingested.lines,
+                "bad_lines": ingested.bad_lines,
+            },
+            "totals": {
+                "runs": len(run_rows),
+                "lines": sum(r["lines"] for r in run_rows),
+                "bad_lines": sum(r["bad_lines"] for r in run_rows),
+                "requests": sum(r["requests"] for r in run_rows),
+                "clients": len(rows["readiness"]),
+                "faults": event_count,
+            },
+            "bad_lines": [
+                {"run_id": r["run_id"], "lines": r["lines"], "bad_lines": r["bad_lines"]}
+                for r in run_rows
+                if r["bad_lines"]
+            ],
+            "readiness": rows["readiness"],
+            "runs": run_rows,
+            "diff": diff,
+            "fail_on": list(options.fail_on),
+            "findings": findings,
+        }
+    )
+
+
+def run_report(options: ReportOptions, spark: SparkSession | None = None) -> ReportResult:
+    """Run the whole job; `spark` is used as is when given (and left running)."""
+    from broker.report.page import render_page
+
+    own = spark is None
+    if spark is None:
+        spark = build_session(options.spark)
+    try:
+        ingested = None
+        if options.inputs:
+            ingested = ingest(spark, options.inputs, options.dataset_path, options.incremental)
+        elif not _dataset_exists(spark, options.dataset_path):
+            raise FileNotFoundError(
+                f"no INPUT given and no dataset at {options.dataset_path} to report on"
+            )
+        requests = load_requests(spark, options.dataset_path)
+        baseline = None
+        if options.baseline:
+            ingest(spark, options.baseline, options.baseline_dataset_path)
+            baseline = load_requests(spark, options.baseline_dataset_path)
+        steps = table_steps(requests, baseline, options.rate_threshold)
+        out = Path(options.out)
+        out.mkdir(parents=True, exist_ok=True)
+        tables_uri = options.tables_path.rstrip("/")
+        done, rows = write_tables(steps, tables_uri)
+        event_count = done["fault_events"].count()
+        for df in done.values():
+            df.unpersist()
+        _sort_rows(rows)
+        findings = findings_of(options.fail_on, rows)
+        summary = build_summary(options, ingested, rows, findings, event_count)
+        code = EXIT_FINDINGS if findings else EXIT_OK
+        summary["exit_code"] = code
+        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        (out / "report.html").write_text(render_page(options.title, summary, rows), "utf-8")
+        log.info("report.done", out=str(out), findings=len(findings), exit_code=code)
+        return ReportResult(code, summary, rows, findings)
+    finally:
+        if own:
+            spark.stop()
+
+
+def _sort_rows(rows: dict[str, list[dict[str, Any]]]) -> None:
+    """Deterministic order (Parquet read-back order is not), so pages and summaries of the
+    same data are identical."""
+    for name, items in rows.items():
+        if name == "runs":
+            items.sort(key=lambda r: (r["first_request"] or "", r["run_id"]))
+        else:
+            items.sort(key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "zkbroker report") -> int:
+    """Parse, check dependencies, run; returns the exit code."""
+    options = parse_options(sys.argv[1:] if argv is None else argv, prog)
+    return run_cli(options, prog)
+
+
+def run_cli(options: ReportOptions, prog: str = "zkbroker report") -> int:
+    """The command's run for parsed options: logging, dependency check, job, exit code."""
+    import logging
+
+    from broker.log import configure_logging
+
+    configure_logging(options.log_level, "console")
+    # py4j logs every gateway call at INFO through the root logger.
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    try:
+        check_dependencies()
+    except MissingDependencyError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return run_report(options).exit_code
+    except FileNotFoundError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as e:
+        log.exception("report.failed")
+        print(f"{prog}: failed: {e}", file=sys.stderr)
+        return EXIT_FAILURE

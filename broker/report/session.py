@@ -1,0 +1,128 @@
+"""The SparkSession of a report run: dependency checks, spark-submit detection, settings.
+
+Three ways to run the same job: `zkbroker report` (we start Spark: `local[*]` unless
+`--master` is given), `spark-submit` of `broker/report/submit.py` (Spark started the JVM and
+owns the master, deploy mode and memory: we must not override them), and from Python with
+a session of your own (`run_report(options, spark=...)`). Under spark-submit, `SparkConf()`
+is still empty when the script starts, so the launch is detected as PySpark itself detects
+it: `PYSPARK_GATEWAY_PORT` is set by Spark's PythonRunner (PySpark's `launch_gateway`
+connects to that JVM instead of starting one), or a SparkContext is already active.
+
+Small-machine settings (all overridable by spark-submit's `--conf`, which we never override
+when Spark started us): UI off, console progress bars off, session time zone UTC, few
+shuffle partitions (reports aggregate to small tables: 4 partitions keep 2 cores busy
+without hundreds of tiny tasks), the driver bound to 127.0.0.1 for local masters,
+`spark.driver.memory` before the JVM starts (it cannot change afterwards), and a higher
+`spark.sql.objectHashAggregate.sortBased.fallbackThreshold`: `percentile_approx` over more
+than 128 groups otherwise falls back to a sort-based aggregate, several times slower.
+
+Deliberately not here: what the job computes (`broker.report.job`). PySpark is imported
+only inside functions, so `zkbroker` works without the `report` extra.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import structlog
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = structlog.get_logger(__name__)
+
+INSTALL_PYSPARK_HINT = "install the report extra: pip install 'zkbroker[report]'"
+INSTALL_JAVA_HINT = (
+    "Spark needs Java 17 or 21: install a JRE (e.g. apt-get install openjdk-17-jre-headless) "
+    "or set JAVA_HOME"
+)
+
+
+class MissingDependencyError(Exception):
+    """PySpark, matplotlib or Java is missing; the message says how to install it."""
+
+
+@dataclass(frozen=True, slots=True)
+class SparkSettings:
+    master: str | None = None  # None: local[*], or whatever spark-submit chose
+    shuffle_partitions: int = 4
+    driver_memory: str = "1g"
+    app_name: str = "zkbroker-report"
+    # percentile_approx keeps a hash aggregate up to this many groups per task.
+    percentile_groups_in_hash: int = 100_000
+
+
+def java_available() -> bool:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and os.access(os.path.join(java_home, "bin", "java"), os.X_OK):
+        return True
+    return shutil.which("java") is not None
+
+
+def check_dependencies() -> None:
+    """Raise MissingDependencyError naming what to install."""
+    missing = [m for m in ("pyspark", "matplotlib") if importlib.util.find_spec(m) is None]
+    if missing:
+        names = " and ".join(missing)
+        raise MissingDependencyError(f"{names} not installed: {INSTALL_PYSPARK_HINT}")
+    if not java_available() and not launched_by_spark_submit():
+        raise MissingDependencyError(f"java not found: {INSTALL_JAVA_HINT}")
+
+
+def launched_by_spark_submit() -> bool:
+    """True when Spark already runs this driver (spark-submit, pyspark shell, notebooks)."""
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        return True
+    if importlib.util.find_spec("pyspark") is None:
+        return False
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context is not None
+
+
+def _is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[") or master.startswith("local-")
+
+
+def build_session(settings: SparkSettings) -> SparkSession:
+    """The session for a report run: ours when we start Spark, Spark's under spark-submit."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(settings.app_name)
+    # SQL settings: they apply to a running session too, so they are set in both cases.
+    sql_conf = {
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": str(settings.shuffle_partitions),
+        "spark.sql.objectHashAggregate.sortBased.fallbackThreshold": str(
+            settings.percentile_groups_in_hash
+        ),
+    }
+    if launched_by_spark_submit():
+        log.info("report.spark", launched_by="spark-submit")
+        spark = builder.getOrCreate()
+        for key, value in sql_conf.items():
+            spark.conf.set(key, value)
+        return spark
+    master = settings.master or "local[*]"
+    builder = builder.master(master)
+    for key, value in sql_conf.items():
+        builder = builder.config(key, value)
+    builder = (
+        builder.config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", settings.driver_memory)
+    )
+    if _is_local(master):
+        # Read by the JVM at start: without it Spark resolves the host name and warns.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config(
+            "spark.driver.host", "127.0.0.1"
+        )
+    log.info("report.spark", master=master, driver_memory=settings.driver_memory)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

@@ -1,0 +1,384 @@
+"""The report tables: pure DataFrame -> DataFrame transformations over the ingested dataset.
+
+1. `matrix`: requests per client software x API x version, the share of the client's
+   requests, and KIP-896 flags; `readiness`: a Kafka 4.0 verdict per client.
+2. `errors`: error codes per client x API x version (rate = requests answering the code /
+   requests); `error_diff` and `version_diff`: two run sets compared (baseline vs current).
+3. `latency` / `latency_runs`: p50/p95/p99/max per API x version, overall and per run.
+4. `fault_events` / `fault_summary`: each injected fault and what the same client did next.
+5. `runs`: one row per run (capture file).
+
+Definitions (the README repeats them):
+- a **client** is the software name and version its ApiVersions v3+ request announced
+  ("unknown" before that, or for clients that never send v3+);
+- **conformance** tables (errors, latency) count only requests without an injected fault:
+  an error a fault injected is the test's doing, not the broker's answer;
+- **percentiles** are nearest rank (the smallest latency with at least p of the requests at
+  or below it), as Spark's `percentile_approx` computes them, with `PERCENTILE_ACCURACY`
+  10 000: a rank error of at most n/10 000 over n requests, well within 1% of exact (the
+  golden test finds them equal to exact nearest rank on groups of hundreds);
+- a **retry** is a later request of the same API by the same client (client id + software)
+  in the same run; a fault is **recovered** at the first such request answered without error
+  and without fault; `retries` counts the requests up to and including that one.
+
+Only the DataFrame API: every expression runs in the JVM (no UDFs, no Python on executors).
+Deliberately not here: reading files (`ingest`), rendering (`page`, `plots`), exit codes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from broker.protocol.error_codes import NAMES as ERROR_NAMES
+from broker.report.kip896 import deprecated_in_3_9, removed_in_4, removed_range_text
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+PERCENTILE_ACCURACY = 10_000
+UNKNOWN = "unknown"
+CLIENT = ("client_software", "client_version")
+# A rate change smaller than this (absolute, 0..1) is not a difference.
+DEFAULT_RATE_THRESHOLD = 0.05
+
+
+def with_client(requests: DataFrame) -> DataFrame:
+    """Valid requests with `client_software` / `client_version` (never null)."""
+    from pyspark.sql import functions as F
+
+    return requests.where(F.col("valid")).select(
+        "*",
+        F.coalesce("client_software_name", F.lit(UNKNOWN)).alias("client_software"),
+        F.coalesce("client_software_version", F.lit(UNKNOWN)).alias("client_version"),
+    )
+
+
+def _no_fault(df: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return df.where(F.col("intervention").isNull())
+
+
+def error_name(code: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    pairs = []
+    for value, name in sorted(ERROR_NAMES.items()):
+        pairs += [F.lit(value), F.lit(name)]
+    return F.coalesce(F.try_element_at(F.create_map(*pairs), code), F.lit("UNKNOWN_CODE"))
+
+
+# -- 1. client x API x version ----------------------------------------------------------------
+
+
+def matrix(clients: DataFrame) -> DataFrame:
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    counts = clients.groupBy(*CLIENT, "api", "api_key", "api_version").agg(
+        F.count("*").alias("requests")
+    )
+    per_client = Window.partitionBy(*CLIENT)
+    key, version = F.col("api_key"), F.col("api_version")
+    return counts.select(
+        *CLIENT,
+        "api",
+        "api_key",
+        "api_version",
+        "requests",
+        (F.col("requests") / F.sum("requests").over(per_client)).alias("share"),
+        deprecated_in_3_9(key, version).alias("deprecated_in_3_9"),
+        removed_in_4(key, version).alias("removed_in_4_0"),
+        removed_range_text(key).alias("removed_range"),
+    )
+
+
+def readiness(matrix_df: DataFrame) -> DataFrame:
+    """Kafka 4.0 readiness per client: "ready", or "not ready" with what 4.0 removed."""
+    from pyspark.sql import functions as F
+
+    removed = F.col("removed_in_4_0")
+    label = F.concat(F.col("api"), F.lit(" v"), F.col("api_version").cast("string"))
+    return (
+        matrix_df.groupBy(*CLIENT)
+        .agg(
+            F.sum("requests").alias("requests"),
+            F.sum(F.when(removed, F.col("requests")).otherwise(F.lit(0))).alias(
+                "removed_requests"
+            ),
+            F.array_sort(F.collect_list(F.when(removed, label))).alias("removed_versions"),
+        )
+        .select(
+            "*",
+            F.when(F.col("removed_requests") > 0, F.lit("not ready"))
+            .otherwise(F.lit("ready"))
+            .alias("verdict"),
+        )
+    )
+
+
+# -- 2. error codes and the diff -------------------------------------------------------------
+
+
+def errors(clients: DataFrame) -> DataFrame:
+    """One row per client x API x version x error code answered (faults excluded)."""
+    from pyspark.sql import functions as F
+
+    keys = (*CLIENT, "api", "api_key", "api_version")
+    answered = _no_fault(clients)
+    totals = answered.groupBy(*keys).agg(F.count("*").alias("requests"))
+    codes = (
+        answered.select(*keys, F.explode(F.array_distinct("error_codes")).alias("error_code"))
+        .groupBy(*keys, "error_code")
+        .agg(F.count("*").alias("with_code"))
+    )
+    return codes.join(totals, list(keys)).select(
+        *keys,
+        F.col("error_code").cast("int").alias("error_code"),
+        error_name(F.col("error_code")).alias("error_name"),
+        "with_code",
+        "requests",
+        (F.col("with_code") / F.col("requests")).alias("rate"),
+    )
+
+
+def _rates(clients: DataFrame) -> DataFrame:
+    """Error-code rates per client x API over all versions (versions differ between releases,
+    so the diff compares what a client's calls of an API answered, whatever version)."""
+    from pyspark.sql import functions as F
+
+    keys = (*CLIENT, "api")
+    answered = _no_fault(clients)
+    totals = answered.groupBy(*keys).agg(F.count("*").alias("requests"))
+    codes = (
+        answered.select(*keys, F.explode(F.array_distinct("error_codes")).alias("error_code"))
+        .groupBy(*keys, "error_code")
+        .agg(F.count("*").alias("with_code"))
+    )
+    return codes.join(totals, list(keys)).select(
+        *keys, "error_code", (F.col("with_code") / F.col("requests")).alias("rate")
+    )
+
+
+def error_diff(
+    baseline: DataFrame, current: DataFrame, threshold: float = DEFAULT_RATE_THRESHOLD
+) -> DataFrame:
+    """Error codes per client x API: new, vanished, changed rate, or same. Both inputs are
+    `with_client` frames; an API a side never called is not a difference of error codes."""
+    from pyspark.sql import functions as F
+
+    keys = [*CLIENT, "api"]
+    b_calls = _no_fault(baseline).select(*keys).distinct()
+    c_calls = _no_fault(current).select(*keys).distinct()
+    both_called = b_calls.join(c_calls, keys)
+    b = _rates(baseline).withColumnRenamed("rate", "baseline_rate")
+    c = _rates(current).withColumnRenamed("rate", "current_rate")
+    joined = b.join(c, [*keys, "error_code"], "full_outer").join(both_called, keys)
+    b_rate = F.coalesce("baseline_rate", F.lit(0.0))
+    c_rate = F.coalesce("current_rate", F.lit(0.0))
+    status = (
+        F.when(F.col("baseline_rate").isNull(), F.lit("new"))
+        .when(F.col("current_rate").isNull(), F.lit("vanished"))
+        .when(F.abs(c_rate - b_rate) >= F.lit(threshold), F.lit("changed"))
+        .otherwise(F.lit("same"))
+    )
+    return joined.select(
+        *keys,
+        F.col("error_code").cast("int").alias("error_code"),
+        error_name(F.col("error_code")).alias("error_name"),
+        b_rate.alias("baseline_rate"),
+        c_rate.alias("current_rate"),
+        status.alias("status"),
+    )
+
+
+def version_diff(baseline: DataFrame, current: DataFrame) -> DataFrame:
+    """The API versions each client used, baseline vs current: changed / new / vanished /
+    same (e.g. Metadata v11 against 2.8, v12 against 3.9)."""
+    from pyspark.sql import functions as F
+
+    keys = [*CLIENT, "api"]
+
+    def versions(df: DataFrame, name: str) -> DataFrame:
+        return df.groupBy(*keys).agg(F.array_sort(F.collect_set("api_version")).alias(name))
+
+    joined = versions(baseline, "baseline_versions").join(
+        versions(current, "current_versions"), keys, "full_outer"
+    )
+    status = (
+        F.when(F.col("baseline_versions").isNull(), F.lit("new"))
+        .when(F.col("current_versions").isNull(), F.lit("vanished"))
+        .when(F.col("baseline_versions") != F.col("current_versions"), F.lit("changed"))
+        .otherwise(F.lit("same"))
+    )
+    return joined.select(*keys, "baseline_versions", "current_versions", status.alias("status"))
+
+
+# -- 3. latency ------------------------------------------------------------------------------
+
+
+def _percentiles(df: DataFrame, keys: list[str]) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    p = F.percentile_approx("latency_us", [0.5, 0.95, 0.99], PERCENTILE_ACCURACY)
+    return (
+        df.groupBy(*keys)
+        .agg(F.count("*").alias("requests"), p.alias("p"), F.max("latency_us").alias("max_us"))
+        .select(
+            *keys,
+            "requests",
+            F.col("p")[0].alias("p50_us"),
+            F.col("p")[1].alias("p95_us"),
+            F.col("p")[2].alias("p99_us"),
+            "max_us",
+        )
+    )
+
+
+def latency(clients: DataFrame) -> DataFrame:
+    return _percentiles(_no_fault(clients), ["api", "api_key", "api_version"])
+
+
+def latency_runs(clients: DataFrame) -> DataFrame:
+    """Per run x API x version, with the run's first request time (the trend's x axis)."""
+    from pyspark.sql import functions as F
+
+    # A small aggregate joined back, not a window over every row (which sorts them all).
+    starts = clients.groupBy("run_id").agg(F.min("time").alias("run_start"))
+    per_run = _percentiles(_no_fault(clients), ["run_id", "run_name", "api", "api_version"])
+    return per_run.join(F.broadcast(starts), "run_id").select(
+        "run_id", "run_name", "run_start", *[c for c in per_run.columns if c not in
+                                              ("run_id", "run_name")]
+    )
+
+
+# -- 4. faults -------------------------------------------------------------------------------
+
+
+def fault_events(clients: DataFrame) -> DataFrame:
+    """One row per request a fault intervened on, with what the same client did next."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    keys = ["run_id", "client_id", *CLIENT, "api"]
+    # Null client ids would never join; "" stands for them.
+    df = clients.withColumn("client_id", F.coalesce("client_id", F.lit("")))
+    faulted_keys = df.where(F.col("intervention").isNotNull()).select(*keys).distinct()
+    # Only the (run, client, API) sequences that had a fault are sorted: usually a sliver.
+    seq = df.join(F.broadcast(faulted_keys), keys, "left_semi")
+    # Newest first, so "the next success" is the nearest one among the rows already seen: a
+    # frame growing from the partition's start, which Spark computes incrementally (a frame
+    # "1 following .. unbounded following" is recomputed for every row: quadratic).
+    order = Window.partitionBy(*keys).orderBy(
+        F.desc("time"), F.desc("connection_id"), F.desc("correlation_id")
+    )
+    later = order.rowsBetween(Window.unboundedPreceding, -1)
+    success = F.col("intervention").isNull() & (F.size("error_codes") == 0)
+    seq = seq.select(
+        "*",
+        F.row_number().over(order).alias("rn"),  # counts down as time goes on
+    ).select(
+        "*",
+        F.last(F.when(success, F.col("rn")), ignorenulls=True).over(later).alias("success_rn"),
+        F.last(F.when(success, F.col("time")), ignorenulls=True).over(later).alias("success_at"),
+    )
+    recovered = F.col("success_rn").isNotNull()
+    return seq.where(F.col("intervention").isNotNull()).select(
+        *keys,
+        "time",
+        "api_version",
+        F.col("intervention.source").alias("source"),
+        F.col("intervention.kind").alias("kind"),
+        F.col("intervention.error_code").cast("int").alias("error_code"),
+        recovered.alias("recovered"),
+        F.when(recovered, F.col("rn") - F.col("success_rn")).alias("retries"),
+        F.when(
+            recovered,
+            (F.unix_micros("success_at") - F.unix_micros("time")) / F.lit(1000.0),
+        ).alias("time_to_success_ms"),
+    )
+
+
+def fault_summary(events: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return events.groupBy(*CLIENT, "api", "kind", "error_code").agg(
+        F.count("*").alias("faults"),
+        F.sum(F.col("recovered").cast("long")).alias("recovered"),
+        F.avg("retries").alias("mean_retries"),
+        F.max("retries").alias("max_retries"),
+        F.percentile_approx("time_to_success_ms", 0.5, PERCENTILE_ACCURACY).alias(
+            "p50_time_to_success_ms"
+        ),
+        F.max("time_to_success_ms").alias("max_time_to_success_ms"),
+    )
+
+
+# -- 5. runs ---------------------------------------------------------------------------------
+
+
+def runs(requests: DataFrame, per_run_latency: DataFrame, slowest: int = 3) -> DataFrame:
+    """One row per run: lines, bad lines, requests, clients, error rate, faults, slowest APIs
+    (highest p95). `requests` is the whole dataset, bad lines included."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    valid = F.col("valid")
+    client = F.concat_ws(
+        "/",
+        F.coalesce("client_software_name", F.lit(UNKNOWN)),
+        F.coalesce("client_software_version", F.lit(UNKNOWN)),
+        F.coalesce("client_id", F.lit("")),
+    )
+    no_fault = valid & F.col("intervention").isNull()
+    errored = no_fault & (F.size("error_codes") > 0)
+    base = requests.groupBy(
+        "run_id", "run_name", "project", "release", "commit", "ci_job", "kafka_version"
+    ).agg(
+        F.count("*").alias("lines"),
+        F.sum((~valid).cast("long")).alias("bad_lines"),
+        F.sum(valid.cast("long")).alias("requests"),
+        # The size of a collected set, not countDistinct: beside other aggregates
+        # countDistinct expands every row once per distinct aggregate.
+        F.size(F.collect_set(F.when(valid, client))).alias("clients"),
+        F.sum(errored.cast("long")).alias("errors"),
+        F.sum(no_fault.cast("long")).alias("answered"),
+        F.sum((valid & F.col("intervention").isNotNull()).cast("long")).alias("faults"),
+        F.min(F.when(valid, F.col("time"))).alias("first_request"),
+        F.max(F.when(valid, F.col("time"))).alias("last_request"),
+    )
+    rank = F.row_number().over(Window.partitionBy("run_id").orderBy(F.desc("p95_us"), "api"))
+    top = (
+        per_run_latency.select("*", rank.alias("rank"))
+        .where(F.col("rank") <= slowest)
+        .groupBy("run_id")
+        .agg(
+            F.array_sort(
+                F.collect_list(
+                    F.struct(
+                        F.col("rank"),
+                        F.concat(
+                            F.col("api"),
+                            F.lit(" v"),
+                            F.col("api_version").cast("string"),
+                            F.lit(" p95="),
+                            F.format_number(F.col("p95_us") / 1000.0, 2),
+                            F.lit("ms"),
+                        ).alias("text"),
+                    )
+                )
+            ).alias("top")
+        )
+        .select("run_id", F.col("top.text").alias("slowest_apis"))
+    )
+    return (
+        base.join(top, "run_id", "left")
+        .select(
+            "*",
+            F.when(F.col("answered") > 0, F.col("errors") / F.col("answered")).alias(
+                "error_rate"
+            ),
+        )
+        .drop("answered")
+        .orderBy("first_request", "run_id")
+    )

@@ -1,0 +1,150 @@
+"""Golden: seeded captures written by the broker's own capture hook (`RequestCapture`), a
+few lines broken as a killed process leaves them, then the whole job (`run_report`) checked
+table by table against the plain-Python reference (`broker.report.reference`), which parses
+the same files with json.loads and computes exact nearest-rank percentiles.
+
+Every group here has far fewer than PERCENTILE_ACCURACY (10 000) requests, where Spark's
+percentile_approx is exact, so percentiles must be equal, not close.
+"""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from broker.report import reference
+from broker.report.ingest import same_path
+from broker.report.job import run_report
+from broker.report.options import EXIT_FINDINGS, ReportOptions
+from broker.report.synthetic import SyntheticConfig, write_runs
+
+# The module fixture runs the whole job (and may start the JVM): allow a busy machine.
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
+
+
+def _local(run_id: str) -> str:
+    return same_path(run_id).removeprefix("file:")
+
+
+def _rows(result: Any, name: str, columns: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    out = []
+    for r in result.tables[name]:
+        values = [_local(r[c]) if c == "run_id" else r[c] for c in columns]
+        out.append(tuple(round(v, 9) if isinstance(v, float) else v for v in values))
+    return sorted(out, key=repr)
+
+
+def _ref(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    return sorted(
+        (tuple(round(r[c], 9) if isinstance(r[c], float) else r[c] for c in columns)
+         for r in rows),
+        key=repr,
+    )
+
+
+class _Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.images: list[str] = []
+        self.external: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(a["id"] or "")
+        if tag == "img":
+            self.images.append(a.get("src") or "")
+        for key in ("src", "href"):
+            value = a.get(key) or ""
+            if value and not value.startswith(("data:", "#")):
+                self.external.append(value)
+
+
+@pytest.fixture(scope="module")
+def golden(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any, Path]:
+    root = tmp_path_factory.mktemp("golden")
+    paths = write_runs(str(root / "in"), SyntheticConfig(lines=6000, runs=3, seed=5,
+                                                          fault_rate=0.03))
+    with open(paths[1], "a", encoding="utf-8") as f:
+        f.write('{"time":"2026-01-02T00:00:00.000001Z","broker_id":"zero"}\n')
+        f.write('{"time":"2026-01-02T00:00:01Z","api":"Meta')  # killed mid-line
+    options = ReportOptions(out=str(root / "out"), inputs=(str(root / "in"),),
+                            fail_on=("removed-in:4.0", "bad-lines"))
+    result = run_report(options, spark=spark)
+    return result, reference.compute(paths), root
+
+
+def test_matrix_errors_and_runs_equal_the_reference(golden: tuple[Any, Any, Path]) -> None:
+    result, ref, _ = golden
+    cols = ("client_software", "client_version", "api", "api_key", "api_version", "requests",
+            "share", "deprecated_in_3_9", "removed_in_4_0")
+    assert _rows(result, "matrix", cols) == _ref(ref["matrix"], cols)
+    cols = ("client_software", "client_version", "api", "api_key", "api_version",
+            "error_code", "with_code", "requests", "rate")
+    assert _rows(result, "errors", cols) == _ref(ref["errors"], cols)
+    cols = ("run_id", "lines", "bad_lines", "requests", "clients", "errors", "faults",
+            "error_rate")
+    assert _rows(result, "runs", cols) == _ref(ref["runs"], cols)
+    assert result.summary["totals"]["bad_lines"] == 2
+    assert result.summary["totals"]["lines"] == 6002
+
+
+def test_latency_percentiles_equal_exact_nearest_rank(golden: tuple[Any, Any, Path]) -> None:
+    result, ref, _ = golden
+    cols = ("api", "api_key", "api_version", "requests", "p50_us", "p95_us", "p99_us",
+            "max_us")
+    assert _rows(result, "latency", cols) == _ref(ref["latency"], cols)
+    cols = ("run_id", "api", "api_version", "requests", "p50_us", "p95_us", "p99_us", "max_us")
+    assert _rows(result, "latency_runs", cols) == _ref(ref["latency_runs"], cols)
+
+
+def test_fault_events_equal_the_reference(
+    spark: Any, golden: tuple[Any, Any, Path]
+) -> None:
+    _, ref, root = golden
+    cols = ("run_id", "client_id", "client_software", "client_version", "api", "kind",
+            "error_code", "recovered", "retries", "time_to_success_ms")
+    events = spark.read.parquet(str(root / "out" / "tables" / "fault_events")).collect()
+    got = sorted(
+        (tuple(_local(r[c]) if c == "run_id" else
+               (round(r[c], 3) if isinstance(r[c], float) else r[c]) for c in cols)
+         for r in events),
+        key=repr,
+    )
+    want = sorted(
+        (tuple(round(e[c], 3) if isinstance(e[c], float) else e[c] for c in cols)
+         for e in ref["fault_events"]),
+        key=repr,
+    )
+    assert got == want
+    assert len(got) > 100 and any(e[7] for e in got) and any(e[8] and e[8] > 1 for e in got)
+
+
+def test_verdicts_findings_exit_code_and_page(golden: tuple[Any, Any, Path]) -> None:
+    result, _, root = golden
+    verdicts = {(r["client_software"], r["verdict"]) for r in result.tables["readiness"]}
+    assert verdicts == {
+        ("unknown", "not ready"),
+        ("apache-kafka-java", "ready"),
+        ("confluent-kafka-python", "ready"),
+        ("kafka-python", "ready"),
+    }
+    assert result.exit_code == EXIT_FINDINGS
+    assert {f["rule"] for f in result.findings} == {"removed-in:4.0", "bad-lines"}
+    summary = json.loads((root / "out" / "summary.json").read_text())
+    assert summary["exit_code"] == EXIT_FINDINGS
+    assert summary["findings"] == result.findings
+    page = _Page()
+    page.feed((root / "out" / "report.html").read_text())
+    assert {"readiness-table", "matrix-table", "errors-table", "latency-table",
+            "faults-table", "runs-table"} <= page.ids
+    assert len(page.images) == 4 and all(i.startswith("data:image/png;base64,")
+                                         for i in page.images)
+    assert page.external == []
+    for table in ("matrix", "errors", "latency", "latency_runs", "fault_events", "runs"):
+        assert list((root / "out" / "tables" / table).glob("*.parquet")), table

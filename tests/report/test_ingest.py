@@ -1,0 +1,112 @@
+"""Ingest: folders, globs and gzip in; one Parquet dataset out with run columns; bad lines
+counted per file; `--incremental` reads only new files."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from broker.report.ingest import ingest, list_inputs, load_requests, same_path
+from broker.report.synthetic import SyntheticConfig, events, fast_line
+
+pytestmark = pytest.mark.spark
+
+
+def _lines(n: int, seed: int) -> list[str]:
+    return [fast_line(e) for e in events(SyntheticConfig(lines=n, runs=1, seed=seed))]
+
+
+def test_bad_lines_are_counted_per_file_not_dropped(spark: Any, tmp_path: Path) -> None:
+    good = tmp_path / "in" / "good.jsonl"
+    bad = tmp_path / "in" / "bad.jsonl"
+    good.parent.mkdir()
+    good.write_text("".join(_lines(50, 1)))
+    body = _lines(40, 2)
+    wrong_type = json.loads(body[0])
+    wrong_type["api_version"] = "twelve"  # a value of the wrong type
+    missing = json.loads(body[1])
+    del missing["latency_us"]  # a field the reports need
+    bad.write_text(
+        "".join(body[2:])
+        + json.dumps(wrong_type) + "\n"
+        + json.dumps(missing) + "\n"
+        + "not json at all\n"
+        + body[2][: len(body[2]) // 2]  # truncated: the writer was killed mid-line
+    )
+    result = ingest(spark, [str(tmp_path / "in")], str(tmp_path / "ds"))
+    assert (result.files_ingested, result.lines, result.bad_lines) == (2, 92, 4)
+    df = load_requests(spark, str(tmp_path / "ds"))
+    counts = {
+        r["run_name"]: (r["lines"], r["bad"])
+        for r in df.selectExpr("run_name", "valid")
+        .groupBy("run_name")
+        .agg({"valid": "count"})
+        .withColumnRenamed("count(valid)", "lines")
+        .join(
+            df.where("not valid").groupBy("run_name").count().withColumnRenamed("count", "bad"),
+            "run_name",
+            "left",
+        )
+        .collect()
+    }
+    assert counts == {"good.jsonl": (50, None), "bad.jsonl": (42, 4)}
+    # No body columns in the dataset.
+    assert "request" not in df.columns and "response" not in df.columns
+
+
+def test_projects_meta_gzip_and_globs(spark: Any, tmp_path: Path) -> None:
+    folder = tmp_path / "ci" / "project=orders"
+    folder.mkdir(parents=True)
+    (folder / "a.jsonl").write_text("".join(_lines(30, 3)))
+    with gzip.open(folder / "b.jsonl.gz", "wt") as f:
+        f.write("".join(_lines(20, 4)))
+    (folder / "a.jsonl.meta.json").write_text(
+        json.dumps({"release": "0.1.0", "commit": "abc", "ci_job": "ci/7", "kafka_version": "2.8",
+                    "extra": "ignored"}, indent=2)
+    )
+    (folder / "notes.txt").write_text("not a capture")
+    files = list_inputs(spark, [str(tmp_path / "ci" / "*")])
+    assert [Path(f.path).name for f in files] == ["a.jsonl", "b.jsonl.gz"]
+    assert files[0].meta_path is not None and files[1].meta_path is None
+    ingest(spark, [str(tmp_path / "ci")], str(tmp_path / "ds"))
+    rows = (
+        load_requests(spark, str(tmp_path / "ds"))
+        .groupBy("run_name", "project", "release", "commit", "ci_job", "kafka_version")
+        .count()
+        .collect()
+    )
+    assert sorted(tuple(r) for r in rows) == [
+        ("a.jsonl", "orders", "0.1.0", "abc", "ci/7", "2.8", 30),
+        ("b.jsonl.gz", "orders", None, None, None, None, 20),
+    ]
+
+
+def test_incremental_ingests_only_new_files(spark: Any, tmp_path: Path) -> None:
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "1.jsonl").write_text("".join(_lines(10, 5)))
+    dataset = str(tmp_path / "ds")
+    first = ingest(spark, [str(inputs)], dataset, incremental=True)
+    assert (first.files_ingested, first.lines) == (1, 10)
+    (inputs / "2 with space.jsonl").write_text("".join(_lines(7, 6)))
+    second = ingest(spark, [str(inputs)], dataset, incremental=True)
+    assert (second.files_seen, second.files_ingested, second.lines) == (2, 1, 7)
+    third = ingest(spark, [str(inputs)], dataset, incremental=True)
+    assert third.files_ingested == 0
+    assert load_requests(spark, dataset).count() == 17
+    listed = spark.read.parquet(f"{dataset}/ingested").collect()
+    assert sorted(Path(same_path(r.source)).name for r in listed) == [
+        "1.jsonl", "2 with space.jsonl"
+    ]
+    # Without --incremental the dataset is rebuilt from the inputs.
+    again = ingest(spark, [str(inputs)], dataset)
+    assert again.files_ingested == 2 and load_requests(spark, dataset).count() == 17
+
+
+def test_missing_input_is_an_error(spark: Any, tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        list_inputs(spark, [str(tmp_path / "nothing-here")])

@@ -1,0 +1,149 @@
+"""The robustness suite's settings and fixtures: hypothesis profiles, the fuzz budget and
+seed, the shared fuzz cluster, the broker-log watch and the figures printed at the end.
+
+Two run lengths, chosen by `ZKBROKER_FUZZ` (`make fuzz` sets it to `long`):
+
+- `ci` (default, what `make test` runs): hypothesis profile `ci` (a few examples per API and
+  version, `deadline=None`) and `FRAMES` = 20,000 mutated frames; a few minutes at most.
+- `long`: profile `long` (hundreds of examples per API and version) and 1,000,000 frames.
+
+`ZKBROKER_FUZZ_FRAMES` overrides the frame budget, `ZKBROKER_FUZZ_SEED` the seed. The seed is
+fixed per run (17 for `ci`, so CI is reproducible; a fresh one for `long`), printed in the
+report header at the start, and drives both hypothesis and the mutation `random.Random`, so
+`ZKBROKER_FUZZ_SEED=<seed> make fuzz` replays a run.
+
+The fuzz cluster (`fuzz_cluster`, one per session) is 3 brokers emulating Kafka 3.9 (every
+version zkbroker serves) on a fresh chroot of the session's real ZooKeeper, with
+`auto.create.topics.enable=false` so fuzzed Metadata names create nothing, and one topic
+`fuzz-t` for the requests that name it. It is not the shared `zk_cluster`: the probes
+leave odd state behind (validated-only mostly, but not only) that no other test should see.
+
+Deliberately not here: the probes themselves (`probes`, `frames`) and assertions.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterator
+
+import pytest
+import structlog
+from hypothesis import HealthCheck, settings
+
+from broker import Cluster
+from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from broker.toolkit.wire import WireClient
+from broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot, remove_chroot
+from tests.robustness.frames import FUZZ_TOPIC, RELEASE, random_seed
+from tests.robustness.probes import LogWatch
+
+# ---------------------------------------------------------------------------------------
+# Run length, seed, hypothesis profiles
+# ---------------------------------------------------------------------------------------
+
+MODE = os.environ.get("ZKBROKER_FUZZ", "ci")
+if MODE not in ("ci", "long"):
+    raise ValueError(f"ZKBROKER_FUZZ must be 'ci' or 'long', not {MODE!r}")
+LONG = MODE == "long"
+FRAMES = int(os.environ.get("ZKBROKER_FUZZ_FRAMES", 1_000_000 if LONG else 20_000))
+SEED = int(os.environ.get("ZKBROKER_FUZZ_SEED", random_seed() if LONG else 17))
+
+settings.register_profile(
+    "zkbroker-robustness",
+    deadline=None,
+    database=None,  # replay by seed, not by a local example database
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
+)
+_BASE = settings.get_profile("zkbroker-robustness")
+settings.register_profile("ci", _BASE, max_examples=6)
+settings.register_profile("long", _BASE, max_examples=300)
+# Applied per test (`@FUZZ_SETTINGS`), not loaded globally: other suites keep their own.
+FUZZ_SETTINGS = settings.get_profile(MODE)
+
+# Lines for the end-of-run summary (pytest_terminal_summary).
+FIGURES: list[str] = []
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"zkbroker robustness: ZKBROKER_FUZZ={MODE} seed={SEED} frames={FRAMES}"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if FIGURES:
+        terminalreporter.section("zkbroker robustness figures")
+        terminalreporter.write_line(f"mode {MODE}, seed {SEED} (ZKBROKER_FUZZ_SEED replays it)")
+        for line in FIGURES:
+            terminalreporter.write_line(line)
+
+
+# ---------------------------------------------------------------------------------------
+# Logging: the broker's log must reach the standard library, where LogWatch listens
+# ---------------------------------------------------------------------------------------
+
+
+def _stdlib_logging() -> None:
+    """Route structlog into `logging` (broker.log) unless something already did."""
+    if not structlog.is_configured():
+        from broker.log import configure_logging
+
+        configure_logging("info", "console")
+
+
+@pytest.fixture
+def log_watch() -> Iterator[LogWatch]:
+    """The broker log's failures during one test (the test asserts on `take()`)."""
+    _stdlib_logging()
+    watch = LogWatch()
+    root = logging.getLogger()
+    root.addHandler(watch)
+    try:
+        yield watch
+    finally:
+        root.removeHandler(watch)
+
+
+# ---------------------------------------------------------------------------------------
+# The fuzz cluster
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def fuzz_cluster(zk_test_zookeeper: ZooKeeperEndpoint) -> Iterator[Cluster]:
+    _stdlib_logging()
+    connect = fresh_chroot(zk_test_zookeeper.connect_string)
+    cluster = Cluster(
+        brokers=3,
+        port=0,
+        zookeeper=connect,
+        kafka_version=RELEASE,
+        auto_create_topics=False,
+    ).start()
+    try:
+        with WireClient(*target(cluster)) as client:
+            topic = CreatableTopic(name=FUZZ_TOPIC, num_partitions=2, replication_factor=2)
+            answer = client.request(5, CreateTopicsRequest(topics=[topic], timeout_ms=10_000))
+            assert answer.topics[0].error_code == 0, answer
+        yield cluster
+    finally:
+        cluster.stop()
+        if zk_test_zookeeper.kind == "external":
+            remove_chroot(connect)
+
+
+def target(cluster: Cluster) -> tuple[str, int]:
+    """Host and port of the broker the probes talk to: the active controller, so the
+    controller's APIs run their whole path (any other broker answers NOT_CONTROLLER)."""
+    deadline = time.monotonic() + 30
+    while cluster.controller_id not in cluster.brokers:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the fuzz cluster has no controller")
+        time.sleep(0.05)
+    broker = cluster.brokers[cluster.controller_id]
+    return broker.host, broker.port
