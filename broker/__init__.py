@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["BrokerHandle", "Cluster"]
+__all__ = ["BrokerHandle", "Cluster", "ProduceFailed"]
 
 if TYPE_CHECKING:
-    from broker.cluster import BrokerHandle, Cluster
+    from broker.cluster import BrokerHandle, Cluster, ProduceFailed
 
 
 def __getattr__(name: str) -> Any:

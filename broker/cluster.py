@@ -32,19 +32,21 @@ Deliberately not here: the cluster's behaviour (`broker.engine`) and the pytest 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
 from broker.engine.engine import ClusterEngine
+from broker.engine.records import ProduceFailed
 from broker.engine.thread import EngineThread
 from broker.hooks.capture import CapturedRequest, RequestCapture
 from broker.hooks.faults import Faults, SyncFaults
 from broker.hooks.metrics import StatsdMetrics
+from broker.protocol.records import Record
 from broker.protocol.releases import parse_release
 from broker.settings import Settings
 
-__all__ = ["BrokerHandle", "Cluster", "settings_from_options"]
+__all__ = ["BrokerHandle", "Cluster", "ProduceFailed", "settings_from_options"]
 
 T = TypeVar("T")
 
@@ -230,6 +232,42 @@ class Cluster:
             self._thread.run_sync(self._thread.cluster.clear_requests)
         else:
             self._async_mode().clear_requests()
+
+    # ---- records -------------------------------------------------------------------------
+
+    def produce(
+        self,
+        topic: str,
+        value: bytes | None,
+        *,
+        key: bytes | None = None,
+        partition: int = 0,
+        headers: Sequence[tuple[str, bytes | None]] = (),
+    ) -> int:
+        """Produce one record as a client would (the leader's Produce handler, acks=-1) and
+        return its offset (blocking mode). Raises `ProduceFailed` with Kafka's error code."""
+        engine = self._thread_mode()
+        return engine.call(engine.cluster.produce(topic, partition, [(key, value, headers)]))
+
+    async def aproduce(
+        self,
+        topic: str,
+        value: bytes | None,
+        *,
+        key: bytes | None = None,
+        partition: int = 0,
+        headers: Sequence[tuple[str, bytes | None]] = (),
+    ) -> int:
+        """`produce` for `async with` mode."""
+        return await self._async_mode().produce(topic, partition, [(key, value, headers)])
+
+    def records(self, topic: str, partition: int = 0) -> list[Record]:
+        """Every record the partition holds (from its log start offset, transaction markers
+        left out): offset, timestamp, key, value, headers. Either mode."""
+        if self._thread is not None:
+            thread = self._thread
+            return thread.run_sync(lambda: thread.cluster.records(topic, partition))
+        return self._async_mode().records(topic, partition)
 
     # ---- what a test drives ------------------------------------------------------------
 

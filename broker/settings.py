@@ -62,6 +62,9 @@ class Settings:
     auto_leader_rebalance: bool = True
     leader_imbalance_check_interval_s: float = 300.0
     leader_imbalance_per_broker_percentage: int = 10
+    # `--log-dir DIR` (Kafka's log.dirs): partition logs on disk in Kafka's layout, kept across
+    # restarts and shared by every process given the same directory; None keeps them in memory.
+    log_dir: str | None = None
     # `--capture FILE.jsonl`: append one JSON line per request answered (`broker.hooks.capture`).
     capture_path: str | None = None
     # `--statsd host:port`: send StatsD metrics there (`broker.hooks.metrics`); gauges every

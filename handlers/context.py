@@ -17,10 +17,13 @@ from broker.protocol import RequestHeader
 
 if TYPE_CHECKING:
     from broker.controller.controller import Controller
+    from broker.groups.coordinator import GroupCoordinator
     from broker.image.metadata_image import MetadataImage
     from broker.rules.broker_config import BrokerConfig
     from broker.rules.broker_loggers import BrokerLoggers
+    from broker.rules.fetch_sessions import FetchSessionCache
     from broker.settings import Settings
+    from broker.storage import LogManager
     from zk_layout.store import ZkStore
 
 
@@ -71,6 +74,33 @@ class BrokerView(Protocol):
     def broker_loggers(self) -> BrokerLoggers:
         """This broker's log4j logger levels (BROKER_LOGGER resources)."""
         ...
+
+    @property
+    def logs(self) -> LogManager:
+        """The partition logs, shared by every broker of the process (`broker.storage`)."""
+        ...
+
+    @property
+    def fetch_sessions(self) -> FetchSessionCache:
+        """This broker's incremental fetch sessions (KIP-227)."""
+        ...
+
+    @property
+    def group_coordinator(self) -> GroupCoordinator:
+        """This broker's classic group coordinator (`broker.groups.coordinator`)."""
+        ...
+
+    async def next_producer_id(self) -> int:
+        """A producer id no other producer of the cluster got (ZooKeeper-claimed blocks)."""
+        ...
+
+
+@dataclass(frozen=True)
+class NoResponse:
+    """A request Kafka does not answer: Produce with acks=0. With `close_reason`, the
+    connection is closed instead, as Kafka does when such a request failed."""
+
+    close_reason: str | None = None
 
 
 @dataclass

@@ -6,12 +6,17 @@ NON_EMPTY_GROUP while ``/consumers/<g>/ids`` has registered members; otherwise t
 ``/consumers/<g>`` subtree (offsets, owners) is deleted and the answer is NONE. A group id
 named twice is answered once, as Kafka deduplicates the request's ids.
 
+Groups of the group coordinator (docs/kafka-behaviour.md §16) are deleted by it: an Empty group
+gets tombstones for its offsets and its metadata in ``__consumer_offsets``; a live one is
+NON_EMPTY_GROUP.
+
 Not emulated: authorization. A consumer registering while the subtree is being deleted is not
 fenced: ZooKeeper offers no lock the old consumers honoured.
 """
 
 from __future__ import annotations
 
+from broker.groups.coordinator import now_ms
 from broker.groups.zk_registry import delete_group, load_groups
 from broker.protocol import error_codes
 from broker.protocol.messages.delete_groups import (
@@ -20,7 +25,7 @@ from broker.protocol.messages.delete_groups import (
     DeleteGroupsResponse,
 )
 from handlers.context import RequestContext
-from handlers.support.group_coordination import group_status
+from handlers.support.group_coordination import classic_group_known, coordinator, group_status
 
 API_KEY = 42
 MIN_VERSION = 0
@@ -35,6 +40,9 @@ async def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGro
         code = group_status(ctx, group_id)
         if code != error_codes.NONE:
             codes[group_id] = code
+        elif classic_group_known(ctx, group_id):
+            gc = coordinator(ctx)
+            codes.update(gc.machine.delete_groups([group_id], now_ms()))
         else:
             candidates.append(group_id)
     store = ctx.broker.store

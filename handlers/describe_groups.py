@@ -17,6 +17,11 @@ against the topics in this broker's metadata); member assignment = a v0 Assignme
 partitions the member's threads own under ``/consumers/<g>/owners``. An unreadable
 registration yields a member with an empty subscription.
 
+Groups of the group coordinator (docs/kafka-behaviour.md §16) are described from it, as
+``GroupMetadata.summary``: state, protocol type, and in Stable the protocol and each member's
+metadata and assignment (other states: protocol "" and members without them); v4+ members carry
+their group instance id.
+
 Not emulated: authorization; authorized_operations stays -2147483648 (not computed).
 """
 
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import re
 
+from broker.groups.classic_group import ClassicGroup, GroupState
 from broker.groups.zk_registry import (
     ASSIGNMENT_STRATEGY,
     DEAD,
@@ -42,7 +48,7 @@ from broker.protocol.messages.describe_groups import (
     DescribeGroupsResponse,
 )
 from handlers.context import RequestContext
-from handlers.support.group_coordination import group_status
+from handlers.support.group_coordination import classic_group_known, coordinator, group_status
 
 API_KEY = 15
 MIN_VERSION = 0
@@ -92,6 +98,10 @@ async def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> Describ
         code = group_status(ctx, group_id)
         if code != error_codes.NONE:
             answers[index] = _error(group_id, code)
+        elif classic_group_known(ctx, group_id):
+            found = coordinator(ctx).machine.group(group_id)
+            assert found is not None
+            answers[index] = _describe_classic(found)
         else:
             to_load.append((index, group_id))
     if to_load:
@@ -107,6 +117,29 @@ async def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> Describ
                 )
             )
     return DescribeGroupsResponse(groups=[answers[i] for i in range(len(request.groups))])
+
+
+def _describe_classic(group: ClassicGroup) -> DescribedGroup:
+    stable = group.is_state(GroupState.STABLE)
+    protocol = group.protocol_name or ""
+    return DescribedGroup(
+        error_code=error_codes.NONE,
+        group_id=group.group_id,
+        group_state=group.state.value,
+        protocol_type=group.protocol_type or "",
+        protocol_data=protocol if stable else "",
+        members=[
+            DescribedGroupMember(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                member_metadata=m.metadata(protocol) if stable else b"",
+                member_assignment=m.assignment if stable else b"",
+            )
+            for m in group.members.values()
+        ],
+    )
 
 
 def _error(group_id: str, code: int) -> DescribedGroup:

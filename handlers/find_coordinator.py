@@ -15,6 +15,11 @@ Below v4 one key is answered at the top level with ``error_message`` = the code'
 ("NONE" on success); from v4 each of ``coordinator_keys`` gets a ``Coordinator`` entry whose
 message is left empty, except in whole-request errors.
 
+Once ``__consumer_offsets`` exists (created by the first JoinGroup, ``handlers.join_group``),
+a GROUP key is answered as Kafka does: the leader of partition ``abs(hashCode) % partitions``
+of that topic, COORDINATOR_NOT_AVAILABLE while it has no live leader on this listener
+(docs/kafka-behaviour.md §16).
+
 Not emulated: authorization (GROUP_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 """
 
@@ -29,6 +34,7 @@ from broker.protocol.messages.find_coordinator import (
 )
 from handlers.context import RequestContext
 from handlers.metadata import reachable_brokers
+from handlers.support.group_coordination import coordinator as group_coordinator
 
 API_KEY = 10
 MIN_VERSION = 0
@@ -54,7 +60,13 @@ def _lookup(
     ctx: RequestContext, reachable: dict[int, tuple[str, int]], key_type: int, key: str
 ) -> tuple[int, tuple[int, str, int]]:
     if key_type == GROUP:
-        chosen = coordinator_id(key, ctx.image.brokers)
+        gc = group_coordinator(ctx)
+        partition = gc.partition_for(key)
+        if partition is not None:
+            leader = gc.leader_of(partition)[0]
+            chosen = leader if leader in ctx.image.brokers else None
+        else:
+            chosen = coordinator_id(key, ctx.image.brokers)
         endpoint = None if chosen is None else reachable.get(chosen)
         if chosen is None or endpoint is None:
             return error_codes.COORDINATOR_NOT_AVAILABLE, _NO_NODE

@@ -8,7 +8,13 @@ otherwise (only offsets or owners left). Filters follow 3.9's ``GroupCoordinator
 empty means all; states compare case-insensitively; a types filter keeps the groups only if it names
 ``classic`` (any case).
 
-Not emulated: COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS (the registry is always
+Groups of the group coordinator (docs/kafka-behaviour.md §16) are listed beside them, with
+their own state and protocol type ("" for a group that only stores offsets); a group known to
+both is listed once, as the coordinator's. While a partition this broker leads is loading the
+answer is COORDINATOR_LOAD_IN_PROGRESS, as Kafka's.
+
+Not emulated for registry groups: COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS
+(the registry is always
 "loaded"), authorization.
 """
 
@@ -18,7 +24,7 @@ from broker.groups.zk_registry import PROTOCOL_TYPE, group_ids, group_state, mem
 from broker.protocol import error_codes
 from broker.protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 from handlers.context import RequestContext
-from handlers.support.group_coordination import is_coordinator
+from handlers.support.group_coordination import coordinator, is_coordinator, offsets_topic_ready
 
 API_KEY = 16
 MIN_VERSION = 0
@@ -33,10 +39,27 @@ async def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsR
     types = {t.lower() for t in request.types_filter or ()} if version >= 5 else set()
     if types and CLASSIC not in types:
         return ListGroupsResponse(error_code=error_codes.NONE, groups=[])
-    store = ctx.broker.store
-    mine = [g for g in await group_ids(store) if is_coordinator(ctx, g)]
-    counts = await member_counts(store, mine)
     groups = []
+    classic: set[str] = set()
+    if offsets_topic_ready(ctx):
+        gc = coordinator(ctx)
+        if not gc.owned_loaded():
+            return ListGroupsResponse(error_code=error_codes.COORDINATOR_LOAD_IN_PROGRESS)
+        for held in list(gc.machine.groups.values()):
+            classic.add(held.group_id)
+            if states and held.state.value.lower() not in states:
+                continue
+            groups.append(
+                ListedGroup(
+                    group_id=held.group_id,
+                    protocol_type=held.protocol_type or "",
+                    group_state=held.state.value,
+                    group_type=CLASSIC,
+                )
+            )
+    store = ctx.broker.store
+    mine = [g for g in await group_ids(store) if g not in classic and is_coordinator(ctx, g)]
+    counts = await member_counts(store, mine)
     for group, members in counts.items():
         state = group_state(members)
         if states and state.lower() not in states:

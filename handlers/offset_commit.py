@@ -16,12 +16,22 @@ Per partition, as Kafka 2.8/3.9 (``KafkaApis.handleOffsetCommitRequest``,
 Offsets are written as Kafka's ``setOrCreateConsumerOffset`` writes them (decimal text, parents
 created); the metadata string, leader epoch, timestamps and retention are not stored.
 
-Not emulated: authorization, static membership (group_instance_id is ignored), KIP-848
-member epochs (v9 commits are checked as classic generations).
+Groups of the group coordinator (docs/kafka-behaviour.md §16): once ``__consumer_offsets``
+exists, a v1+ commit for a group the coordinator holds, or for a group the registry does not
+hold, goes to the coordinator (``GroupStateMachine.commit_offsets``: the same generation and
+member checks, FENCED_INSTANCE_ID for static members (v7+), REBALANCE_IN_PROGRESS while
+completing a rebalance) and is stored as an ``OffsetCommitValue`` record with its metadata,
+leader epoch (v6+), commit time (v1's explicit commit timestamp, else now) and, for v2-v4
+with a retention time, its expiry (now + retention).
+
+Not emulated: authorization, KIP-848 member epochs (v9 commits are checked as classic
+generations); registry groups ignore group_instance_id.
 """
 
 from __future__ import annotations
 
+from broker.groups.classic_group import CommittedOffset
+from broker.groups.coordinator import now_ms
 from broker.groups.zk_registry import ConsumerGroup, load_groups, storable, write_offsets
 from broker.protocol import error_codes
 from broker.protocol.messages.offset_commit import (
@@ -31,7 +41,12 @@ from broker.protocol.messages.offset_commit import (
     OffsetCommitResponseTopic,
 )
 from handlers.context import RequestContext
-from handlers.support.group_coordination import group_status
+from handlers.support.group_coordination import (
+    classic_group_known,
+    coordinator,
+    group_status,
+    offsets_topic_ready,
+)
 from zk_layout.errors import ZkOperationError
 from zk_layout.nodes.base import TopicPartition
 
@@ -79,7 +94,14 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
         elif version >= 1:
             code = group_status(ctx, group_id)
             if code == error_codes.NONE:
-                group = (await load_groups(ctx.broker.store, [group_id]))[group_id]
+                classic = classic_group_known(ctx, group_id)
+                group = None
+                if not classic:
+                    group = (await load_groups(ctx.broker.store, [group_id]))[group_id]
+                    classic = group is None and offsets_topic_ready(ctx)
+                if classic:
+                    codes.update(_commit_classic(ctx, request, to_commit))
+                    return _response(request, codes)
                 code = _group_error(group, request)
         if code != error_codes.NONE:
             codes.update(dict.fromkeys(to_commit, code))
@@ -95,6 +117,40 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
             else:
                 raise failure
     return _response(request, codes)
+
+
+def _commit_classic(
+    ctx: RequestContext, request: OffsetCommitRequest, wanted: dict[TopicPartition, int]
+) -> dict[TopicPartition, int]:
+    version = ctx.version
+    now = now_ms()
+    retention = request.retention_time_ms if 2 <= version <= 4 else -1
+    offsets: dict[tuple[str, int], CommittedOffset] = {}
+    for topic in request.topics:
+        for p in topic.partitions:
+            tp = TopicPartition(topic.name, p.partition_index)
+            if tp in wanted:
+                offsets[(tp.topic, tp.partition)] = CommittedOffset(
+                    offset=p.committed_offset,
+                    leader_epoch=p.committed_leader_epoch if version >= 6 else -1,
+                    metadata=p.committed_metadata or "",
+                    # Only v1 carries a commit timestamp; -1 there means "now" too.
+                    commit_timestamp=p.commit_timestamp
+                    if version == 1 and p.commit_timestamp != -1
+                    else now,
+                    expire_timestamp=now + retention if retention >= 0 else None,
+                )
+    gc = coordinator(ctx)
+    result = gc.machine.commit_offsets(
+        request.group_id,
+        request.member_id,
+        request.group_instance_id if version >= 7 else None,
+        request.generation_id_or_member_epoch,
+        offsets,
+        now,
+    )
+    gc.touch(request.group_id)
+    return {TopicPartition(t, p): code for (t, p), code in result.items()}
 
 
 def _response(

@@ -9,7 +9,13 @@
   gets its offset, or -1 with error NONE when there is none (unknown groups and topics alike);
   null topics (v2+) mean every partition with a committed offset.
 - v8+ answers each group of ``groups`` that way.
-Metadata is always "" and the leader epoch -1: the registry stores the bare offset.
+Registry groups answer metadata "" and leader epoch -1: the registry stores the bare offset.
+
+Groups the group coordinator holds (docs/kafka-behaviour.md §16) answer from it instead of the
+registry: their offsets as committed through OffsetCommit and kept in ``__consumer_offsets``,
+with the committed metadata string and (v5+, where the field exists) the committed leader
+epoch, -1 when the commit carried none (Kafka's empty ``leaderEpoch``). A partition without a
+committed offset answers offset -1, leader epoch -1 and metadata "".
 
 Not emulated: authorization, require_stable (no transactional offsets exist), v9's member id
 and epoch checks (they concern KIP-848 groups; registry groups are classic).
@@ -18,6 +24,7 @@ and epoch checks (they concern KIP-848 groups; registry groups are classic).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 from broker.groups.zk_registry import load_groups
@@ -34,7 +41,7 @@ from broker.protocol.messages.offset_fetch import (
     OffsetFetchResponseTopics,
 )
 from handlers.context import RequestContext
-from handlers.support.group_coordination import group_status
+from handlers.support.group_coordination import classic_group_known, coordinator, group_status
 from zk_layout.nodes.base import TopicPartition
 
 API_KEY = 9
@@ -49,6 +56,19 @@ T = TypeVar("T")
 Wanted = dict[str, list[int]] | None
 
 
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """What is answered for one committed offset."""
+
+    offset: int
+    leader_epoch: int = -1
+    metadata: str = ""
+
+
+# (partition, committed offset, leader epoch, metadata, error)
+Row = tuple[int, int, int, str, int]
+
+
 def _wanted(
     topics: Sequence[OffsetFetchRequestTopic] | Sequence[OffsetFetchRequestTopics] | None,
 ) -> Wanted:
@@ -61,53 +81,76 @@ def _wanted(
 
 
 def _answer(
-    offsets: Mapping[TopicPartition, int], wanted: Wanted, missing_code: int
-) -> dict[str, list[tuple[int, int, int]]]:
-    """topic -> [(partition, offset, error)] for the wanted partitions (all when None)."""
-    out: dict[str, list[tuple[int, int, int]]] = {}
+    offsets: Mapping[TopicPartition, Committed], wanted: Wanted, missing_code: int
+) -> dict[str, list[Row]]:
+    """topic -> rows for the wanted partitions (all when None)."""
+    out: dict[str, list[Row]] = {}
     if wanted is None:
-        for tp, offset in sorted(offsets.items()):
-            out.setdefault(tp.topic, []).append((tp.partition, offset, error_codes.NONE))
+        for tp, c in sorted(offsets.items()):
+            out.setdefault(tp.topic, []).append(
+                (tp.partition, c.offset, c.leader_epoch, c.metadata, error_codes.NONE)
+            )
         return out
     for topic, partitions in wanted.items():
         rows = out.setdefault(topic, [])
         for p in partitions:
             found = offsets.get(TopicPartition(topic, p))
             if found is None:
-                rows.append((p, INVALID_OFFSET, missing_code))
+                rows.append((p, INVALID_OFFSET, -1, "", missing_code))
             else:
-                rows.append((p, found, error_codes.NONE))
+                rows.append((p, found.offset, found.leader_epoch, found.metadata, error_codes.NONE))
     return out
 
 
 def _render(
-    answer: dict[str, list[tuple[int, int, int]]],
+    answer: dict[str, list[Row]],
     topic_cls: Callable[..., T],
     partition_cls: Callable[..., object],
 ) -> list[T]:
-    """Response topics of ``answer``, in the message classes of the request's version."""
+    """Response topics of ``answer``, in the message classes of the request's version (the
+    leader epoch is only written from v5, where the field exists)."""
     return [
         topic_cls(
             name=topic,
             partitions=[
-                partition_cls(partition_index=p, committed_offset=o, metadata="", error_code=e)
-                for p, o, e in rows
+                partition_cls(
+                    partition_index=p,
+                    committed_offset=o,
+                    committed_leader_epoch=epoch,
+                    metadata=metadata,
+                    error_code=e,
+                )
+                for p, o, epoch, metadata, e in rows
             ],
         )
         for topic, rows in answer.items()
     ]
 
 
-def _topics(answer: dict[str, list[tuple[int, int, int]]]) -> list[OffsetFetchResponseTopic]:
+def _topics(answer: dict[str, list[Row]]) -> list[OffsetFetchResponseTopic]:
     return _render(answer, OffsetFetchResponseTopic, OffsetFetchResponsePartition)
 
 
 async def _offsets(
     ctx: RequestContext, group_ids: Sequence[str]
-) -> dict[str, Mapping[TopicPartition, int]]:
+) -> dict[str, Mapping[TopicPartition, Committed]]:
     """group -> committed offsets (none for a group that does not exist), in one load."""
-    loaded = await load_groups(ctx.broker.store, group_ids, with_offsets=True)
-    return {g: group.offsets if group is not None else {} for g, group in loaded.items()}
+    classic = {g for g in group_ids if classic_group_known(ctx, g)}
+    out: dict[str, Mapping[TopicPartition, Committed]] = {}
+    for g in classic:
+        committed = coordinator(ctx).machine.fetch_offsets(g, None)
+        out[g] = {
+            TopicPartition(t, p): Committed(v.offset, v.leader_epoch, v.metadata)
+            for (t, p), v in committed.items()
+            if v
+        }
+    rest = [g for g in group_ids if g not in classic]
+    if rest:
+        loaded = await load_groups(ctx.broker.store, rest, with_offsets=True)
+        for g, group in loaded.items():
+            bare = group.offsets if group is not None else {}
+            out[g] = {tp: Committed(offset) for tp, offset in bare.items()}
+    return out
 
 
 async def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
@@ -160,6 +203,8 @@ def error_response(
         )
     if version < 2:
         wanted = _wanted(request.topics) or {}
-        rows = {t: [(p, INVALID_OFFSET, code) for p in ps] for t, ps in wanted.items()}
+        rows: dict[str, list[Row]] = {
+            t: [(p, INVALID_OFFSET, -1, "", code) for p in ps] for t, ps in wanted.items()
+        }
         return OffsetFetchResponse(topics=_topics(rows))
     return OffsetFetchResponse(error_code=code, topics=[])

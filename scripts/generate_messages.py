@@ -80,6 +80,17 @@ API_NAMES: tuple[str, ...] = (
     "OffsetFetch",
     "OffsetCommit",
     "DeleteGroups",
+    "Produce",
+    "Fetch",
+    "ListOffsets",
+    "OffsetForLeaderEpoch",
+    "DeleteRecords",
+    "JoinGroup",
+    "SyncGroup",
+    "Heartbeat",
+    "LeaveGroup",
+    "OffsetDelete",
+    "InitProducerId",
 )
 
 HEADER_SPECS = ("RequestHeader", "ResponseHeader")

@@ -190,6 +190,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(leader.imbalance.per.broker.percentage; 10)",
     )
     run.add_argument(
+        "--log-dir",
+        metavar="DIR",
+        help="keep partition logs on disk in Kafka's layout (<topic>-<partition>/*.log), across "
+        "restarts and shared by every zkbroker process given the same directory (log.dirs; "
+        "default: in memory)",
+    )
+    run.add_argument(
         "--capture",
         metavar="FILE.jsonl",
         help="append one JSON line per request answered (request capture) to this file",
@@ -248,6 +255,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         statsd=args.statsd,
         statsd_interval_s=args.statsd_interval_s,
         capture_path=args.capture,
+        log_dir=args.log_dir,
     )
 
 

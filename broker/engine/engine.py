@@ -26,20 +26,27 @@ public face (`broker.cluster.Cluster` wraps this class).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
+from pathlib import Path
 from types import TracebackType
 
 import structlog
 
+from broker.engine import records as records_access
 from broker.engine.broker_control import BrokerControl
+from broker.engine.log_retention import LogRetention
 from broker.hooks.capture import CapturedRequest, RequestCapture
 from broker.hooks.faults import FaultInjector, Faults
 from broker.hooks.metrics import StatsdMetrics
 from broker.image.config_watcher import ConfigWatcher
 from broker.image.metadata_image import MetadataImage
 from broker.image.metadata_watcher import MetadataWatcher
+from broker.protocol.records import Record
+from broker.rules.broker_config import BrokerConfig
 from broker.server.broker_node import BrokerNode
 from broker.server.hooks import HookChain
 from broker.settings import Settings
+from broker.storage import LogManager
 from broker.zookeeper.embedded import EmbeddedZooKeeper
 from zk_layout import BrokerState, ZkStore
 
@@ -53,10 +60,15 @@ class ClusterEngine:
         self.image = MetadataImage()
         # Every broker's request hooks (faults, capture, metrics add themselves here).
         self.hooks = HookChain()
+        # The partition logs: in memory, or in `settings.log_dir` shared with other processes.
+        self.logs = LogManager(Path(settings.log_dir) if settings.log_dir else None)
         self.brokers: dict[int, BrokerNode] = {
-            b: BrokerNode(b, settings, self.image, self.hooks, self._controller_event)
+            b: BrokerNode(b, settings, self.image, self.hooks, self._controller_event, self.logs)
             for b in settings.broker_ids
         }
+        self._retention = LogRetention(
+            self.logs, self.image, settings.kafka_version, self._any_broker_config
+        )
         # Fault injection (`broker.hooks.faults`): entries shared by every process through
         # ZooKeeper.
         self._fault_injector = FaultInjector(self.hooks)
@@ -111,7 +123,10 @@ class ClusterEngine:
             cluster_id = await self._store.get_or_create_cluster_id()
             self.image.set_cluster_id(cluster_id)
             await self._fault_injector.start(self._store)
-            self._watcher = MetadataWatcher(self._store, self.image)
+            self.image.topic_configs.attach(self._store)
+            self._watcher = MetadataWatcher(
+                self._store, self.image, on_topic_removed=self.logs.delete_topic
+            )
             await self._watcher.start()
             self._config_watcher = ConfigWatcher(
                 self._store,
@@ -135,6 +150,7 @@ class ClusterEngine:
             # resetting those ids' control nodes cannot overrule another live process.
             self._control = BrokerControl(self._store, self.brokers, self._zookeeper)
             await self._control.start()
+            self._retention.start()
         except BaseException:
             await self.stop()
             raise
@@ -178,6 +194,8 @@ class ClusterEngine:
                 await broker.stop()
             except Exception:
                 self._log.exception("broker.stop_failed", broker_id=broker_id)
+        await self._retention.stop()
+        self.image.topic_configs.attach(None)
         if self._capture is not None:
             # After the brokers: their last requests are written too.
             try:
@@ -212,6 +230,24 @@ class ClusterEngine:
             self._embedded = None
             self._zookeeper = None
         self._log.info("cluster.stopped")
+
+    def _any_broker_config(self) -> BrokerConfig | None:
+        """The first running broker's config (the brokers of a process share static configs)."""
+        for _, broker in sorted(self.brokers.items()):
+            if broker.running:
+                return broker.broker_config
+        return None
+
+    async def produce(
+        self, topic: str, partition: int, messages: Sequence[records_access.Message]
+    ) -> int:
+        """Append `messages` as one batch through the partition leader's Produce handler;
+        returns the base offset (`broker.engine.records`)."""
+        return await records_access.produce(self.brokers, self.image, topic, partition, messages)
+
+    def records(self, topic: str, partition: int) -> list[Record]:
+        """Every record in the partition's log from its log start offset."""
+        return records_access.records(self.logs, topic, partition)
 
     def capture(self) -> RequestCapture:
         """Capture requests in memory from now on (see `requests()`); returns the capture.

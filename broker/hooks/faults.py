@@ -76,7 +76,7 @@ __all__ = [
 T = TypeVar("T")
 
 _TOPIC_FIELDS: Final = frozenset({"name", "topic", "topic_name", "resource_name"})
-_PARTITION_FIELDS: Final = frozenset({"partition_index", "partition", "partition_id"})
+_PARTITION_FIELDS: Final = frozenset({"partition_index", "partition", "partition_id", "index"})
 _PARTITION_LIST_FIELDS: Final = frozenset({"partitions", "partition_indexes"})
 _MAX_RETRIES: Final = 20
 _MAX_RECORDS: Final = 10_000

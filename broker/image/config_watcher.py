@@ -11,10 +11,11 @@ once per process (every broker of a process shares the image):
 * processing a notification reads the entity node it names -- the notification is only a
   trigger -- and, for `brokers/<id>` and `brokers/<default>`, stores the overrides in the
   image; a topic or default entity turning `unclean.leader.election.enable` on is passed to
-  `on_unclean_enabled` (the process's active controller elects offline partitions). Topic
-  overrides are not cached: DescribeConfigs reads `/config/topics/<t>` as Kafka's
-  `ZkConfigRepository` does, so they are never stale. Other entity types (clients, users,
-  ips: quotas) are read and logged only;
+  `on_unclean_enabled` (the process's active controller elects offline partitions). A topic
+  notification drops the topic from the data plane's override cache
+  (`broker.image.topic_configs`), which reads it again on the next Produce or Fetch;
+  DescribeConfigs reads `/config/topics/<t>` itself as Kafka's `ZkConfigRepository` does.
+  Other entity types (clients, users, ips: quotas) are read and logged only;
 * a notification the release would not act on (format too old or too new), or one that does
   not decode, is logged and skipped;
 * after each pass, notifications whose ZooKeeper ctime is older than the expiration
@@ -164,11 +165,13 @@ class ConfigWatcher:
         brokers = [
             p.partition("/")[2] for p in entity_paths if p.startswith(f"{ConfigType.BROKERS}/")
         ]
-        topics = (
-            [p.partition("/")[2] for p in entity_paths if p.startswith(f"{ConfigType.TOPICS}/")]
-            if self.on_unclean_enabled is not None
-            else []
-        )
+        changed_topics = [
+            p.partition("/")[2] for p in entity_paths if p.startswith(f"{ConfigType.TOPICS}/")
+        ]
+        for topic in changed_topics:
+            # The data plane reads the new overrides on its next request.
+            self.image.topic_configs.invalidate(topic)
+        topics = changed_topics if self.on_unclean_enabled is not None else []
         configs = await asyncio.gather(
             *(self._read_entity(ConfigEntityNode.path(ConfigType.BROKERS, b)) for b in brokers),
             *(self._read_entity(ConfigEntityNode.path(ConfigType.TOPICS, t)) for t in topics),

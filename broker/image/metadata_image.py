@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
+from broker.image.topic_configs import TopicConfigCache
 from zk_layout import BrokerInfo, PartitionState, TopicAssignment
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
@@ -108,6 +109,8 @@ class MetadataImage:
     # id), unvalidated: each broker applies Kafka's dynamic-config rules to its own view.
     broker_configs: dict[str, dict[str, str]] = field(default_factory=dict)
     broker_configs_version: int = 0
+    # Topic overrides as the data plane applies them (read on demand, dropped on change).
+    topic_configs: TopicConfigCache = field(default_factory=TopicConfigCache, repr=False)
     version: int = 0
     _assignments: dict[str, TopicAssignment] = field(default_factory=dict, repr=False)
     _names_by_id: dict[uuid.UUID, str] = field(default_factory=dict, repr=False)
@@ -213,6 +216,7 @@ class MetadataImage:
             self._update_topic(name, previous, assignment)
 
     def remove_topic(self, name: str) -> None:
+        self.topic_configs.invalidate(name)
         self._assignment_versions.pop(name, None)
         for key in [k for k in self._state_versions if k[0] == name]:
             del self._state_versions[key]

@@ -58,9 +58,16 @@ class _Decoder(Protocol[T]):
 
 
 class MetadataWatcher:
-    def __init__(self, store: ZkStore, image: MetadataImage) -> None:
+    def __init__(
+        self,
+        store: ZkStore,
+        image: MetadataImage,
+        on_topic_removed: Callable[[str], None] | None = None,
+    ) -> None:
         self.store = store
         self.image = image
+        # Told the name of each topic whose znode went away (its partition logs go with it).
+        self._on_topic_removed = on_topic_removed
         self._watches: dict[str, Watch] = {}
         self._starting: set[asyncio.Task[None]] = set()
         self._brokers: set[int] = set()
@@ -146,6 +153,11 @@ class MetadataWatcher:
             for partition in self._partitions.pop(gone, set()):
                 self._cancel(PartitionStateNode.path(gone, partition))
             self.image.remove_topic(gone)
+            if self._on_topic_removed is not None:
+                try:
+                    self._on_topic_removed(gone)
+                except Exception:
+                    self._log.exception("topic_removed.callback_failed", topic=gone)
         new = sorted(names - self._topics)
         self._topics = names
         for name in new:

@@ -3,8 +3,10 @@
 ``--kafka-version`` lets zkbroker impersonate an older Kafka broker. This module
 holds the data behind that flag. For each supported release line it gives the
 ``(min, max)`` version range that a *ZooKeeper-mode* broker of that line puts in
-its ApiVersions response, for the admin and group APIs zkbroker implements
-(see ``API_NAMES``). A key that is missing from a release's table was not
+its ApiVersions response, for the APIs zkbroker implements or is about to
+(see ``API_NAMES``): admin and group APIs, group membership, and the data plane
+(Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, DeleteRecords,
+InitProducerId, log dirs). A key that is missing from a release's table was not
 advertised by that release.
 
 Where the numbers come from
@@ -30,15 +32,30 @@ Every number was read from the ``apache/kafka`` source tree at the release tag
   (commit ``dd5272687e8a``), which is also the source of
   ``/work/shared/kafka-message-specs``.
 
-Every minimum is 0 in every release listed here. Patch releases were checked as
-well (every final ``x.y.z`` tag, plus ``0.11.0.3-rc0``, ``3.8.1-rc1`` and
-``3.9.0-rc3``). None of them changes a range inside its line, so a patch release
-maps to its line (see ``parse_release``).
+Every minimum is 0 in every release listed here, Produce and Fetch included. For
+the keys listed here, the 0.x ``Protocol.java`` arrays and the 1.0 - 2.7
+``schemaVersions()`` arrays all start at V0 with no null slot (the advertised
+minimum is the first non-null slot), and every ``validVersions`` up to 3.9
+starts at 0. ``deprecatedVersions`` (3.x) changes nothing that is advertised:
+the old versions were removed only in 4.0 (KIP-896), which has no ZooKeeper
+mode. So the table keeps its "min is always 0" format.
+
+From 0.11 on, a ZK broker's ApiVersions leaves a key out only when the key's
+``minRequiredInterBrokerMagic`` is above the record version of its
+``inter.broker.protocol.version`` (the transaction keys 24-28 need magic v2).
+No key listed here has such a requirement, so no IBP hides any of them. 0.10.x
+lists every key it knows.
+
+Patch releases were checked as well (every final ``x.y.z`` tag, plus
+``0.11.0.3-rc0``, ``3.8.1-rc1`` and ``3.9.0-rc3``). None of them changes a
+range inside its line, so a patch release maps to its line (see
+``parse_release``).
 
 Not covered
 -----------
-* Other API keys: Produce, Fetch, ACLs, SASL, transactions, quotas, and so on.
-  The emulator does not take their versions from here.
+* Other API keys: ACLs, SASL, transactions (AddPartitionsToTxn and the rest),
+  quotas, inter-broker APIs (LeaderAndIsr, ...), and so on. The emulator does not
+  take their versions from here.
 * KRaft listeners (``broker``/``controller``) and other KRaft-only APIs. BrokerRegistration
   and BrokerHeartbeat are the exception: zkbroker serves them (KIP-631 leases), so they are
   listed from 2.8 with each release's ``validVersions`` although Kafka's JSON names only the
@@ -90,23 +107,36 @@ DEFAULT_RELEASE: Release = (2, 8)
 
 API_NAMES: Mapping[int, str] = MappingProxyType(
     {
+        0: "Produce",
+        1: "Fetch",
+        2: "ListOffsets",  # "Offsets" in ApiKeys before 1.0
         3: "Metadata",
         8: "OffsetCommit",
         9: "OffsetFetch",
         10: "FindCoordinator",  # "GroupCoordinator" before 0.11
+        11: "JoinGroup",
+        12: "Heartbeat",
+        13: "LeaveGroup",
+        14: "SyncGroup",
         15: "DescribeGroups",
         16: "ListGroups",
         18: "ApiVersions",
         19: "CreateTopics",
         20: "DeleteTopics",
+        21: "DeleteRecords",
+        22: "InitProducerId",
+        23: "OffsetForLeaderEpoch",
         32: "DescribeConfigs",
         33: "AlterConfigs",
+        34: "AlterReplicaLogDirs",
+        35: "DescribeLogDirs",
         37: "CreatePartitions",
         42: "DeleteGroups",
         43: "ElectLeaders",  # "ElectPreferredLeaders" (v0 only) in 2.2 and 2.3
         44: "IncrementalAlterConfigs",
         45: "AlterPartitionReassignments",
         46: "ListPartitionReassignments",
+        47: "OffsetDelete",
         60: "DescribeCluster",
         62: "BrokerRegistration",
         63: "BrokerHeartbeat",
@@ -248,6 +278,121 @@ _HISTORY: Mapping[int, tuple[tuple[Release, int], ...]] = {
         ((1, 1), 0),  # v0: KIP-229
         ((2, 0), 1),  # v1: KIP-219 throttling
         ((2, 4), 2),  # v2: flexible
+    ),
+    # --- Data plane: produce, fetch, offsets. Deprecated old versions (v0-v2 Produce, v0-v3
+    # Fetch, ...) are still advertised by every release here; KIP-896 removed them in 4.0.
+    0: (  # Produce (v0 and v1 predate 0.10)
+        ((0, 10, 0), 2),  # v1: throttle time (KIP-13); v2: message format v1, timestamps (KIP-32)
+        ((0, 11, 0), 3),  # v3: transactional id, message format v2 (KIP-98)
+        ((1, 0), 5),  # v4: KAFKA_STORAGE_ERROR (KIP-112); v5: log start offset (KIP-107)
+        ((2, 0), 6),  # v6: KIP-219 throttling
+        ((2, 1), 7),  # v7: zstd (KIP-110)
+        ((2, 4), 8),  # v8: record errors and error message (KIP-467)
+        ((2, 8), 9),  # v9: flexible
+        ((3, 7), 10),  # v10: new leader hints on NOT_LEADER_OR_FOLLOWER (KIP-951)
+        ((3, 8), 11),  # v11: TRANSACTION_ABORTABLE (KIP-890)
+    ),
+    1: (  # Fetch (v0 and v1 predate 0.10)
+        ((0, 10, 0), 2),  # v1: throttle time (KIP-13); v2: message format v1 (KIP-32)
+        ((0, 10, 1), 3),  # v3: response max_bytes, ordered partitions (KIP-74)
+        ((0, 11, 0), 5),  # v4: isolation level (KIP-98); v5: log start offset (KIP-107)
+        ((1, 0), 6),  # v6: KAFKA_STORAGE_ERROR (KIP-112)
+        ((1, 1), 7),  # v7: incremental fetch sessions (KIP-227)
+        ((2, 0), 8),  # v8: KIP-219 throttling
+        ((2, 1), 10),  # v9: current leader epoch (KIP-320); v10: zstd (KIP-110)
+        ((2, 3), 11),  # v11: rack id, fetch from follower (KIP-392)
+        ((2, 7), 12),  # v12: flexible, last fetched epoch / diverging epoch (KIP-595)
+        ((3, 1), 13),  # v13: topic ids instead of names (KIP-516)
+        # v14: OFFSET_MOVED_TO_TIERED_STORAGE (KIP-405); v15: ReplicaState (KIP-903)
+        ((3, 5), 15),
+        ((3, 7), 16),  # v16: new leader hints (KIP-951)
+        # v17: replica directory id (KIP-853). 3.9's FetchRequest.json has no
+        # latestVersionUnstable and lists zkBroker, and a ZK broker's ApiVersions filters only
+        # by minRequiredInterBrokerMagic (V0 for Fetch): the IBP (MetadataVersion
+        # .fetchRequestVersion) limits only what the broker's own replica fetcher sends.
+        ((3, 9), 17),
+    ),
+    2: (  # ListOffsets ("Offsets" in ApiKeys before 1.0; v0 predates 0.10)
+        ((0, 10, 0), 0),
+        ((0, 10, 1), 1),  # v1: look up by timestamp, single offset (KIP-79)
+        ((0, 11, 0), 2),  # v2: isolation level (KIP-98)
+        ((2, 0), 3),  # v3: KIP-219 throttling
+        ((2, 1), 4),  # v4: current leader epoch (KIP-320)
+        ((2, 2), 5),  # v5: may return OFFSET_NOT_AVAILABLE (KIP-207)
+        ((2, 8), 6),  # v6: flexible
+        ((3, 0), 7),  # v7: max timestamp lookup (KIP-734)
+        ((3, 5), 8),  # v8: local log start offset lookup (KIP-405)
+        ((3, 9), 9),  # v9: last tiered offset lookup (KIP-1005)
+    ),
+    23: (  # OffsetForLeaderEpoch (a cluster action until 2.1, advertised all the same)
+        ((0, 11, 0), 0),  # v0: KIP-101
+        ((2, 0), 1),  # v1: leader epoch in the response (KIP-279)
+        ((2, 1), 2),  # v2: current leader epoch, throttle time (KIP-320)
+        ((2, 3), 3),  # v3: replica id, so consumers can ask too (KIP-392)
+        ((2, 8), 4),  # v4: flexible
+    ),
+    21: (  # DeleteRecords
+        ((0, 11, 0), 0),  # v0: KIP-107
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 6), 2),  # v2: flexible
+    ),
+    22: (  # InitProducerId
+        ((0, 11, 0), 0),  # v0: KIP-98
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 4), 2),  # v2: flexible
+        ((2, 5), 3),  # v3: producer id and epoch, to recover from a fatal error (KIP-360)
+        ((2, 7), 4),  # v4: PRODUCER_FENCED (KIP-588)
+        ((3, 8), 5),  # v5: TRANSACTION_ABORTABLE (KIP-890)
+    ),
+    # --- Group membership (all four predate 0.10).
+    11: (  # JoinGroup
+        ((0, 10, 0), 0),
+        ((0, 10, 1), 1),  # v1: rebalance timeout (KIP-62)
+        ((0, 11, 0), 2),  # v2: throttle time (KIP-124)
+        ((2, 0), 3),  # v3: KIP-219 throttling
+        ((2, 2), 4),  # v4: member id required, MEMBER_ID_REQUIRED (KIP-394)
+        ((2, 3), 5),  # v5: group.instance.id (KIP-345)
+        ((2, 4), 6),  # v6: flexible
+        ((2, 5), 7),  # v7: protocol type and name in the response (KIP-559)
+        ((3, 2), 9),  # v8: reason (KIP-800); v9: leader may skip assignment (KIP-814)
+    ),
+    12: (  # Heartbeat
+        ((0, 10, 0), 0),
+        ((0, 11, 0), 1),  # v1: throttle time (KIP-124)
+        ((2, 0), 2),  # v2: KIP-219 throttling
+        ((2, 3), 3),  # v3: group.instance.id (KIP-345)
+        ((2, 4), 4),  # v4: flexible
+    ),
+    13: (  # LeaveGroup
+        ((0, 10, 0), 0),
+        ((0, 11, 0), 1),  # v1: throttle time (KIP-124)
+        ((2, 0), 2),  # v2: KIP-219 throttling
+        ((2, 4), 4),  # v3: batch of members by group.instance.id (KIP-345); v4: flexible
+        ((3, 2), 5),  # v5: reason (KIP-800)
+    ),
+    14: (  # SyncGroup
+        ((0, 10, 0), 0),
+        ((0, 11, 0), 1),  # v1: throttle time (KIP-124)
+        ((2, 0), 2),  # v2: KIP-219 throttling
+        ((2, 3), 3),  # v3: group.instance.id (KIP-345)
+        ((2, 4), 4),  # v4: flexible
+        ((2, 5), 5),  # v5: protocol type and name (KIP-559)
+    ),
+    47: (  # OffsetDelete
+        ((2, 4), 0),  # v0: KIP-496
+    ),
+    # --- Log directories (JBOD).
+    35: (  # DescribeLogDirs
+        ((1, 0), 0),  # v0: KIP-113
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 6), 2),  # v2: flexible
+        ((3, 2), 3),  # v3: top-level error code in the response (KIP-784)
+        ((3, 3), 4),  # v4: total and usable bytes (KIP-827)
+    ),
+    34: (  # AlterReplicaLogDirs
+        ((1, 0), 0),  # v0: KIP-113
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 8), 2),  # v2: flexible
     ),
     # KIP-631 (SERVED_BEYOND_ZK_BROKER). Kafka's JSON marks these `"listeners":
     # ["controller"]` in every release (a ZK broker never advertised them); zkbroker serves

@@ -31,12 +31,17 @@ import contextlib
 import structlog
 
 from broker.controller.controller import Controller, ControllerElector, EventObserver
+from broker.groups.coordinator import GroupCoordinator
+from broker.groups.state_machine import group_config
 from broker.image.metadata_image import MetadataImage
 from broker.rules.broker_config import BrokerConfig
 from broker.rules.broker_loggers import BrokerLoggers
+from broker.rules.fetch_sessions import FetchSessionCache
 from broker.server.hooks import HookChain
 from broker.server.listener import BrokerServer
+from broker.server.producer_ids import ProducerIdAllocator
 from broker.settings import Settings
+from broker.storage import LogManager
 from handlers.registry import ApiTable, api_table
 from zk_layout import DEFAULT_ENTITY, BrokerInfo, Endpoint, ZkStore
 from zk_layout.store import SessionState
@@ -52,8 +57,13 @@ class BrokerNode:
         image: MetadataImage,
         hooks: HookChain | None = None,
         controller_events: EventObserver | None = None,
+        logs: LogManager | None = None,
     ) -> None:
         self._hooks = hooks
+        # The partition logs every broker of the process shares (one of its own when alone).
+        self._logs = logs if logs is not None else LogManager(None)
+        self._fetch_sessions = FetchSessionCache()
+        self._producer_ids = ProducerIdAllocator(broker_id)
         # Told the name and timing of every event of the controller this broker may hold.
         self._controller_events = controller_events
         self._broker_id = broker_id
@@ -74,6 +84,9 @@ class BrokerNode:
         self._broker_config_version = -1
         self._loggers = BrokerLoggers(settings.kafka_version)
         self._log = structlog.get_logger(__name__).bind(broker_id=broker_id)
+        # The classic group coordinator: its groups live in the shared logs of
+        # __consumer_offsets; started and stopped with the broker.
+        self._group_coordinator = self._new_group_coordinator()
 
     # ---- BrokerView --------------------------------------------------------------------
 
@@ -132,6 +145,30 @@ class BrokerNode:
         return self._loggers
 
     # ---- lifecycle ---------------------------------------------------------------------
+
+    @property
+    def logs(self) -> LogManager:
+        return self._logs
+
+    @property
+    def fetch_sessions(self) -> FetchSessionCache:
+        return self._fetch_sessions
+
+    async def next_producer_id(self) -> int:
+        return await self._producer_ids.next_id(self.store)
+
+    @property
+    def group_coordinator(self) -> GroupCoordinator:
+        return self._group_coordinator
+
+    def _new_group_coordinator(self) -> GroupCoordinator:
+        return GroupCoordinator(
+            self._broker_id,
+            self._image,
+            self._logs,
+            self._settings.kafka_version,
+            lambda: group_config(self.broker_config.configured),
+        )
 
     @property
     def running(self) -> bool:
@@ -197,6 +234,9 @@ class BrokerNode:
             )
             await self._elector.start()
             self._store.add_session_listener(self._on_session_state)
+            # A restarted broker starts with no group in memory and loads what it leads.
+            self._group_coordinator = self._new_group_coordinator()
+            await self._group_coordinator.start()
         except BaseException:
             await self.stop()
             raise
@@ -210,6 +250,7 @@ class BrokerNode:
             self._reregistration.cancel()
             self._reregistration = None
         try:
+            await self._group_coordinator.stop()
             if self._elector is not None:
                 elector, self._elector = self._elector, None
                 await elector.stop()

@@ -98,7 +98,7 @@ from broker.server.hooks import (
     RequestRecord,
     collect_error_codes,
 )
-from handlers.context import BrokerView, ConnectionInfo, RequestContext
+from handlers.context import BrokerView, ConnectionInfo, NoResponse, RequestContext
 from handlers.registry import ApiTable
 from zk_layout import DEFAULT_ENTITY
 
@@ -530,6 +530,9 @@ class BrokerServer:
                 if response is None:
                     reason = "request refused"
                     break
+                if response == _UNANSWERED:
+                    idle.touch(connection_id, now())
+                    continue
                 writer.write(size_prefixed(response))
                 await writer.drain()
                 idle.touch(connection_id, now())
@@ -621,6 +624,15 @@ class BrokerServer:
                 response = entry.error_response(
                     request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
                 )
+        if isinstance(response, NoResponse):
+            # Produce with acks=0: the client reads nothing back (or sees the close).
+            if call is not None:
+                hooks.observe(_record(call, None, received_at, started, intervention))
+            if response.close_reason is not None:
+                rlog.warning("connection.closing", reason=response.close_reason)
+                return None
+            rlog.debug("request.unanswered", duration_ms=_ms_since(started))
+            return _UNANSWERED
         try:
             if len(frame) > LARGE_FRAME_BYTES or _many_items(response):
                 data = await asyncio.to_thread(encode_response, header, response)
@@ -648,6 +660,15 @@ class BrokerServer:
                 ),
             )
         return data
+
+
+# What `_answer` returns for a request that gets no answer (never a real encoding: those
+# always hold at least a correlation id).
+_UNANSWERED = b""
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
 
 
 def _record(

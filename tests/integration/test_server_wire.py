@@ -70,6 +70,18 @@ def test_api_versions_v4_on_kafka_3_9(cluster_factory) -> None:
             9: (0, 9),
             8: (0, 9),
             42: (0, 2),
+            # The data plane and the group coordinator (Kafka 3.9's zkBroker ranges).
+            0: (0, 11),
+            1: (0, 17),
+            2: (0, 9),
+            21: (0, 2),
+            22: (0, 5),
+            23: (0, 4),
+            11: (0, 9),
+            12: (0, 4),
+            13: (0, 5),
+            14: (0, 5),
+            47: (0, 0),
         }
         # The 3.9 controller wrote /feature enabled with no features: epoch = its zk version.
         assert wait_until(lambda: cluster.engine.image.finalized_features_epoch == 0)
@@ -113,8 +125,8 @@ def test_api_versions_v3_invalid_software_name(cluster: Cluster) -> None:
 
 def test_unknown_api_key_closes_only_that_connection(cluster: Cluster) -> None:
     with _first(cluster) as bad, _first(cluster) as good:
-        # Produce (0) has no handler: Kafka closes the connection without answering.
-        header = struct.pack(">hhih", 0, 3, 1, 1) + b"x"
+        # Key 999 is no Kafka API: Kafka closes the connection without answering.
+        header = struct.pack(">hhih", 999, 3, 1, 1) + b"x"
         bad.send_raw(struct.pack(">i", len(header) + 6) + header + b"\x00" * 6)
         assert bad.is_closed_by_peer()
         assert good.request(1, MetadataRequest(topics=[])).controller_id >= -1
@@ -240,9 +252,12 @@ def test_release_table_narrows_api_versions(cluster_factory) -> None:
             k.api_key: (k.min_version, k.max_version)
             for k in client.request(0, ApiVersionsRequest()).api_keys
         }
-        # ApiVersions, Metadata and the group APIs (OffsetCommit/Fetch, GroupCoordinator,
-        # DescribeGroups, ListGroups) are all zkbroker implements of 0.10.0.
-        assert keys == {k: advertised_range((0, 10, 0), k) for k in (18, 3, 8, 9, 10, 15, 16)}
+        # ApiVersions, Metadata, the data plane (Produce, Fetch, ListOffsets) and the group
+        # APIs (JoinGroup/SyncGroup/Heartbeat/LeaveGroup, OffsetCommit/Fetch,
+        # GroupCoordinator, DescribeGroups, ListGroups) are what zkbroker serves of 0.10.0.
+        served = (18, 3, 0, 1, 2, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+        assert keys == {k: advertised_range((0, 10, 0), k) for k in served}
+        assert (keys[0], keys[1], keys[2]) == ((0, 2), (0, 2), (0, 0))
         assert keys[3] == (0, 1)
         assert keys[8] == (0, 2)
         # DescribeCluster did not exist in 0.10.0: the connection is closed.

@@ -57,6 +57,7 @@ from broker.protocol import (
     encode_request,
 )
 from broker.protocol.framing import Answer, Close, route
+from broker.protocol.messages.api_versions import ApiVersionsRequest
 from broker.protocol.releases import parse_release
 from broker.protocol.samples import VARIANTS, sample
 from broker.settings import DEFAULT_MAX_REQUEST_BYTES
@@ -341,8 +342,6 @@ def _long_string(obj: Any, depth: int = 0) -> bool:
     return False
 
 
-
-
 def hazard(api_key: int, body: Any, frame_len: int = 0) -> str | None:
     """Why a decoded request is not sent: it hits a known bug (issue 17's, being fixed now,
     or one these probes found, see test_known_bugs.py) or writes more state than a fuzz run
@@ -358,6 +357,40 @@ def hazard(api_key: int, body: Any, frame_len: int = 0) -> str | None:
     return None
 
 
+PRODUCE = 0
+FETCH = 1
+PROBE_CORRELATION_ID = 0x7FFF_FFF0
+
+
+# Kafka holds these answers until something else happens: a JoinGroup until the group's
+# rebalance completes (group.initial.rebalance.delay.ms, then every member or the rebalance
+# timeout), a follower's SyncGroup until the leader syncs (DelayedJoin/DelayedSync).
+GROUP_WAITING_APIS = frozenset({11, 14})
+
+
+def may_wait(api_key: int, body: Any) -> bool:
+    """Whether a valid request may legitimately be held for longer than a few seconds."""
+    if api_key in GROUP_WAITING_APIS:
+        return True
+    return api_key == FETCH and getattr(body, "max_wait_ms", 0) > 1_000
+
+
+def is_silent(api_key: int, body: Any) -> bool:
+    """Kafka sends no answer at all: Produce with acks=0 (it closes the connection instead
+    when the produce failed)."""
+    return api_key == PRODUCE and getattr(body, "acks", None) == 0
+
+
+def probe_frame() -> bytes:
+    """An ApiVersions v0 request (size-prefixed): after a silent request, its answer proves
+    the broker read on without answering that one."""
+    header = RequestHeader(
+        api_key=18, api_version=0, correlation_id=PROBE_CORRELATION_ID, client_id="probe"
+    )
+    payload = encode_request(header, ApiVersionsRequest())
+    return struct.pack(">i", len(payload)) + payload
+
+
 @dataclass(frozen=True)
 class Prediction:
     answered: bool  # Kafka answers it (else: closes the connection)
@@ -367,6 +400,7 @@ class Prediction:
     waits: bool = False  # may hold its answer up to its timeout_ms
     hazard: str | None = None
     reason: str = ""
+    silent: bool = False  # no answer either way (Produce acks=0); a close if it failed
 
 
 def predict(payload: bytes) -> Prediction:
@@ -388,12 +422,13 @@ def predict(payload: bytes) -> Prediction:
         header.api_key in WAITING_APIS
         and not getattr(body, "validate_only", False)
         and getattr(body, "timeout_ms", 0) > 5_000
-    )
+    ) or may_wait(header.api_key, body)
     return Prediction(
         True,
         header.api_key,
         header.api_version,
         header.correlation_id,
+        silent=is_silent(header.api_key, body),
         waits=waits,
         hazard=hazard(header.api_key, body, len(payload)),
     )
@@ -536,7 +571,7 @@ class _Fuzzer:
                 if frame.prediction.hazard is not None:
                     report.quarantined[frame.prediction.hazard] += 1
                     continue
-                if not frame.prediction.answered:
+                if not frame.prediction.answered or frame.prediction.silent:
                     closer = frame
                     break
                 batch.append(frame)
@@ -560,8 +595,9 @@ class _Fuzzer:
             report.frames += 1
             report.tally(f.api, 0)
             report.per_version[f.pair] += 1
+        silent = closer is not None and closer.prediction.silent
         try:
-            conn.send(b"".join(f.data for f in frames))
+            conn.send(b"".join(f.data for f in frames) + (probe_frame() if silent else b""))
             if closer is not None and closer.half_close:
                 conn.sock.shutdown(socket.SHUT_WR)
         except OSError:
@@ -605,6 +641,10 @@ class _Fuzzer:
             report.tally(f.api, 1)
         if closer is None:
             return conn
+        if silent:
+            self._after_silent(conn, closer)
+            conn.close()
+            return None
         try:
             extra = conn.recv_frame()
             report.anomaly(
@@ -626,6 +666,34 @@ class _Fuzzer:
         conn.close()
         return None
 
+    def _after_silent(self, conn: FrameConn, silent: _Frame) -> None:
+        """A Produce with acks=0: the next answer must be the probe's, or the broker closed
+        the connection because the produce failed (half-closed frames end as a close)."""
+        report = self.report
+        try:
+            answer = conn.recv_frame()
+        except Closed:
+            report.closed += 1
+            report.tally(silent.api, 2)
+            return
+        except TimeoutError:
+            report.anomaly("no-answer", silent.payload, silent.how, "acks=0: probe unanswered")
+            return
+        try:
+            got, _ = decode_response(18, 0, answer)
+        except CodecError:
+            got = -1
+        if got != PROBE_CORRELATION_ID:
+            report.anomaly(
+                "answered-silent",
+                silent.payload,
+                silent.how,
+                f"Produce acks=0 was answered: {answer[:64].hex()}",
+            )
+            return
+        report.answered += 1
+        report.tally(silent.api, 1)
+
 
 def run_fuzz(plan: FuzzPlan) -> FuzzReport:
     """Send `plan.frames` frames to the broker at host:port over `plan.connections`
@@ -636,7 +704,18 @@ def run_fuzz(plan: FuzzPlan) -> FuzzReport:
         _Fuzzer(dataclasses.replace(plan, frames=share + (i < extra)), lane=i)
         for i in range(plan.connections)
     ]
-    threads = [threading.Thread(target=f.run, name=f"fuzz-{i}") for i, f in enumerate(fuzzers)]
+    errors: list[BaseException] = []
+
+    def lane(fuzzer: _Fuzzer) -> None:
+        try:
+            fuzzer.run()
+        except BaseException as e:  # a broken lane must fail the run, not shorten it
+            errors.append(e)
+            raise
+
+    threads = [
+        threading.Thread(target=lane, args=(f,), name=f"fuzz-{i}") for i, f in enumerate(fuzzers)
+    ]
     started = time.perf_counter()
     for t in threads:
         t.start()
@@ -657,6 +736,8 @@ def run_fuzz(plan: FuzzPlan) -> FuzzReport:
             )
     for t in threads:
         t.join()
+    if errors:
+        raise RuntimeError(f"{len(errors)} fuzz lane(s) failed") from errors[0]
     merged = FuzzReport(seed=plan.seed)
     for f in fuzzers:
         merged.absorb(f.report)

@@ -30,7 +30,15 @@ from hypothesis import strategies as st
 from broker import Cluster
 from broker.protocol import decode_response
 from tests.robustness.conftest import FIGURES, FUZZ_SETTINGS, SEED, target
-from tests.robustness.frames import api_name, hazard, served_pairs
+from tests.robustness.frames import (
+    PROBE_CORRELATION_ID,
+    api_name,
+    hazard,
+    is_silent,
+    may_wait,
+    probe_frame,
+    served_pairs,
+)
 from tests.robustness.probes import Closed, FrameConn, HealthMonitor, LogWatch, frame_of
 from tests.robustness.strategies import request_strategy
 
@@ -45,6 +53,8 @@ pytestmark = [
 ]
 
 PAIRS = served_pairs()
+ANSWER_TIMEOUT_S = 30.0
+WAIT_GRACE_S = 3.0
 
 
 class StructuredClient:
@@ -59,16 +69,34 @@ class StructuredClient:
     def exchange(self, api_key: int, version: int, body: Any) -> tuple[int, int, Any]:
         """(correlation id sent, correlation id answered, decoded answer)."""
         if self.conn is None:
-            self.conn = FrameConn(self.host, self.port, timeout=30)
+            self.conn = FrameConn(self.host, self.port, timeout=ANSWER_TIMEOUT_S)
         correlation = next(self.correlation) & 0x7FFFFFFF
         frame = frame_of(api_key, version, body, correlation, "structured")
         self.sent += 1
+        silent = is_silent(api_key, body)
+        waits = may_wait(api_key, body)
+        # A request Kafka may hold (a JoinGroup waiting for its rebalance, a long-polling
+        # Fetch) is given a few seconds; still held then, it counts as answered later.
+        self.conn.sock.settimeout(WAIT_GRACE_S if waits else ANSWER_TIMEOUT_S)
         try:
-            self.conn.send(frame)
+            self.conn.send(frame + (probe_frame() if silent else b""))
             answer = self.conn.recv_frame()
+            if silent:
+                # Kafka answers acks=0 with nothing: the next answer is the probe's.
+                got, _ = decode_response(18, 0, answer)
+                return correlation, correlation if got == PROBE_CORRELATION_ID else got, None
+        except TimeoutError:
+            self.conn.close()
+            self.conn = None
+            if waits:
+                return correlation, correlation, None
+            raise
         except (Closed, OSError):
             self.conn.close()
             self.conn = None
+            if silent:
+                # A failed acks=0 produce: Kafka closes the connection so the client notices.
+                return correlation, correlation, None
             raise
         got, response = decode_response(api_key, version, answer)
         return correlation, got, response

@@ -168,9 +168,9 @@ def test_client_side_api_versions_fallback_to_v0() -> None:
 
 
 def test_encode_request_sends_any_pairing_for_tests() -> None:
-    # Produce (0) is unknown to zkbroker: header v1, the body encoded by its own class.
-    header = RequestHeader(api_key=0, api_version=3, correlation_id=1, client_id="c")
+    # Key 999 is no Kafka API: header v1, the body encoded by its own class.
+    header = RequestHeader(api_key=999, api_version=3, correlation_id=1, client_id="c")
     frame = encode_request(header, ApiVersionsRequest(client_software_name="n"))
-    assert frame == i16(0) + i16(3) + i32(1) + i16(1) + b"c" + b"\x02n\x01\x00"
-    with pytest.raises(CodecError, match="unknown api key 0"):
+    assert frame == i16(999) + i16(3) + i32(1) + i16(1) + b"c" + b"\x02n\x01\x00"
+    with pytest.raises(CodecError, match="unknown api key 999"):
         decode_request(frame)

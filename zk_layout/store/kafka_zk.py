@@ -28,7 +28,7 @@ from zk_layout.errors import (
 )
 from zk_layout.nodes import PERSISTENT_ZK_PATHS, acl_persistent_paths
 from zk_layout.nodes.brokers import BrokerIdNode, BrokerInfo, BrokerSeqIdNode
-from zk_layout.nodes.cluster import ClusterIdNode
+from zk_layout.nodes.cluster import ClusterIdNode, ProducerIdBlock, ProducerIdBlockNode
 from zk_layout.nodes.controller import (
     INITIAL_CONTROLLER_EPOCH,
     ControllerEpochNode,
@@ -132,6 +132,25 @@ class ZkStore(ZkClient):
             return await self.get_or_create_cluster_id()
         return got[0]
 
+    async def claim_producer_id_block(self, broker_id: int) -> ProducerIdBlock:
+        """Kafka's ``ZkProducerIdManager.getNewProducerIdBlock``: read
+        ``/latest_producer_id_block``, write the block after it conditionally on the version
+        read (create it when absent), and retry when another broker claimed one meanwhile."""
+        path = ProducerIdBlockNode.path()
+        while True:
+            got = await self.get(path)
+            previous = None if got is None else ProducerIdBlockNode.decode(got[0] or b"")
+            block = ProducerIdBlock.after(previous, broker_id)
+            data = ProducerIdBlockNode.encode(block, _RELEASE_INDEPENDENT)
+            try:
+                if got is None:
+                    await self.create(path, data, makepath=True)
+                else:
+                    await self.set(path, data, got[1].version)
+            except (BadVersionError, NodeExistsError):
+                continue  # another broker took the next block: read again
+            return block
+
     async def _controller_id(self) -> tuple[int | None, Any]:
         """(broker id named by /controller or None, stat or None)."""
         got = await self.get(ControllerNode.path())
@@ -197,4 +216,3 @@ class ZkStore(ZkClient):
         now_epoch, now_version = (got[0], int(got[1].version)) if got else (epoch, version)
         won = current == broker_id and now_epoch == new_epoch
         return ElectionResult(won, current, now_epoch, now_version)
-

@@ -1,0 +1,101 @@
+"""The process's log retention task: old segments deleted as Kafka's LogManager does.
+
+Kafka's `LogManager.cleanupLogs` runs every `log.retention.check.interval.ms` (5 minutes by
+default) and deletes, per log, the segments past `retention.ms` and those beyond
+`retention.bytes`, for topics whose `cleanup.policy` includes `delete`
+(docs/kafka-behaviour.md §15). Here one task does it for every log of the process, with each
+topic's effective config (its overrides over the first running broker's defaults: the brokers
+of one process share their static configuration).
+
+Deliberately not here: compaction (`cleanup.policy=compact` alone keeps every record for now),
+and deciding what a segment is (`broker.storage`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+
+import structlog
+
+from broker.asyncutil import Pacer
+from broker.image.metadata_image import MetadataImage
+from broker.rules.broker_config import BrokerConfig
+from broker.storage import LogManager
+from handlers.support.log_config import effective_log_config
+from zk_layout import Release
+
+CHECK_INTERVAL_KEY = "log.retention.check.interval.ms"
+DEFAULT_CHECK_INTERVAL_MS = 300_000
+
+
+class LogRetention:
+    def __init__(
+        self,
+        logs: LogManager,
+        image: MetadataImage,
+        release: Release,
+        broker_config: Callable[[], BrokerConfig | None],
+    ) -> None:
+        self._logs = logs
+        self._image = image
+        self._release = release
+        self._broker_config = broker_config
+        self._task: asyncio.Task[None] | None = None
+        self._log = structlog.get_logger(__name__)
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def _interval_s(self) -> float:
+        config = self._broker_config()
+        value = None if config is None else config.value(CHECK_INTERVAL_KEY)
+        try:
+            ms = int(value) if value is not None else DEFAULT_CHECK_INTERVAL_MS
+        except ValueError:
+            ms = DEFAULT_CHECK_INTERVAL_MS
+        return max(ms, 1) / 1000
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval_s())
+            try:
+                await self.run_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                self._log.exception("log_retention.failed")
+
+    async def run_once(self) -> int:
+        """One pass over every log; returns the bytes freed."""
+        config = self._broker_config()
+        if config is None:
+            return 0
+        now_ms = int(time.time() * 1000)
+        pacer = Pacer()
+        freed = 0
+        for log in self._logs.logs():
+            if pacer.due():
+                await pacer.pause()
+            overrides = await self._image.topic_configs.overrides(log.topic)
+            effective = effective_log_config(log.topic, overrides, config, self._release)
+            if "delete" not in effective.cleanup_policy:
+                continue
+            freed += log.apply_retention(
+                now_ms,
+                retention_ms=effective.retention_ms,
+                retention_bytes=effective.retention_bytes,
+            )
+        if freed:
+            self._log.info("log_retention.deleted", bytes=freed)
+        return freed

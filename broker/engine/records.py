@@ -1,0 +1,120 @@
+"""Records for tests: produce through the Produce handler, read a partition's log back.
+
+`produce` builds one magic-2 batch and hands it to the partition leader's Produce handler
+(`handlers.produce`, acks=-1, the newest version the emulated release serves), so a test's
+records take the path a client's do: leadership, validation, offsets, producer state.
+`records` decodes every record of a partition's log from its log start offset, transaction
+markers left out, without a request: what a test asserts on after clients produced.
+
+Deliberately not here: consuming as a client does (offsets, groups: use a real client), and
+anything the wire path would not do.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from broker.image.metadata_image import MetadataImage
+from broker.protocol import RequestHeader, error_codes
+from broker.protocol.messages.produce import (
+    PartitionProduceData,
+    ProduceRequest,
+    ProduceResponse,
+    TopicProduceData,
+)
+from broker.protocol.records import NewRecord, Record, RecordBatchV2, encode_batch, iter_batches
+from broker.server.broker_node import BrokerNode
+from broker.storage import LogManager
+from handlers import produce as produce_handler
+from handlers.context import ConnectionInfo, RequestContext
+
+CLIENT_ID = "zkbroker-cluster"
+
+Message = tuple[bytes | None, bytes | None, Sequence[tuple[str, bytes | None]]]
+"""(key, value, headers) of one record to produce."""
+
+
+class ProduceFailed(Exception):
+    def __init__(self, code: int, message: str | None) -> None:
+        super().__init__(f"{error_codes.name_of(code)}: {message or 'produce failed'}")
+        self.code = code
+
+
+async def produce(
+    brokers: dict[int, BrokerNode],
+    image: MetadataImage,
+    topic: str,
+    partition: int,
+    messages: Sequence[Message],
+) -> int:
+    """Append `messages` as one batch through the leader's Produce handler; the base offset."""
+    found = image.topics.get(topic)
+    state = None if found is None else found.partitions.get(partition)
+    if state is None:
+        raise ProduceFailed(error_codes.UNKNOWN_TOPIC_OR_PARTITION, f"{topic}-{partition}")
+    leader = brokers.get(state.leader)
+    if leader is None or not leader.running:
+        raise ProduceFailed(
+            error_codes.NOT_LEADER_OR_FOLLOWER,
+            f"the leader of {topic}-{partition} ({state.leader}) is not a running broker of "
+            "this process",
+        )
+    now = int(time.time() * 1000)
+    batch = encode_batch(
+        [
+            NewRecord(
+                offset=i,
+                timestamp=now,
+                key=key,
+                value=value,
+                headers=tuple((k.encode(), v) for k, v in headers),
+            )
+            for i, (key, value, headers) in enumerate(messages)
+        ]
+    )
+    version = leader.api_table.ranges[produce_handler.API_KEY][1]
+    ctx = RequestContext(
+        header=RequestHeader(
+            api_key=produce_handler.API_KEY,
+            api_version=version,
+            correlation_id=0,
+            client_id=CLIENT_ID,
+        ),
+        broker=leader,
+        connection=ConnectionInfo(connection_id="cluster", peer="local", listener_name="local"),
+    )
+    request = ProduceRequest(
+        acks=-1,
+        timeout_ms=30_000,
+        topic_data=[
+            TopicProduceData(
+                name=topic, partition_data=[PartitionProduceData(index=partition, records=batch)]
+            )
+        ],
+    )
+    response = await produce_handler.handle(ctx, request)
+    assert isinstance(response, ProduceResponse)
+    answer = response.responses[0].partition_responses[0]
+    if answer.error_code != error_codes.NONE:
+        raise ProduceFailed(answer.error_code, answer.error_message)
+    return answer.base_offset
+
+
+def records(logs: LogManager, topic: str, partition: int) -> list[Record]:
+    """Every record of the partition's log from its log start offset (markers left out)."""
+    log = logs.get(topic, partition)
+    if log is None:
+        return []
+    out: list[Record] = []
+    offset = log.log_start_offset
+    while offset < log.log_end_offset:
+        data = log.read(offset, 1 << 20)
+        if not data:
+            break
+        for batch in iter_batches(data):
+            offset = batch.last_offset + 1
+            if isinstance(batch, RecordBatchV2) and batch.is_control:
+                continue
+            out.extend(r for r in batch.records() if r.offset >= log.log_start_offset)
+    return out

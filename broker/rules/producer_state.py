@@ -1,0 +1,192 @@
+"""Idempotent producers: per-partition sequence and epoch checks, and duplicate detection.
+
+Follows Kafka 3.9's `ProducerStateManager`, `ProducerStateEntry` and `ProducerAppendInfo`
+(storage module) as `UnifiedLog.analyzeAndValidateProducerState` applies them to a client's
+append (docs/kafka-behaviour.md §15):
+
+* a batch whose producer id and epoch match one of the last five batches that producer wrote
+  with the same sequence range is a duplicate (a retry after a lost answer): nothing is
+  appended, and the answer repeats that batch's offsets;
+* an epoch older than the last seen -> INVALID_PRODUCER_EPOCH ("Epoch of producer ... is
+  smaller than the last seen epoch ...", since 2.7; PRODUCER_FENCED before);
+* a new epoch must start at sequence 0, unless the producer is unknown (its state may have
+  gone with retention or DeleteRecords: KIP-360) -> OUT_OF_ORDER_SEQUENCE_NUMBER;
+* the same epoch must continue the sequence (last + 1, wrapping after Int32 max to 0), unless
+  no epoch is known for the producer -> OUT_OF_ORDER_SEQUENCE_NUMBER.
+
+The table is rebuilt from the log's batch headers (`observe`), so it survives restarts with
+`--log-dir`, and `synced_to` tells the caller from which offset batches written by another
+process must still be observed.
+
+Deliberately not here: transactions (ongoing transaction offsets, markers, the last stable
+offset: the transactions issue), producer id expiry (`producer.id.expiration.ms`, 1 day:
+entries are dropped with `expire`), and snapshots (the state is rebuilt by scanning).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from broker.protocol import error_codes
+
+NUM_BATCHES_TO_RETAIN = 5
+INT32_MAX = (1 << 31) - 1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+
+
+@dataclass(frozen=True, slots=True)
+class BatchMetadata:
+    last_seq: int
+    last_offset: int
+    offset_delta: int
+    timestamp: int
+
+    @property
+    def first_seq(self) -> int:
+        return _decrement(self.last_seq, self.offset_delta)
+
+    @property
+    def first_offset(self) -> int:
+        return self.last_offset - self.offset_delta
+
+
+@dataclass(slots=True)
+class ProducerEntry:
+    producer_id: int
+    epoch: int = NO_PRODUCER_EPOCH
+    batches: deque[BatchMetadata] = field(default_factory=deque)
+    last_timestamp: int = -1
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else NO_SEQUENCE
+
+    def duplicate_of(self, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
+        if epoch != self.epoch:
+            return None
+        for batch in self.batches:
+            if batch.first_seq == first_seq and batch.last_seq == last_seq:
+                return batch
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceError:
+    code: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerBatch:
+    """What the checks read of one batch (Kafka's RecordBatch producer fields)."""
+
+    producer_id: int
+    epoch: int
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+
+
+def _decrement(seq: int, by: int) -> int:
+    return seq - by if seq - by >= 0 else INT32_MAX - (by - seq) + 1
+
+
+def last_sequence(base_sequence: int, offset_delta: int) -> int:
+    """A batch's last sequence (Kafka's `DefaultRecordBatch.incrementSequence`: wraps at Int32)."""
+    if base_sequence > INT32_MAX - offset_delta:
+        return offset_delta - (INT32_MAX - base_sequence) - 1
+    return base_sequence + offset_delta
+
+
+def _in_sequence(last_seq: int, next_seq: int) -> bool:
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT32_MAX)
+
+
+class ProducerStateTable:
+    """The producers of one partition, as its log's batches left them."""
+
+    def __init__(self) -> None:
+        self.entries: dict[int, ProducerEntry] = {}
+        # Every batch below this offset has been observed.
+        self.synced_to = 0
+
+    def duplicate(self, batch: ProducerBatch) -> BatchMetadata | None:
+        entry = self.entries.get(batch.producer_id)
+        return (
+            None
+            if entry is None
+            else entry.duplicate_of(batch.epoch, batch.first_seq, batch.last_seq)
+        )
+
+    def check(self, batch: ProducerBatch, topic_partition: str) -> SequenceError | None:
+        """Kafka's `checkProducerEpoch` and `checkSequence` for a client's batch."""
+        entry = self.entries.get(batch.producer_id)
+        if entry is None:
+            return None  # unknown producer (new, or its state went with the log's start)
+        current_epoch = entry.epoch
+        pid, offset, first = batch.producer_id, batch.first_offset, batch.first_seq
+        if batch.epoch < current_epoch:
+            return SequenceError(
+                error_codes.INVALID_PRODUCER_EPOCH,
+                f"Epoch of producer {pid} at offset {offset} in {topic_partition} is "
+                f"{batch.epoch}, which is smaller than the last seen epoch {current_epoch}",
+            )
+        if batch.epoch != current_epoch:
+            if first != 0 and current_epoch != NO_PRODUCER_EPOCH:
+                return SequenceError(
+                    error_codes.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                    f"Invalid sequence number for new epoch of producer {pid}at offset "
+                    f"{offset} in partition {topic_partition}: {batch.epoch} (request epoch), "
+                    f"{first} (seq. number), {current_epoch} (current producer epoch)",
+                )
+            return None
+        last = entry.last_seq
+        if not _in_sequence(last, first):
+            return SequenceError(
+                error_codes.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                f"Out of order sequence number for producer {pid} at offset {offset} in "
+                f"partition {topic_partition}: {first} (incoming seq. number), {last} "
+                "(current end sequence number)",
+            )
+        return None
+
+    def observe(self, batch: ProducerBatch) -> None:
+        """Record an appended batch (from this process or read back from the log)."""
+        entry = self.entries.get(batch.producer_id)
+        if entry is None:
+            entry = self.entries[batch.producer_id] = ProducerEntry(batch.producer_id)
+        if batch.epoch != entry.epoch:
+            entry.epoch = batch.epoch
+            entry.batches.clear()
+        if len(entry.batches) == NUM_BATCHES_TO_RETAIN:
+            entry.batches.popleft()
+        entry.batches.append(
+            BatchMetadata(
+                last_seq=batch.last_seq,
+                last_offset=batch.last_offset,
+                offset_delta=batch.last_offset - batch.first_offset,
+                timestamp=batch.max_timestamp,
+            )
+        )
+        entry.last_timestamp = batch.max_timestamp
+        self.synced_to = max(self.synced_to, batch.last_offset + 1)
+
+    def expire(self, now_ms: int, expiration_ms: int) -> int:
+        """Drop producers silent for longer than `producer.id.expiration.ms`."""
+        stale = [p for p, e in self.entries.items() if now_ms - e.last_timestamp >= expiration_ms]
+        for producer_id in stale:
+            del self.entries[producer_id]
+        return len(stale)
+
+    def truncate_below(self, log_start_offset: int) -> None:
+        """Forget batches under the log start (DeleteRecords, retention), as Kafka does."""
+        for producer_id in list(self.entries):
+            entry = self.entries[producer_id]
+            while entry.batches and entry.batches[0].last_offset < log_start_offset:
+                entry.batches.popleft()
+            if not entry.batches:
+                del self.entries[producer_id]

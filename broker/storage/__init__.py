@@ -1,0 +1,22 @@
+"""Partition log storage: the data plane's logs, in memory or in Kafka's on-disk layout.
+
+- `LogManager`: every partition log of a process (shared by all its brokers), topic
+  deletion, retention passes, and `LogManager.wait_for_append` for long-polling fetches.
+- `PartitionLog`: one partition's segments: append, read, lookups by timestamp and leader
+  epoch, DeleteRecords, retention.
+- `OffsetOutOfRange`, `TimestampOffset`: what reads and lookups raise and return.
+
+Follows Kafka's ``UnifiedLog``, ``LocalLog``, ``LogSegment``, ``LeaderEpochFileCache``,
+``LogManager``, ``OffsetCheckpointFile`` and ``PartitionMetadataFile`` (see each module).
+Deliberately not here: replication, producer state and transactions, compaction, tiered
+storage, and the API rules (``handlers``). Imports only ``broker.protocol`` (records),
+``zk_layout`` (the Uuid text form), structlog and the standard library.
+"""
+
+from __future__ import annotations
+
+from broker.storage.log_manager import LogManager
+from broker.storage.partition_log import PartitionLog
+from broker.storage.types import OffsetOutOfRange, TimestampOffset
+
+__all__ = ["LogManager", "OffsetOutOfRange", "PartitionLog", "TimestampOffset"]

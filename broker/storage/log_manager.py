@@ -1,0 +1,205 @@
+"""Every partition log of one process, and the wake-up of long-polling fetches.
+
+The log belongs to the partition, not to a broker: all brokers of a process share one
+`LogManager`, and with ``--log-dir`` several processes may share one directory (each
+partition directory serialises its writers with a flock, see `PartitionLog.append_lock`).
+Follows Kafka's ``LogManager`` for the directory layout, the ``log-start-offset-checkpoint``
+file and topic deletion, and its retention pass (``cleanupLogs`` calling
+``deleteOldSegments`` on every log).
+
+`wait_for_append` is the long-poll primitive a Fetch with ``max_wait_ms`` waits on (Kafka's
+``DelayedFetch`` purgatory, reduced to "something was appended somewhere"): a generation
+counter and an ``asyncio.Event`` swapped per append, so an append costs O(1) however many
+fetches wait, and the waiters re-check their own condition. In disk mode the waiters also
+look, at most every 100 ms, at every log's directory and active segment size (a ``stat``
+each) to notice other processes' appends.
+
+Deliberately not here: log cleaner (compaction), recovery points, multiple log dirs (JBOD),
+reassignment between dirs, and deciding retention configs (the caller passes them). Opening
+a log from disk scans its batch headers, proportional to its batch count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+import structlog
+
+from broker.storage.files import LogStartOffsetCheckpoint
+from broker.storage.partition_log import (
+    DEFAULT_SEGMENT_BYTES,
+    DEFAULT_SEGMENT_MS,
+    PartitionLog,
+    partition_dir_name,
+)
+
+_log = structlog.get_logger(__name__)
+
+#: How often waiters look for other processes' appends (disk mode).
+POLL_INTERVAL_S: Final = 0.1
+
+
+class LogManager:
+    """The partition logs of one process: in memory (``log_dir`` None) or in ``log_dir``."""
+
+    def __init__(
+        self,
+        log_dir: Path | None,
+        *,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        segment_ms: int = DEFAULT_SEGMENT_MS,
+    ) -> None:
+        self.log_dir = log_dir
+        self.segment_bytes = segment_bytes
+        self.segment_ms = segment_ms
+        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self._checkpoint: LogStartOffsetCheckpoint | None = None
+        if log_dir is not None:
+            log_dir.mkdir(parents=True, exist_ok=True)
+            self._checkpoint = LogStartOffsetCheckpoint(log_dir)
+        self.generation = 0
+        """Bumped by every append seen (this process's, or another's found by polling)."""
+        self._appended = asyncio.Event()
+        self._last_poll = 0.0
+        self._closed = False
+
+    # -- logs ------------------------------------------------------------------------------
+
+    def get(self, topic: str, partition: int) -> PartitionLog | None:
+        return self._logs.get((topic, partition))
+
+    def get_or_create(self, topic: str, partition: int, topic_id: uuid.UUID | None) -> PartitionLog:
+        """The partition's log, opened or created. A log (or directory) of an earlier topic
+        with the same name but another topic id is replaced by an empty one (Kafka refuses
+        the mismatch; here the old topic was deleted)."""
+        key = (topic, partition)
+        log = self._logs.get(key)
+        if log is not None:
+            if topic_id is None or log.topic_id is None or log.topic_id == topic_id:
+                if log.topic_id is None and topic_id is not None:
+                    log.topic_id = topic_id
+                return log
+            log.close()
+            del self._logs[key]
+            if self.log_dir is None:
+                _log.info("replacing log of an earlier topic", topic=topic, partition=partition)
+        if self.log_dir is None:
+            log = PartitionLog.in_memory(
+                topic,
+                partition,
+                topic_id,
+                segment_bytes=self.segment_bytes,
+                segment_ms=self.segment_ms,
+                on_append=self._notify,
+            )
+        else:
+            log = PartitionLog.open_dir(
+                self.log_dir,
+                topic,
+                partition,
+                topic_id,
+                checkpoint=self._checkpoint,
+                segment_bytes=self.segment_bytes,
+                segment_ms=self.segment_ms,
+                on_append=self._notify,
+            )
+        self._logs[key] = log
+        return log
+
+    def logs(self) -> list[PartitionLog]:
+        return list(self._logs.values())
+
+    def delete_topic(self, topic: str) -> None:
+        """Close and remove every partition log of ``topic`` (idempotent). In disk mode the
+        directories go too, including those of partitions this process never opened, and
+        it is no error when another process removed them first."""
+        for key in [k for k in self._logs if k[0] == topic]:
+            self._logs.pop(key).close()
+        if self.log_dir is None or self._checkpoint is None:
+            return
+        prefix = topic + "-"
+        with contextlib.suppress(FileNotFoundError):
+            for entry in os.scandir(self.log_dir):
+                name = entry.name
+                if name.startswith(prefix) and name[len(prefix) :].isdigit() and entry.is_dir():
+                    shutil.rmtree(entry.path, ignore_errors=True)
+        self._checkpoint.remove_topic(topic)
+
+    def apply_retention(self, now_ms: int, configs: Callable[[str], tuple[int, int]]) -> int:
+        """One retention pass over every log; ``configs(topic)`` gives (retention.ms,
+        retention.bytes), -1 unlimited. Returns the bytes freed."""
+        freed = 0
+        for log in self.logs():
+            retention_ms, retention_bytes = configs(log.topic)
+            freed += log.apply_retention(
+                now_ms, retention_ms=retention_ms, retention_bytes=retention_bytes
+            )
+        return freed
+
+    def close(self) -> None:
+        self._closed = True
+        for log in self._logs.values():
+            log.close()
+        self._logs.clear()
+        self._notify()  # waiters re-check and find their logs gone
+
+    # -- long polling ----------------------------------------------------------------------
+
+    def _notify(self) -> None:
+        self.generation += 1
+        event, self._appended = self._appended, asyncio.Event()
+        event.set()
+
+    async def wait_for_append(self, timeout_s: float) -> None:
+        """Return after the next append to any log of this manager, or after ``timeout_s``.
+
+        In disk mode, other processes' appends are noticed by polling within
+        `POLL_INTERVAL_S`. Callers re-check their own condition: the append may have been
+        to another partition."""
+        event = self._appended
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(timeout_s, 0.0)
+        while not event.is_set():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            step = remaining if self.log_dir is None else min(remaining, POLL_INTERVAL_S)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(step):
+                    await event.wait()
+                return
+            if self.log_dir is not None:
+                self.poll_other_processes()
+
+    def poll_other_processes(self) -> bool:
+        """Index what other processes sharing the log dir appended (at most once per
+        `POLL_INTERVAL_S` however many waiters call it); wakes the waiters when any log
+        changed. True when something changed."""
+        if self.log_dir is None or self._closed:
+            return False
+        now = time.monotonic()
+        if now - self._last_poll < POLL_INTERVAL_S / 2:
+            return False
+        self._last_poll = now
+        changed = False
+        for log in self.logs():
+            try:
+                changed |= log.refresh_if_changed()
+            except OSError as exc:  # a directory removed under us: its topic is going
+                _log.debug(
+                    "log refresh failed", topic=log.topic, partition=log.partition, error=str(exc)
+                )
+        if changed:
+            self._notify()
+        return changed
+
+
+__all__ = ["POLL_INTERVAL_S", "LogManager", "partition_dir_name"]

@@ -1,0 +1,762 @@
+"""The log of one partition: ordered segments of stored batches, shared by every replica.
+
+Follows Kafka's ``UnifiedLog`` / ``LocalLog`` / ``LogSegment`` (3.x) for what clients can
+observe: offsets, segment rolling (``segment.bytes``, ``segment.ms`` from the first batch's
+timestamp), reads that start at the batch holding the fetch offset and stay inside one
+segment, ListOffsets by timestamp (``fetchOffsetByTimestamp``: first segment whose largest
+timestamp reaches the target, first record at or after it) and MAX_TIMESTAMP (KIP-734),
+OffsetsForLeaderEpoch through the leader epoch cache, DeleteRecords (KIP-107) and
+retention by time and size (``deleteOldSegments``, including the roll when every segment
+expires).
+
+Two backends behind one class: memory (segments in bytearrays) and a directory in Kafka's
+layout, ``<log dir>/<topic>-<partition>/<base offset, 20 digits>.log`` holding the batches
+byte for byte as stored, ``partition.metadata`` naming the topic id, and the log start offset
+in the log dir's ``log-start-offset-checkpoint`` when it is above the first segment's base
+(as Kafka checkpoints it). Several processes may share a directory: an exclusive ``flock`` on
+a lock file in the partition directory serialises appends, DeleteRecords and retention, and
+whoever takes it first indexes what the others appended (`append_lock`).
+
+Opening a directory scans every batch header of every segment to rebuild the index and the
+epoch cache: time proportional to the partition's batch count, reading 1 MiB at a time. A
+partial batch at a segment's end (a process killed mid-write) is trimmed then, as Kafka's
+recovery does.
+
+Deliberately not here: replication (every replica reads this one log, so the high watermark
+is the log end offset), producer state and transactions (last stable offset, aborted
+transactions), compaction, tiered storage, ``.index`` / ``.timeindex`` / checkpoint files
+other than the log start offset's, fsync, and the API rules a handler checks (who may
+append, DeleteRecords above the high watermark, sizes of a produce request).
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import fcntl
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import structlog
+
+from broker.protocol.records import Batch, RecordBatchV2, iter_batches, read_batches
+from broker.rules.producer_state import ProducerBatch, ProducerStateTable, last_sequence
+from broker.storage.epoch_cache import LeaderEpochCache
+from broker.storage.files import (
+    PARTITION_LOCK_FILE,
+    LogStartOffsetCheckpoint,
+    read_partition_metadata,
+    write_partition_metadata,
+)
+from broker.storage.segment import (
+    FileStore,
+    MemoryStore,
+    Segment,
+    is_v2,
+    now_ms,
+    parse_segment_file_name,
+    scan_store,
+    segment_file_name,
+)
+from broker.storage.types import UNDEFINED_EPOCH, OffsetOutOfRange, TimestampOffset
+
+_log = structlog.get_logger(__name__)
+
+DEFAULT_SEGMENT_BYTES = 1 << 30
+DEFAULT_SEGMENT_MS = 7 * 24 * 3600 * 1000
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"
+
+
+class PartitionLog:
+    """One partition's log. Build with `in_memory` or `open_dir`; every method runs on the
+    event loop thread and returns after at most one file operation per touched segment,
+    except opening and refreshing, which scan new batch headers."""
+
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        topic_id: uuid.UUID | None,
+        *,
+        directory: Path | None,
+        checkpoint: LogStartOffsetCheckpoint | None,
+        segment_bytes: int,
+        segment_ms: int,
+        on_append: Callable[[], None] | None,
+    ) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.topic_id = topic_id
+        self.segment_bytes = segment_bytes
+        self.segment_ms = segment_ms
+        self.directory = directory
+        self._checkpoint = checkpoint
+        self._on_append = on_append
+        self._segments: list[Segment] = []
+        self._bases: list[int] = []
+        self._log_start_offset = 0
+        self._log_end_offset = 0
+        self._epochs = LeaderEpochCache()
+        # Idempotent producers' sequences (`broker.rules.producer_state`), kept by the index.
+        self.producers = ProducerStateTable()
+        self._lock_fd = -1
+        self._lock_depth = 0
+        self._dir_stamp = 0
+        self._closed = False
+
+    # -- construction ----------------------------------------------------------------------
+
+    @classmethod
+    def in_memory(
+        cls,
+        topic: str,
+        partition: int,
+        topic_id: uuid.UUID | None,
+        *,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        segment_ms: int = DEFAULT_SEGMENT_MS,
+        on_append: Callable[[], None] | None = None,
+    ) -> PartitionLog:
+        log = cls(
+            topic,
+            partition,
+            topic_id,
+            directory=None,
+            checkpoint=None,
+            segment_bytes=segment_bytes,
+            segment_ms=segment_ms,
+            on_append=on_append,
+        )
+        log._add_segment(Segment(0, MemoryStore()))
+        return log
+
+    @classmethod
+    def open_dir(
+        cls,
+        log_dir: Path,
+        topic: str,
+        partition: int,
+        topic_id: uuid.UUID | None,
+        *,
+        checkpoint: LogStartOffsetCheckpoint | None = None,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        segment_ms: int = DEFAULT_SEGMENT_MS,
+        on_append: Callable[[], None] | None = None,
+    ) -> PartitionLog:
+        """Open (or create) ``<log_dir>/<topic>-<partition>``. A directory whose
+        ``partition.metadata`` names another topic id held a deleted topic of the same name:
+        its files are removed and the log starts empty."""
+        directory = log_dir / partition_dir_name(topic, partition)
+        directory.mkdir(parents=True, exist_ok=True)
+        log = cls(
+            topic,
+            partition,
+            topic_id,
+            directory=directory,
+            checkpoint=checkpoint or LogStartOffsetCheckpoint(log_dir),
+            segment_bytes=segment_bytes,
+            segment_ms=segment_ms,
+            on_append=on_append,
+        )
+        log._lock_fd = os.open(directory / PARTITION_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(log._lock_fd, fcntl.LOCK_EX)
+            log._lock_depth = 1
+            try:
+                log._open_locked()
+            finally:
+                log._lock_depth = 0
+                fcntl.flock(log._lock_fd, fcntl.LOCK_UN)
+        except BaseException:
+            log.close()
+            raise
+        return log
+
+    def _open_locked(self) -> None:
+        assert self.directory is not None and self._checkpoint is not None
+        stored_id = read_partition_metadata(self.directory)
+        if self.topic_id is not None and stored_id is not None and stored_id != self.topic_id:
+            _log.info(
+                "replacing partition directory of an earlier topic",
+                topic=self.topic,
+                partition=self.partition,
+                stored_topic_id=str(stored_id),
+                topic_id=str(self.topic_id),
+            )
+            self._wipe_directory()
+            self._checkpoint.update({(self.topic, self.partition): None})
+        self._load_segments(trim=True)
+        if self.topic_id is not None and stored_id != self.topic_id:
+            write_partition_metadata(self.directory, self.topic_id)
+        self._stamp_directory()
+
+    def _wipe_directory(self) -> None:
+        assert self.directory is not None
+        for entry in os.scandir(self.directory):
+            if entry.name == PARTITION_LOCK_FILE:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+
+    def _load_segments(self, *, trim: bool) -> None:
+        """(Re)build every segment's index from the files; ``trim`` (lock held) cuts a
+        partial batch at a file's end and, like Kafka's recovery, drops the segments after
+        a damaged one."""
+        assert self.directory is not None and self._checkpoint is not None
+        for seg in self._segments:
+            seg.store.close()
+        self._segments, self._bases = [], []
+        self._epochs.clear()
+        bases = self._segment_files()
+        for n, base in enumerate(bases):
+            seg = Segment(base, FileStore(self.directory / segment_file_name(base)))
+            self._add_segment(seg)
+            on_disk = scan_store(seg, self._on_batch)
+            if seg.size < on_disk and trim:
+                _log.warning(
+                    "trimming a partial batch at a segment's end",
+                    topic=self.topic,
+                    partition=self.partition,
+                    segment=base,
+                    valid_bytes=seg.size,
+                    file_bytes=on_disk,
+                )
+                seg.store.truncate(seg.size)
+                for later in bases[n + 1 :]:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(self.directory / segment_file_name(later))
+                break
+        if not self._segments:
+            # A new log starts at 0; a checkpoint entry left by an earlier topic is stale.
+            self._add_segment(Segment(0, FileStore(self.directory / segment_file_name(0))))
+            if trim and self._checkpoint.get(self.topic, self.partition) is not None:
+                self._checkpoint.update({(self.topic, self.partition): None})
+        self._log_end_offset = self._compute_log_end_offset()
+        self._log_start_offset = self._segments[0].base_offset
+        self._refresh_log_start_offset()
+
+    def _segment_files(self) -> list[int]:
+        assert self.directory is not None
+        try:
+            names = os.listdir(self.directory)
+        except FileNotFoundError:
+            return []
+        return sorted(b for b in map(parse_segment_file_name, names) if b is not None)
+
+    # -- state -----------------------------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        """The next offset to assign."""
+        return self._log_end_offset
+
+    @property
+    def high_watermark(self) -> int:
+        """Every replica reads this log, so everything appended is replicated."""
+        return self._log_end_offset
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(seg.size for seg in self._segments)
+
+    @property
+    def segment_count(self) -> int:
+        return len(self._segments)
+
+    @property
+    def segment_base_offsets(self) -> list[int]:
+        return list(self._bases)
+
+    @property
+    def latest_epoch(self) -> int | None:
+        """The leader epoch of the latest epoch cache entry (Kafka's ``latestEpoch``)."""
+        return self._epochs.latest_epoch
+
+    def epoch_entries(self) -> list[tuple[int, int]]:
+        """The leader epoch cache: (epoch, start offset), oldest first."""
+        return self._epochs.entries()
+
+    def epoch_for_offset(self, offset: int) -> int:
+        """The leader epoch the cache says ``offset`` was written in; -1 when unknown."""
+        epoch = self._epochs.epoch_for_offset(offset)
+        return UNDEFINED_EPOCH if epoch is None else epoch
+
+    def segment_points(self) -> list[tuple[int, int]]:
+        """(first offset, last modified ms) of each segment, oldest first: what Kafka's
+        ``legacyFetchOffsetsBefore`` (ListOffsets v0) lists, the first offset raised to the
+        log start offset."""
+        lso = self._log_start_offset
+        return [(max(s.base_offset, lso), s.store.last_modified_ms()) for s in self._segments]
+
+    def earliest_epoch(self) -> int | None:
+        """ListOffsets EARLIEST's leader epoch: the first cached epoch when it starts at or
+        below the log start offset (Kafka's ``fetchOffsetByTimestamp``), else None."""
+        entry = self._epochs.earliest_entry
+        if entry is not None and entry[1] <= self._log_start_offset:
+            return entry[0]
+        return None
+
+    # -- appends ---------------------------------------------------------------------------
+
+    def append_lock(self) -> contextlib.AbstractContextManager[None]:
+        """Hold while reading `log_end_offset`, validating and calling `append`.
+
+        In memory this does nothing (one event loop thread). On disk it takes an exclusive
+        ``flock`` on the partition's lock file and indexes what other processes appended
+        since, so `log_end_offset` is current; it blocks only while another process
+        appends, deletes records or applies retention to this partition (a few file
+        writes). Re-entrant within this object.
+        """
+        if self._lock_fd < 0:
+            return contextlib.nullcontext()
+        return self._locked()
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        if self._lock_fd < 0:
+            yield
+            return
+        outer = self._lock_depth == 0
+        if outer:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        self._lock_depth += 1
+        try:
+            if outer and self._refresh(trim=True):
+                self._notify()
+            yield
+        finally:
+            self._lock_depth -= 1
+            if outer:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    def append(
+        self,
+        records: bytes,
+        *,
+        base_offset: int,
+        last_offset: int,
+        max_timestamp: int,
+        offset_of_max_timestamp: int,
+        leader_epoch: int,
+        now_ms: int | None = None,
+    ) -> None:
+        """Append validated batches (offsets assigned from ``base_offset`` on).
+
+        ``base_offset`` must be the log end offset and ``records`` whole batches ending at
+        ``last_offset`` (ValueError otherwise, nothing written). Rolls a new segment first
+        when the active one would pass `segment_bytes` or is older than `segment_ms`
+        (Kafka's ``LogSegment.shouldRoll``). The leader epoch cache takes each magic 2
+        batch's stamped partition leader epoch (the header ``validate_append`` set from
+        ``leader_epoch``; reading the header keeps it identical to a rebuild at open) when
+        it is newer than the latest; a legacy batch clears the cache (Kafka's
+        ``UnifiedLog.append``). ``offset_of_max_timestamp``
+        is accepted for symmetry with Kafka's ``LogSegment.append``: the index keeps every
+        batch's max timestamp, which answers MAX_TIMESTAMP without it. ``now_ms`` (wall
+        clock by default) is the time ``segment.ms`` is measured against for batches
+        without timestamps.
+        """
+        self._check_open()
+        batches, covered = read_batches(records)
+        if not batches or covered != len(records):
+            raise ValueError("records must be one or more whole batches")
+        if batches[-1].last_offset != last_offset:
+            raise ValueError(
+                f"last offset {last_offset} does not match the batches' {batches[-1].last_offset}"
+            )
+        first = batches[0]
+        if isinstance(first, RecordBatchV2) and first.base_offset != base_offset:
+            raise ValueError(
+                f"base offset {base_offset} does not match the first batch's {first.base_offset}"
+            )
+        now = now_ms if now_ms is not None else _now()
+        with self._locked():
+            if base_offset != self._log_end_offset:
+                raise ValueError(
+                    f"append at offset {base_offset} but the log end offset is "
+                    f"{self._log_end_offset} ({self.topic}-{self.partition})"
+                )
+            seg = self._segments[-1]
+            if self._should_roll(seg, len(records), max_timestamp, last_offset, now):
+                seg = self._roll(base_offset, now)
+            position = seg.size
+            seg.store.write(records)
+            seg.index_bytes(records, position, self._on_batch)
+            if position == 0:
+                # Kafka measures segment.ms from the first append's largest timestamp.
+                seg.rolling_timestamp = max_timestamp
+            self._log_end_offset = last_offset + 1
+            self._stamp_directory()
+        self._notify()
+
+    def _should_roll(
+        self, seg: Segment, size: int, max_timestamp: int, last_offset: int, now: int
+    ) -> bool:
+        if seg.size == 0:
+            return False  # Kafka would recreate the same empty segment
+        if seg.size > self.segment_bytes - size:
+            return True
+        rolling = seg.rolling_timestamp
+        if rolling is not None and rolling >= 0:
+            waited = max_timestamp - rolling
+        else:
+            waited = now - seg.created_ms
+        return waited > self.segment_ms or seg.offset_overflows(last_offset)
+
+    def _roll(self, base_offset: int, now: int) -> Segment:
+        if self.directory is None:
+            store: MemoryStore | FileStore = MemoryStore()
+        else:
+            store = FileStore(self.directory / segment_file_name(base_offset))
+        seg = Segment(base_offset, store, created_ms=now)
+        self._add_segment(seg)
+        return seg
+
+    def _add_segment(self, seg: Segment) -> None:
+        self._segments.append(seg)
+        self._bases.append(seg.base_offset)
+
+    def _on_batch(self, batch: Batch, base_offset: int, epoch: int) -> None:
+        magic = batch.magic
+        if isinstance(batch, RecordBatchV2) and batch.has_producer_id and not batch.is_control:
+            # Producer state follows the log: appends here and batches other processes
+            # wrote, found when the index catches up.
+            self.producers.observe(
+                ProducerBatch(
+                    producer_id=batch.producer_id,
+                    epoch=batch.producer_epoch,
+                    first_seq=batch.base_sequence,
+                    last_seq=last_sequence(batch.base_sequence, batch.last_offset - base_offset),
+                    first_offset=base_offset,
+                    last_offset=batch.last_offset,
+                    max_timestamp=batch.max_timestamp,
+                )
+            )
+        if is_v2(magic):
+            latest = self._epochs.latest_epoch
+            # Only a newer epoch starts an entry: an older one (a process whose metadata
+            # lags) must not truncate the cache, which Kafka's assign would do.
+            if epoch >= 0 and (latest is None or epoch > latest):
+                self._epochs.assign(epoch, base_offset)
+        elif self._epochs.latest_epoch is not None:
+            _log.warning(
+                "clearing leader epoch cache after a legacy batch",
+                topic=self.topic,
+                partition=self.partition,
+                magic=magic,
+            )
+            self._epochs.clear()
+
+    def _compute_log_end_offset(self) -> int:
+        active = self._segments[-1]
+        last = active.last_offset
+        if last is not None:
+            return last + 1
+        # An empty active segment was rolled at the log end offset (or is a new log's).
+        return active.base_offset
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def read(self, offset: int, max_bytes: int, *, min_one_batch: bool = True) -> bytes:
+        """Whole batches from the one holding ``offset`` (it may start before it), at most
+        ``max_bytes`` of them, all from one segment as Kafka's ``LocalLog.read``; the first
+        batch whole when it alone exceeds ``max_bytes`` and ``min_one_batch``; b"" at the log
+        end. `OffsetOutOfRange` outside [log start offset, log end offset]."""
+        self._check_open()
+        if offset < self._log_start_offset or offset > self._log_end_offset:
+            raise OffsetOutOfRange(offset, self._log_start_offset, self._log_end_offset)
+        if offset == self._log_end_offset:
+            return b""
+        found = self._locate(offset)
+        if found is None:
+            return b""
+        seg, i = found
+        start = seg.positions[i]
+        first_end = seg.batch_end(i)
+        limit = start + max(max_bytes, 0)
+        if first_end > limit:
+            return seg.read(start, first_end - start) if min_one_batch else b""
+        # The last batch boundary at or below the limit: batch k ends where k+1 starts.
+        k = bisect.bisect_right(seg.positions, limit, lo=i + 1)
+        end = seg.size if k == seg.batch_count and seg.size <= limit else seg.positions[k - 1]
+        return seg.read(start, end - start)
+
+    def _locate(self, offset: int) -> tuple[Segment, int] | None:
+        """The segment and index of the first batch whose last offset is >= ``offset``."""
+        s = max(bisect.bisect_right(self._bases, offset) - 1, 0)
+        while s < len(self._segments):
+            seg = self._segments[s]
+            i = bisect.bisect_left(seg.last_offsets, offset)
+            if i < seg.batch_count:
+                return seg, i
+            s += 1
+        return None
+
+    def offset_for_timestamp(self, timestamp_ms: int) -> TimestampOffset | None:
+        """ListOffsets by timestamp: the first record at or after the log start offset whose
+        timestamp is >= ``timestamp_ms``, searched in the first segment whose largest
+        timestamp reaches it (Kafka's ``searchOffsetInLocalLog``); batches whose max
+        timestamp is below the target are skipped without decoding. None when no record
+        qualifies."""
+        self._check_open()
+        seg = next((s for s in self._segments if s.largest_timestamp() >= timestamp_ms), None)
+        if seg is None or seg.batch_count == 0:
+            return None
+        lso = self._log_start_offset
+        first = bisect.bisect_left(seg.last_offsets, lso)
+        max_ts = seg.max_timestamps
+        for i in range(first, seg.batch_count):
+            if max_ts[i] < timestamp_ms:
+                continue
+            data = seg.read(seg.positions[i], seg.batch_end(i) - seg.positions[i])
+            batch = next(iter(iter_batches(data)))
+            for record in batch.records():
+                if record.timestamp >= timestamp_ms and record.offset >= lso:
+                    epoch = _epoch_or_undefined(seg, i)
+                    return TimestampOffset(record.offset, record.timestamp, epoch)
+        return None
+
+    def max_timestamp_offset(self) -> TimestampOffset | None:
+        """ListOffsets MAX_TIMESTAMP (KIP-734): the earliest record carrying the largest
+        timestamp of the log, with its batch's timestamp and leader epoch (Kafka 3.x: the
+        first segment with the largest max timestamp, its first batch reaching it, that
+        batch's first record with it). None for an empty log or magic 0 batches."""
+        self._check_open()
+        best: Segment | None = None
+        for seg in self._segments:
+            if best is None or seg.max_timestamp > best.max_timestamp:
+                best = seg
+        if best is None:
+            return None
+        target = best.max_timestamp
+        for i in range(best.batch_count):
+            if best.max_timestamps[i] != target:
+                continue
+            if best.magics[i] == 0:
+                return None
+            data = best.read(best.positions[i], best.batch_end(i) - best.positions[i])
+            batch = next(iter(iter_batches(data)))
+            for record in batch.records():
+                if record.timestamp == target:
+                    return TimestampOffset(record.offset, target, _epoch_or_undefined(best, i))
+            return None
+        return None
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """OffsetsForLeaderEpoch: (epoch, end offset), Kafka's ``endOffsetFor`` with the log
+        end offset; (-1, -1) when undefined."""
+        return self._epochs.end_offset_for(epoch, self._log_end_offset)
+
+    # -- deletion --------------------------------------------------------------------------
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: move the log start offset up to ``offset`` (never down), drop the
+        segments wholly below it, persist it; returns the new log start offset.
+        `OffsetOutOfRange` above the log end offset (the caller checks the high watermark,
+        which is the same here)."""
+        self._check_open()
+        with self._locked():
+            if offset > self._log_end_offset or offset < 0:
+                raise OffsetOutOfRange(offset, self._log_start_offset, self._log_end_offset)
+            if offset > self._log_start_offset:
+                self._log_start_offset = offset
+                self._epochs.truncate_from_start(offset)
+                self.producers.truncate_below(offset)
+                self._delete_segments(self._count_deletable(self._start_offset_breached))
+                self._persist_log_start_offset()
+            return self._log_start_offset
+
+    def apply_retention(self, now_ms: int, *, retention_ms: int, retention_bytes: int) -> int:
+        """Kafka's ``deleteOldSegments`` for ``cleanup.policy=delete``: segments wholly below
+        the log start offset, then the oldest while the log exceeds ``retention_bytes``, then
+        the oldest whose largest timestamp is more than ``retention_ms`` before ``now_ms``
+        (-1: unlimited). Deleting every segment first rolls an empty one at the log end, so
+        the log start offset becomes the log end offset. Returns the bytes freed."""
+        self._check_open()
+        with self._locked():
+            freed = self._delete_segments(self._count_deletable(self._start_offset_breached))
+            if retention_bytes >= 0 and self.size_bytes >= retention_bytes:
+                excess = self.size_bytes - retention_bytes
+
+                def over_size(seg: Segment, _next: Segment | None) -> bool:
+                    nonlocal excess
+                    if excess - seg.size < 0:
+                        return False
+                    excess -= seg.size
+                    return True
+
+                freed += self._delete_segments(self._count_deletable(over_size))
+            if retention_ms >= 0:
+
+                def expired(seg: Segment, _next: Segment | None) -> bool:
+                    return now_ms - seg.largest_timestamp() > retention_ms
+
+                freed += self._delete_segments(self._count_deletable(expired), now_ms)
+            return freed
+
+    def _start_offset_breached(self, _seg: Segment, nxt: Segment | None) -> bool:
+        return nxt is not None and nxt.base_offset <= self._log_start_offset
+
+    def _count_deletable(self, predicate: Callable[[Segment, Segment | None], bool]) -> int:
+        """How many segments from the oldest the predicate deletes (Kafka's
+        ``deletableSegments``: it stops at the first refusal and at an empty last segment)."""
+        count = 0
+        for n, seg in enumerate(self._segments):
+            nxt = self._segments[n + 1] if n + 1 < len(self._segments) else None
+            if not predicate(seg, nxt) or (nxt is None and seg.size == 0):
+                break
+            count += 1
+        return count
+
+    def _delete_segments(self, count: int, now: int | None = None) -> int:
+        if count == 0:
+            return 0
+        if count == len(self._segments):
+            # A log always keeps a segment: roll an empty one at the log end first.
+            self._roll(self._log_end_offset, now if now is not None else _now())
+        doomed = self._segments[:count]
+        del self._segments[:count]
+        del self._bases[:count]
+        freed = sum(seg.size for seg in doomed)
+        for seg in doomed:
+            seg.store.delete()
+        if self._segments[0].base_offset > self._log_start_offset:
+            self._log_start_offset = self._segments[0].base_offset
+            self._epochs.truncate_from_start(self._log_start_offset)
+            self.producers.truncate_below(self._log_start_offset)
+        self._persist_log_start_offset()
+        self._stamp_directory()
+        return freed
+
+    def _persist_log_start_offset(self) -> None:
+        """Kafka checkpoints a log start offset only when it is above the first segment's
+        base offset (otherwise the base offset says it)."""
+        if self._checkpoint is None:
+            return
+        key = (self.topic, self.partition)
+        wanted = (
+            self._log_start_offset
+            if self._log_start_offset > self._segments[0].base_offset
+            else None
+        )
+        if self._checkpoint.get(*key) != wanted:
+            self._checkpoint.update({key: wanted})
+
+    # -- other processes -------------------------------------------------------------------
+
+    def refresh_if_changed(self) -> bool:
+        """Disk mode: index what other processes appended, without the lock (a batch being
+        written is not indexed until whole). Costs a ``stat`` of the directory and of the
+        active segment when nothing changed. True when the log grew or its start moved."""
+        if self.directory is None or self._closed:
+            return False
+        try:
+            dir_stamp = os.stat(self.directory).st_mtime_ns
+        except FileNotFoundError:
+            return False
+        active = self._segments[-1]
+        grown = active.store.size_on_store() > active.size
+        start_before = self._log_start_offset
+        if dir_stamp == self._dir_stamp and not grown:
+            self._refresh_log_start_offset()
+            return self._log_start_offset != start_before
+        return self._refresh(trim=False)
+
+    def _refresh(self, *, trim: bool) -> bool:
+        """Bring the index up to date with the files (other processes' appends, rolls,
+        deletions); ``trim`` only with the lock held. True when anything changed."""
+        if self.directory is None:
+            return False
+        end_before, start_before = self._log_end_offset, self._log_start_offset
+        bases = self._segment_files()
+        if not bases:
+            return False  # directory being removed with its topic: keep what we have
+        gone = 0
+        while gone < len(self._segments) - 1 and self._bases[gone] < bases[0]:
+            gone += 1
+        if self._bases[gone:] != bases[: len(self._bases) - gone]:
+            # Not a continuation of what we know (the directory was replaced): start over.
+            self._load_segments(trim=trim)
+            self._stamp_directory()
+            return True
+        for seg in self._segments[:gone]:
+            seg.store.close()
+        del self._segments[:gone]
+        del self._bases[:gone]
+        first_to_scan = len(self._segments) - 1  # only the active one and new ones grow
+        for base in bases[len(self._bases) :]:
+            self._add_segment(Segment(base, FileStore(self.directory / segment_file_name(base))))
+        for seg in self._segments[first_to_scan:]:
+            on_disk = scan_store(seg, self._on_batch)
+            if seg.size < on_disk and trim:
+                seg.store.truncate(seg.size)
+        self._log_end_offset = self._compute_log_end_offset()
+        self._log_start_offset = max(self._log_start_offset, self._segments[0].base_offset)
+        self._refresh_log_start_offset()
+        self._stamp_directory()
+        return (
+            gone > 0 or self._log_end_offset != end_before or self._log_start_offset != start_before
+        )
+
+    def _refresh_log_start_offset(self) -> None:
+        if self._checkpoint is None:
+            return
+        stored = self._checkpoint.get(self.topic, self.partition)
+        lso = max(self._log_start_offset, self._segments[0].base_offset, stored or 0)
+        lso = min(lso, self._log_end_offset)
+        if lso != self._log_start_offset:
+            self._log_start_offset = lso
+        self._epochs.truncate_from_start(lso)
+        self.producers.truncate_below(lso)
+
+    def _stamp_directory(self) -> None:
+        if self.directory is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self._dir_stamp = os.stat(self.directory).st_mtime_ns
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def _notify(self) -> None:
+        if self._on_append is not None:
+            self._on_append()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError(f"log {self.topic}-{self.partition} is closed")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for seg in self._segments:
+            seg.store.close()
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)
+            self._lock_fd = -1
+
+    def __repr__(self) -> str:
+        return (
+            f"PartitionLog({self.topic}-{self.partition}, start={self._log_start_offset}, "
+            f"end={self._log_end_offset}, segments={len(self._segments)})"
+        )
+
+
+def _epoch_or_undefined(seg: Segment, i: int) -> int:
+    epoch = seg.epochs[i]
+    return epoch if epoch >= 0 else UNDEFINED_EPOCH
+
+
+def _now() -> int:
+    return now_ms()

@@ -1,0 +1,254 @@
+"""One log segment: where its bytes live (memory or a ``.log`` file) and its batch index.
+
+A segment holds whole batches from ``base_offset`` on. Its index is four compact arrays and
+a bytearray, one slot per batch (about 29 bytes a batch): file position, last offset, max
+timestamp, partition leader epoch and magic. That is everything a read (which batch holds an
+offset), a timestamp lookup (which batches can hold a timestamp) and the epoch cache need,
+without one Python object per batch. Kafka keeps a sparse ``.index`` / ``.timeindex`` per
+segment (``LogSegment``, ``OffsetIndex``, ``TimeIndex``); a dense in-memory index answers the
+same questions exactly and needs no files.
+
+- `MemoryStore`: the bytes in a bytearray.
+- `FileStore`: Kafka's ``<base offset, 20 digits>.log`` file, written with ``os.write`` and
+  read with ``os.pread`` (the bytes are never all in memory).
+- `Segment`: a store and its index; `Segment.index_bytes` scans batch headers
+  (``broker.protocol.records.iter_batches``) and appends them to the index.
+- `scan_store`: index what a store holds beyond what is indexed, in chunks, stopping at a
+  partial batch (the caller decides whether to trim it: only a lock holder may).
+
+Deliberately not here: CRC checks at scan (Kafka's recovery checks CRCs only for unflushed
+segments after an unclean shutdown; zkbroker trusts its own writes), ``.index`` /
+``.timeindex`` / ``.txnindex`` / ``.snapshot`` files, roll decisions and offsets across
+segments (``partition_log``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Protocol
+
+from broker.protocol.records import (
+    MAGIC_V2,
+    NO_TIMESTAMP,
+    Batch,
+    CorruptRecordError,
+    RecordBatchV2,
+    iter_batches,
+)
+from broker.protocol.records.constants import LOG_OVERHEAD
+
+#: How much of a file one scan step reads (a batch larger than this is read whole).
+SCAN_CHUNK: Final = 1 << 20
+_I32_MAX: Final = 2**31 - 1
+
+
+def segment_file_name(base_offset: int) -> str:
+    """Kafka's ``LogFileUtils.logFile`` name: the base offset as 20 digits, ``.log``."""
+    return f"{base_offset:020d}.log"
+
+
+def parse_segment_file_name(name: str) -> int | None:
+    stem, dot, ext = name.partition(".")
+    if ext != "log" or not dot or len(stem) != 20 or not stem.isdigit():
+        return None
+    return int(stem)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class SegmentStore(Protocol):
+    def size_on_store(self) -> int: ...
+    def write(self, data: bytes) -> None: ...
+    def read(self, position: int, length: int) -> bytes: ...
+    def truncate(self, size: int) -> None: ...
+    def last_modified_ms(self) -> int: ...
+    def close(self) -> None: ...
+    def delete(self) -> None: ...
+
+
+class MemoryStore:
+    __slots__ = ("_data", "_modified_ms")
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self._modified_ms = now_ms()
+
+    def size_on_store(self) -> int:
+        return len(self._data)
+
+    def write(self, data: bytes) -> None:
+        self._data += data
+        self._modified_ms = now_ms()
+
+    def read(self, position: int, length: int) -> bytes:
+        return bytes(self._data[position : position + length])
+
+    def truncate(self, size: int) -> None:
+        del self._data[size:]
+
+    def last_modified_ms(self) -> int:
+        return self._modified_ms
+
+    def close(self) -> None:
+        pass
+
+    def delete(self) -> None:
+        self._data = bytearray()
+
+
+class FileStore:
+    """A ``.log`` file. Appends go through an ``O_APPEND`` descriptor: the caller holds the
+    partition's flock, so the end of the file is where this process's index ends."""
+
+    __slots__ = ("_fd", "path")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+
+    def size_on_store(self) -> int:
+        return os.fstat(self._fd).st_size
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+    def read(self, position: int, length: int) -> bytes:
+        return os.pread(self._fd, length, position)
+
+    def truncate(self, size: int) -> None:
+        os.ftruncate(self._fd, size)
+
+    def last_modified_ms(self) -> int:
+        return os.fstat(self._fd).st_mtime_ns // 1_000_000
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def delete(self) -> None:
+        self.close()
+        # Another process sharing the dir may have deleted it first.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+
+
+@dataclass(eq=False)
+class Segment:
+    """A store and the index of the whole batches it holds, in offset order."""
+
+    base_offset: int
+    store: SegmentStore
+    positions: array[int] = field(default_factory=lambda: array("q"))
+    last_offsets: array[int] = field(default_factory=lambda: array("q"))
+    max_timestamps: array[int] = field(default_factory=lambda: array("q"))
+    epochs: array[int] = field(default_factory=lambda: array("i"))
+    magics: bytearray = field(default_factory=bytearray)
+    size: int = 0
+    """Bytes of whole, indexed batches (the file may hold more: another process's append)."""
+    max_timestamp: int = NO_TIMESTAMP
+    """Kafka's ``maxTimestampSoFar``: the largest batch max timestamp in the segment."""
+    rolling_timestamp: int | None = None
+    """Kafka's ``rollingBasedTimestamp``: the first batch's max timestamp, for segment.ms."""
+    created_ms: int = field(default_factory=now_ms)
+
+    @property
+    def batch_count(self) -> int:
+        return len(self.positions)
+
+    @property
+    def last_offset(self) -> int | None:
+        return self.last_offsets[-1] if self.last_offsets else None
+
+    def batch_end(self, i: int) -> int:
+        return self.positions[i + 1] if i + 1 < len(self.positions) else self.size
+
+    def largest_timestamp(self) -> int:
+        """Kafka's ``LogSegment.largestTimestamp``: the max timestamp, else the file's mtime."""
+        return self.max_timestamp if self.max_timestamp >= 0 else self.store.last_modified_ms()
+
+    def index_bytes(
+        self, data: bytes | memoryview, position: int, on_batch: BatchListener | None = None
+    ) -> int:
+        """Index the whole batches of ``data``, which sits at ``position`` in the store;
+        returns how many bytes they cover (a partial batch at the end is left out)."""
+        covered = 0
+        for batch in iter_batches(data):
+            size = batch.size_in_bytes
+            if isinstance(batch, RecordBatchV2):
+                base, epoch = batch.base_offset, batch.partition_leader_epoch
+            else:
+                base, epoch = batch.offset, -1
+            last, max_ts, magic = batch.last_offset, batch.max_timestamp, batch.magic
+            self.positions.append(position + covered)
+            self.last_offsets.append(last)
+            self.max_timestamps.append(max_ts)
+            self.epochs.append(epoch)
+            self.magics.append(magic)
+            if self.rolling_timestamp is None:
+                self.rolling_timestamp = max_ts
+            if max_ts > self.max_timestamp:
+                self.max_timestamp = max_ts
+            if on_batch is not None:
+                on_batch(batch, base, epoch)
+            covered += size
+            # Per batch, so a corrupt header further on leaves the good prefix indexed.
+            self.size = position + covered
+        return covered
+
+    def read(self, position: int, length: int) -> bytes:
+        return self.store.read(position, length)
+
+    def offset_overflows(self, last_offset: int) -> bool:
+        """Kafka rolls when an offset no longer fits the index's relative int32."""
+        return last_offset - self.base_offset > _I32_MAX
+
+
+#: Told (batch, base offset, partition leader epoch) of each newly indexed batch.
+BatchListener = Callable[[Batch, int, int], None]
+
+
+def scan_store(segment: Segment, on_batch: BatchListener | None = None) -> int:
+    """Index what the store holds past ``segment.size``; returns the store's size, so the
+    caller sees whether a partial batch remains (``segment.size < returned``).
+
+    Cost is proportional to the new batches' count (headers only), read ``SCAN_CHUNK`` at a
+    time. A corrupt header ends the scan as a partial batch would.
+    """
+    end = segment.store.size_on_store()
+    while segment.size < end:
+        pos = segment.size
+        chunk = segment.read(pos, min(SCAN_CHUNK, end - pos))
+        try:
+            covered = segment.index_bytes(chunk, pos, on_batch)
+        except CorruptRecordError:
+            return end
+        if covered == 0:
+            # One batch larger than the chunk: read exactly it, if it is all there.
+            if len(chunk) < LOG_OVERHEAD:
+                return end
+            need = int.from_bytes(chunk[8:12], "big", signed=True) + LOG_OVERHEAD
+            if need <= len(chunk) or pos + need > end:
+                return end
+            try:
+                covered = segment.index_bytes(segment.read(pos, need), pos, on_batch)
+            except CorruptRecordError:
+                return end
+            if covered == 0:
+                return end
+    return end
+
+
+def is_v2(magic: int) -> bool:
+    return magic >= MAGIC_V2

@@ -1,0 +1,88 @@
+"""DeleteRecords (key 21): move a partition's log start offset forward (KIP-107;
+docs/kafka-behaviour.md §15).
+
+Kafka 3.9's flow (`KafkaApis.handleDeleteRecordsRequest`, `ReplicaManager.deleteRecords`,
+`Partition.deleteRecordsOnLeader`, `UnifiedLog.maybeIncrementLogStartOffset`):
+
+* unknown partition -> UNKNOWN_TOPIC_OR_PARTITION; not the leader -> NOT_LEADER_OR_FOLLOWER;
+* a topic whose `cleanup.policy` lacks `delete` -> POLICY_VIOLATION;
+* offset -1 means the high watermark; a negative offset, or one above the high watermark ->
+  OFFSET_OUT_OF_RANGE;
+* else the log start offset becomes the offset (never moves back), whole segments below it
+  are dropped, and `low_watermark` answers the new log start offset (-1 on error).
+
+Kafka then waits until every replica's log start offset reached it (DelayedDeleteRecords);
+replicas share the log here, so the answer is immediate.
+
+Deliberately not here: authorization (DELETE on the topic).
+"""
+
+from __future__ import annotations
+
+from broker.asyncutil import Pacer
+from broker.protocol import error_codes
+from broker.protocol.messages.delete_records import (
+    DeleteRecordsPartitionResult,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+    DeleteRecordsTopicResult,
+)
+from handlers.context import RequestContext
+from handlers.support.partitions import Located, locate, open_log
+
+API_KEY = 21
+MIN_VERSION = 0
+MAX_VERSION = 2
+
+HIGH_WATERMARK = -1
+
+
+def _failed(index: int, code: int) -> DeleteRecordsPartitionResult:
+    return DeleteRecordsPartitionResult(partition_index=index, low_watermark=-1, error_code=code)
+
+
+async def _delete(
+    ctx: RequestContext, topic: str, index: int, offset: int
+) -> DeleteRecordsPartitionResult:
+    located = locate(ctx.image, ctx.broker.broker_id, topic, index)
+    if not isinstance(located, Located):
+        return _failed(index, located)
+    log, config = await open_log(ctx, located)
+    if "delete" not in config.cleanup_policy:
+        return _failed(index, error_codes.POLICY_VIOLATION)
+    target = log.high_watermark if offset == HIGH_WATERMARK else offset
+    if target < 0 or target > log.high_watermark:
+        return _failed(index, error_codes.OFFSET_OUT_OF_RANGE)
+    with log.append_lock():
+        low = log.delete_records_before(target) if target > log.log_start_offset else None
+    return DeleteRecordsPartitionResult(
+        partition_index=index,
+        low_watermark=log.log_start_offset if low is None else low,
+        error_code=error_codes.NONE,
+    )
+
+
+async def handle(ctx: RequestContext, request: DeleteRecordsRequest) -> DeleteRecordsResponse:
+    pacer = Pacer()
+    topics: list[DeleteRecordsTopicResult] = []
+    for topic in request.topics:
+        results: list[DeleteRecordsPartitionResult] = []
+        for p in topic.partitions:
+            if pacer.due():
+                await pacer.pause()
+            results.append(await _delete(ctx, topic.name, p.partition_index, p.offset))
+        topics.append(DeleteRecordsTopicResult(name=topic.name, partitions=results))
+    return DeleteRecordsResponse(topics=topics)
+
+
+def error_response(
+    request: DeleteRecordsRequest, version: int, code: int, message: str | None
+) -> DeleteRecordsResponse:
+    return DeleteRecordsResponse(
+        topics=[
+            DeleteRecordsTopicResult(
+                name=t.name, partitions=[_failed(p.partition_index, code) for p in t.partitions]
+            )
+            for t in request.topics
+        ]
+    )

@@ -1,0 +1,342 @@
+"""Fetch (key 1): records read from the partition's log, with long polling and fetch sessions
+(docs/kafka-behaviour.md §15).
+
+Kafka 3.9's flow (`KafkaApis.handleFetchRequest`, `FetchManager.newContext`,
+`ReplicaManager.fetchMessages`/`readFromLog`, `Partition.fetchRecords`, `DelayedFetch`):
+
+1. the fetch session (KIP-227, v7+: `broker.rules.fetch_sessions`) decides which partitions
+   are read and which are answered; a session error is the whole answer;
+2. v13+ names topics by id (KIP-516): an id this broker does not know is UNKNOWN_TOPIC_ID;
+3. per partition: unknown -> UNKNOWN_TOPIC_OR_PARTITION; not hosted, or not led when the
+   request must read the leader (followers always, consumers before v11: KIP-392 lets a v11+
+   consumer read a follower) -> NOT_LEADER_OR_FOLLOWER (with the KIP-951 leader hint from
+   v16); a stale or future `current_leader_epoch` -> FENCED/UNKNOWN_LEADER_EPOCH; a
+   `last_fetched_epoch` whose epoch ended before `fetch_offset` -> a diverging epoch and no
+   records (v12+); an offset outside [log start, log end] -> OFFSET_OUT_OF_RANGE; else whole
+   batches from the batch holding `fetch_offset`, within the partition's `max_bytes` and what
+   is left of the response's `max_bytes` (v3+), the first batch sent whole even if larger
+   (KIP-74; before v3 the size limit is hard and an oversized first batch is cut, as Kafka's
+   old clients expect to detect it);
+4. fewer than `min_bytes` and no error: the request waits for appends up to `max_wait_ms`;
+5. `read_committed` reads up to the last stable offset with the aborted transactions (none
+   until transactions land, so an empty list); `read_uncommitted` up to the high watermark,
+   which is the log end offset since replicas share the log;
+6. v0-v3 clients read magic 0/1 message sets: v2 batches are converted down as Kafka does
+   for them (v0/v1 -> magic 0, v2/v3 -> magic 1).
+
+Deliberately not here: quotas and throttling, a replica selector (`preferred_read_replica`
+stays -1 as with Kafka's default of none), follower fetch state (ISR changes come from the
+controller), and authorization.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from broker.asyncutil import Pacer
+from broker.image.metadata_image import MetadataImage
+from broker.protocol import error_codes
+from broker.protocol.messages.fetch import (
+    EpochEndOffset,
+    FetchableTopicResponse,
+    FetchRequest,
+    FetchResponse,
+    LeaderIdAndEpoch,
+    NodeEndpoint,
+    PartitionData,
+)
+from broker.protocol.records import MAGIC_V2, CompressionType, iter_batches
+from broker.rules.fetch_sessions import (
+    FetchContext,
+    FetchPartitionKey,
+    FetchPartitionRequest,
+    FetchPartitionResult,
+)
+from broker.storage import OffsetOutOfRange
+from handlers.context import RequestContext
+from handlers.support.down_conversion import down_convert
+from handlers.support.partitions import Located, leader_hint, locate, open_log
+
+API_KEY = 1
+MIN_VERSION = 0
+MAX_VERSION = 17
+
+READ_COMMITTED = 1
+ZERO_UUID = uuid.UUID(int=0)
+FOLLOWER_READS_VERSION = 11  # KIP-392
+TOPIC_IDS_VERSION = 13  # KIP-516
+LEADER_HINT_VERSION = 16  # KIP-951
+DIVERGING_EPOCH_VERSION = 12  # KIP-595
+ZSTD_VERSION = 10  # KIP-110
+
+
+def _has_zstd(records: bytes) -> bool:
+    return any(
+        b.magic == MAGIC_V2 and b.compression == CompressionType.ZSTD for b in iter_batches(records)
+    )
+
+
+@dataclass
+class _Read:
+    data: PartitionData
+    size: int
+
+
+def _error(index: int, code: int) -> PartitionData:
+    return PartitionData(
+        partition_index=index,
+        error_code=code,
+        high_watermark=-1,
+        last_stable_offset=-1,
+        log_start_offset=-1,
+        aborted_transactions=None,
+        records=b"",
+    )
+
+
+class _TopicNames(Mapping[uuid.UUID, str]):
+    """Topic names by id as this broker's metadata knows them, looked up one at a time."""
+
+    def __init__(self, image: MetadataImage) -> None:
+        self._image = image
+
+    def __getitem__(self, topic_id: uuid.UUID) -> str:
+        found = self._image.topic_by_id(topic_id)
+        if found is None:
+            raise KeyError(topic_id)
+        return found.name
+
+    def __contains__(self, topic_id: object) -> bool:
+        return isinstance(topic_id, uuid.UUID) and self._image.topic_by_id(topic_id) is not None
+
+    def __iter__(self) -> Iterator[uuid.UUID]:
+        return (t.topic_id for t in self._image.topics.values() if t.topic_id is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _replica_id(request: FetchRequest, version: int) -> int:
+    return request.replica_state.replica_id if version >= 15 else request.replica_id
+
+
+async def _read_partition(
+    ctx: RequestContext,
+    key: FetchPartitionKey,
+    wanted: FetchPartitionRequest,
+    *,
+    from_follower: bool,
+    read_committed: bool,
+    max_bytes: int,
+    min_one: bool,
+) -> _Read:
+    version = ctx.version
+    index = key.partition
+    if not key.topic:
+        return _Read(_error(index, error_codes.UNKNOWN_TOPIC_ID), 0)
+    leader_only = from_follower or version < FOLLOWER_READS_VERSION
+    located = locate(
+        ctx.image,
+        ctx.broker.broker_id,
+        key.topic,
+        index,
+        leader_only=leader_only,
+        current_leader_epoch=wanted.current_leader_epoch if version >= 9 else -1,
+    )
+    if not isinstance(located, Located):
+        answer = _error(index, located)
+        if located in (error_codes.NOT_LEADER_OR_FOLLOWER, error_codes.FENCED_LEADER_EPOCH):
+            leader, epoch = leader_hint(ctx.image, key.topic, index)
+            answer.current_leader = LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
+        return _Read(answer, 0)
+    log, _config = await open_log(ctx, located)
+    high_watermark = log.high_watermark
+    answer = PartitionData(
+        partition_index=index,
+        high_watermark=high_watermark,
+        last_stable_offset=high_watermark,
+        log_start_offset=log.log_start_offset,
+        aborted_transactions=[] if read_committed else None,
+        records=b"",
+    )
+    if version >= DIVERGING_EPOCH_VERSION and wanted.last_fetched_epoch >= 0:
+        epoch, end_offset = log.end_offset_for_epoch(wanted.last_fetched_epoch)
+        if epoch < wanted.last_fetched_epoch or end_offset < wanted.fetch_offset:
+            answer.diverging_epoch = EpochEndOffset(epoch=epoch, end_offset=end_offset)
+            return _Read(answer, 0)
+    limit = min(wanted.max_bytes, max_bytes)
+    try:
+        if version <= 2:
+            # Hard limit (before KIP-74): an oversized first batch is cut at the limit.
+            records = log.read(wanted.fetch_offset, limit, min_one_batch=True)[:limit]
+        else:
+            records = log.read(wanted.fetch_offset, limit, min_one_batch=min_one)
+    except OffsetOutOfRange:
+        return _Read(_error(index, error_codes.OFFSET_OUT_OF_RANGE), 0)
+    if records and version < ZSTD_VERSION and _has_zstd(records):
+        # Kafka refuses the partition rather than send zstd to a client that cannot read it.
+        return _Read(_error(index, error_codes.UNSUPPORTED_COMPRESSION_TYPE), 0)
+    if records and version <= 3:
+        records = down_convert(records, magic=0 if version <= 1 else 1, start=wanted.fetch_offset)
+    answer.records = records
+    return _Read(answer, len(records))
+
+
+async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
+    version = ctx.version
+    replica_id = _replica_id(request, version)
+    from_follower = replica_id >= 0
+    uses_ids = version >= TOPIC_IDS_VERSION
+    image = ctx.image
+
+    def key_of(topic: str, topic_id: uuid.UUID, partition: int) -> FetchPartitionKey:
+        if not uses_ids:
+            return FetchPartitionKey(None, topic, partition)
+        # An id this broker does not know stays in the session without a name: it is
+        # answered UNKNOWN_TOPIC_ID until the topic shows up in the metadata.
+        found = image.topic_by_id(topic_id)
+        return FetchPartitionKey(topic_id, "" if found is None else found.name, partition)
+
+    wanted: list[tuple[FetchPartitionKey, FetchPartitionRequest]] = []
+    for topic in request.topics:
+        for p in topic.partitions:
+            wanted.append(
+                (
+                    key_of(topic.topic, topic.topic_id, p.partition),
+                    FetchPartitionRequest(
+                        fetch_offset=p.fetch_offset,
+                        log_start_offset=p.log_start_offset,
+                        max_bytes=p.partition_max_bytes,
+                        current_leader_epoch=p.current_leader_epoch,
+                        last_fetched_epoch=p.last_fetched_epoch,
+                    ),
+                )
+            )
+    forgotten = [
+        key_of(t.topic, t.topic_id, p) for t in request.forgotten_topics_data for p in t.partitions
+    ]
+    session = ctx.broker.fetch_sessions.new_context(
+        version=version,
+        session_id=request.session_id,
+        epoch=request.session_epoch,
+        fetch_partitions=wanted,
+        forgotten=forgotten,
+        is_from_follower=from_follower,
+        uses_topic_ids=uses_ids,
+        now_ms=int(time.time() * 1000),
+        topic_names=_TopicNames(image) if uses_ids else None,
+    )
+    if session.error != error_codes.NONE:
+        return FetchResponse(error_code=session.error, session_id=0)
+
+    deadline = time.monotonic() + max(request.max_wait_ms, 0) / 1000
+    total_max = request.max_bytes if version >= 3 else (1 << 31) - 1
+    while True:
+        reads = await _read_all(ctx, session, request, from_follower, total_max)
+        size = sum(r.size for r in reads.values())
+        errors = any(r.data.error_code != error_codes.NONE for r in reads.values())
+        remaining = deadline - time.monotonic()
+        if size >= request.min_bytes or errors or remaining <= 0:
+            break
+        # DelayedFetch: complete early once an append may have brought enough bytes.
+        await ctx.broker.logs.wait_for_append(remaining)
+    return _response(ctx, session, reads)
+
+
+async def _read_all(
+    ctx: RequestContext,
+    session: FetchContext,
+    request: FetchRequest,
+    from_follower: bool,
+    total_max: int,
+) -> dict[FetchPartitionKey, _Read]:
+    pacer = Pacer()
+    budget = total_max
+    reads: dict[FetchPartitionKey, _Read] = {}
+    read_committed = request.isolation_level == READ_COMMITTED and ctx.version >= 4
+    for key, wanted in session.partitions_to_read():
+        if pacer.due():
+            await pacer.pause()
+        read = await _read_partition(
+            ctx,
+            key,
+            wanted,
+            from_follower=from_follower,
+            read_committed=read_committed,
+            max_bytes=max(budget, 0),
+            # KIP-74: the first batch goes whole until some partition has sent records.
+            min_one=budget == total_max,
+        )
+        budget -= read.size
+        reads[key] = read
+    return reads
+
+
+def _response(
+    ctx: RequestContext,
+    session: FetchContext,
+    reads: dict[FetchPartitionKey, _Read],
+) -> FetchResponse:
+    results = {
+        key: FetchPartitionResult(
+            error=r.data.error_code,
+            high_watermark=r.data.high_watermark,
+            last_stable_offset=r.data.last_stable_offset,
+            log_start_offset=r.data.log_start_offset,
+            preferred_read_replica=r.data.preferred_read_replica,
+            has_records=r.size > 0,
+        )
+        for key, r in reads.items()
+    }
+    session_id, included = session.response_partitions(results)
+    topics: list[FetchableTopicResponse] = []
+    by_topic: dict[tuple[str, uuid.UUID | None], FetchableTopicResponse] = {}
+    hints: set[int] = set()
+
+    def topic_entry(key: FetchPartitionKey) -> FetchableTopicResponse:
+        group = (key.topic, key.topic_id)
+        entry = by_topic.get(group)
+        if entry is None:
+            entry = FetchableTopicResponse(topic=key.topic, topic_id=key.topic_id or ZERO_UUID)
+            by_topic[group] = entry
+            topics.append(entry)
+        return entry
+
+    for key in included:
+        data = reads[key].data
+        if data.current_leader.leader_id >= 0:
+            hints.add(data.current_leader.leader_id)
+        topic_entry(key).partitions.append(data)
+    if session.error != error_codes.NONE:
+        # The session moved on while this request waited (another request took its epoch).
+        return FetchResponse(error_code=session.error, session_id=0)
+    response = FetchResponse(error_code=error_codes.NONE, session_id=session_id, responses=topics)
+    if ctx.version >= LEADER_HINT_VERSION:
+        response.node_endpoints = [
+            NodeEndpoint(node_id=b, host=info.host or "", port=info.port, rack=info.rack)
+            for b in sorted(hints)
+            if (info := ctx.image.brokers.get(b)) is not None
+        ]
+    return response
+
+
+def error_response(
+    request: FetchRequest, version: int, code: int, message: str | None
+) -> FetchResponse:
+    # Kafka's FetchRequest.getErrorResponse: the code on every partition asked for, and at the
+    # top level from v7 (where sessions can fail as a whole).
+    return FetchResponse(
+        error_code=code if version >= 7 else error_codes.NONE,
+        session_id=request.session_id if version >= 7 else 0,
+        responses=[
+            FetchableTopicResponse(
+                topic=t.topic,
+                topic_id=t.topic_id,
+                partitions=[_error(p.partition, code) for p in t.partitions],
+            )
+            for t in request.topics
+        ],
+    )

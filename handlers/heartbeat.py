@@ -1,0 +1,47 @@
+"""Heartbeat (key 12), versions 0-4: a member says it is alive (docs/kafka-behaviour.md §16).
+
+Kafka 3.9's ``GroupCoordinator.handleHeartbeat``: INVALID_GROUP_ID for a null/empty id; while
+the coordinator loads the group the answer is NONE ("respond blindly": the member will learn of
+the rebalance on its next heartbeat); COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR; then
+UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID (v3+), ILLEGAL_GENERATION; a member of a group preparing a
+rebalance gets REBALANCE_IN_PROGRESS (its session is renewed all the same), an Empty group
+UNKNOWN_MEMBER_ID. Each accepted heartbeat restarts the member's session timeout.
+
+Not emulated: authorization.
+"""
+
+from __future__ import annotations
+
+from broker.groups.coordinator import now_ms
+from broker.protocol import error_codes
+from broker.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from handlers.context import RequestContext
+from handlers.support.group_coordination import coordinator, membership_status
+
+API_KEY = 12
+MIN_VERSION = 0
+MAX_VERSION = 4
+
+
+async def handle(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
+    code = membership_status(ctx, request.group_id)
+    if code == error_codes.COORDINATOR_LOAD_IN_PROGRESS:
+        return HeartbeatResponse(error_code=error_codes.NONE)
+    if code != error_codes.NONE:
+        return HeartbeatResponse(error_code=code)
+    gc = coordinator(ctx)
+    code = gc.machine.heartbeat(
+        request.group_id,
+        request.member_id,
+        request.group_instance_id if ctx.version >= 3 else None,
+        request.generation_id,
+        now_ms(),
+    )
+    gc.touch(request.group_id)
+    return HeartbeatResponse(error_code=code)
+
+
+def error_response(
+    request: HeartbeatRequest, version: int, code: int, message: str | None
+) -> HeartbeatResponse:
+    return HeartbeatResponse(error_code=code)

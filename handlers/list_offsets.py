@@ -1,0 +1,165 @@
+"""ListOffsets (key 2): a partition's offsets by position or by time (docs/kafka-behaviour.md §15).
+
+Kafka 3.9's flow (`KafkaApis.handleListOffsetRequest`, `ReplicaManager.fetchOffset`,
+`Partition.fetchOffsetForTimestamp`, `UnifiedLog.fetchOffsetByTimestamp`):
+
+* v1+: a partition named twice is INVALID_REQUEST (each time); unknown ->
+  UNKNOWN_TOPIC_OR_PARTITION; only the leader answers (NOT_LEADER_OR_FOLLOWER) unless the
+  requester is the debugging replica (-2); `current_leader_epoch` is checked (v4+, KIP-320);
+* timestamps: -2 EARLIEST (log start offset), -1 LATEST (high watermark, or the last stable
+  offset under `read_committed`, v2+), -3 MAX_TIMESTAMP (v7+, KIP-734: the record with the
+  largest timestamp), -4 EARLIEST_LOCAL (v8+, KIP-405: the local log start, the same here),
+  -5 LATEST_TIERED (v9+, KIP-1005: -1 without tiered storage); any other value: the first
+  record whose timestamp is at or after it, -1/-1 when there is none;
+* v0 answers a list of offsets (`old_style_offsets`, Kafka's `legacyFetchOffsetsBefore`):
+  segment base offsets and the log end, newest first, up to `max_num_offsets`;
+* the leader epoch of the offset is answered from v4.
+
+Deliberately not here: authorization, and waiting for a new leader's high watermark
+(OFFSET_NOT_AVAILABLE): replicas share the log, so it is always known.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+from broker.asyncutil import Pacer
+from broker.protocol import error_codes
+from broker.protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopicResponse,
+)
+from broker.storage import PartitionLog
+from handlers.context import RequestContext
+from handlers.support.partitions import Located, locate, open_log
+
+API_KEY = 2
+MIN_VERSION = 0
+MAX_VERSION = 9
+
+LATEST = -1
+EARLIEST = -2
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL = -4
+LATEST_TIERED = -5
+DEBUGGING_REPLICA = -2
+READ_COMMITTED = 1
+NO_TIMESTAMP = -1
+
+
+def _failed(index: int, code: int, version: int) -> ListOffsetsPartitionResponse:
+    answer = ListOffsetsPartitionResponse(
+        partition_index=index, error_code=code, timestamp=-1, offset=-1, leader_epoch=-1
+    )
+    if version == 0:
+        answer.old_style_offsets = []
+    return answer
+
+
+def _legacy_offsets(log: PartitionLog, timestamp: int, limit: int) -> list[int]:
+    """Kafka's `legacyFetchOffsetsBefore`: (offset, time) points newest first."""
+    points = [(base, modified) for base, modified in log.segment_points()]
+    if log.size_bytes and (not points or points[-1][0] != log.log_end_offset):
+        points.append((log.log_end_offset, int(time.time() * 1000)))
+    if timestamp == LATEST:
+        start = len(points) - 1
+    elif timestamp == EARLIEST:
+        start = 0
+    else:
+        start = -1
+        for i, (_, modified) in enumerate(points):
+            if modified <= timestamp:
+                start = i
+    return [points[start - j][0] for j in range(min(limit, start + 1))]
+
+
+def _answer(
+    ctx: RequestContext,
+    located: Located,
+    log: PartitionLog,
+    wanted: ListOffsetsPartition,
+    committed: bool,
+) -> ListOffsetsPartitionResponse:
+    version = ctx.version
+    index = wanted.partition_index
+    timestamp = wanted.timestamp
+    if version == 0:
+        answer = _failed(index, error_codes.NONE, 0)
+        answer.old_style_offsets = _legacy_offsets(log, timestamp, wanted.max_num_offsets)
+        return answer
+    last_fetchable = log.high_watermark  # the last stable offset too, until transactions land
+    offset, found_ts, epoch = -1, NO_TIMESTAMP, -1
+    if timestamp in (EARLIEST, EARLIEST_LOCAL):
+        offset = log.log_start_offset
+        epoch = log.epoch_for_offset(offset)
+    elif timestamp == LATEST:
+        offset = last_fetchable if committed else log.high_watermark
+        epoch = located.partition.leader_epoch
+    elif timestamp == LATEST_TIERED:
+        offset, epoch = -1, -1
+    elif timestamp == MAX_TIMESTAMP:
+        hit = log.max_timestamp_offset()
+        if hit is not None:
+            offset, found_ts, epoch = hit.offset, hit.timestamp, hit.leader_epoch
+    else:
+        hit = log.offset_for_timestamp(timestamp)
+        if hit is not None and hit.offset < last_fetchable:
+            offset, found_ts, epoch = hit.offset, hit.timestamp, hit.leader_epoch
+    return ListOffsetsPartitionResponse(
+        partition_index=index,
+        error_code=error_codes.NONE,
+        timestamp=found_ts,
+        offset=offset,
+        leader_epoch=epoch if version >= 4 else -1,
+    )
+
+
+async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffsetsResponse:
+    version = ctx.version
+    counts = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
+    committed = version >= 2 and request.isolation_level == READ_COMMITTED
+    leader_only = request.replica_id != DEBUGGING_REPLICA
+    pacer = Pacer()
+    topics: list[ListOffsetsTopicResponse] = []
+    for topic in request.topics:
+        answers: list[ListOffsetsPartitionResponse] = []
+        for wanted in topic.partitions:
+            if pacer.due():
+                await pacer.pause()
+            index = wanted.partition_index
+            if version >= 1 and counts[(topic.name, index)] > 1:
+                answers.append(_failed(index, error_codes.INVALID_REQUEST, version))
+                continue
+            located = locate(
+                ctx.image,
+                ctx.broker.broker_id,
+                topic.name,
+                index,
+                leader_only=leader_only,
+                current_leader_epoch=wanted.current_leader_epoch if version >= 4 else -1,
+            )
+            if not isinstance(located, Located):
+                answers.append(_failed(index, located, version))
+                continue
+            log, _config = await open_log(ctx, located)
+            answers.append(_answer(ctx, located, log, wanted, committed))
+        topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=answers))
+    return ListOffsetsResponse(topics=topics)
+
+
+def error_response(
+    request: ListOffsetsRequest, version: int, code: int, message: str | None
+) -> ListOffsetsResponse:
+    return ListOffsetsResponse(
+        topics=[
+            ListOffsetsTopicResponse(
+                name=t.name,
+                partitions=[_failed(p.partition_index, code, version) for p in t.partitions],
+            )
+            for t in request.topics
+        ]
+    )

@@ -1,0 +1,115 @@
+"""A topic's effective log configuration: its overrides over the leader broker's defaults.
+
+Kafka builds a partition's `LogConfig` from the topic's `/config/topics/<t>` overrides laid
+over the broker's log defaults (`LogConfig.fromProps(kafkaConfig.extractLogConfigMap, props)`,
+docs/kafka-behaviour.md §10). The data-plane handlers need a handful of those values per
+request, so the result is computed once per (overrides, broker config, release) and cached.
+
+* `TopicLogConfig.validation` is what `broker.rules.log_validation` takes; the timestamp window
+  is `message.timestamp.before/after.max.ms` from 3.6 (KIP-937), else
+  `message.timestamp.difference.max.ms` on both sides.
+* An override that does not parse falls back to the broker's value for that key, with one
+  warning: Kafka would refuse to load such a log, but zkbroker never writes one, and a hand-made
+  znode should not take the partition down in a mock.
+
+Deliberately not here: reading the overrides (`broker.image.topic_configs`), validation of
+config writes (`broker.rules.config_catalog`), and configs the data plane does not use.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import structlog
+
+from broker.protocol.records import TimestampType
+from broker.rules.broker_config import BrokerConfig
+from broker.rules.config_catalog import InvalidConfig, parse_value, topic_config_keys
+from broker.rules.log_validation import LogConfig, topic_record_magic
+from zk_layout import Release, release_at_least
+
+_log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class TopicLogConfig:
+    validation: LogConfig
+    retention_ms: int
+    retention_bytes: int
+    segment_bytes: int
+    segment_ms: int
+    min_insync_replicas: int
+    cleanup_policy: tuple[str, ...]
+    unclean_leader_election: bool
+
+
+def effective_log_config(
+    topic: str, overrides: Mapping[str, str], broker: BrokerConfig, release: Release
+) -> TopicLogConfig:
+    return _effective(topic, tuple(sorted(overrides.items())), broker, release)
+
+
+@functools.lru_cache(maxsize=4096)
+def _effective(
+    topic: str, items: tuple[tuple[str, str], ...], broker: BrokerConfig, release: Release
+) -> TopicLogConfig:
+    overrides = dict(items)
+    keys = topic_config_keys(release, include_internal=True)
+
+    def value(name: str) -> object:
+        key = keys.get(name)
+        if key is None:
+            return None
+        text = overrides.get(name)
+        if text is not None:
+            try:
+                return parse_value(key, text)
+            except InvalidConfig as e:
+                _log.warning("topic_config.unusable", topic=topic, key=name, reason=e.message)
+        default = broker.topic_value(key)
+        return None if default is None else parse_value(key, default)
+
+    def integer(name: str, fallback: int) -> int:
+        got = value(name)
+        return got if isinstance(got, int) and not isinstance(got, bool) else fallback
+
+    policy = value("cleanup.policy")
+    cleanup = tuple(policy) if isinstance(policy, list) else ("delete",)
+    timestamp_type = (
+        TimestampType.LOG_APPEND_TIME
+        if value("message.timestamp.type") == "LogAppendTime"
+        else TimestampType.CREATE_TIME
+    )
+    format_version = value("message.format.version")
+    long_max = (1 << 63) - 1
+    if release_at_least(release, (3, 6)):
+        before = integer("message.timestamp.before.max.ms", long_max)
+        after = integer("message.timestamp.after.max.ms", long_max)
+    else:
+        before = after = integer("message.timestamp.difference.max.ms", long_max)
+    compression = value("compression.type")
+    validation = LogConfig(
+        max_message_bytes=integer("max.message.bytes", 1048588),
+        segment_bytes=integer("segment.bytes", 1 << 30),
+        timestamp_type=timestamp_type,
+        timestamp_before_max_ms=before,
+        timestamp_after_max_ms=after,
+        compacted="compact" in cleanup,
+        compression_type=compression if isinstance(compression, str) else "producer",
+        record_magic=topic_record_magic(
+            release, format_version if isinstance(format_version, str) else None
+        ),
+    )
+    unclean = value("unclean.leader.election.enable")
+    return TopicLogConfig(
+        validation=validation,
+        retention_ms=integer("retention.ms", 7 * 24 * 3600 * 1000),
+        retention_bytes=integer("retention.bytes", -1),
+        segment_bytes=validation.segment_bytes,
+        segment_ms=integer("segment.ms", 7 * 24 * 3600 * 1000),
+        min_insync_replicas=integer("min.insync.replicas", 1),
+        cleanup_policy=cleanup,
+        unclean_leader_election=unclean is True,
+    )

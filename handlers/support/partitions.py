@@ -1,0 +1,88 @@
+"""Which partitions a data-plane request may touch on this broker, with Kafka's error codes.
+
+Follows `ReplicaManager.getPartitionOrError` and `Partition.localLogWithEpochOrThrow`
+(docs/kafka-behaviour.md §15): a partition this broker's metadata does not know is
+UNKNOWN_TOPIC_OR_PARTITION; one it knows but does not host, or hosts without leading it when
+the request needs the leader, is NOT_LEADER_OR_FOLLOWER; a topic being deleted has had its
+replicas stopped, so it is NOT_LEADER_OR_FOLLOWER as well until it is gone. A request that
+names the leader epoch it expects (KIP-320) gets FENCED_LEADER_EPOCH when its epoch is older
+than the partition's, UNKNOWN_LEADER_EPOCH when newer.
+
+Every replica reads the one log of the partition (`broker.storage`), so "hosting" a partition
+means being in its replica set: leadership moves, the log does not.
+
+Also here: the KIP-951 leader hints (Produce v10+, Fetch v16+) sent with
+NOT_LEADER_OR_FOLLOWER, and opening a partition's log with its topic's current segment
+settings.
+
+Deliberately not here: what each API does with the partition, and authorization.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from broker.image.metadata_image import MetadataImage, PartitionImage, TopicImage
+from broker.protocol import error_codes
+from broker.storage import PartitionLog
+from handlers.context import RequestContext
+from handlers.support.log_config import TopicLogConfig, effective_log_config
+
+NO_EPOCH = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    topic: TopicImage
+    partition: PartitionImage
+
+
+def locate(
+    image: MetadataImage,
+    broker_id: int,
+    topic: str,
+    partition: int,
+    *,
+    leader_only: bool = True,
+    current_leader_epoch: int = NO_EPOCH,
+) -> Located | int:
+    """The partition, or the error code Kafka answers for it on this broker."""
+    found = image.topics.get(topic)
+    state = None if found is None else found.partitions.get(partition)
+    if found is None or state is None:
+        return error_codes.UNKNOWN_TOPIC_OR_PARTITION
+    if topic in image.topics_being_deleted or broker_id not in state.replicas:
+        return error_codes.NOT_LEADER_OR_FOLLOWER
+    if current_leader_epoch != NO_EPOCH:
+        if current_leader_epoch < state.leader_epoch:
+            return error_codes.FENCED_LEADER_EPOCH
+        if current_leader_epoch > state.leader_epoch:
+            return error_codes.UNKNOWN_LEADER_EPOCH
+    if leader_only and state.leader != broker_id:
+        return error_codes.NOT_LEADER_OR_FOLLOWER
+    return Located(found, state)
+
+
+def leader_hint(image: MetadataImage, topic: str, partition: int) -> tuple[int, int]:
+    """(leader id, leader epoch) as this broker's metadata knows them, (-1, -1) if unknown."""
+    found = image.topics.get(topic)
+    state = None if found is None else found.partitions.get(partition)
+    if state is None:
+        return (-1, -1)
+    return (state.leader, state.leader_epoch)
+
+
+async def log_config(ctx: RequestContext, topic: str) -> TopicLogConfig:
+    overrides = await ctx.image.topic_configs.overrides(topic)
+    return effective_log_config(topic, overrides, ctx.broker.broker_config, ctx.release)
+
+
+async def open_log(ctx: RequestContext, located: Located) -> tuple[PartitionLog, TopicLogConfig]:
+    """The partition's log (created empty on first use) and its topic's log config."""
+    config = await log_config(ctx, located.topic.name)
+    log = ctx.broker.logs.get_or_create(
+        located.topic.name, located.partition.partition, located.topic.topic_id
+    )
+    log.segment_bytes = config.segment_bytes
+    log.segment_ms = config.segment_ms
+    return log, config
