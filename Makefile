@@ -6,6 +6,8 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# kafkajs for tests/integration/test_kafkajs.py (Node.js clients are tested too).
+JS_STAMP := tests/js/node_modules/.package-lock.json
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_UPDATED := $(VENV)/.apt-updated
 PYTEST_ARGS ?=
@@ -18,7 +20,7 @@ KAFKA_VERSION ?= 3.9
 run: system-deps $(STAMP)
 	$(VENV)/bin/zkbroker run --brokers 3 --host 127.0.0.1 --port 9092 --kafka-version $(KAFKA_VERSION)
 
-test: system-deps $(STAMP) lint
+test: system-deps $(STAMP) $(JS_STAMP) lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 # The long robustness run (tests/robustness): 1,000,000 mutated frames and hundreds of
@@ -53,13 +55,15 @@ report: system-deps $(STAMP)
 	  --baseline $(REPORT_EXAMPLE)/captures/kafka-2.8 --out $(REPORT_EXAMPLE)/out
 	@echo "open $(REPORT_EXAMPLE)/out/report.html (summary: $(REPORT_EXAMPLE)/out/summary.json)"
 
-# Debian/Ubuntu packages: Python's venv module, ZooKeeper (brings Java), kcat for the tests.
+# Debian/Ubuntu packages: Python's venv module, ZooKeeper (brings Java), kcat and Node.js for
+# the tests.
 system-deps:
 	@missing=""; \
 	python3 -c 'import ensurepip, venv' 2>/dev/null || missing="$$missing python3-venv"; \
 	if [ -z "$$ZOOKEEPER_HOME" ] && [ ! -f /usr/share/java/zookeeper.jar ]; then missing="$$missing zookeeper"; fi; \
 	command -v java >/dev/null || missing="$$missing default-jre-headless"; \
 	command -v kcat >/dev/null || missing="$$missing kcat"; \
+	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && \
@@ -76,5 +80,8 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[dev,report]'
 	touch $@
 
+$(JS_STAMP): tests/js/package.json tests/js/package-lock.json
+	npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info tests/js/node_modules

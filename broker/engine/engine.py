@@ -26,7 +26,8 @@ public face (`broker.cluster.Cluster` wraps this class).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -49,6 +50,8 @@ from broker.settings import Settings
 from broker.storage import LogManager
 from broker.zookeeper.embedded import EmbeddedZooKeeper
 from zk_layout import BrokerState, ZkStore
+
+SLOW_STOP_STEP_S = 2.0
 
 
 class ClusterEngine:
@@ -191,15 +194,18 @@ class ClusterEngine:
                 self._log.exception("broker_control.stop_failed")
         for broker_id, broker in sorted(self.brokers.items(), reverse=True):
             try:
-                await broker.stop()
+                with self._slow_step(f"broker {broker_id}"):
+                    await broker.stop()
             except Exception:
                 self._log.exception("broker.stop_failed", broker_id=broker_id)
-        await self._retention.stop()
+        with self._slow_step("log_retention"):
+            await self._retention.stop()
         self.image.topic_configs.attach(None)
         if self._capture is not None:
             # After the brokers: their last requests are written too.
             try:
-                await self._capture.aclose()
+                with self._slow_step("capture"):
+                    await self._capture.aclose()
             except Exception:
                 self._log.exception("capture.close_failed")
         if self.metrics is not None:
@@ -207,21 +213,25 @@ class ClusterEngine:
             metrics, self.metrics = self.metrics, None
             self.hooks.remove(metrics)
             try:
-                await metrics.stop()
+                with self._slow_step("statsd"):
+                    await metrics.stop()
             except Exception:
                 self._log.exception("statsd.stop_failed")
         if self._config_watcher is not None:
-            await self._config_watcher.stop()
+            with self._slow_step("config_watcher"):
+                await self._config_watcher.stop()
             self._config_watcher = None
         try:
-            await self._fault_injector.stop()  # releases requests held by a blackhole
+            with self._slow_step("faults"):
+                await self._fault_injector.stop()  # releases requests held by a blackhole
         except Exception:
             self._log.exception("faults.stop_failed")
         if self._watcher is not None:
-            await self._watcher.stop()
+            with self._slow_step("metadata_watcher"):
+                await self._watcher.stop()
             self._watcher = None
         if self._store is not None:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception), self._slow_step("zookeeper_session"):
                 await self._store.close()
             self._store = None
         if self._embedded is not None:
@@ -230,6 +240,18 @@ class ClusterEngine:
             self._embedded = None
             self._zookeeper = None
         self._log.info("cluster.stopped")
+
+    @contextlib.contextmanager
+    def _slow_step(self, name: str) -> Iterator[None]:
+        """Log a stop step that took long (each should take milliseconds): where a stop that
+        hangs spent its time."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            took = time.monotonic() - started
+            if took > SLOW_STOP_STEP_S:
+                self._log.warning("cluster.stop_step_slow", step=name, seconds=round(took, 2))
 
     def _any_broker_config(self) -> BrokerConfig | None:
         """The first running broker's config (the brokers of a process share static configs)."""

@@ -130,6 +130,8 @@ class StatsdMetrics:
         self._dropped_reported = 0
         self.packets_sent = 0
         self.send_errors = 0
+        # Packets given up when the socket would not take them within the send timeout.
+        self.dropped_packets = 0
 
     # ---- RequestHook ---------------------------------------------------------------------
 
@@ -225,7 +227,8 @@ class StatsdMetrics:
             await self._send_lines(lines)
 
     async def _send_lines(self, lines: list[str]) -> None:
-        for packet in pack_lines(lines):
+        packets = pack_lines(lines)
+        for index, packet in enumerate(packets):
             try:
                 if self._stream is None:
                     self._stream = await asyncio_dgram.connect(self.address)
@@ -233,6 +236,12 @@ class StatsdMetrics:
                 self.packets_sent += 1
             except asyncio.CancelledError:
                 raise
+            except TimeoutError:
+                # The socket stopped taking packets (its buffer is full): every later packet
+                # of this round would wait as long, so they are dropped and counted.
+                self.send_errors += 1
+                self.dropped_packets += len(packets) - index
+                return
             except Exception as e:
                 self.send_errors += 1
                 if isinstance(e, asyncio_dgram.TransportClosed) and self._stream is not None:
