@@ -9,6 +9,7 @@ exist), per-broker overrides other than racks, and anything that changes at run 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, Release, release_name
@@ -64,6 +65,8 @@ class Settings:
     leader_imbalance_per_broker_percentage: int = 10
     # `--log-dir DIR` (Kafka's log.dirs): partition logs on disk in Kafka's layout, kept across
     # restarts and shared by every process given the same directory; None keeps them in memory.
+    # Its absolute path is each broker's static `log.dirs` and the one log dir DescribeLogDirs
+    # names (`handlers.support.log_dirs`).
     log_dir: str | None = None
     # `--capture FILE.jsonl`: append one JSON line per request answered (`broker.hooks.capture`).
     capture_path: str | None = None
@@ -115,6 +118,10 @@ class Settings:
         if self.statsd_interval_s <= 0:
             raise ValueError("--statsd-interval-s must be positive")
         _check_broker_configs(self.broker_configs, self.kafka_version)
+        if self.log_dir is not None and any(n == "log.dirs" for n, _ in self.broker_configs):
+            # The one log dir is --log-dir's; a second value would disagree with where the
+            # logs are (DescribeConfigs against DescribeLogDirs).
+            raise ValueError("--broker-config log.dirs: use --log-dir instead")
         _check_admission_configs(dict(self.broker_configs), self.max_request_bytes)
 
     @property
@@ -188,6 +195,11 @@ class Settings:
         lease_key = broker_config_key("broker.session.timeout.ms", self.kafka_version)
         if lease_key is not None and lease_key.default != lease_ms:
             configs["broker.session.timeout.ms"] = lease_ms
+        # --log-dir is the broker's log.dirs, as an absolute path: DescribeLogDirs names the
+        # dir so, and AlterReplicaLogDirs accepts only that exact text (Kafka compares a
+        # request's path with each configured dir's absolute path).
+        if self.log_dir is not None:
+            configs["log.dirs"] = os.path.abspath(self.log_dir)
         # zkbroker bounds the bytes of requests being read (Kafka's default -1 is unbounded).
         if broker_config_key("queued.max.request.bytes", self.kafka_version) is not None:
             configs["queued.max.request.bytes"] = str(self.max_request_bytes)

@@ -142,13 +142,19 @@ class _TopicRenderer:
             offline_replicas=[r for r in p.replicas if r not in self.alive],
         )
 
-    def topic(self, topic: TopicImage) -> MetadataResponseTopic:
+    async def topic(self, topic: TopicImage, pacer: Pacer) -> MetadataResponseTopic:
+        # One topic may hold tens of thousands of partitions: they are rendered in slices.
+        partitions: list[MetadataResponsePartition] = []
+        for _, p in sorted(topic.partitions.items()):
+            partitions.append(self.partition(p))
+            if pacer.due():
+                await pacer.pause()
         return MetadataResponseTopic(
             error_code=error_codes.NONE,
             name=topic.name,
             topic_id=topic.topic_id or ZERO_UUID,
             is_internal=topic.is_internal,
-            partitions=[self.partition(p) for _, p in sorted(topic.partitions.items())],
+            partitions=partitions,
             topic_authorized_operations=acl_operations.topic_operations(self.with_ops),
         )
 
@@ -205,7 +211,7 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
     )
     if requested is None:
         for topic in list(image.visible_topics()):
-            topics.append(render.topic(topic))
+            topics.append(await render.topic(topic, pacer))
             if pacer.due():
                 await pacer.pause()
     elif by_id:
@@ -222,7 +228,7 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
             if found is None:
                 topics.append(_missing(None, t.topic_id, error_codes.UNKNOWN_TOPIC_ID))
             else:
-                topics.append(render.topic(found))
+                topics.append(await render.topic(found, pacer))
     else:
         auto_create = ctx.broker.settings.auto_create_topics and (
             version < 4 or request.allow_auto_topic_creation
@@ -241,7 +247,7 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
             if name in created:
                 topics.append(created[name])
             elif found is not None:
-                topics.append(render.topic(found))
+                topics.append(await render.topic(found, pacer))
             elif topic_names.validation_error(name, ctx.release) is not None:
                 topics.append(_missing(name, ZERO_UUID, error_codes.INVALID_TOPIC_EXCEPTION))
             else:

@@ -91,6 +91,8 @@ API_NAMES: tuple[str, ...] = (
     "LeaveGroup",
     "OffsetDelete",
     "InitProducerId",
+    "AlterReplicaLogDirs",
+    "DescribeLogDirs",
 )
 
 HEADER_SPECS = ("RequestHeader", "ResponseHeader")

@@ -1,14 +1,17 @@
-"""The process's log retention task: old segments deleted as Kafka's LogManager does.
+"""The process's log retention task: old segments deleted and compacted logs cleaned.
 
 Kafka's `LogManager.cleanupLogs` runs every `log.retention.check.interval.ms` (5 minutes by
 default) and deletes, per log, the segments past `retention.ms` and those beyond
 `retention.bytes`, for topics whose `cleanup.policy` includes `delete`
-(docs/kafka-behaviour.md §15). Here one task does it for every log of the process, with each
-topic's effective config (its overrides over the first running broker's defaults: the brokers
-of one process share their static configuration).
+(docs/kafka-behaviour.md §15). Kafka's `LogCleaner` threads compact the logs whose policy
+includes `compact` (and then apply retention to `compact,delete` ones). Here one task does
+both for every log of the process, in that order, with each topic's effective config (its
+overrides over the first running broker's defaults: the brokers of one process share their
+static configuration); cleaning only while `log.cleaner.enable` (default true) holds.
 
-Deliberately not here: compaction (`cleanup.policy=compact` alone keeps every record for now),
-and deciding what a segment is (`broker.storage`).
+Deliberately not here: Kafka's cleaner threads and `log.cleaner.backoff.ms` (cleaning follows
+the retention interval), `log.cleaner.io.max.bytes.per.second`, and how a log is cleaned or
+what a segment is (`broker.storage`, `broker.storage.cleaner`).
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ import structlog
 from broker.asyncutil import Pacer
 from broker.image.metadata_image import MetadataImage
 from broker.rules.broker_config import BrokerConfig
-from broker.storage import LogManager
-from handlers.support.log_config import effective_log_config
+from broker.storage import LogManager, PartitionLog
+from broker.storage.cleaner import CompactionConfig, clean_log
+from handlers.support.log_config import TopicLogConfig, effective_log_config
 from zk_layout import Release
 
 CHECK_INTERVAL_KEY = "log.retention.check.interval.ms"
+CLEANER_ENABLE_KEY = "log.cleaner.enable"
 DEFAULT_CHECK_INTERVAL_MS = 300_000
 
 
@@ -82,6 +87,7 @@ class LogRetention:
         if config is None:
             return 0
         now_ms = int(time.time() * 1000)
+        cleaner_enabled = (config.value(CLEANER_ENABLE_KEY) or "true").lower() != "false"
         pacer = Pacer()
         freed = 0
         for log in self._logs.logs():
@@ -89,7 +95,13 @@ class LogRetention:
                 await pacer.pause()
             overrides = await self._image.topic_configs.overrides(log.topic)
             effective = effective_log_config(log.topic, overrides, config, self._release)
-            if "delete" not in effective.cleanup_policy:
+            # Logs no handler opened (the group coordinator's `__consumer_offsets`) learn
+            # their topic's roll configs here, as a Kafka log's config follows its topic.
+            log.segment_bytes = effective.segment_bytes
+            log.segment_ms = effective.segment_ms
+            if cleaner_enabled and "compact" in effective.cleanup_policy:
+                await self._clean(log, effective, now_ms, pacer)
+            if "delete" not in effective.cleanup_policy or log.closed:
                 continue
             freed += log.apply_retention(
                 now_ms,
@@ -99,3 +111,22 @@ class LogRetention:
         if freed:
             self._log.info("log_retention.deleted", bytes=freed)
         return freed
+
+    async def _clean(
+        self, log: PartitionLog, effective: TopicLogConfig, now_ms: int, pacer: Pacer
+    ) -> None:
+        compaction = CompactionConfig(
+            min_cleanable_ratio=effective.min_cleanable_dirty_ratio,
+            delete_retention_ms=effective.delete_retention_ms,
+            min_compaction_lag_ms=effective.min_compaction_lag_ms,
+            max_compaction_lag_ms=effective.max_compaction_lag_ms,
+            segment_bytes=effective.segment_bytes,
+            max_index_bytes=effective.segment_index_bytes,
+        )
+        try:
+            await clean_log(log, compaction, now_ms, pacer=pacer)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # Kafka marks the partition uncleanable and goes on with the others.
+            self._log.exception("log_cleaner.failed", topic=log.topic, partition=log.partition)

@@ -16,8 +16,8 @@ expires offsets every ``offsets.retention.check.interval.ms``. Loading runs in s
 (``broker.asyncutil.Pacer``) so a long log does not hold the event loop.
 
 Deliberately not here: the decisions (``broker.groups.state_machine``), the wire
-(``handlers``), creating the offsets topic (``handlers.join_group``), compaction (the log is
-never compacted; loading replays all of it).
+(``handlers``), creating the offsets topic (``handlers.join_group``), compaction (the log
+cleaner's, ``broker.storage.cleaner``, run by the retention pass; loading replays what it kept).
 """
 
 from __future__ import annotations

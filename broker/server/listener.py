@@ -61,6 +61,7 @@ import itertools
 import logging
 import socket
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import structlog
@@ -757,11 +758,26 @@ async def _bind(host: str, port: int) -> list[socket.socket]:
 
 
 def _many_items(message: object) -> bool:
-    """Whether an answer's top-level lists (topics, resources, results, ...) hold so many
-    entries that encoding it would hold the loop for long."""
+    """Whether an answer holds so many entries that encoding it would hold the loop for long:
+    its top-level lists (topics, resources, results, ...) and the lists inside their entries
+    (a topic's partitions), counted until the limit is passed."""
     total = 0
-    for name in getattr(message, "__slots__", ()) or getattr(message, "__dict__", {}):
+    for name in _fields_of(message):
         value = getattr(message, name, None)
-        if isinstance(value, list):
-            total += len(value)
-    return total > LARGE_ANSWER_ITEMS
+        if not isinstance(value, list):
+            continue
+        total += len(value)
+        if total > LARGE_ANSWER_ITEMS:
+            return True
+        for item in value:
+            for inner in _fields_of(item):
+                nested = getattr(item, inner, None)
+                if isinstance(nested, list):
+                    total += len(nested)
+            if total > LARGE_ANSWER_ITEMS:
+                return True
+    return False
+
+
+def _fields_of(message: object) -> Iterable[str]:
+    return getattr(message, "__slots__", ()) or getattr(message, "__dict__", {})

@@ -5,12 +5,14 @@
 - `PartitionLog`: one partition's segments: append, read, lookups by timestamp and leader
   epoch, DeleteRecords, retention.
 - `OffsetOutOfRange`, `TimestampOffset`: what reads and lookups raise and return.
+- `cleaner` (imported by its users, not re-exported): log compaction, Kafka's LogCleaner.
 
 Follows Kafka's ``UnifiedLog``, ``LocalLog``, ``LogSegment``, ``LeaderEpochFileCache``,
-``LogManager``, ``OffsetCheckpointFile`` and ``PartitionMetadataFile`` (see each module).
-Deliberately not here: replication, producer state and transactions, compaction, tiered
-storage, and the API rules (``handlers``). Imports only ``broker.protocol`` (records),
-``zk_layout`` (the Uuid text form), structlog and the standard library.
+``LogManager``, ``OffsetCheckpointFile``, ``PartitionMetadataFile`` and ``LogCleaner`` (see
+each module). Deliberately not here: replication, transactions, tiered storage, and the API
+rules (``handlers``). Imports only ``broker.protocol`` (records), ``broker.rules``
+(producer state), ``broker.asyncutil`` (slicing the cleaner's work), ``zk_layout`` (the Uuid
+text form), structlog and the standard library.
 """
 
 from __future__ import annotations

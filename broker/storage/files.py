@@ -10,11 +10,18 @@
   ``flock`` on a lock file in the log dir, written to a temp file and renamed (readers never
   see half a file, so they read without the lock). A parse is cached by the file's identity
   (inode, size, mtime), so looking an entry up costs one ``stat``.
+- The same class, named `cleaner-offset-checkpoint`, holds the log cleaner's first dirty offset
+  per partition (Kafka's ``LogCleanerManager`` checkpoint, same format).
+- `write_leader_epoch_checkpoint` / `read_leader_epoch_checkpoint`:
+  ``<partition dir>/leader-epoch-checkpoint`` (Kafka's ``LeaderEpochCheckpointFile``: version
+  ``0``, the entry count, ``epoch start-offset`` lines). Written when the log cleaner swaps a
+  segment in: cleaning may drop the first batch of an epoch, so the batch headers alone no
+  longer say where it started (``broker.storage.cleaner``).
 - `flock_exclusive`: the lock helper both use.
 
-Deliberately not here: ``recovery-point-offset-checkpoint``, ``replication-offset-checkpoint``
-and ``leader-epoch-checkpoint`` (zkbroker rebuilds what they would hold by scanning the batch
-headers at open), and fsync (a mock broker's files need not survive a power cut).
+Deliberately not here: ``recovery-point-offset-checkpoint`` and
+``replication-offset-checkpoint`` (zkbroker rebuilds what they would hold by scanning the
+batch headers at open), and fsync (a mock broker's files need not survive a power cut).
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ from zk_layout.uuid_text import uuid_from_text, uuid_to_text
 
 PARTITION_METADATA_FILE: Final = "partition.metadata"
 LOG_START_OFFSET_CHECKPOINT_FILE: Final = "log-start-offset-checkpoint"
+CLEANER_OFFSET_CHECKPOINT_FILE: Final = "cleaner-offset-checkpoint"
+LEADER_EPOCH_CHECKPOINT_FILE: Final = "leader-epoch-checkpoint"
 #: zkbroker's own lock files (Kafka's loader ignores files it does not know).
 DIR_LOCK_FILE: Final = ".zkbroker-log-dir.lock"
 PARTITION_LOCK_FILE: Final = ".zkbroker-partition.lock"
@@ -81,11 +90,36 @@ def read_partition_metadata(partition_dir: Path) -> uuid.UUID | None:
         return None
 
 
-class LogStartOffsetCheckpoint:
-    """The log dir's ``log-start-offset-checkpoint``, shared by every process using the dir."""
+def write_leader_epoch_checkpoint(partition_dir: Path, entries: list[tuple[int, int]]) -> None:
+    lines = [str(_CHECKPOINT_VERSION), str(len(entries))]
+    lines += [f"{epoch} {offset}" for epoch, offset in entries]
+    _write_atomically(partition_dir / LEADER_EPOCH_CHECKPOINT_FILE, "\n".join(lines) + "\n")
 
-    def __init__(self, log_dir: Path) -> None:
-        self.path = log_dir / LOG_START_OFFSET_CHECKPOINT_FILE
+
+def read_leader_epoch_checkpoint(partition_dir: Path) -> list[tuple[int, int]]:
+    """(epoch, start offset) entries; [] when the file is missing or unreadable."""
+    try:
+        lines = (partition_dir / LEADER_EPOCH_CHECKPOINT_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return []
+    rows = lines.splitlines()
+    if len(rows) < 2 or rows[0].strip() != str(_CHECKPOINT_VERSION):
+        return []
+    out: list[tuple[int, int]] = []
+    for row in rows[2:]:
+        parts = row.split()
+        if len(parts) == 2:
+            with contextlib.suppress(ValueError):
+                out.append((int(parts[0]), int(parts[1])))
+    return out
+
+
+class LogStartOffsetCheckpoint:
+    """The log dir's ``log-start-offset-checkpoint`` (or, named so, another offset checkpoint
+    file of the same format), shared by every process using the dir."""
+
+    def __init__(self, log_dir: Path, name: str = LOG_START_OFFSET_CHECKPOINT_FILE) -> None:
+        self.path = log_dir / name
         self._lock_path = log_dir / DIR_LOCK_FILE
         self._identity: tuple[int, int, int] | None = None
         self._entries: dict[tuple[str, int], int] = {}

@@ -14,7 +14,10 @@ fetches wait, and the waiters re-check their own condition. In disk mode the wai
 look, at most every 100 ms, at every log's directory and active segment size (a ``stat``
 each) to notice other processes' appends.
 
-Deliberately not here: log cleaner (compaction), recovery points, multiple log dirs (JBOD),
+Compaction is `broker.storage.cleaner.clean_log`, which the retention task calls per log
+with the topic's configs; the cleaner checkpoint is the log dir's ``cleaner-offset-checkpoint``.
+
+Deliberately not here: recovery points, multiple log dirs (JBOD),
 reassignment between dirs, and deciding retention configs (the caller passes them). Opening
 a log from disk scans its batch headers, proportional to its batch count.
 """
@@ -33,7 +36,7 @@ from typing import Final
 
 import structlog
 
-from broker.storage.files import LogStartOffsetCheckpoint
+from broker.storage.files import CLEANER_OFFSET_CHECKPOINT_FILE, LogStartOffsetCheckpoint
 from broker.storage.partition_log import (
     DEFAULT_SEGMENT_BYTES,
     DEFAULT_SEGMENT_MS,
@@ -62,9 +65,13 @@ class LogManager:
         self.segment_ms = segment_ms
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         self._checkpoint: LogStartOffsetCheckpoint | None = None
+        self._cleaner_checkpoint: LogStartOffsetCheckpoint | None = None
         if log_dir is not None:
             log_dir.mkdir(parents=True, exist_ok=True)
             self._checkpoint = LogStartOffsetCheckpoint(log_dir)
+            self._cleaner_checkpoint = LogStartOffsetCheckpoint(
+                log_dir, CLEANER_OFFSET_CHECKPOINT_FILE
+            )
         self.generation = 0
         """Bumped by every append seen (this process's, or another's found by polling)."""
         self._appended = asyncio.Event()
@@ -107,6 +114,7 @@ class LogManager:
                 partition,
                 topic_id,
                 checkpoint=self._checkpoint,
+                cleaner_checkpoint=self._cleaner_checkpoint,
                 segment_bytes=self.segment_bytes,
                 segment_ms=self.segment_ms,
                 on_append=self._notify,
@@ -132,6 +140,8 @@ class LogManager:
                 if name.startswith(prefix) and name[len(prefix) :].isdigit() and entry.is_dir():
                     shutil.rmtree(entry.path, ignore_errors=True)
         self._checkpoint.remove_topic(topic)
+        if self._cleaner_checkpoint is not None:
+            self._cleaner_checkpoint.remove_topic(topic)
 
     def apply_retention(self, now_ms: int, configs: Callable[[str], tuple[int, int]]) -> int:
         """One retention pass over every log; ``configs(topic)`` gives (retention.ms,

@@ -22,10 +22,17 @@ epoch cache: time proportional to the partition's batch count, reading 1 MiB at 
 partial batch at a segment's end (a process killed mid-write) is trimmed then, as Kafka's
 recovery does.
 
+Compaction (``broker.storage.cleaner``) rewrites segments below the active one through
+`cleanable_segments`, `create_cleaned_store` and `replace_segments`: Kafka's ``.cleaned`` ->
+``.swap`` -> ``.log`` renames under the partition lock, with a ``.swap`` left by a crash
+completed and a ``.cleaned`` one deleted at open (Kafka's ``LogLoader``). Other processes
+notice a rewritten segment by its inode and re-index the log from the files (the leader
+epoch cache from ``leader-epoch-checkpoint`` first, since cleaning may drop an epoch's first
+batch).
+
 Deliberately not here: replication (every replica reads this one log, so the high watermark
-is the log end offset), producer state and transactions (last stable offset, aborted
-transactions), compaction, tiered storage, ``.index`` / ``.timeindex`` / checkpoint files
-other than the log start offset's, fsync, and the API rules a handler checks (who may
+is the log end offset), transactions (last stable offset, aborted transactions), tiered
+storage, ``.index`` / ``.timeindex`` files, fsync, and the API rules a handler checks (who may
 append, DeleteRecords above the high watermark, sizes of a produce request).
 """
 
@@ -46,15 +53,19 @@ from broker.protocol.records import Batch, RecordBatchV2, iter_batches, read_bat
 from broker.rules.producer_state import ProducerBatch, ProducerStateTable, last_sequence
 from broker.storage.epoch_cache import LeaderEpochCache
 from broker.storage.files import (
+    CLEANER_OFFSET_CHECKPOINT_FILE,
     PARTITION_LOCK_FILE,
     LogStartOffsetCheckpoint,
+    read_leader_epoch_checkpoint,
     read_partition_metadata,
+    write_leader_epoch_checkpoint,
     write_partition_metadata,
 )
 from broker.storage.segment import (
     FileStore,
     MemoryStore,
     Segment,
+    SegmentStore,
     is_v2,
     now_ms,
     parse_segment_file_name,
@@ -67,6 +78,9 @@ _log = structlog.get_logger(__name__)
 
 DEFAULT_SEGMENT_BYTES = 1 << 30
 DEFAULT_SEGMENT_MS = 7 * 24 * 3600 * 1000
+#: Kafka's suffixes of a segment being cleaned and of one being swapped in (``LogFileUtils``).
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
@@ -89,6 +103,7 @@ class PartitionLog:
         segment_bytes: int,
         segment_ms: int,
         on_append: Callable[[], None] | None,
+        cleaner_checkpoint: LogStartOffsetCheckpoint | None = None,
     ) -> None:
         self.topic = topic
         self.partition = partition
@@ -97,6 +112,9 @@ class PartitionLog:
         self.segment_ms = segment_ms
         self.directory = directory
         self._checkpoint = checkpoint
+        self._cleaner_checkpoint = cleaner_checkpoint
+        # In memory, the cleaner's first dirty offset (on disk: `cleaner-offset-checkpoint`).
+        self._first_dirty_offset: int | None = None
         self._on_append = on_append
         self._segments: list[Segment] = []
         self._bases: list[int] = []
@@ -148,6 +166,7 @@ class PartitionLog:
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
         segment_ms: int = DEFAULT_SEGMENT_MS,
         on_append: Callable[[], None] | None = None,
+        cleaner_checkpoint: LogStartOffsetCheckpoint | None = None,
     ) -> PartitionLog:
         """Open (or create) ``<log_dir>/<topic>-<partition>``. A directory whose
         ``partition.metadata`` names another topic id held a deleted topic of the same name:
@@ -163,6 +182,8 @@ class PartitionLog:
             segment_bytes=segment_bytes,
             segment_ms=segment_ms,
             on_append=on_append,
+            cleaner_checkpoint=cleaner_checkpoint
+            or LogStartOffsetCheckpoint(log_dir, CLEANER_OFFSET_CHECKPOINT_FILE),
         )
         log._lock_fd = os.open(directory / PARTITION_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -191,6 +212,8 @@ class PartitionLog:
             )
             self._wipe_directory()
             self._checkpoint.update({(self.topic, self.partition): None})
+            self._set_first_dirty_offset(None)
+        self._recover_swaps()
         self._load_segments(trim=True)
         if self.topic_id is not None and stored_id != self.topic_id:
             write_partition_metadata(self.directory, self.topic_id)
@@ -207,6 +230,42 @@ class PartitionLog:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry.path)
 
+    def _recover_swaps(self) -> None:
+        """Kafka's ``LogLoader`` for an interrupted cleaning (lock held, at open): a
+        ``.cleaned`` file was never committed and goes; a ``.swap`` file was, so the
+        segments whose base offsets it covers are deleted and it becomes their ``.log``."""
+        assert self.directory is not None
+        names = os.listdir(self.directory)
+        for name in names:
+            if name.endswith(".log" + CLEANED_SUFFIX):
+                _log.warning(
+                    "deleting an uncommitted cleaned segment",
+                    topic=self.topic,
+                    partition=self.partition,
+                    file=name,
+                )
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.directory / name)
+        for name in sorted(n for n in names if n.endswith(".log" + SWAP_SUFFIX)):
+            base = parse_segment_file_name(name[: -len(SWAP_SUFFIX)])
+            if base is None:
+                continue
+            probe = Segment(base, FileStore(self.directory / name))
+            scan_store(probe)
+            probe.store.close()
+            next_offset = base if probe.last_offset is None else probe.last_offset + 1
+            for old in self._segment_files():
+                if base <= old < max(next_offset, base + 1):
+                    os.unlink(self.directory / segment_file_name(old))
+            os.replace(self.directory / name, self.directory / segment_file_name(base))
+            _log.warning(
+                "completed an interrupted segment swap",
+                topic=self.topic,
+                partition=self.partition,
+                segment=base,
+                next_offset=next_offset,
+            )
+
     def _load_segments(self, *, trim: bool) -> None:
         """(Re)build every segment's index from the files; ``trim`` (lock held) cuts a
         partial batch at a file's end and, like Kafka's recovery, drops the segments after
@@ -216,6 +275,11 @@ class PartitionLog:
             seg.store.close()
         self._segments, self._bases = [], []
         self._epochs.clear()
+        # Written by the cleaner: where epochs started whose first batches it dropped. The
+        # batch headers scanned next only add newer epochs.
+        for epoch, start in read_leader_epoch_checkpoint(self.directory):
+            with contextlib.suppress(ValueError):
+                self._epochs.assign(epoch, start)
         bases = self._segment_files()
         for n, base in enumerate(bases):
             seg = Segment(base, FileStore(self.directory / segment_file_name(base)))
@@ -241,6 +305,12 @@ class PartitionLog:
             if trim and self._checkpoint.get(self.topic, self.partition) is not None:
                 self._checkpoint.update({(self.topic, self.partition): None})
         self._log_end_offset = self._compute_log_end_offset()
+        if self._log_end_offset < self.producers.synced_to:
+            # Another log under the same name (recreated topic): its producers are not ours.
+            self.producers = ProducerStateTable()
+            for seg in self._segments:
+                scan_from = Segment(seg.base_offset, seg.store)
+                scan_store(scan_from, self._observe_producer)
         self._log_start_offset = self._segments[0].base_offset
         self._refresh_log_start_offset()
 
@@ -428,11 +498,8 @@ class PartitionLog:
         self._segments.append(seg)
         self._bases.append(seg.base_offset)
 
-    def _on_batch(self, batch: Batch, base_offset: int, epoch: int) -> None:
-        magic = batch.magic
+    def _observe_producer(self, batch: Batch, base_offset: int, _epoch: int) -> None:
         if isinstance(batch, RecordBatchV2) and batch.has_producer_id and not batch.is_control:
-            # Producer state follows the log: appends here and batches other processes
-            # wrote, found when the index catches up.
             self.producers.observe(
                 ProducerBatch(
                     producer_id=batch.producer_id,
@@ -444,6 +511,14 @@ class PartitionLog:
                     max_timestamp=batch.max_timestamp,
                 )
             )
+
+    def _on_batch(self, batch: Batch, base_offset: int, epoch: int) -> None:
+        magic = batch.magic
+        # Producer state follows the log: appends here and batches other processes wrote,
+        # found when the index catches up. Re-indexing after another process cleaned the
+        # log sees batches again; the table already holds them (and more than cleaning left).
+        if batch.last_offset >= self.producers.synced_to:
+            self._observe_producer(batch, base_offset, epoch)
         if is_v2(magic):
             latest = self._epochs.latest_epoch
             # Only a newer epoch starts an entry: an older one (a process whose metadata
@@ -511,7 +586,15 @@ class PartitionLog:
         timestamp is below the target are skipped without decoding. None when no record
         qualifies."""
         self._check_open()
-        seg = next((s for s in self._segments if s.largest_timestamp() >= timestamp_ms), None)
+        # Cleaning can leave a segment empty: it holds no timestamp to find.
+        seg = next(
+            (
+                s
+                for s in self._segments
+                if s.batch_count > 0 and s.largest_timestamp() >= timestamp_ms
+            ),
+            None,
+        )
         if seg is None or seg.batch_count == 0:
             return None
         lso = self._log_start_offset
@@ -654,6 +737,115 @@ class PartitionLog:
         if self._checkpoint.get(*key) != wanted:
             self._checkpoint.update({key: wanted})
 
+    # -- compaction (broker.storage.cleaner) -----------------------------------------------
+
+    @property
+    def first_dirty_offset(self) -> int | None:
+        """The cleaner checkpoint: where the last cleaning ended (None: never cleaned)."""
+        if self._cleaner_checkpoint is not None:
+            return self._cleaner_checkpoint.get(self.topic, self.partition)
+        return self._first_dirty_offset
+
+    def _set_first_dirty_offset(self, offset: int | None) -> None:
+        if self._cleaner_checkpoint is not None:
+            key = (self.topic, self.partition)
+            if self._cleaner_checkpoint.get(*key) != offset:
+                self._cleaner_checkpoint.update({key: offset})
+        else:
+            self._first_dirty_offset = offset
+
+    def set_first_dirty_offset(self, offset: int | None) -> None:
+        """Checkpoint where cleaning ended (Kafka's ``LogCleanerManager.doneCleaning``)."""
+        self._check_open()
+        self._set_first_dirty_offset(offset)
+
+    def cleanable_segments(self) -> list[Segment]:
+        """The segments, oldest first (the last one is the active segment): what the cleaner
+        plans with. Only `replace_segments` may change them from outside."""
+        return list(self._segments)
+
+    def holds(self, segment: Segment) -> bool:
+        """Whether ``segment`` is still one of the log's (retention may have deleted it, or
+        the log was closed with its topic)."""
+        return not self._closed and any(seg is segment for seg in self._segments)
+
+    def last_producer_offsets(self) -> dict[int, int]:
+        """Each known producer's last batch's last offset (Kafka's
+        ``lastRecordsOfActiveProducers``): the cleaner keeps those batches, even empty."""
+        return {
+            pid: entry.batches[-1].last_offset
+            for pid, entry in self.producers.entries.items()
+            if entry.batches
+        }
+
+    def create_cleaned_store(self, base_offset: int) -> SegmentStore:
+        """Where a cleaned group of segments is written before the swap: memory, or Kafka's
+        ``<base>.log.cleaned`` file (written without the lock: nobody reads it)."""
+        self._check_open()
+        if self.directory is None:
+            return MemoryStore()
+        path = self.directory / (segment_file_name(base_offset) + CLEANED_SUFFIX)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return FileStore(path)
+
+    def discard_cleaned(self, cleaned: SegmentStore) -> None:
+        """Drop a cleaned store that will not be swapped in; its file only when it is still
+        ours (another process may have put its own under the same name)."""
+        if isinstance(cleaned, FileStore) and cleaned.replaced_on_disk():
+            cleaned.close()
+        else:
+            cleaned.delete()
+
+    def replace_segments(
+        self, old: list[Segment], cleaned: SegmentStore, *, last_modified_ms: int
+    ) -> Segment | None:
+        """Swap ``cleaned`` in for the contiguous non-active segments ``old`` (Kafka's
+        ``LocalLog.replaceSegments``), under the partition lock. None, with the cleaned
+        store deleted, when ``old`` are no longer the log's (retention deleted one, or
+        another process cleaned or truncated meanwhile). Offsets, the log start offset,
+        the leader epoch cache and producer state are untouched: cleaning keeps every
+        retained batch's offsets, and the cache is checkpointed so a re-index finds it."""
+        self._check_open()
+        if not old:
+            raise ValueError("nothing to replace")
+        base = old[0].base_offset
+        with self._locked():
+            try:
+                first = next(n for n, seg in enumerate(self._segments) if seg is old[0])
+            except StopIteration:
+                first = -1
+            stale = (
+                first < 0
+                or first + len(old) >= len(self._segments)
+                or any(a is not b for a, b in zip(self._segments[first:], old, strict=False))
+                # Another process cleaning the same segments replaced (or recovery at its
+                # open deleted) our `.cleaned` file: the segments are its to swap.
+                or (isinstance(cleaned, FileStore) and cleaned.replaced_on_disk())
+            )
+            if stale:
+                self.discard_cleaned(cleaned)
+                return None
+            cleaned.set_last_modified_ms(last_modified_ms)
+            if isinstance(cleaned, FileStore):
+                assert self.directory is not None
+                # The commit point: from here a crash completes the swap at the next open.
+                cleaned.rename(self.directory / (segment_file_name(base) + SWAP_SUFFIX))
+                for seg in old:
+                    seg.store.delete()
+                cleaned.rename(self.directory / segment_file_name(base))
+                cleaned.set_last_modified_ms(last_modified_ms)
+                write_leader_epoch_checkpoint(self.directory, self._epochs.entries())
+            else:
+                for seg in old:
+                    seg.store.delete()
+            new = Segment(base, cleaned)
+            scan_store(new)
+            self._segments[first : first + len(old)] = [new]
+            self._bases[first : first + len(old)] = [base]
+            self._stamp_directory()
+            return new
+
     # -- other processes -------------------------------------------------------------------
 
     def refresh_if_changed(self) -> bool:
@@ -686,8 +878,9 @@ class PartitionLog:
         gone = 0
         while gone < len(self._segments) - 1 and self._bases[gone] < bases[0]:
             gone += 1
-        if self._bases[gone:] != bases[: len(self._bases) - gone]:
-            # Not a continuation of what we know (the directory was replaced): start over.
+        if self._bases[gone:] != bases[: len(self._bases) - gone] or self._rewritten(gone):
+            # Not a continuation of what we know (the directory was replaced, or the log
+            # cleaner rewrote segments: their sizes and positions changed): start over.
             self._load_segments(trim=trim)
             self._stamp_directory()
             return True
@@ -708,6 +901,21 @@ class PartitionLog:
         self._stamp_directory()
         return (
             gone > 0 or self._log_end_offset != end_before or self._log_start_offset != start_before
+        )
+
+    def _rewritten(self, first: int) -> bool:
+        """Whether a file of the known segments from ``first`` on was swapped for another
+        (an inode per segment, looked at only when the directory changed)."""
+        if self.directory is None:
+            return False
+        try:
+            if os.stat(self.directory).st_mtime_ns == self._dir_stamp:
+                return False
+        except FileNotFoundError:
+            return False
+        return any(
+            isinstance(seg.store, FileStore) and seg.store.replaced_on_disk()
+            for seg in self._segments[first:-1]
         )
 
     def _refresh_log_start_offset(self) -> None:
@@ -731,6 +939,10 @@ class PartitionLog:
     def _notify(self) -> None:
         if self._on_append is not None:
             self._on_append()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def _check_open(self) -> None:
         if self._closed:

@@ -70,6 +70,7 @@ class SegmentStore(Protocol):
     def read(self, position: int, length: int) -> bytes: ...
     def truncate(self, size: int) -> None: ...
     def last_modified_ms(self) -> int: ...
+    def set_last_modified_ms(self, ms: int) -> None: ...
     def close(self) -> None: ...
     def delete(self) -> None: ...
 
@@ -96,6 +97,9 @@ class MemoryStore:
 
     def last_modified_ms(self) -> int:
         return self._modified_ms
+
+    def set_last_modified_ms(self, ms: int) -> None:
+        self._modified_ms = ms
 
     def close(self) -> None:
         pass
@@ -131,6 +135,23 @@ class FileStore:
 
     def last_modified_ms(self) -> int:
         return os.fstat(self._fd).st_mtime_ns // 1_000_000
+
+    def set_last_modified_ms(self, ms: int) -> None:
+        ns = ms * 1_000_000
+        os.utime(self._fd, ns=(ns, ns))
+
+    def replaced_on_disk(self) -> bool:
+        """Whether the path now names another file than the one open (the log cleaner
+        swapped a rewritten segment in, or the file is gone)."""
+        try:
+            return os.stat(self.path).st_ino != os.fstat(self._fd).st_ino
+        except (FileNotFoundError, OSError):
+            return True
+
+    def rename(self, path: Path) -> None:
+        """Rename the file (the descriptor stays valid)."""
+        os.replace(self.path, path)
+        self.path = path
 
     def close(self) -> None:
         if self._fd >= 0:

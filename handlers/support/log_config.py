@@ -43,6 +43,12 @@ class TopicLogConfig:
     min_insync_replicas: int
     cleanup_policy: tuple[str, ...]
     unclean_leader_election: bool
+    # The log cleaner's (compaction, docs/kafka-behaviour.md §15).
+    min_cleanable_dirty_ratio: float = 0.5
+    delete_retention_ms: int = 86_400_000
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = (1 << 63) - 1
+    segment_index_bytes: int = 10 * 1024 * 1024
 
 
 def effective_log_config(
@@ -103,6 +109,7 @@ def _effective(
         ),
     )
     unclean = value("unclean.leader.election.enable")
+    ratio = value("min.cleanable.dirty.ratio")
     return TopicLogConfig(
         validation=validation,
         retention_ms=integer("retention.ms", 7 * 24 * 3600 * 1000),
@@ -112,4 +119,9 @@ def _effective(
         min_insync_replicas=integer("min.insync.replicas", 1),
         cleanup_policy=cleanup,
         unclean_leader_election=unclean is True,
+        min_cleanable_dirty_ratio=float(ratio) if isinstance(ratio, int | float) else 0.5,
+        delete_retention_ms=integer("delete.retention.ms", 86_400_000),
+        min_compaction_lag_ms=integer("min.compaction.lag.ms", 0),
+        max_compaction_lag_ms=integer("max.compaction.lag.ms", long_max),
+        segment_index_bytes=integer("segment.index.bytes", 10 * 1024 * 1024),
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from broker import Cluster
 from tests.integration.helpers import wait_until
@@ -23,7 +24,12 @@ SESSION_TIMEOUT_MS = 4000
 
 
 def _controller_id(zk: KazooClient) -> int:
-    node = zk.exists("/controller") and zk.get("/controller")[0]
+    # One read: the node may go between an exists() and a get() (a controller's session
+    # ending), which is "no controller" too.
+    try:
+        node = zk.get("/controller")[0]
+    except NoNodeError:
+        return -1
     return json.loads(node)["brokerid"] if node else -1
 
 

@@ -82,6 +82,9 @@ def test_api_versions_v4_on_kafka_3_9(cluster_factory) -> None:
             13: (0, 5),
             14: (0, 5),
             47: (0, 0),
+            # Log dirs (one per broker).
+            34: (0, 2),
+            35: (0, 4),
         }
         # The 3.9 controller wrote /feature enabled with no features: epoch = its zk version.
         assert wait_until(lambda: cluster.engine.image.finalized_features_epoch == 0)

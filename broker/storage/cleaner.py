@@ -1,0 +1,716 @@
+"""Log compaction: Kafka's log cleaner for ``cleanup.policy=compact`` (and ``compact,delete``).
+
+Follows Kafka 3.9's ``LogCleaner`` (``Cleaner.doClean``, ``cleanSegments``, ``cleanInto``,
+``groupSegmentsBySize``, ``buildOffsetMap``, ``CleanedTransactionMetadata``),
+``LogCleanerManager`` (``cleanableOffsets``, ``calculateCleanableBytes``,
+``maxCompactionDelay``, ``grabFilthiestCompactedLog``'s threshold) and
+``MemoryRecords.filterTo`` (KIP-534 delete horizons), as docs/kafka-behaviour.md §15
+("Compaction") describes:
+
+* What is cleaned. From the cleaner checkpoint (the first dirty offset; the log start offset
+  when there is none, or when it lies outside the log) up to the first uncleanable offset:
+  the active segment's base, or the first dirty segment whose largest timestamp is within
+  ``min.compaction.lag.ms`` of now. A log is cleaned when its dirty bytes exceed
+  ``min.cleanable.dirty.ratio`` of the bytes up to there, or when a dirty segment's first
+  batch is older than ``max.compaction.lag.ms``.
+* The offset map: every keyed record of the dirty range, key -> its highest offset. Then
+  every segment from the log's first up to the end of the map is rewritten: a record
+  survives when it is past the map, or is the latest of its key and has a value or is a
+  tombstone whose batch's delete horizon has not passed. A record without a key is dropped
+  (validation refuses them on compacted topics; Kafka counts them as invalid).
+* Tombstones (and transaction markers) get a delete horizon, ``now + delete.retention.ms``,
+  stamped in their batch's base timestamp (KIP-534) the first time a cleaning keeps them;
+  a later cleaning after it drops them. Legacy (magic 0/1) tombstones go once their
+  segment's last modification is ``delete.retention.ms`` older than the last clean one's.
+* Batches are rebuilt, as Kafka's ``buildRetainedRecordsInto``, with the kept records at
+  their original offsets and timestamps, the original base offset and last offset delta,
+  producer id / epoch / base sequence, compression, timestamp type and leader epoch; a
+  batch whose records all stay is copied as is. A batch left empty is dropped, except the
+  last batch of each producer the log knows (kept empty: it carries the producer's last
+  sequence and epoch) and the last batch of the cleaning round (it carries the end offset).
+* Control batches: without transactions (zkbroker refuses transactional produce) there is
+  no transaction index, so an ABORT marker counts as one whose transaction's batches are
+  gone, and a COMMIT marker is discardable when this round saw no transactional batch of
+  its producer before it: both get a delete horizon and go after it, as Kafka's rules give.
+* Segments are cleaned in groups, as ``groupSegmentsBySize``: consecutive segments whose
+  sizes add up to at most ``segment.bytes``, whose (estimated) index sizes stay within
+  ``segment.index.bytes`` and whose offsets fit a group's int32 relative offsets. Each group
+  is written to one new segment with the first one's base offset and swapped in
+  (`PartitionLog.replace_segments`: ``.cleaned`` -> ``.swap`` -> ``.log`` under the
+  partition lock). A group whose segments changed meanwhile (retention, another process)
+  is abandoned and the checkpoint not moved.
+* CPU: everything runs on the event loop in slices (``broker.asyncutil.Pacer``), one batch
+  at a time; the swap is one synchronous step. Reads between slices see the old segments,
+  reads after the swap the new ones, at the same offsets (a read at a cleaned-away offset
+  gets the next kept batch).
+
+Deliberately not here / simplified: the offset map holds the keys themselves in a dict (no
+``log.cleaner.dedupe.buffer.size``: it never fills, so a round always reaches the first
+uncleanable offset); no cleaner threads, I/O throttling or backoff (the retention task runs
+`clean_log` every ``log.retention.check.interval.ms``); no ``.deleted`` files (old segments
+are unlinked at once: other processes keep reading them through their open descriptors
+until they re-index); aborted transactions (no transaction index); and a crash after the
+swap was committed restores Kafka's ``LogLoader`` semantics only (``PartitionLog``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import struct
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+import crc32c
+import structlog
+
+from broker.asyncutil import SLICE_S, Pacer
+from broker.protocol.records import (
+    MAGIC_V2,
+    NO_TIMESTAMP,
+    Batch,
+    CompressionType,
+    LegacyEntry,
+    NewRecord,
+    Record,
+    RecordBatchV2,
+    RecordFormatError,
+    TimestampType,
+    encode_message_set,
+    iter_batches,
+)
+from broker.protocol.records.batch_v2 import encode_record
+from broker.protocol.records.compression import compress
+from broker.protocol.records.constants import (
+    V2_ATTRIBUTES_OFFSET,
+    V2_CONTROL_FLAG_MASK,
+    V2_CRC_OFFSET,
+    V2_DELETE_HORIZON_FLAG_MASK,
+    V2_HEADER,
+    V2_RECORDS_OFFSET,
+    V2_TIMESTAMP_TYPE_MASK,
+    V2_TRANSACTIONAL_FLAG_MASK,
+)
+from broker.storage.partition_log import PartitionLog
+from broker.storage.segment import Segment, SegmentStore
+
+_log = structlog.get_logger(__name__)
+
+LONG_MAX: Final = (1 << 63) - 1
+_INT_MAX: Final = (1 << 31) - 1
+#: Kafka's ``index.interval.bytes`` default: one offset / time index entry per 4 KiB of log.
+_INDEX_INTERVAL_BYTES: Final = 4096
+#: Bytes read from a segment at once (whole batches; a larger batch is read alone).
+READ_CHUNK: Final = 1 << 20
+#: Cleaned bytes buffered before they are written out.
+WRITE_CHUNK: Final = 1 << 20
+_CONTROL_KEY = struct.Struct(">hh")
+_ABORT, _COMMIT = 0, 1
+
+
+@dataclass(frozen=True)
+class CompactionConfig:
+    """The topic configs the cleaner reads (Kafka's ``LogConfig``), Kafka's defaults."""
+
+    min_cleanable_ratio: float = 0.5
+    delete_retention_ms: int = 86_400_000
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
+    segment_bytes: int = 1 << 30
+    max_index_bytes: int = 10 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class CleaningPlan:
+    """Kafka's ``LogToClean``: the dirty range and how dirty the log is."""
+
+    first_dirty_offset: int
+    first_uncleanable_offset: int
+    clean_bytes: int
+    cleanable_bytes: int
+    need_compaction_now: bool
+    reset_checkpoint: bool
+
+    @property
+    def total_bytes(self) -> int:
+        return self.clean_bytes + self.cleanable_bytes
+
+    @property
+    def cleanable_ratio(self) -> float:
+        return self.cleanable_bytes / self.total_bytes if self.total_bytes else 0.0
+
+    def should_clean(self, min_cleanable_ratio: float) -> bool:
+        """``grabFilthiestCompactedLog``'s filter: strictly above the ratio, or overdue."""
+        if self.total_bytes == 0:
+            return False
+        if self.need_compaction_now and self.cleanable_bytes > 0:
+            return True
+        return self.cleanable_ratio > min_cleanable_ratio
+
+
+@dataclass
+class CleanerStats:
+    """Kafka's ``CleanerStats``, for the log line and tests."""
+
+    bytes_read: int = 0
+    bytes_written: int = 0
+    records_read: int = 0
+    records_written: int = 0
+    invalid_records: int = 0
+    map_records: int = 0
+    groups: int = 0
+    groups_abandoned: int = 0
+    end_offset: int = -1
+    elapsed_s: float = 0.0
+    pauses: int = 0
+
+
+def plan_cleaning(log: PartitionLog, now_ms: int, config: CompactionConfig) -> CleaningPlan:
+    """``LogCleanerManager.cleanableOffsets`` + ``calculateCleanableBytes`` +
+    ``maxCompactionDelay`` for one log."""
+    segments = log.cleanable_segments()
+    active = segments[-1]
+    non_active = segments[:-1]
+    start, end = log.log_start_offset, log.log_end_offset
+    checkpoint = log.first_dirty_offset
+    first_dirty = start if checkpoint is None else checkpoint
+    reset = False
+    if first_dirty < start or first_dirty > end:
+        first_dirty, reset = start, True
+
+    def from_offset(offset: int) -> list[Segment]:
+        """Non-active segments from the one holding ``offset`` (``nonActiveLogSegmentsFrom``)."""
+        return [
+            seg
+            for n, seg in enumerate(non_active)
+            if n + 1 >= len(segments) or segments[n + 1].base_offset > offset
+        ]
+
+    uncleanable = min(end, active.base_offset)
+    lag = max(config.min_compaction_lag_ms, 0)
+    if lag > 0:
+        young = next(
+            (s for s in from_offset(first_dirty) if s.largest_timestamp() > now_ms - lag), None
+        )
+        if young is not None:
+            uncleanable = min(uncleanable, young.base_offset)
+    uncleanable = max(first_dirty, uncleanable)
+    holding = from_offset(uncleanable)
+    first_uncleanable = holding[0].base_offset if holding else active.base_offset
+
+    def overlapping(lo: int, hi: int) -> list[Segment]:
+        """``logSegments(lo, hi)``: from the segment holding ``lo`` to those starting below
+        ``hi``."""
+        out = []
+        for n, seg in enumerate(segments):
+            nxt = segments[n + 1].base_offset if n + 1 < len(segments) else None
+            if seg.base_offset < hi and (nxt is None or nxt > lo):
+                out.append(seg)
+        return out
+
+    clean_bytes = sum(s.size for s in segments if s.base_offset < first_dirty)
+    lo = min(first_dirty, first_uncleanable)
+    cleanable_bytes = sum(s.size for s in overlapping(lo, first_uncleanable))
+
+    max_lag = max(config.max_compaction_lag_ms, 0)
+    firsts = [
+        s.rolling_timestamp
+        for s in from_offset(first_dirty)
+        if s.rolling_timestamp is not None and s.rolling_timestamp > 0
+    ]
+    need_now = bool(firsts) and min(firsts) < now_ms - max_lag
+    return CleaningPlan(
+        first_dirty_offset=first_dirty,
+        first_uncleanable_offset=first_uncleanable,
+        clean_bytes=clean_bytes,
+        cleanable_bytes=cleanable_bytes,
+        need_compaction_now=need_now,
+        reset_checkpoint=reset,
+    )
+
+
+def group_segments_by_size(
+    segments: Sequence[Segment], max_size: int, max_index_size: int, first_uncleanable: int
+) -> list[list[Segment]]:
+    """Kafka's ``groupSegmentsBySize``: consecutive segments totalling at most ``max_size``
+    log bytes and ``max_index_size`` bytes of offset index (8 bytes an entry) and time index
+    (12 bytes), whose offsets stay within an int32 of the group's base. zkbroker writes no
+    index files: the sizes are those Kafka's would have, one entry per 4 KiB."""
+    groups: list[list[Segment]] = []
+    n = 0
+    while n < len(segments):
+        group = [segments[n]]
+        log_size = segments[n].size
+        entries = segments[n].size // _INDEX_INTERVAL_BYTES
+        n += 1
+        while n < len(segments):
+            seg = segments[n]
+            seg_entries = seg.size // _INDEX_INTERVAL_BYTES
+            last = (
+                segments[n + 1].base_offset - 1 if n + 1 < len(segments) else first_uncleanable - 1
+            )
+            if (
+                log_size + seg.size > max_size
+                or (entries + seg_entries) * 12 > max_index_size
+                or (seg.size != 0 and last - group[-1].base_offset > _INT_MAX)
+            ):
+                break
+            group.append(seg)
+            log_size += seg.size
+            entries += seg_entries
+            n += 1
+        groups.append(group)
+    return groups
+
+
+class _Slices:
+    """Yields to the loop once a slice's time is used up, looking at the clock on every
+    call: the cleaner calls it per batch, and a batch of hundreds of records is already
+    worth a clock read (``Pacer.due`` looks only every 64 calls)."""
+
+    def __init__(self, pacer: Pacer) -> None:
+        self.pacer = pacer
+        self._deadline = time.perf_counter() + SLICE_S
+
+    async def tick(self) -> None:
+        if time.perf_counter() >= self._deadline:
+            await self.pacer.pause()
+            self._deadline = time.perf_counter() + SLICE_S
+
+
+class _Abandon(Exception):
+    """A segment being cleaned left the log (retention, another process): stop the round."""
+
+
+@dataclass
+class _OffsetMap:
+    """Kafka's ``SkimpyOffsetMap``: key -> latest offset, and the latest offset mapped."""
+
+    offsets: dict[bytes, int] = field(default_factory=dict)
+    latest_offset: int = -1
+
+
+@dataclass
+class _TxnState:
+    """Kafka's ``CleanedTransactionMetadata`` without aborted transactions (no index)."""
+
+    ongoing_committed: set[int] = field(default_factory=set)
+
+    def on_batch(self, batch: RecordBatchV2) -> bool:
+        if batch.is_transactional:
+            self.ongoing_committed.add(batch.producer_id)
+        return False  # never part of a known aborted transaction
+
+    def on_control(self, batch: RecordBatchV2, records: list[Record]) -> bool:
+        if not records:
+            return True  # an already cleaned empty marker batch
+        key = records[0].key
+        if key is None or len(key) < _CONTROL_KEY.size:
+            return False
+        _version, kind = _CONTROL_KEY.unpack_from(key)
+        if kind == _ABORT:
+            return True
+        if kind == _COMMIT:
+            if batch.producer_id in self.ongoing_committed:
+                self.ongoing_committed.discard(batch.producer_id)
+                return False
+            return True
+        return False
+
+
+def _read_span(log: PartitionLog, seg: Segment, i: int) -> tuple[bytes, int]:
+    """Whole batches from index ``i`` of ``seg``, about `READ_CHUNK` bytes (at least one
+    batch); returns the bytes and the index after the last batch read."""
+    if not log.holds(seg):
+        raise _Abandon
+    start = seg.positions[i]
+    k = bisect.bisect_left(seg.positions, start + READ_CHUNK, lo=i + 1)
+    end = seg.batch_end(k - 1)
+    data = seg.read(start, end - start)
+    if len(data) != end - start:
+        raise _Abandon
+    return data, k
+
+
+async def _build_offset_map(
+    log: PartitionLog,
+    segments: Sequence[Segment],
+    start: int,
+    end: int,
+    stats: CleanerStats,
+    slices: _Slices,
+) -> _OffsetMap:
+    """Kafka's ``buildOffsetMap`` over the dirty segments [start, end)."""
+    omap = _OffsetMap()
+    dirty = [
+        s
+        for n, s in enumerate(segments)
+        if s.base_offset < end and _seg_end(segments, n, end) > start
+    ]
+    for n, seg in enumerate(dirty):
+        next_start = dirty[n + 1].base_offset if n + 1 < len(dirty) else end
+        i = 0
+        while i < seg.batch_count:
+            if seg.last_offsets[i] < start:
+                i += 1
+                continue
+            data, i = _read_span(log, seg, i)
+            for batch in iter_batches(data):
+                if not (isinstance(batch, RecordBatchV2) and batch.is_control):
+                    for record in batch.records():
+                        if record.key is not None and record.offset >= start:
+                            omap.offsets[record.key] = record.offset
+                        stats.map_records += 1
+                if batch.last_offset >= start:
+                    omap.latest_offset = max(omap.latest_offset, batch.last_offset)
+                await slices.tick()
+        # Offsets may have gaps (earlier cleanings): the map covers the segment whole.
+        omap.latest_offset = max(omap.latest_offset, next_start - 1)
+    return omap
+
+
+def _seg_end(segments: Sequence[Segment], n: int, default: int) -> int:
+    return segments[n + 1].base_offset if n + 1 < len(segments) else default
+
+
+@dataclass
+class _Filter:
+    """The round's retention rules (Kafka's ``RecordFilter`` in ``cleanInto``)."""
+
+    omap: _OffsetMap
+    now_ms: int
+    delete_retention_ms: int
+    upper_bound: int
+    last_of_producers: dict[int, int]
+    txn: _TxnState
+    stats: CleanerStats
+
+    def retain_record(self, batch: Batch, record: Record, retain_legacy_deletes: bool) -> bool:
+        """Kafka's ``shouldRetainRecord``."""
+        if record.offset > self.omap.latest_offset:
+            return True
+        if record.key is None:
+            self.stats.invalid_records += 1
+            return False
+        latest = record.offset >= self.omap.offsets.get(record.key, -1)
+        if not latest:
+            return False
+        if record.value is not None:
+            return True
+        if isinstance(batch, RecordBatchV2):
+            return not batch.has_delete_horizon or self.now_ms < batch.base_timestamp
+        return retain_legacy_deletes
+
+    def filter_v2(self, batch: RecordBatchV2) -> bytes:
+        """``MemoryRecords.filterTo`` for one v2 batch: the bytes to write (maybe b"")."""
+        records = batch.records()
+        self.stats.records_read += len(records)
+        if batch.is_control:
+            can_discard = self.txn.on_control(batch, records)
+            discard_records = (
+                can_discard and batch.has_delete_horizon and batch.base_timestamp <= self.now_ms
+            )
+        else:
+            can_discard = self.txn.on_batch(batch)
+            discard_records = can_discard
+        marker_for_empty_txn = can_discard and batch.is_control
+        if batch.has_producer_id and self._last_of_producer(batch):
+            retention = "retain_empty"
+        elif batch.last_offset + 1 == self.upper_bound:
+            # The round's last batch stays, even empty: it carries the end offset.
+            retention = "retain_empty"
+        elif discard_records:
+            return b""
+        else:
+            retention = "delete_empty"
+        kept: list[Record] = []
+        tombstones = False
+        for record in records:
+            if discard_records:
+                keep = False
+            elif batch.is_control:
+                keep = True
+            else:
+                keep = self.retain_record(batch, record, True)
+            if keep:
+                kept.append(record)
+                tombstones |= record.value is None
+        if kept:
+            set_horizon = (tombstones or marker_for_empty_txn) and not batch.has_delete_horizon
+            self.stats.records_written += len(kept)
+            if len(kept) == len(records) and not set_horizon:
+                return bytes(batch.buffer)
+            if set_horizon:
+                horizon = self.now_ms + self.delete_retention_ms
+            elif batch.has_delete_horizon:
+                horizon = batch.base_timestamp
+            else:
+                horizon = NO_TIMESTAMP
+            return rebuild_batch(batch, kept, horizon)
+        if retention == "retain_empty":
+            return empty_batch(batch)
+        return b""
+
+    def _last_of_producer(self, batch: RecordBatchV2) -> bool:
+        last = self.last_of_producers.get(batch.producer_id)
+        return last is not None and not batch.is_control and batch.last_offset == last
+
+    def filter_legacy(self, entry: LegacyEntry, retain_deletes: bool) -> bytes:
+        """A magic 0/1 entry: kept whole, dropped, or (a compressed wrapper losing some
+        inner records) re-encoded with the kept ones, as Kafka's builder does."""
+        records = entry.records()
+        self.stats.records_read += len(records)
+        kept = [r for r in records if self.retain_record(entry, r, retain_deletes)]
+        self.stats.records_written += len(kept)
+        if len(kept) == len(records):
+            return bytes(entry.buffer)
+        if not kept:
+            return b""
+        log_append = entry.timestamp_type == TimestampType.LOG_APPEND_TIME
+        return encode_message_set(
+            [NewRecord(r.offset, r.timestamp, r.key, r.value) for r in kept],
+            magic=entry.magic,
+            compression=entry.compression,
+            timestamp_type=entry.timestamp_type,
+            log_append_time=entry.timestamp if log_append else NO_TIMESTAMP,
+        )
+
+
+def rebuild_batch(batch: RecordBatchV2, kept: Sequence[Record], delete_horizon_ms: int) -> bytes:
+    """The kept records as one v2 batch with the original's header fields (Kafka's
+    ``buildRetainedRecordsInto``: same base offset, last offset delta, producer fields,
+    compression, timestamp type, leader epoch); with a delete horizon, the base timestamp
+    is the horizon (KIP-534) and the record timestamp deltas are taken from it."""
+    log_append = batch.timestamp_type == TimestampType.LOG_APPEND_TIME
+    base_ts = delete_horizon_ms if delete_horizon_ms != NO_TIMESTAMP else kept[0].timestamp
+    body = b"".join(
+        encode_record(
+            r.offset - batch.base_offset,
+            r.timestamp - base_ts,
+            NewRecord(r.offset, r.timestamp, r.key, r.value, r.headers),
+        )
+        for r in kept
+    )
+    if batch.compression != CompressionType.NONE:
+        body = compress(batch.compression, body, MAGIC_V2)
+    max_ts = batch.max_timestamp if log_append else max(r.timestamp for r in kept)
+    attributes = int(batch.compression)
+    if log_append:
+        attributes |= V2_TIMESTAMP_TYPE_MASK
+    if batch.is_transactional:
+        attributes |= V2_TRANSACTIONAL_FLAG_MASK
+    if batch.is_control:
+        attributes |= V2_CONTROL_FLAG_MASK
+    if delete_horizon_ms != NO_TIMESTAMP:
+        attributes |= V2_DELETE_HORIZON_FLAG_MASK
+    return _with_crc(
+        V2_HEADER.pack(
+            batch.base_offset,
+            V2_RECORDS_OFFSET - 12 + len(body),
+            batch.partition_leader_epoch,
+            MAGIC_V2,
+            0,
+            attributes,
+            batch.last_offset_delta,
+            base_ts,
+            max_ts,
+            batch.producer_id,
+            batch.producer_epoch,
+            batch.base_sequence,
+            len(kept),
+        ),
+        body,
+    )
+
+
+def empty_batch(batch: RecordBatchV2) -> bytes:
+    """Kafka's ``DefaultRecordBatch.writeEmptyHeader``: the header alone, no records,
+    uncompressed, base timestamp -1 and the original max timestamp."""
+    attributes = 0
+    if batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
+        attributes |= V2_TIMESTAMP_TYPE_MASK
+    if batch.is_transactional:
+        attributes |= V2_TRANSACTIONAL_FLAG_MASK
+    if batch.is_control:
+        attributes |= V2_CONTROL_FLAG_MASK
+    return _with_crc(
+        V2_HEADER.pack(
+            batch.base_offset,
+            V2_RECORDS_OFFSET - 12,
+            batch.partition_leader_epoch,
+            MAGIC_V2,
+            0,
+            attributes,
+            batch.last_offset_delta,
+            NO_TIMESTAMP,
+            batch.max_timestamp,
+            batch.producer_id,
+            batch.producer_epoch,
+            batch.base_sequence,
+            0,
+        ),
+        b"",
+    )
+
+
+def _with_crc(header: bytes, body: bytes) -> bytes:
+    out = bytearray(header)
+    crc = crc32c.crc32c(body, crc32c.crc32c(bytes(out[V2_ATTRIBUTES_OFFSET:])))
+    struct.pack_into(">I", out, V2_CRC_OFFSET, crc)
+    return bytes(out) + body
+
+
+async def clean_log(
+    log: PartitionLog,
+    config: CompactionConfig,
+    now_ms: int,
+    *,
+    pacer: Pacer | None = None,
+    force: bool = False,
+) -> CleanerStats | None:
+    """One cleaning round of ``log`` when it is dirty enough (``force``: whenever anything
+    is cleanable). None when nothing was cleaned."""
+    plan = plan_cleaning(log, now_ms, config)
+    if plan.reset_checkpoint:
+        log.set_first_dirty_offset(plan.first_dirty_offset)
+    if not (plan.should_clean(config.min_cleanable_ratio) or (force and plan.cleanable_bytes)):
+        return None
+    pacer = pacer or Pacer()
+    slices = _Slices(pacer)
+    started = time.perf_counter()
+    pauses_before = pacer.pauses
+    stats = CleanerStats()
+    segments = log.cleanable_segments()
+    try:
+        omap = await _build_offset_map(
+            log,
+            segments[:-1],
+            plan.first_dirty_offset,
+            plan.first_uncleanable_offset,
+            stats,
+            slices,
+        )
+    except _Abandon:
+        return None
+    end_offset = omap.latest_offset + 1
+    stats.end_offset = end_offset
+    # Tombstones of legacy batches: relative to the last clean segment's modification.
+    clean = [s for s in segments[:-1] if s.base_offset < plan.first_dirty_offset]
+    legacy_horizon = clean[-1].store.last_modified_ms() - config.delete_retention_ms if clean else 0
+    filt = _Filter(
+        omap=omap,
+        now_ms=now_ms,
+        delete_retention_ms=config.delete_retention_ms,
+        upper_bound=plan.first_uncleanable_offset,
+        last_of_producers=log.last_producer_offsets(),
+        txn=_TxnState(),
+        stats=stats,
+    )
+    to_clean = [s for s in segments[:-1] if s.base_offset < end_offset]
+    groups = group_segments_by_size(
+        to_clean, config.segment_bytes, config.max_index_bytes, plan.first_uncleanable_offset
+    )
+    for group in groups:
+        try:
+            swapped = await _clean_group(log, group, filt, legacy_horizon, slices)
+        except _Abandon:
+            swapped = False
+        stats.groups += 1
+        if not swapped:
+            stats.groups_abandoned += 1
+            break
+    if stats.groups_abandoned == 0:
+        log.set_first_dirty_offset(end_offset)
+    stats.elapsed_s = time.perf_counter() - started
+    stats.pauses = pacer.pauses - pauses_before
+    _log.info(
+        "log_cleaner.cleaned",
+        topic=log.topic,
+        partition=log.partition,
+        first_dirty_offset=plan.first_dirty_offset,
+        end_offset=end_offset,
+        dirty_ratio=round(plan.cleanable_ratio, 3),
+        bytes_read=stats.bytes_read,
+        bytes_written=stats.bytes_written,
+        records_read=stats.records_read,
+        records_written=stats.records_written,
+        groups=stats.groups,
+        abandoned=stats.groups_abandoned,
+        ms=round(stats.elapsed_s * 1000, 1),
+    )
+    return stats
+
+
+async def _clean_group(
+    log: PartitionLog,
+    group: list[Segment],
+    filt: _Filter,
+    legacy_horizon: int,
+    slices: _Slices,
+) -> bool:
+    """Kafka's ``cleanSegments``: the group into one cleaned store, then the swap."""
+    store: SegmentStore = log.create_cleaned_store(group[0].base_offset)
+    try:
+        pending: list[bytes] = []
+        pending_size = 0
+        for seg in group:
+            if not log.holds(seg):
+                raise _Abandon
+            retain_legacy_deletes = seg.store.last_modified_ms() > legacy_horizon
+            i = 0
+            while i < seg.batch_count:
+                data, i = _read_span(log, seg, i)
+                filt.stats.bytes_read += len(data)
+                for batch in iter_batches(data):
+                    try:
+                        if isinstance(batch, RecordBatchV2):
+                            out = filt.filter_v2(batch)
+                        else:
+                            out = filt.filter_legacy(batch, retain_legacy_deletes)
+                    except RecordFormatError:
+                        # A batch the cleaner cannot read stays as it is.
+                        _log.warning(
+                            "log_cleaner.unreadable_batch",
+                            topic=log.topic,
+                            partition=log.partition,
+                            offset=batch.last_offset,
+                        )
+                        out = bytes(batch.buffer)
+                    if out:
+                        pending.append(out)
+                        pending_size += len(out)
+                    if pending_size >= WRITE_CHUNK:
+                        _flush(store, pending, filt.stats)
+                        pending, pending_size = [], 0
+                    await slices.tick()
+        _flush(store, pending, filt.stats)
+    except BaseException:
+        log.discard_cleaned(store)
+        raise
+    if not all(log.holds(seg) for seg in group):
+        log.discard_cleaned(store)
+        return False
+    replaced = log.replace_segments(
+        group, store, last_modified_ms=group[-1].store.last_modified_ms()
+    )
+    return replaced is not None
+
+
+def _flush(store: SegmentStore, pending: list[bytes], stats: CleanerStats) -> None:
+    if pending:
+        data = b"".join(pending)
+        store.write(data)
+        stats.bytes_written += len(data)
+
+
+__all__ = [
+    "CleanerStats",
+    "CleaningPlan",
+    "CompactionConfig",
+    "clean_log",
+    "empty_batch",
+    "group_segments_by_size",
+    "plan_cleaning",
+    "rebuild_batch",
+]

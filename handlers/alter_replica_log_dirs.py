@@ -1,0 +1,106 @@
+"""AlterReplicaLogDirs (key 34): move a replica's log to another log dir of the broker
+(KIP-113; docs/kafka-behaviour.md §15).
+
+Kafka 3.9's flow (`KafkaApis.handleAlterReplicaLogDirsRequest`,
+`ReplicaManager.alterReplicaLogDirs`, `LogManager.isLogDirOnline`), per partition, the first
+failing check deciding:
+
+* a partition named twice is answered once, for the last dir naming it (Kafka builds a map);
+* a topic name so long that the future log's directory name (`<topic>-<partition>.<32 hex>
+  -future`) would pass 255 characters -> INVALID_TOPIC_EXCEPTION;
+* a path that is not exactly the absolute path of one of the broker's log dirs ->
+  LOG_DIR_NOT_FOUND (checked before the partition, so an unknown topic gets it too);
+* a partition unknown to the broker's metadata -> UNKNOWN_TOPIC_OR_PARTITION; known but not
+  hosted by this broker (or its topic being deleted) -> REPLICA_NOT_AVAILABLE (Kafka turns its
+  NOT_LEADER_OR_FOLLOWER into that, for compatibility);
+* a hosted partition already in that dir -> NONE, nothing to do. (A different dir would start
+  a future log and a copy; zkbroker's brokers have one dir, so that never happens.)
+
+Answers are grouped by topic in the order the request first names them (Kafka's follow a
+hash map's order). The one log dir comes from `handlers.support.log_dirs`.
+
+Deliberately not here: authorization (ALTER on the cluster), several log dirs, moving data.
+"""
+
+from __future__ import annotations
+
+from broker.asyncutil import Pacer
+from broker.protocol import error_codes
+from broker.protocol.messages.alter_replica_log_dirs import (
+    AlterReplicaLogDirPartitionResult,
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirsResponse,
+    AlterReplicaLogDirTopicResult,
+)
+from handlers.context import RequestContext
+from handlers.support.log_dirs import log_dir
+from handlers.support.partitions import Located, locate
+
+API_KEY = 34
+MIN_VERSION = 0
+MAX_VERSION = 2
+
+# A file name's limit, and what `LocalLog.logFutureDirName` adds to "<topic>-<partition>":
+# "." + a dashless UUID (32) + "-future" (7).
+MAX_DIR_NAME = 255
+FUTURE_DIR_EXTRA = 1 + 32 + len("-future")
+
+
+def _alter(ctx: RequestContext, topic: str, index: int, path: str, own_dir: str) -> int:
+    if len(f"{topic}-{index}") + FUTURE_DIR_EXTRA > MAX_DIR_NAME:
+        return error_codes.INVALID_TOPIC_EXCEPTION
+    if path != own_dir:
+        return error_codes.LOG_DIR_NOT_FOUND
+    located = locate(ctx.image, ctx.broker.broker_id, topic, index, leader_only=False)
+    if isinstance(located, Located):
+        return error_codes.NONE  # already in this (the only) dir: nothing to move
+    if located == error_codes.NOT_LEADER_OR_FOLLOWER:
+        return error_codes.REPLICA_NOT_AVAILABLE
+    return located
+
+
+async def handle(
+    ctx: RequestContext, request: AlterReplicaLogDirsRequest
+) -> AlterReplicaLogDirsResponse:
+    own_dir = log_dir(ctx)
+    # Kafka's `partitionDirs`: one entry per partition, a later dir replacing an earlier one.
+    targets: dict[tuple[str, int], str] = {}
+    for wanted in request.dirs:
+        for topic in wanted.topics:
+            for index in topic.partitions:
+                targets[(topic.name, index)] = wanted.path
+    pacer = Pacer()
+    by_topic: dict[str, list[AlterReplicaLogDirPartitionResult]] = {}
+    for (name, index), path in targets.items():
+        if pacer.due():
+            await pacer.pause()
+        code = _alter(ctx, name, index, path, own_dir)
+        by_topic.setdefault(name, []).append(
+            AlterReplicaLogDirPartitionResult(partition_index=index, error_code=code)
+        )
+    return AlterReplicaLogDirsResponse(
+        results=[
+            AlterReplicaLogDirTopicResult(topic_name=name, partitions=partitions)
+            for name, partitions in by_topic.items()
+        ]
+    )
+
+
+def error_response(
+    request: AlterReplicaLogDirsRequest, version: int, code: int, message: str | None
+) -> AlterReplicaLogDirsResponse:
+    # Kafka's `AlterReplicaLogDirsRequest.getErrorResponse`: every partition as named, per
+    # dir and topic, duplicates kept.
+    return AlterReplicaLogDirsResponse(
+        results=[
+            AlterReplicaLogDirTopicResult(
+                topic_name=t.name,
+                partitions=[
+                    AlterReplicaLogDirPartitionResult(partition_index=index, error_code=code)
+                    for index in t.partitions
+                ],
+            )
+            for d in request.dirs
+            for t in d.topics
+        ]
+    )

@@ -1,0 +1,117 @@
+"""DescribeLogDirs (key 35): this broker's log dir and the size of each partition log in it
+(KIP-113; docs/kafka-behaviour.md §15).
+
+Kafka 3.9's flow (`KafkaApis.handleDescribeLogDirsRequest`, `ReplicaManager.describeLogDirs`):
+
+* topics null asks for every partition with a log on this broker; otherwise the named
+  partitions, and one this broker has no log of is left out without an error (so is an
+  unknown topic); a topic with no partition left is left out too;
+* one result per log dir, named by its absolute path, error NONE; a dir whose volume cannot
+  be inspected answers that error (UNKNOWN_SERVER_ERROR for an I/O failure) and no topics;
+* each partition: its log's size in bytes (every segment), the offset lag of the log end
+  behind the high watermark (never positive, so 0), and whether it is a future log
+  (AlterReplicaLogDirs' copy being made, never here);
+* v3+ adds a top-level error code (NONE, or CLUSTER_AUTHORIZATION_FAILED with no results);
+  v4 adds the volume's total and usable bytes.
+
+Here "a log on this broker" is being in the partition's replica set (`handlers.support.
+partitions`): replicas share the log, so each reports its size. The one log dir and its
+volume come from `handlers.support.log_dirs` (in memory: the configured path, sizes -1).
+Results are in topic-name and partition order (Kafka's follow hash maps).
+
+Deliberately not here: authorization, several log dirs, offline dirs, future logs.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from broker.asyncutil import Pacer
+from broker.protocol import error_codes
+from broker.protocol.messages.describe_log_dirs import (
+    DescribeLogDirsPartition,
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
+    DescribeLogDirsResult,
+    DescribeLogDirsTopic,
+)
+from handlers.context import RequestContext
+from handlers.support.log_dirs import log_dir, volume_bytes
+from handlers.support.partitions import Located, open_log
+
+API_KEY = 35
+MIN_VERSION = 0
+MAX_VERSION = 4
+
+_log = structlog.get_logger(__name__)
+
+
+def _hosted(ctx: RequestContext, wanted: set[tuple[str, int]] | None) -> list[Located]:
+    """The partitions this broker has a log of (in its replica set, topic not being deleted,
+    whose replicas Kafka has stopped and whose logs it has removed), limited to `wanted`."""
+    image = ctx.image
+    broker_id = ctx.broker.broker_id
+    found: list[Located] = []
+    for name in sorted(image.topics):
+        if name in image.topics_being_deleted:
+            continue
+        topic = image.topics[name]
+        for index in sorted(topic.partitions):
+            state = topic.partitions[index]
+            if broker_id in state.replicas and (wanted is None or (name, index) in wanted):
+                found.append(Located(topic, state))
+    return found
+
+
+async def handle(ctx: RequestContext, request: DescribeLogDirsRequest) -> DescribeLogDirsResponse:
+    path = log_dir(ctx)
+    try:
+        total, usable = volume_bytes(ctx, path)
+    except OSError as e:
+        # Kafka catches the failure per dir: the dir is answered with the error, no topics.
+        _log.warning("describe_log_dirs.volume_failed", log_dir=path, reason=str(e))
+        failed = DescribeLogDirsResult(error_code=error_codes.UNKNOWN_SERVER_ERROR, log_dir=path)
+        return DescribeLogDirsResponse(error_code=error_codes.NONE, results=[failed])
+    wanted = (
+        None
+        if request.topics is None
+        else {(t.topic, index) for t in request.topics for index in t.partitions}
+    )
+    pacer = Pacer()
+    topics: list[DescribeLogDirsTopic] = []
+    for located in _hosted(ctx, wanted):
+        if pacer.due():
+            await pacer.pause()
+        log, _config = await open_log(ctx, located)
+        # On disk the lock also indexes what other processes appended, so the size is current.
+        with log.append_lock():
+            size = log.size_bytes
+        name = located.topic.name
+        if not topics or topics[-1].name != name:
+            topics.append(DescribeLogDirsTopic(name=name, partitions=[]))
+        topics[-1].partitions.append(
+            DescribeLogDirsPartition(
+                partition_index=located.partition.partition,
+                partition_size=size,
+                # max(high watermark - log end offset, 0): every replica reads the one log,
+                # whose high watermark is its log end offset.
+                offset_lag=0,
+                is_future_key=False,
+            )
+        )
+    result = DescribeLogDirsResult(
+        error_code=error_codes.NONE,
+        log_dir=path,
+        topics=topics,
+        total_bytes=total,
+        usable_bytes=usable,
+    )
+    return DescribeLogDirsResponse(error_code=error_codes.NONE, results=[result])
+
+
+def error_response(
+    request: DescribeLogDirsRequest, version: int, code: int, message: str | None
+) -> DescribeLogDirsResponse:
+    # Kafka's `DescribeLogDirsRequest.getErrorResponse`: the top-level code (v3+) and no
+    # results, so before v3 the error shows only as an empty answer.
+    return DescribeLogDirsResponse(error_code=code, results=[])
