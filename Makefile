@@ -45,6 +45,7 @@ bench: system-deps $(STAMP)
 	$(PY) bench/capture.py
 	$(PY) bench/heavy_requests.py
 	$(PY) bench/analytics.py
+	$(PY) bench/data_plane.py
 
 # Capture analytics on Spark: example captures of two releases -> `zkbroker report` -> a page.
 REPORT_EXAMPLE := $(VENV)/report-example

@@ -12,6 +12,9 @@ broker, one at a time, and prints the probe's latencies while it was in flight:
   in one ZooKeeper request: the placement runs in slices);
 - create-10k-topics: CreateTopics v7 of 10,000 topics (1 partition each), waiting for leaders;
 - metadata-1M-names: Metadata v4 naming 1,000,000 topics (no auto-creation);
+- create-46k-partition-topic: CreateTopics v7 of one topic with 46,000 partitions (about the
+  most whose assignment fits one ZooKeeper request);
+- metadata-46k-partitions: Metadata v9 naming that topic (one answer of 46,000 partitions);
 - describe-configs-10k: DescribeConfigs v1 of the 10,000 topics created above.
 
 Target (issue 17): the probe's p99 <= 100 ms and the broker's RSS within 2x its size before.
@@ -145,6 +148,8 @@ def controller_index(brokers: list[tuple[str, int]]) -> int:
 def scenarios(quick: bool) -> list[tuple[str, int, int, Any]]:
     topics = 1_000 if quick else 10_000
     names = 100_000 if quick else 1_000_000
+    # About the most partitions whose assignment fits one ZooKeeper request (jute.maxbuffer).
+    partitions = 5_000 if quick else 46_000
     return [
         (
             "create-invalid-int32max",
@@ -197,6 +202,23 @@ def scenarios(quick: bool) -> list[tuple[str, int, int, Any]]:
                 topics=[MetadataRequestTopic(name=f"absent-{i}") for i in range(names)],
                 allow_auto_topic_creation=False,
             ),
+        ),
+        (
+            f"create-{partitions // 1000}k-partition-topic",
+            19,
+            7,
+            CreateTopicsRequest(
+                topics=[
+                    CreatableTopic(name="wide", num_partitions=partitions, replication_factor=1)
+                ],
+                timeout_ms=120_000,
+            ),
+        ),
+        (
+            f"metadata-{partitions // 1000}k-partitions",
+            3,
+            9,
+            MetadataRequest(topics=[MetadataRequestTopic(name="wide")]),
         ),
         (
             f"describe-configs-{topics // 1000}k",

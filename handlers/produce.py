@@ -49,6 +49,7 @@ from broker.rules.log_validation import (
     validate_append,
 )
 from broker.rules.producer_state import ProducerBatch, last_sequence
+from broker.storage import PartitionLog
 from handlers.context import NoResponse, RequestContext
 from handlers.support.partitions import Located, leader_hint, locate, open_log
 
@@ -119,13 +120,7 @@ async def _append(
             duplicate = log.producers.duplicate(batch)
             if duplicate is not None:
                 # A retry of a batch already written: its offsets, nothing appended.
-                return PartitionProduceResponse(
-                    index=index,
-                    error_code=error_codes.NONE,
-                    base_offset=duplicate.first_offset,
-                    log_append_time_ms=result.log_append_time,
-                    log_start_offset=log.log_start_offset,
-                )
+                return _appended(index, duplicate.first_offset, result.log_append_time, log)
             if info.is_transactional:
                 # No transaction coordinator yet, so no transaction is ever ongoing (3.6+
                 # verification: KIP-890).
@@ -142,11 +137,17 @@ async def _append(
                 offset_of_max_timestamp=result.offset_of_max_timestamp,
                 leader_epoch=state.leader_epoch,
             )
+    return _appended(index, result.base_offset, result.log_append_time, log)
+
+
+def _appended(
+    index: int, base_offset: int, log_append_time: int, log: PartitionLog
+) -> PartitionProduceResponse:
     return PartitionProduceResponse(
         index=index,
         error_code=error_codes.NONE,
-        base_offset=result.base_offset,
-        log_append_time_ms=result.log_append_time,
+        base_offset=base_offset,
+        log_append_time_ms=log_append_time,
         log_start_offset=log.log_start_offset,
     )
 
