@@ -24,11 +24,6 @@ The offset of the max timestamp follows 3.9 (the record's own offset; 2.x-3.6 re
 batch's last offset for compressed batches): it feeds the time index and
 ListOffsets' MAX_TIMESTAMP, both later steps.
 
-Uncompressed v2 batches on a topic without compaction have their timestamps read by
-aiokafka's compiled reader (`broker.protocol.records.fast_scan`) when no record rule can
-refuse them; anything it cannot vouch for goes through the exact reader and the rules, so
-every refusal carries Kafka's code and message.
-
 Which message reaches the wire follows ``ReplicaManager.appendToLocalLog``: only record
 validation errors carry a custom message (``AppendError.wire_message``); other errors are
 sent with a null message. Before 2.4 (no KIP-467) an invalid record was CORRUPT_MESSAGE and
@@ -61,7 +56,6 @@ from broker.protocol.records import (
     TimestampType,
     encode_batch,
     encode_message_set,
-    fast_scan,
     iter_batches,
 )
 from zk_layout.release import Release, release_at_least
@@ -511,31 +505,6 @@ class _Validator:
             )
         return None
 
-    def _fast_timestamps(self, batch: RecordBatchV2) -> list[int] | None:
-        """The records' timestamps when no record rule can refuse any of them, read by the
-        C reader (`broker.protocol.records.fast_scan`); None sends the batch through the
-        exact reader and the rules (`_records_of`), which give Kafka's errors."""
-        config = self.config
-        if config.compacted:
-            return None  # every record's key is checked
-        stamps = fast_scan.record_timestamps(batch)
-        if stamps is None:
-            return None
-        create_time = config.timestamp_type == TimestampType.CREATE_TIME
-        if not create_time:
-            # LogAppendTime topics take any record timestamp, unless the producer claimed
-            # LogAppendTime itself (the rules refuse that).
-            return None if batch.timestamp_type == TimestampType.LOG_APPEND_TIME else stamps
-        if batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
-            return None
-        low = self.now - config.timestamp_before_max_ms
-        high = self.now + config.timestamp_after_max_ms
-        # The same test as `_records_of`'s hot path: inside [low, high] no long overflows.
-        for ts in stamps:
-            if ts != NO_TIMESTAMP and not low <= ts <= high:
-                return None
-        return stamps
-
     def _records_of(self, batch: Batch) -> list[Record]:
         """Validate a batch's records; reject the append if any fails (processRecordErrors)."""
         records = batch.records()
@@ -592,19 +561,17 @@ class _Validator:
         producers: list[ProducerBatchInfo] = []
         for batch in self.batches:
             self._validate_batch(first, batch)
+            records = self._records_of(batch)
             batch_first = self.counter
             max_batch_ts = NO_TIMESTAMP
             offset_of_max_batch = -1
             if isinstance(batch, RecordBatchV2):
-                stamps = self._fast_timestamps(batch)
-                if stamps is None:
-                    stamps = [r.timestamp for r in self._records_of(batch)]
                 # Offsets are consecutive from the counter, whatever the deltas said.
-                for i, stamp in enumerate(stamps):
-                    if stamp > max_batch_ts:
-                        max_batch_ts = stamp
+                for i, record in enumerate(records):
+                    if record.timestamp > max_batch_ts:
+                        max_batch_ts = record.timestamp
                         offset_of_max_batch = batch_first + i
-                self.counter += len(stamps)
+                self.counter += len(records)
                 last = self.counter - 1
                 ts = (
                     (TimestampType.LOG_APPEND_TIME, self.now)
@@ -618,10 +585,10 @@ class _Validator:
                         max_timestamp=ts,
                     )
                 )
-                producers.append(_producer_info(batch, batch_first, last, len(stamps)))
+                producers.append(_producer_info(batch, batch_first, last, len(records)))
             else:
                 # An uncompressed legacy entry is one record.
-                record = self._records_of(batch)[0]
+                record = records[0]
                 offset = self.counter
                 self.counter += 1
                 if batch.magic > MAGIC_V0:
