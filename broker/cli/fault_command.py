@@ -1,9 +1,9 @@
 """`zkbroker fault ...`: add, list and clear fault entries of a cluster through its ZooKeeper.
 
-    zkbroker fault push API ERROR [--count N | --until-cleared] [--broker ID] [--topic T]
-                        [--partition P] [--delay-ms MS] --zookeeper CONNECT
+    zkbroker fault push API ERROR [--count N | --until-cleared] [--skip N] [--broker ID]
+                        [--topic T] [--partition P] [--delay-ms MS] --zookeeper CONNECT
     zkbroker fault latency DELAY_MS [--api API] [--broker ID] --zookeeper CONNECT
-    zkbroker fault drop API [--count N] [--broker ID] --zookeeper CONNECT
+    zkbroker fault drop API [--count N] [--skip N] [--broker ID] --zookeeper CONNECT
     zkbroker fault blackhole [--api API] [--broker ID] --zookeeper CONNECT
     zkbroker fault clear [ID] --zookeeper CONNECT      (no ID: every fault)
     zkbroker fault list --zookeeper CONNECT
@@ -61,6 +61,8 @@ def add_fault_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     counts = push.add_mutually_exclusive_group()
     counts.add_argument("--count", type=_positive, default=1, help="requests to fail (1)")
     counts.add_argument("--until-cleared", action="store_true", help="fail every one until cleared")
+    skip_help = "let this many matching requests pass first (0): 2 = fail the third"
+    push.add_argument("--skip", type=_non_negative, default=0, help=skip_help)
     push.add_argument("--topic", help="only requests naming this topic")
     push.add_argument("--partition", type=_non_negative, help="only requests naming it")
     push.add_argument("--delay-ms", type=_non_negative, default=0, help="answer this late (0)")
@@ -73,6 +75,7 @@ def add_fault_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     drop = actions.add_parser("drop", help="close the connection of the next matching request")
     drop.add_argument("api", type=_api, metavar="API", help="API key or name")
     drop.add_argument("--count", type=_positive, default=1, help="requests to drop (1)")
+    drop.add_argument("--skip", type=_non_negative, default=0, help=skip_help)
     scoped(drop, api_option=False)
 
     blackhole = actions.add_parser("blackhole", help="answer nothing until cleared")
@@ -99,13 +102,20 @@ def entry_from_args(args: argparse.Namespace) -> FaultEntry:
             error_code=args.error_code,
             delay_ms=args.delay_ms,
             count=None if args.until_cleared else args.count,
+            skip=args.skip,
         )
     if command == "latency":
         return FaultEntry(
             kind=FaultKind.LATENCY, api=args.api, broker=args.broker, delay_ms=args.delay_ms
         )
     if command == "drop":
-        return FaultEntry(kind=FaultKind.DROP, api=args.api, broker=args.broker, count=args.count)
+        return FaultEntry(
+            kind=FaultKind.DROP,
+            api=args.api,
+            broker=args.broker,
+            count=args.count,
+            skip=args.skip,
+        )
     if command == "blackhole":
         return FaultEntry(kind=FaultKind.BLACKHOLE, api=args.api, broker=args.broker)
     raise ValueError(f"not a fault-adding command: {command!r}")

@@ -200,6 +200,9 @@ class ClusterEngine:
                 self._log.exception("broker.stop_failed", broker_id=broker_id)
         with self._slow_step("log_retention"):
             await self._retention.stop()
+        # Nothing reads or writes a log any more: a stopped cluster holds no log file open
+        # (another process may own the directory next, or the test may remove it).
+        self.logs.release_files()
         self.image.topic_configs.attach(None)
         if self._capture is not None:
             # After the brokers: their last requests are written too.
@@ -269,7 +272,10 @@ class ClusterEngine:
 
     def records(self, topic: str, partition: int) -> list[Record]:
         """Every record in the partition's log from its log start offset."""
-        return records_access.records(self.logs, topic, partition)
+        known = self.image.topics.get(topic)
+        topic_id = None if known is None else known.topic_id
+        exists = known is not None and partition in known.partitions
+        return records_access.records(self.logs, topic, partition, topic_id, exists)
 
     def capture(self) -> RequestCapture:
         """Capture requests in memory from now on (see `requests()`); returns the capture.

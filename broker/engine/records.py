@@ -13,6 +13,7 @@ anything the wire path would not do.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Sequence
 
 from broker.image.metadata_image import MetadataImage
@@ -101,9 +102,18 @@ async def produce(
     return answer.base_offset
 
 
-def records(logs: LogManager, topic: str, partition: int) -> list[Record]:
-    """Every record of the partition's log from its log start offset (markers left out)."""
-    log = logs.get(topic, partition)
+def records(
+    logs: LogManager,
+    topic: str,
+    partition: int,
+    topic_id: uuid.UUID | None = None,
+    exists: bool = False,
+) -> list[Record]:
+    """Every record of the partition's log from its log start offset (markers left out).
+
+    The log of an existing partition (``exists``) is opened if this process has not used it
+    yet: with ``--log-dir`` it may hold records written before a restart."""
+    log = logs.get_or_create(topic, partition, topic_id) if exists else logs.get(topic, partition)
     if log is None:
         return []
     out: list[Record] = []

@@ -5,7 +5,9 @@ Faults live in zkbroker's own znodes, ``/zkbroker/faults/fault-<seq>`` (``FaultN
 a test process can inject into brokers run by another process, and ``zkbroker fault ...``
 does it from a shell. The sequence number is the fault id. An entry names a kind, an API
 (key or name; None = every API), optionally a broker, a topic and a partition, an error
-code, a delay and a ``count`` (requests it still applies to; None = until cleared):
+code, a delay, a ``skip`` (matching requests that still pass untouched before it applies:
+"the third Produce to this partition" is ``skip=2``) and a ``count`` (requests it then
+applies to; None = until cleared):
 
 * ``error``: answer the API's error response with ``error_code`` on every item, after
   ``delay_ms``; consumed in id order by matching requests.
@@ -44,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import collections
+import enum
 import time
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, fields, is_dataclass, replace
@@ -135,6 +138,8 @@ class Fault:
                 parts.append(f"{key}={value}")
         if e.delay_ms:
             parts.append(f"delay_ms={e.delay_ms}")
+        if e.skip:
+            parts.append(f"skip={e.skip}")
         parts.append("count=" + ("until-cleared" if e.count is None else str(e.count)))
         return " ".join(parts)
 
@@ -284,6 +289,14 @@ async def clear_faults(store: ZkStore, fault_id: int | None = None) -> int:
 # ---- the hook -----------------------------------------------------------------------------
 
 
+class _Taken(enum.Enum):
+    """What taking a unit of an entry for one request gave."""
+
+    APPLIES = "applies"
+    SKIPPED = "skipped"
+    GONE = "gone"
+
+
 @dataclass
 class _Cached:
     fault: Fault
@@ -384,30 +397,35 @@ class FaultInjector:
 
     # ---- consuming ----------------------------------------------------------------------
 
-    async def _consume(self, cached: _Cached) -> bool:
-        """Take one unit of a counted entry; False if none is left (or it is gone)."""
+    async def _consume(self, cached: _Cached) -> _Taken:
+        """Take one unit of an entry: a request to let pass while ``skip`` is left (SKIPPED),
+        else one of ``count`` (APPLIES); GONE if none is left or the entry went."""
         store = self._store
         fault_id = cached.fault.fault_id
         entry, version = cached.fault.entry, cached.version
         path = FaultNode.path(fault_id)
         for _ in range(_MAX_RETRIES):
-            if entry.count is None:
-                return True
-            if entry.count <= 0 or store is None:
-                return False
+            if entry.skip == 0 and entry.count is None:
+                return _Taken.APPLIES
+            if (entry.count is not None and entry.count <= 0) or store is None:
+                return _Taken.GONE
             try:
-                if entry.count == 1:
+                if entry.skip > 0:
+                    taken, left = _Taken.SKIPPED, replace(entry, skip=entry.skip - 1)
+                else:
+                    assert entry.count is not None
+                    taken, left = _Taken.APPLIES, replace(entry, count=entry.count - 1)
+                if left.count == 0:
                     await store.delete(path, version)
                     self._forget(fault_id)
                 else:
-                    left = replace(entry, count=entry.count - 1)
                     stat = await store.set(path, FaultNode.encode(left, ANY_RELEASE), version)
                     if fault_id in self._cache:
                         cached.fault, cached.version = Fault(fault_id, left), int(stat.version)
-                return True
+                return taken
             except NoNodeError:
                 self._forget(fault_id)
-                return False
+                return _Taken.GONE
             except BadVersionError:
                 try:
                     got = await store.read(FaultNode, fault_id)
@@ -415,13 +433,13 @@ class FaultInjector:
                     got = None
                 if got is None:
                     self._forget(fault_id)
-                    return False
+                    return _Taken.GONE
                 entry, stat = got
                 version = int(stat.version)
                 if fault_id in self._cache:
                     cached.fault, cached.version = Fault(fault_id, entry), version
         self._log.warning("fault.consume_contended", fault_id=fault_id)
-        return False
+        return _Taken.GONE
 
     async def intervene(self, call: RequestCall) -> Intervention | None:
         if not self._cache:
@@ -434,8 +452,10 @@ class FaultInjector:
         decisive: _Cached | None = None
         for cached in sorted(candidates, key=lambda c: c.fault.fault_id):
             decides = cached.fault.entry.kind is not FaultKind.LATENCY
-            if (decides and decisive is not None) or not await self._consume(cached):
+            if decides and decisive is not None:
                 continue
+            if await self._consume(cached) is not _Taken.APPLIES:
+                continue  # skipped (this request passes the entry) or gone
             if decides:
                 decisive = cached
             delay_ms += cached.fault.entry.delay_ms
@@ -538,8 +558,12 @@ class Faults:
         topic: str | None = None,
         partition: int | None = None,
         delay_ms: int = 0,
+        skip: int = 0,
     ) -> int:
-        """`count` matching requests (None: all until cleared) get `error_code`; returns the id."""
+        """`count` matching requests (None: all until cleared) get `error_code`, after `skip`
+        matching requests passed untouched; returns the id."""
+        if skip < 0:
+            raise ValueError(f"skip must be >= 0, got {skip}")
         return await self._add(
             FaultEntry(
                 kind=FaultKind.ERROR,
@@ -550,6 +574,7 @@ class Faults:
                 error_code=error_code_of(error_code),
                 delay_ms=delay_ms,
                 count=count,
+                skip=skip,
             )
         )
 
@@ -566,10 +591,17 @@ class Faults:
             )
         )
 
-    async def drop_next(self, api: int | str, broker: int | None = None, count: int = 1) -> int:
-        """Close the connection of the next `count` matching requests; returns the id."""
+    async def drop_next(
+        self, api: int | str, broker: int | None = None, count: int = 1, skip: int = 0
+    ) -> int:
+        """Close the connection of the next `count` matching requests after `skip` matching
+        requests passed; returns the id."""
+        if skip < 0:
+            raise ValueError(f"skip must be >= 0, got {skip}")
         return await self._add(
-            FaultEntry(kind=FaultKind.DROP, api=api_key_of(api), broker=broker, count=count)
+            FaultEntry(
+                kind=FaultKind.DROP, api=api_key_of(api), broker=broker, count=count, skip=skip
+            )
         )
 
     async def blackhole(self, api: int | str | None = None, broker: int | None = None) -> int:
@@ -619,9 +651,12 @@ class SyncFaults:
         topic: str | None = None,
         partition: int | None = None,
         delay_ms: int = 0,
+        skip: int = 0,
     ) -> int:
         return self._runner.call(
-            self._faults.push_error(api, error_code, count, broker, topic, partition, delay_ms)
+            self._faults.push_error(
+                api, error_code, count, broker, topic, partition, delay_ms, skip
+            )
         )
 
     def add_latency(
@@ -629,8 +664,10 @@ class SyncFaults:
     ) -> int:
         return self._runner.call(self._faults.add_latency(delay_ms, api, broker))
 
-    def drop_next(self, api: int | str, broker: int | None = None, count: int = 1) -> int:
-        return self._runner.call(self._faults.drop_next(api, broker, count))
+    def drop_next(
+        self, api: int | str, broker: int | None = None, count: int = 1, skip: int = 0
+    ) -> int:
+        return self._runner.call(self._faults.drop_next(api, broker, count, skip))
 
     def blackhole(self, api: int | str | None = None, broker: int | None = None) -> int:
         return self._runner.call(self._faults.blackhole(api, broker))

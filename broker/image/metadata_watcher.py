@@ -7,6 +7,9 @@ Watched (all through one ZooKeeper session of the process):
   `.../state` node (watched before it exists, so the controller's first write is seen);
 - `/admin/delete_topics` children (topics being deleted are hidden from clients).
 
+Each new topic's config overrides are read into the image's `TopicConfigCache` once its
+assignment is watched, as a Kafka broker loads them when it creates the topic's logs.
+
 Everything a watch delivers is decoded with the `zk_layout` node classes and applied to the
 image on the event loop. Data that does not decode is logged and treated as absent, as
 Kafka's readers skip what they cannot parse; one bad znode never stops the watcher.
@@ -162,7 +165,15 @@ class MetadataWatcher:
         self._topics = names
         for name in new:
             self._partitions[name] = set()
-            self._spawn(self._watch_data(TopicNode.path(name), self._topic_callback(name)))
+            self._spawn(self._watch_topic(name))
+
+    async def _watch_topic(self, name: str) -> None:
+        await self._watch_data(TopicNode.path(name), self._topic_callback(name))
+        if name in self._topics:
+            # A Kafka broker reads a topic's config when it creates the partition's log
+            # (LogManager, on LeaderAndIsr), before any Produce reaches it; reading it as the
+            # topic appears keeps that ZooKeeper round trip off the first Produce and Fetch.
+            await self.image.topic_configs.overrides(name)
 
     def _topic_callback(self, name: str) -> Callable[[bytes | None, Any], None]:
         def on_data(data: bytes | None, stat: Any) -> None:

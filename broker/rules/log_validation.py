@@ -58,6 +58,7 @@ from broker.protocol.records import (
     encode_message_set,
     iter_batches,
 )
+from broker.protocol.records.scan import RecordsScan, scan_records
 from zk_layout.release import Release, release_at_least
 
 LONG_MAX = (1 << 63) - 1
@@ -550,6 +551,41 @@ class _Validator:
             raise _Reject(_record_validation_error(errors))
         return records
 
+    def _v2_timestamps(self, batch: RecordBatchV2) -> tuple[int, int, int]:
+        """An uncompressed v2 batch's record count, max timestamp and the index of the first
+        record holding it (-1: none above NO_TIMESTAMP), its records validated.
+
+        The quick walk (``scan_records``) settles the common batch: well formed, no headers,
+        every record inside the rules by its extremes alone. Anything else is decoded record
+        by record (`_records_of`), which finds the same answer or the error to send.
+        """
+        if batch.timestamp_type != TimestampType.LOG_APPEND_TIME:
+            scan = scan_records(batch.records_body(), batch.records_count)
+            if scan is not None and self._scan_passes(batch, scan):
+                max_ts = batch.base_timestamp + scan.max_timestamp_delta
+                if max_ts > NO_TIMESTAMP:
+                    return scan.count, max_ts, scan.index_of_max
+                return scan.count, NO_TIMESTAMP, -1
+        max_ts, index_of_max = NO_TIMESTAMP, -1
+        records = self._records_of(batch)
+        for i, record in enumerate(records):
+            if record.timestamp > max_ts:
+                max_ts, index_of_max = record.timestamp, i
+        return len(records), max_ts, index_of_max
+
+    def _scan_passes(self, batch: RecordBatchV2, scan: RecordsScan) -> bool:
+        """No record rule can refuse the scanned records (the fast test of `_records_of`,
+        applied to the extremes: inside [low, high] Java's long arithmetic cannot overflow)."""
+        config = self.config
+        if config.compacted and scan.any_null_key:
+            return False
+        if config.timestamp_type != TimestampType.CREATE_TIME:
+            return True  # LogAppendTime topic, CreateTime batch: the broker stamps its time
+        low = self.now - config.timestamp_before_max_ms
+        high = self.now + config.timestamp_after_max_ms
+        base = batch.base_timestamp
+        return low <= base + scan.min_timestamp_delta and base + scan.max_timestamp_delta <= high
+
     # -- the three paths --------------------------------------------------------------------
 
     def _assign_non_compressed(self) -> ValidatedAppend:
@@ -561,17 +597,15 @@ class _Validator:
         producers: list[ProducerBatchInfo] = []
         for batch in self.batches:
             self._validate_batch(first, batch)
-            records = self._records_of(batch)
             batch_first = self.counter
             max_batch_ts = NO_TIMESTAMP
             offset_of_max_batch = -1
             if isinstance(batch, RecordBatchV2):
                 # Offsets are consecutive from the counter, whatever the deltas said.
-                for i, record in enumerate(records):
-                    if record.timestamp > max_batch_ts:
-                        max_batch_ts = record.timestamp
-                        offset_of_max_batch = batch_first + i
-                self.counter += len(records)
+                count, max_batch_ts, index_of_max = self._v2_timestamps(batch)
+                if index_of_max >= 0:
+                    offset_of_max_batch = batch_first + index_of_max
+                self.counter += count
                 last = self.counter - 1
                 ts = (
                     (TimestampType.LOG_APPEND_TIME, self.now)
@@ -585,10 +619,10 @@ class _Validator:
                         max_timestamp=ts,
                     )
                 )
-                producers.append(_producer_info(batch, batch_first, last, len(records)))
+                producers.append(_producer_info(batch, batch_first, last, count))
             else:
                 # An uncompressed legacy entry is one record.
-                record = records[0]
+                record = self._records_of(batch)[0]
                 offset = self.counter
                 self.counter += 1
                 if batch.magic > MAGIC_V0:

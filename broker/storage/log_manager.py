@@ -154,6 +154,17 @@ class LogManager:
             )
         return freed
 
+    def release_files(self) -> None:
+        """Close every open log file and forget the logs (disk mode): the next use reopens
+        each from the directory, as a restarted broker does. In memory the logs are the only
+        copy of the records and stay."""
+        if self.log_dir is None:
+            return
+        for log in self._logs.values():
+            log.close()
+        self._logs.clear()
+        self._notify()  # waiters re-check and find their logs gone
+
     def close(self) -> None:
         self._closed = True
         for log in self._logs.values():

@@ -8,7 +8,7 @@ without one Python object per batch. Kafka keeps a sparse ``.index`` / ``.timein
 segment (``LogSegment``, ``OffsetIndex``, ``TimeIndex``); a dense in-memory index answers the
 same questions exactly and needs no files.
 
-- `MemoryStore`: the bytes in a bytearray.
+- `MemoryStore`: the bytes in memory, in chunks (a produced batch stays the object it came in).
 - `FileStore`: Kafka's ``<base offset, 20 digits>.log`` file, written with ``os.write`` and
   read with ``os.pread`` (the bytes are never all in memory).
 - `Segment`: a store and its index; `Segment.index_bytes` scans batch headers
@@ -24,6 +24,7 @@ segments (``partition_log``).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
 import time
@@ -76,24 +77,75 @@ class SegmentStore(Protocol):
 
 
 class MemoryStore:
-    __slots__ = ("_data", "_modified_ms")
+    """A segment's bytes in memory, as a list of chunks.
+
+    A large append (a produced batch) is kept as the bytes object it arrived in, so nothing
+    is copied again: a growing ``bytearray`` would copy the whole segment on every
+    reallocation, several copies per byte stored. Small appends are gathered in a bytearray
+    chunk up to `GATHER_LIMIT`, so a stream of one-record batches does not cost an object
+    per batch.
+    """
+
+    __slots__ = ("_chunks", "_ends", "_modified_ms")
+
+    #: Appends below this size go into the last chunk when it is a bytearray under it.
+    GATHER_LIMIT: Final = 1 << 16
 
     def __init__(self) -> None:
-        self._data = bytearray()
+        self._chunks: list[bytes | bytearray] = []
+        # _ends[i]: the store position just after chunk i (a running total).
+        self._ends: list[int] = []
         self._modified_ms = now_ms()
 
     def size_on_store(self) -> int:
-        return len(self._data)
+        return self._ends[-1] if self._ends else 0
 
     def write(self, data: bytes) -> None:
-        self._data += data
+        if not data:
+            return
+        size = len(data)
+        chunks, ends = self._chunks, self._ends
+        last = chunks[-1] if chunks else None
+        if (
+            size < self.GATHER_LIMIT
+            and isinstance(last, bytearray)
+            and len(last) + size <= self.GATHER_LIMIT
+        ):
+            last += data
+            ends[-1] += size
+        else:
+            chunks.append(bytearray(data) if size < self.GATHER_LIMIT else bytes(data))
+            ends.append((ends[-1] if ends else 0) + size)
         self._modified_ms = now_ms()
 
     def read(self, position: int, length: int) -> bytes:
-        return bytes(self._data[position : position + length])
+        chunks, ends = self._chunks, self._ends
+        stop = min(position + length, ends[-1] if ends else 0)
+        if stop <= position:
+            return b""
+        i = bisect.bisect_right(ends, position)
+        start_of = ends[i - 1] if i else 0
+        if stop <= ends[i]:  # the usual case: inside one chunk
+            return bytes(chunks[i][position - start_of : stop - start_of])
+        pieces = []
+        while position < stop:
+            chunk_start = ends[i - 1] if i else 0
+            take = min(stop, ends[i]) - position
+            pieces.append(memoryview(chunks[i])[position - chunk_start :][:take])
+            position += take
+            i += 1
+        return b"".join(pieces)
 
     def truncate(self, size: int) -> None:
-        del self._data[size:]
+        chunks, ends = self._chunks, self._ends
+        while ends and ends[-1] > size:
+            start = ends[-2] if len(ends) > 1 else 0
+            if start >= size:
+                chunks.pop()
+                ends.pop()
+                continue
+            chunks[-1] = chunks[-1][: size - start]
+            ends[-1] = size
 
     def last_modified_ms(self) -> int:
         return self._modified_ms
@@ -105,7 +157,8 @@ class MemoryStore:
         pass
 
     def delete(self) -> None:
-        self._data = bytearray()
+        self._chunks = []
+        self._ends = []
 
 
 class FileStore:

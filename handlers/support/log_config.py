@@ -54,6 +54,10 @@ class TopicLogConfig:
 def effective_log_config(
     topic: str, overrides: Mapping[str, str], broker: BrokerConfig, release: Release
 ) -> TopicLogConfig:
+    if not overrides:
+        # Most topics have no overrides: one entry serves them all (the name is only used
+        # in warnings about an override), so a new topic's first Produce finds it computed.
+        return _effective("", (), broker, release)
     return _effective(topic, tuple(sorted(overrides.items())), broker, release)
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -323,6 +325,13 @@ def test_leader_moves_and_consumer_follows(cluster: Cluster) -> None:
     assert [int(m.value()) for m in got] == list(range(100))
 
 
+def _target(fd: Path) -> str:
+    try:
+        return os.readlink(fd)
+    except OSError:  # closed meanwhile
+        return ""
+
+
 def test_records_survive_a_restart_with_log_dir(
     cluster_factory: Callable[..., Cluster], tmp_path
 ) -> None:
@@ -334,6 +343,12 @@ def test_records_survive_a_restart_with_log_dir(
         producer.produce("durable", value=b"%d" % i)
     producer.flush(10)
     assert any(p.suffix == ".log" for p in (log_dir / "durable-0").iterdir())
+    first.stop()
+    # A stopped cluster keeps no log file open (the directory may be removed or reused).
+    assert not [f for f in Path("/proc/self/fd").iterdir() if str(log_dir) in _target(f)]
+    first.start()
+    wait_visible(first, "durable")
+    assert [r.value for r in first.records("durable")] == [b"%d" % i for i in range(20)]
     first.stop()
 
     second = cluster_factory(log_dir=str(log_dir))
@@ -434,3 +449,28 @@ def test_injected_not_leader_on_produce_is_retried(cluster: Cluster) -> None:
     injected = [r for r in produced if r.intervention is not None]
     assert len(injected) == 2
     assert all(r.error_codes == [error_codes.NOT_LEADER_OR_FOLLOWER] for r in injected)
+
+
+def test_injected_error_on_the_third_produce_to_one_partition(cluster: Cluster) -> None:
+    # skip=2: the first two Produce requests naming third/0 pass, the third is refused.
+    _create(cluster, "third", partitions=1, rf=1)
+    cluster.capture()
+    fault_id = cluster.faults.push_error(
+        "Produce", "NOT_LEADER_OR_FOLLOWER", topic="third", partition=0, skip=2
+    )
+    (listed,) = [f for f in cluster.faults.list() if f.fault_id == fault_id]
+    assert "skip=2" in listed.describe()
+    producer = Producer(
+        {"bootstrap.servers": cluster.bootstrap_servers, "retry.backoff.ms": 10, "linger.ms": 0}
+    )
+    errors: list = []
+    for i in range(4):
+        producer.produce("third", b"%d" % i, on_delivery=lambda e, m: errors.append(e))
+        assert producer.flush(30) == 0  # one Produce request per record
+    assert errors == [None] * 4
+    codes = [r.error_codes for r in cluster.requests(api="Produce")]
+    assert codes[:4] == [[], [], [error_codes.NOT_LEADER_OR_FOLLOWER], []]  # errors only
+    # The refused request wrote nothing; its retry wrote the record once.
+    assert [r.value for r in cluster.records("third")] == [b"0", b"1", b"2", b"3"]
+    assert [f.fault_id for f in cluster.faults.observed(fault_id)] == [fault_id]
+    assert fault_id not in [f.fault_id for f in cluster.faults.list()]  # consumed

@@ -51,12 +51,15 @@ def test_fault_node_paths_and_roundtrip() -> None:
         "error_code": 44,
         "delay_ms": 0,
         "count": 3,
+        "skip": 0,
     }
     assert FaultNode.decode(data) == entry
     # Written by hand: an API name, optional fields left out.
     assert FaultNode.decode(b'{"version":1,"kind":"latency","api":"Metadata","delay_ms":5}') == (
         FaultEntry(kind=FaultKind.LATENCY, api="Metadata", delay_ms=5)
     )
+    skipping = FaultEntry(kind=FaultKind.DROP, api=0, count=1, skip=2)
+    assert FaultNode.decode(FaultNode.encode(skipping, (3, 9))) == skipping
 
 
 @pytest.mark.parametrize(
@@ -67,6 +70,7 @@ def test_fault_node_paths_and_roundtrip() -> None:
         b'{"version":1,"kind":"error"}',  # no error_code
         b'{"version":1,"kind":"drop","count":-1}',
         b'{"version":1,"kind":"latency","delay_ms":-5}',
+        b'{"version":1,"kind":"drop","skip":-1}',
         b'{"version":1,"kind":"drop","api":true}',
         b'{"version":1,"kind":"drop","topic":3}',
         b"[]",
@@ -141,6 +145,10 @@ def test_describe() -> None:
     assert Fault(3, entry).describe() == (
         "fault 3: error api=CreateTopics topic=t error_code=44 count=2"
     )
+    third = FaultEntry(kind=FaultKind.ERROR, api=0, partition=0, error_code=6, count=1, skip=2)
+    assert Fault(5, third).describe() == (
+        "fault 5: error api=Produce partition=0 error_code=6 skip=2 count=1"
+    )
     blackhole = FaultEntry(kind=FaultKind.BLACKHOLE, broker=1)
     assert Fault(4, blackhole).describe() == "fault 4: blackhole api=* broker=1 count=until-cleared"
 
@@ -160,6 +168,12 @@ def test_cli_builds_entries() -> None:
     assert entry_from_args(args) == FaultEntry(kind=FaultKind.LATENCY, broker=1, delay_ms=250)
     args = parse(["fault", "drop", "Metadata", *zk])
     assert entry_from_args(args) == FaultEntry(kind=FaultKind.DROP, api=3, count=1)
+    args = parse(["fault", "push", "Produce", "NOT_LEADER_OR_FOLLOWER", "--skip", "2", *zk])
+    assert entry_from_args(args) == FaultEntry(
+        kind=FaultKind.ERROR, api=0, error_code=6, count=1, skip=2
+    )
+    args = parse(["fault", "drop", "Fetch", "--skip", "1", *zk])
+    assert entry_from_args(args) == FaultEntry(kind=FaultKind.DROP, api=1, count=1, skip=1)
     args = parse(["fault", "blackhole", "--api", "Metadata", *zk])
     assert entry_from_args(args) == FaultEntry(kind=FaultKind.BLACKHOLE, api=3)
     assert parse(["fault", "clear", *zk]).fault_id is None

@@ -202,8 +202,9 @@ class FaultEntry:
     """One fault entry, ``/zkbroker/faults/fault-<seq>``.
 
     ``api`` is an API key (or, as written by hand, an API name); None matches every API.
-    ``broker``/``topic``/``partition`` narrow it (None: any). ``count`` is how many matching
-    requests it still applies to; None: until it is deleted.
+    ``broker``/``topic``/``partition`` narrow it (None: any). ``skip`` is how many matching
+    requests still pass untouched before it applies (the third Produce: ``skip=2``);
+    ``count`` is how many matching requests it then applies to; None: until it is deleted.
     """
 
     kind: FaultKind
@@ -214,6 +215,7 @@ class FaultEntry:
     error_code: int | None = None
     delay_ms: int = 0
     count: int | None = None
+    skip: int = 0
 
 
 class FaultsNode(EmptyNode):
@@ -229,9 +231,9 @@ class FaultsNode(EmptyNode):
 class FaultNode(SequenceMixin, _VersionedJsonNode[FaultEntry]):
     """``/zkbroker/faults/fault-<seq>`` (persistent sequential): ``{"version":1,"kind":...,
     "api":19|"CreateTopics"|null,"broker":..,"topic":..,"partition":..,"error_code":..,
-    "delay_ms":0,"count":N|null}``. The sequence number is the fault id; lower ids are
-    consumed first. ``decode`` is strict (unknown kind, an error without ``error_code``, a
-    negative count or delay raise ``ZnodeFormatError``)."""
+    "delay_ms":0,"count":N|null,"skip":N}`` (``skip`` absent: 0). The sequence number is
+    the fault id; lower ids are consumed first. ``decode`` is strict (unknown kind, an error
+    without ``error_code``, a negative count, skip or delay raise ``ZnodeFormatError``)."""
 
     KIND = NodeKind.PERSISTENT_SEQUENTIAL
     PATTERN = "/zkbroker/faults/fault-<seq>"
@@ -255,6 +257,7 @@ class FaultNode(SequenceMixin, _VersionedJsonNode[FaultEntry]):
                 "error_code": value.error_code,
                 "delay_ms": value.delay_ms,
                 "count": value.count,
+                "skip": value.skip,
             }
         )
 
@@ -274,6 +277,9 @@ class FaultNode(SequenceMixin, _VersionedJsonNode[FaultEntry]):
         error_code = opt_int("error_code")
         delay_ms = cj.get_opt_int(doc, "delay_ms", where, 0)
         count = opt_int("count")
+        skip = cj.get_opt_int(doc, "skip", where, 0)
+        if skip < 0:
+            raise ZnodeFormatError(where, f"skip must be >= 0, got {skip}")
         if kind is FaultKind.ERROR and error_code is None:
             raise ZnodeFormatError(where, "an error fault needs an error_code")
         if delay_ms < 0:
@@ -289,4 +295,5 @@ class FaultNode(SequenceMixin, _VersionedJsonNode[FaultEntry]):
             error_code=error_code,
             delay_ms=delay_ms,
             count=count,
+            skip=skip,
         )

@@ -167,6 +167,10 @@ class RecordBatchV2:
 
     # -- records --------------------------------------------------------------------------
 
+    def records_body(self) -> bytes | memoryview:
+        """The records' bytes as sent (compressed if the batch is), without a copy."""
+        return self.buffer[V2_RECORDS_OFFSET:]
+
     def records(self) -> list[Record]:
         """Every record, decompressing if needed (Kafka's batch iterator and its checks)."""
         count = self.records_count
@@ -201,23 +205,26 @@ class RecordBatchV2:
         ``max_timestamp`` is (timestamp type, max timestamp), as ``setMaxTimestamp``: the
         CRC is recomputed only if either changes.
         """
-        out = bytearray(self.buffer)
+        # Only the 61-byte header changes: rewrite a copy of it and join it to the records
+        # as sent, one copy of the batch in all (a large batch's copies are most of an
+        # append's cost once the records are validated).
+        head = bytearray(self.buffer[:V2_RECORDS_OFFSET])
+        body = self.buffer[V2_RECORDS_OFFSET:]
         if base_offset is not None:
-            _I64.pack_into(out, 0, base_offset)
+            _I64.pack_into(head, 0, base_offset)
         if partition_leader_epoch is not None:
-            _I32.pack_into(out, 12, partition_leader_epoch)
+            _I32.pack_into(head, 12, partition_leader_epoch)
         if max_timestamp is not None:
             ts_type, ts = max_timestamp
             if ts_type != self.timestamp_type or ts != self.max_timestamp:
                 attributes = self.attributes & ~V2_TIMESTAMP_TYPE_MASK
                 if ts_type == TimestampType.LOG_APPEND_TIME:
                     attributes |= V2_TIMESTAMP_TYPE_MASK
-                _I16.pack_into(out, V2_ATTRIBUTES_OFFSET, attributes)
-                _I64.pack_into(out, V2_MAX_TIMESTAMP_OFFSET, ts)
-                _U32.pack_into(
-                    out, V2_CRC_OFFSET, crc32c_of(memoryview(out)[V2_ATTRIBUTES_OFFSET:])
-                )
-        return bytes(out)
+                _I16.pack_into(head, V2_ATTRIBUTES_OFFSET, attributes)
+                _I64.pack_into(head, V2_MAX_TIMESTAMP_OFFSET, ts)
+                crc = crc32c.crc32c(body, crc32c.crc32c(head[V2_ATTRIBUTES_OFFSET:]))
+                _U32.pack_into(head, V2_CRC_OFFSET, crc)
+        return b"".join((head, body))
 
     def __repr__(self) -> str:
         return (
