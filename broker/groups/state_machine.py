@@ -67,6 +67,25 @@ class GroupConfig:
     offset_metadata_max_bytes: int = OFFSET_METADATA_MAX_BYTES
 
 
+@dataclass(frozen=True, slots=True)
+class _Join:
+    """One JoinGroup as the join paths read it (Kafka passes these one by one)."""
+
+    member_id: str
+    instance_id: str | None
+    require_known_member_id: bool
+    support_skip_assignment: bool
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    reason: str | None
+    now: int
+    callback: JoinCallback
+
+
 class GroupStateMachine:
     """Every classic group of the partitions one coordinator owns."""
 
@@ -120,9 +139,9 @@ class GroupStateMachine:
         if not self._accept_joining(group, member_id):
             group.remove(member_id)
             callback(JoinResult(ec.GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID))
-        elif unknown:
-            self._new_member_join(
-                group,
+        else:
+            request = _Join(
+                member_id,
                 instance_id,
                 require_known_member_id,
                 support_skip_assignment,
@@ -136,21 +155,10 @@ class GroupStateMachine:
                 now,
                 callback,
             )
-        else:
-            self._current_member_join(
-                group,
-                member_id,
-                instance_id,
-                client_id,
-                client_host,
-                rebalance_timeout_ms,
-                session_timeout_ms,
-                protocol_type,
-                protocols,
-                reason,
-                now,
-                callback,
-            )
+            if unknown:
+                self._new_member_join(group, request)
+            else:
+                self._current_member_join(group, request)
         if group.is_state(GroupState.PREPARING_REBALANCE):
             self._try_complete_join(group, now)
 
@@ -164,162 +172,69 @@ class GroupStateMachine:
             return awaiting or group.num_awaiting_join < limit
         return group.has(member_id) or group.size < limit
 
-    def _new_member_join(
-        self,
-        group: ClassicGroup,
-        instance_id: str | None,
-        require_known: bool,
-        support_skip: bool,
-        client_id: str,
-        client_host: str,
-        rebalance_timeout_ms: int,
-        session_timeout_ms: int,
-        protocol_type: str,
-        protocols: list[tuple[str, bytes]],
-        reason: str | None,
-        now: int,
-        callback: JoinCallback,
-    ) -> None:
+    def _new_member_join(self, group: ClassicGroup, join: _Join) -> None:
+        """Kafka's doNewMemberJoinGroup / doStaticMemberJoinGroup."""
+        answer = join.callback
         if group.is_state(GroupState.DEAD):
             # The group is being removed (e.g. its partition moved): look the coordinator up.
-            callback(JoinResult(ec.COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER_ID))
+            answer(JoinResult(ec.COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER_ID))
             return
-        if not group.supports_protocols(protocol_type, protocols):
-            callback(JoinResult(ec.INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID))
+        if not group.supports_protocols(join.protocol_type, join.protocols):
+            answer(JoinResult(ec.INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID))
             return
-        new_id = f"{client_id}-{uuid.uuid4()}"
-        if instance_id is not None:
-            old_id = group.static_member_id(instance_id)
+        new_id = f"{join.client_id}-{uuid.uuid4()}"
+        if join.instance_id is not None:
+            old_id = group.static_member_id(join.instance_id)
             if old_id is None:
-                self._add_member_and_rebalance(
-                    group,
-                    new_id,
-                    instance_id,
-                    client_id,
-                    client_host,
-                    rebalance_timeout_ms,
-                    session_timeout_ms,
-                    protocol_type,
-                    protocols,
-                    reason,
-                    now,
-                    callback,
-                )
+                self._add_member_and_rebalance(group, new_id, join)
             else:
-                self._update_static_member(
-                    group,
-                    old_id,
-                    new_id,
-                    instance_id,
-                    protocols,
-                    rebalance_timeout_ms,
-                    session_timeout_ms,
-                    support_skip,
-                    reason,
-                    now,
-                    callback,
-                )
-        elif require_known:
+                self._update_static_member(group, old_id, new_id, join.instance_id, join)
+        elif join.require_known_member_id:
             # KIP-394: hand out the id and expect the member back with it.
-            group.pending_members[new_id] = now + session_timeout_ms
-            callback(JoinResult(ec.MEMBER_ID_REQUIRED, new_id))
+            group.pending_members[new_id] = join.now + join.session_timeout_ms
+            answer(JoinResult(ec.MEMBER_ID_REQUIRED, new_id))
         else:
-            self._add_member_and_rebalance(
-                group,
-                new_id,
-                None,
-                client_id,
-                client_host,
-                rebalance_timeout_ms,
-                session_timeout_ms,
-                protocol_type,
-                protocols,
-                reason,
-                now,
-                callback,
-            )
+            self._add_member_and_rebalance(group, new_id, join)
 
-    def _current_member_join(
-        self,
-        group: ClassicGroup,
-        member_id: str,
-        instance_id: str | None,
-        client_id: str,
-        client_host: str,
-        rebalance_timeout_ms: int,
-        session_timeout_ms: int,
-        protocol_type: str,
-        protocols: list[tuple[str, bytes]],
-        reason: str | None,
-        now: int,
-        callback: JoinCallback,
-    ) -> None:
+    def _current_member_join(self, group: ClassicGroup, join: _Join) -> None:
+        """Kafka's doCurrentMemberJoinGroup."""
+        member_id, answer = join.member_id, join.callback
         if group.is_state(GroupState.DEAD):
-            callback(JoinResult(ec.COORDINATOR_NOT_AVAILABLE, member_id))
+            answer(JoinResult(ec.COORDINATOR_NOT_AVAILABLE, member_id))
             return
-        if not group.supports_protocols(protocol_type, protocols):
-            callback(JoinResult(ec.INCONSISTENT_GROUP_PROTOCOL, member_id))
+        if not group.supports_protocols(join.protocol_type, join.protocols):
+            answer(JoinResult(ec.INCONSISTENT_GROUP_PROTOCOL, member_id))
             return
         if group.is_pending(member_id):
-            self._add_member_and_rebalance(
-                group,
-                member_id,
-                instance_id,
-                client_id,
-                client_host,
-                rebalance_timeout_ms,
-                session_timeout_ms,
-                protocol_type,
-                protocols,
-                reason,
-                now,
-                callback,
-            )
+            self._add_member_and_rebalance(group, member_id, join)
             return
+        instance_id = join.instance_id
         instance_unknown = instance_id is not None and group.static_member_id(instance_id) is None
         if group.is_static_member_fenced(instance_id, member_id):
-            callback(JoinResult(ec.FENCED_INSTANCE_ID, member_id))
+            answer(JoinResult(ec.FENCED_INSTANCE_ID, member_id))
             return
         if not group.has(member_id) or instance_unknown:
-            callback(JoinResult(ec.UNKNOWN_MEMBER_ID, member_id))
+            answer(JoinResult(ec.UNKNOWN_MEMBER_ID, member_id))
             return
         member = group.members[member_id]
         state = group.state
         if state is GroupState.PREPARING_REBALANCE:
-            self._update_member_and_rebalance(
-                group, member, protocols, rebalance_timeout_ms, session_timeout_ms, now, callback
-            )
+            self._update_member_and_rebalance(group, member, join)
         elif state is GroupState.COMPLETING_REBALANCE:
-            if member.matches(protocols):
+            if member.matches(join.protocols):
                 # The member missed its JoinGroup answer: the current generation again.
-                callback(self._join_result(group, member_id, leader_members=True))
+                answer(self._join_result(group, member_id, leader_members=True))
             else:
-                self._update_member_and_rebalance(
-                    group,
-                    member,
-                    protocols,
-                    rebalance_timeout_ms,
-                    session_timeout_ms,
-                    now,
-                    callback,
-                )
+                self._update_member_and_rebalance(group, member, join)
         elif state is GroupState.STABLE:
-            if group.is_leader(member_id) or not member.matches(protocols):
+            if group.is_leader(member_id) or not member.matches(join.protocols):
                 # A leader's JoinGroup always rebalances: its metadata may have changed in
                 # ways the subscription does not show.
-                self._update_member_and_rebalance(
-                    group,
-                    member,
-                    protocols,
-                    rebalance_timeout_ms,
-                    session_timeout_ms,
-                    now,
-                    callback,
-                )
+                self._update_member_and_rebalance(group, member, join)
             else:
-                callback(self._join_result(group, member_id, leader_members=False))
+                answer(self._join_result(group, member_id, leader_members=False))
         else:
-            callback(JoinResult(ec.UNKNOWN_MEMBER_ID, member_id))
+            answer(JoinResult(ec.UNKNOWN_MEMBER_ID, member_id))
 
     def _join_result(
         self, group: ClassicGroup, member_id: str, *, leader_members: bool
@@ -335,72 +250,52 @@ class GroupStateMachine:
             members=group.current_member_metadata() if leader_members and is_leader else [],
         )
 
-    def _add_member_and_rebalance(
-        self,
-        group: ClassicGroup,
-        member_id: str,
-        instance_id: str | None,
-        client_id: str,
-        client_host: str,
-        rebalance_timeout_ms: int,
-        session_timeout_ms: int,
-        protocol_type: str,
-        protocols: list[tuple[str, bytes]],
-        reason: str | None,
-        now: int,
-        callback: JoinCallback,
-    ) -> None:
+    def _add_member_and_rebalance(self, group: ClassicGroup, member_id: str, join: _Join) -> None:
         member = Member(
             member_id,
-            instance_id,
-            client_id,
-            client_host,
-            rebalance_timeout_ms,
-            session_timeout_ms,
-            protocol_type,
-            list(protocols),
+            join.instance_id,
+            join.client_id,
+            join.client_host,
+            join.rebalance_timeout_ms,
+            join.session_timeout_ms,
+            join.protocol_type,
+            list(join.protocols),
             is_new=True,
         )
+        now = join.now
         if group.is_state(GroupState.PREPARING_REBALANCE) and group.generation_id == 0:
             group.new_member_added = True
-        group.add(member, callback)
+        group.add(member, join.callback)
         # A new member cannot heartbeat yet; it gets NewMemberJoinTimeoutMs to be rebalanced in.
         self._schedule_heartbeat(member, now, NEW_MEMBER_JOIN_TIMEOUT_MS)
-        _log.debug("group.member_added", group=group.group_id, member=member_id, reason=reason)
+        _log.debug(
+            "group.member_added", group=group.group_id, member=member_id, reason=join.reason
+        )
         self._maybe_prepare_rebalance(group, now, f"adding member {member_id}")
 
     def _update_member_and_rebalance(
-        self,
-        group: ClassicGroup,
-        member: Member,
-        protocols: list[tuple[str, bytes]],
-        rebalance_timeout_ms: int,
-        session_timeout_ms: int,
-        now: int,
-        callback: JoinCallback,
+        self, group: ClassicGroup, member: Member, join: _Join
     ) -> None:
-        group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, callback)
-        self._maybe_prepare_rebalance(group, now, f"member {member.member_id} rejoined")
+        group.update_member(
+            member,
+            join.protocols,
+            join.rebalance_timeout_ms,
+            join.session_timeout_ms,
+            join.callback,
+        )
+        self._maybe_prepare_rebalance(group, join.now, f"member {member.member_id} rejoined")
 
     def _update_static_member(
-        self,
-        group: ClassicGroup,
-        old_id: str,
-        new_id: str,
-        instance_id: str,
-        protocols: list[tuple[str, bytes]],
-        rebalance_timeout_ms: int,
-        session_timeout_ms: int,
-        support_skip: bool,
-        reason: str | None,
-        now: int,
-        callback: JoinCallback,
+        self, group: ClassicGroup, old_id: str, new_id: str, instance_id: str, join: _Join
     ) -> None:
+        now, callback = join.now, join.callback
         current_leader = group.leader_id or ""
         member = group.replace_static_member(instance_id, old_id, new_id)
         self._schedule_heartbeat(member, now, member.session_timeout_ms)
         old = (list(member.protocols), member.rebalance_timeout_ms, member.session_timeout_ms)
-        group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, callback)
+        group.update_member(
+            member, join.protocols, join.rebalance_timeout_ms, join.session_timeout_ms, callback
+        )
         state = group.state
         if state is GroupState.STABLE:
             if group.protocol_name == group.select_protocol():
@@ -422,7 +317,7 @@ class GroupStateMachine:
                     )
                     return
                 is_leader = group.is_leader(new_id)
-                if support_skip:
+                if join.support_skip_assignment:
                     # KIP-814: the leader learns it leads without running the assignor.
                     result = self._join_result(group, new_id, leader_members=True)
                     result.skip_assignment = is_leader
