@@ -58,6 +58,7 @@ COLLECTED = (
     "runs",
     "error_diff",
     "version_diff",
+    "run_diff",
 )
 
 
@@ -90,6 +91,11 @@ def _dataset_exists(spark: SparkSession, uri: str) -> bool:
     return bool(fs.exists(path))
 
 
+# Tables computed at once. Each is a Spark job using every core, so more threads only add
+# memory and contention; a few overlap what runs on the driver (planning, commit). A step
+# comes after the steps it needs, so with FIFO threads a waiting step's needs are running.
+TABLE_THREADS = 3
+
 # A table's step gets the tables it needs (cached as they were written), so a table built on
 # another never recomputes it.
 Step = Callable[[dict[str, "DataFrame"]], "DataFrame"]
@@ -103,16 +109,22 @@ class TableStep:
 
 
 def table_steps(
-    requests: DataFrame, baseline: DataFrame | None, rate_threshold: float
+    requests: DataFrame,
+    cube: DataFrame,
+    baseline_cube: DataFrame | None,
+    rate_threshold: float,
 ) -> list[TableStep]:
-    """Every report table, with the tables it is built on."""
+    """Every report table, with the tables it is built on. `cube` is `requests`'s
+    `tables.request_cube`, already cached: the counting tables are sums over it, and only
+    latency and the fault sequences read the requests themselves."""
     clients = tables.with_client(requests)
     steps = [
-        TableStep("matrix", lambda _: tables.matrix(clients)),
-        TableStep("errors", lambda _: tables.errors(clients)),
+        TableStep("matrix", lambda _: tables.matrix(cube)),
+        TableStep("errors", lambda _: tables.errors(cube)),
+        TableStep("run_diff", lambda _: tables.run_diff(cube, rate_threshold)),
         TableStep("latency", lambda _: tables.latency(clients)),
-        TableStep("latency_runs", lambda _: tables.latency_runs(clients)),
-        TableStep("fault_events", lambda _: tables.fault_events(clients)),
+        TableStep("latency_runs", lambda _: tables.latency_runs(clients, cube)),
+        TableStep("fault_events", lambda _: tables.fault_events(clients, cube)),
         TableStep("readiness", lambda done: tables.readiness(done["matrix"]), ("matrix",)),
         TableStep(
             "fault_summary",
@@ -120,34 +132,41 @@ def table_steps(
             ("fault_events",),
         ),
         TableStep(
-            "runs", lambda done: tables.runs(requests, done["latency_runs"]), ("latency_runs",)
+            "runs", lambda done: tables.runs(cube, done["latency_runs"]), ("latency_runs",)
         ),
     ]
-    if baseline is not None:
-        base_clients = tables.with_client(baseline)
+    if baseline_cube is not None:
+        base = baseline_cube
         steps += [
-            TableStep(
-                "error_diff", lambda _: tables.error_diff(base_clients, clients, rate_threshold)
-            ),
-            TableStep("version_diff", lambda _: tables.version_diff(base_clients, clients)),
+            TableStep("error_diff", lambda _: tables.error_diff(base, cube, rate_threshold)),
+            TableStep("version_diff", lambda _: tables.version_diff(base, cube)),
         ]
     return steps
+
+
+def cached_cube(requests: DataFrame) -> DataFrame:
+    """`tables.request_cube` computed once (one pass over the dataset) and kept in memory:
+    the tables built on it run in parallel threads, which would each compute it again."""
+    cube = tables.request_cube(requests).cache()
+    cube.count()
+    return cube
 
 
 def write_tables(
     steps: list[TableStep], uri: str
 ) -> tuple[dict[str, DataFrame], dict[str, list[dict[str, Any]]]]:
-    """Write every table (Parquet under `uri`), each from its own driver thread: Spark runs
-    the jobs of several threads at once, and most of a small table's time is on the driver
-    (planning, code generation, commit), which then overlaps. A step waits for the tables it
-    needs; one thread per step, so a waiting step never holds up another."""
+    """Write every table (Parquet under `uri`), `TABLE_THREADS` at a time from driver
+    threads: Spark runs the jobs of several threads at once, and much of a small table's
+    time is on the driver (planning, code generation, commit), which then overlaps. A step
+    waits for the tables it needs, which were submitted before it."""
     futures: dict[str, Future[tuple[DataFrame, list[dict[str, Any]] | None]]] = {}
 
     def run(step: TableStep) -> tuple[DataFrame, list[dict[str, Any]] | None]:
         needed = {name: futures[name].result()[0] for name in step.needs}
         return _write_table(step, needed, uri)
 
-    with ThreadPoolExecutor(len(steps), thread_name_prefix="report-table") as pool:
+    threads = min(len(steps), TABLE_THREADS)
+    with ThreadPoolExecutor(threads, thread_name_prefix="report-table") as pool:
         for step in steps:  # every step's dependencies come before it
             futures[step.name] = pool.submit(run, step)
         results = {name: future.result() for name, future in futures.items()}
@@ -250,6 +269,7 @@ def build_summary(
             "readiness": rows["readiness"],
             "runs": run_rows,
             "diff": diff,
+            "run_diff": rows["run_diff"],
             "fail_on": list(options.fail_on),
             "findings": findings,
         }
@@ -272,17 +292,19 @@ def run_report(options: ReportOptions, spark: SparkSession | None = None) -> Rep
                 f"no INPUT given and no dataset at {options.dataset_path} to report on"
             )
         requests = load_requests(spark, options.dataset_path)
-        baseline = None
+        cubes = [cached_cube(requests)]
         if options.baseline:
             ingest(spark, options.baseline, options.baseline_dataset_path)
-            baseline = load_requests(spark, options.baseline_dataset_path)
-        steps = table_steps(requests, baseline, options.rate_threshold)
+            cubes.append(cached_cube(load_requests(spark, options.baseline_dataset_path)))
+        steps = table_steps(
+            requests, cubes[0], cubes[1] if len(cubes) > 1 else None, options.rate_threshold
+        )
         out = Path(options.out)
         out.mkdir(parents=True, exist_ok=True)
         tables_uri = options.tables_path.rstrip("/")
         done, rows = write_tables(steps, tables_uri)
         event_count = done["fault_events"].count()
-        for df in done.values():
+        for df in [*done.values(), *cubes]:
             df.unpersist()
         _sort_rows(rows)
         findings = findings_of(options.fail_on, rows)
@@ -300,11 +322,14 @@ def run_report(options: ReportOptions, spark: SparkSession | None = None) -> Rep
 
 def _sort_rows(rows: dict[str, list[dict[str, Any]]]) -> None:
     """Deterministic order (Parquet read-back order is not), so pages and summaries of the
-    same data are identical."""
+    same data are identical: runs by first request, each run's diff in that order."""
+    runs = rows.get("runs", [])
+    runs.sort(key=lambda r: (r["first_request"] or "", r["run_id"]))
+    position = {r["run_id"]: i for i, r in enumerate(runs)}
     for name, items in rows.items():
-        if name == "runs":
-            items.sort(key=lambda r: (r["first_request"] or "", r["run_id"]))
-        else:
+        if name == "run_diff":
+            items.sort(key=lambda r: (position.get(r["run_id"], -1), json.dumps(r, sort_keys=True)))
+        elif name != "runs":
             items.sort(key=lambda r: json.dumps(r, sort_keys=True, default=str))
 
 

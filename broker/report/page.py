@@ -146,6 +146,20 @@ def render_page(title: str, summary: dict[str, Any], rows: dict[str, Rows]) -> s
                 "version-diff-table",
             )
         )
+    parts.append("<h2 id=\"run-diff\">Run to run: error codes that changed</h2>")
+    parts.append(
+        "<p>Each run against the run before it in its project (by first request): codes "
+        "new, vanished or changed per client &times; API both runs called.</p>"
+    )
+    parts.append(
+        table(
+            rows.get("run_diff", []),
+            ["project", "previous_run_name", "run_name", "client_software", "client_version",
+             "api", "error_code", "error_name", "previous_rate", "current_rate", "status"],
+            lambda r: str(r["status"]),
+            "run-diff-table",
+        )
+    )
     parts.append("<h2 id=\"latency\">Latency (nearest rank; faults excluded)</h2>")
     parts.append(_img(plots.latency_plot(rows["latency"]), "latency percentiles"))
     parts.append(_img(plots.trend_plot(rows["latency_runs"]), "p95 trend across runs"))

@@ -9,7 +9,7 @@ with at least p of the values at or below it); a fault's `retries` counts the cl
 requests of the same API in the run up to and including the first one answered without error
 or fault. Bad lines: not JSON, not an object, or a field missing or of the wrong type.
 
-Deliberately not here: the diff, readiness and pages (thin layers over these tables), and
+Deliberately not here: the baseline diff, readiness and pages (thin layers over these tables), and
 sorting by time: lines are taken in file order, which is time order for the synthetic
 captures it is used with (`broker.report.synthetic`).
 """
@@ -17,8 +17,10 @@ captures it is used with (`broker.report.synthetic`).
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -88,6 +90,14 @@ class Partial:
     run_latency: dict[tuple[str, str, int], list[int]] = field(
         default_factory=lambda: defaultdict(list)
     )
+    # Per run: (run, software, version, api) -> requests without a fault, and per code.
+    run_api_totals: dict[tuple[str, str, str, str], int] = field(
+        default_factory=lambda: defaultdict(int)
+    )
+    run_api_codes: dict[tuple[str, str, str, str, int], int] = field(
+        default_factory=lambda: defaultdict(int)
+    )
+    run_first: dict[str, int] = field(default_factory=dict)  # first valid request, micros
     runs: dict[str, _RunStats] = field(default_factory=dict)
     fault_events: list[dict[str, Any]] = field(default_factory=list)
 
@@ -96,6 +106,8 @@ class Partial:
             (self.matrix, other.matrix),
             (self.error_totals, other.error_totals),
             (self.error_codes, other.error_codes),
+            (self.run_api_totals, other.run_api_totals),
+            (self.run_api_codes, other.run_api_codes),
         ):
             for k, v in theirs.items():
                 mine[k] += v  # type: ignore[index]
@@ -103,6 +115,7 @@ class Partial:
             for k2, vals in olat.items():
                 lat[k2].extend(vals)  # type: ignore[index]
         self.runs.update(other.runs)
+        self.run_first.update(other.run_first)
         self.fault_events.extend(other.fault_events)
 
 
@@ -152,6 +165,9 @@ def _add(
     version = d["client_software_version"] or UNKNOWN
     api, key, ver = d["api"], d["api_key"], d["api_version"]
     run.requests += 1
+    at_micros = _micros(d["time"])
+    if path not in out.run_first or at_micros < out.run_first[path]:
+        out.run_first[path] = at_micros
     run.clients.add(f"{software}/{version}/{d['client_id'] or ''}")
     out.matrix[(software, version, api, key, ver)] += 1
     fault = d["intervention"]
@@ -163,6 +179,8 @@ def _add(
         out.error_totals[(software, version, api, key, ver)] += 1
         for code in set(codes):
             out.error_codes[(software, version, api, key, ver, code)] += 1
+            out.run_api_codes[(path, software, version, api, code)] += 1
+        out.run_api_totals[(path, software, version, api)] += 1
         out.latency[(api, key, ver)].append(d["latency_us"])
         out.run_latency[(path, api, ver)].append(d["latency_us"])
     else:
@@ -240,7 +258,47 @@ def finish(p: Partial) -> dict[str, list[dict[str, Any]]]:
     ]
     events = [{k: v for k, v in e.items() if not k.startswith("_")} for e in p.fault_events]
     return {"matrix": matrix, "errors": errors, "latency": latency,
-            "latency_runs": latency_runs, "runs": runs, "fault_events": events}
+            "latency_runs": latency_runs, "runs": runs, "fault_events": events,
+            "run_diff": run_diff(p)}
+
+
+def project_of(path: str) -> str:
+    """The `project=NAME` folder above a capture file, else "default"."""
+    found = re.search(r"/project=([^/]+)/", path)
+    return found.group(1) if found else "default"
+
+
+def run_diff(p: Partial, threshold: float = 0.05) -> list[dict[str, Any]]:
+    """Each run against the previous run of its project (by first request, then path): error
+    codes new, vanished or changed by `threshold` per client x API both runs called."""
+    by_project: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(p.run_first, key=lambda r: (p.run_first[r], r)):
+        by_project[project_of(path)].append(path)
+    rates: dict[str, dict[tuple[str, str, str], dict[int, float]]] = defaultdict(dict)
+    for path, sw, v, api in p.run_api_totals:
+        rates[path][(sw, v, api)] = {}
+    for (path, sw, v, api, code), n in p.run_api_codes.items():
+        rates[path][(sw, v, api)][code] = n / p.run_api_totals[(path, sw, v, api)]
+    out: list[dict[str, Any]] = []
+    for project, paths in by_project.items():
+        for previous, current in itertools.pairwise(paths):
+            for call in rates[current].keys() & rates[previous].keys():
+                before, after = rates[previous][call], rates[current][call]
+                for code in before.keys() | after.keys():
+                    if code not in before:
+                        status = "new"
+                    elif code not in after:
+                        status = "vanished"
+                    elif abs(after[code] - before[code]) >= threshold:
+                        status = "changed"
+                    else:
+                        continue
+                    out.append({"project": project, "run_id": current,
+                                "previous_run_id": previous, "client_software": call[0],
+                                "client_version": call[1], "api": call[2], "error_code": code,
+                                "previous_rate": before.get(code, 0.0),
+                                "current_rate": after.get(code, 0.0), "status": status})
+    return out
 
 
 def compute(paths: Iterable[str]) -> dict[str, list[dict[str, Any]]]:

@@ -1,9 +1,14 @@
 """The report tables: pure DataFrame -> DataFrame transformations over the ingested dataset.
 
+0. `request_cube`: the requests counted per run x client x API x version x faulted x error
+   codes, in one pass; every counting table below is a sum over it (a few thousand rows),
+   so the dataset is read four times in all: the cube, the latency percentiles overall and
+   per run, and the request sequences that had a fault.
 1. `matrix`: requests per client software x API x version, the share of the client's
    requests, and KIP-896 flags; `readiness`: a Kafka 4.0 verdict per client.
 2. `errors`: error codes per client x API x version (rate = requests answering the code /
-   requests); `error_diff` and `version_diff`: two run sets compared (baseline vs current).
+   requests); `error_diff` and `version_diff`: two run sets compared (baseline vs current);
+   `run_diff`: each run against the run before it in its project.
 3. `latency` / `latency_runs`: p50/p95/p99/max per API x version, overall and per run.
 4. `fault_events` / `fault_summary`: each injected fault and what the same client did next.
 5. `runs`: one row per run (capture file).
@@ -68,15 +73,64 @@ def error_name(code: Column) -> Column:
     return F.coalesce(F.try_element_at(F.create_map(*pairs), code), F.lit("UNKNOWN_CODE"))
 
 
+# -- 0. the cube: one pass over the requests for every count -----------------------------------
+
+RUN_COLUMNS = ("run_id", "run_name", "project", "release", "commit", "ci_job", "kafka_version")
+
+
+def request_cube(requests: DataFrame) -> DataFrame:
+    """The requests counted per run x client (id, software, version) x API x version x
+    faulted x the distinct error codes answered, with the first and last request time; bad
+    lines (``valid`` false) are counted per run. Every count of the report (matrix, errors,
+    runs, the diffs) is a sum over these rows: one pass over the dataset instead of one per
+    table, and a small table (thousands of rows for millions of requests)."""
+    from pyspark.sql import functions as F
+
+    valid = F.col("valid")
+    return requests.groupBy(
+        *RUN_COLUMNS,
+        valid.alias("valid"),
+        F.when(valid, F.coalesce("client_software_name", F.lit(UNKNOWN))).alias(
+            "client_software"
+        ),
+        F.when(valid, F.coalesce("client_software_version", F.lit(UNKNOWN))).alias(
+            "client_version"
+        ),
+        F.when(valid, F.coalesce("client_id", F.lit(""))).alias("client_id"),
+        F.when(valid, F.col("api")).alias("api"),
+        F.when(valid, F.col("api_key")).alias("api_key"),
+        F.when(valid, F.col("api_version")).alias("api_version"),
+        (valid & F.col("intervention").isNotNull()).alias("faulted"),
+        F.when(valid, F.array_sort(F.array_distinct("error_codes"))).alias("codes"),
+    ).agg(
+        F.count("*").alias("n"),
+        F.min(F.when(valid, F.col("time"))).alias("first_time"),
+        F.max(F.when(valid, F.col("time"))).alias("last_time"),
+    )
+
+
+def _valid(cube: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return cube.where(F.col("valid"))
+
+
+def _answered(cube: DataFrame) -> DataFrame:
+    """Valid requests without an injected fault (what conformance tables count)."""
+    from pyspark.sql import functions as F
+
+    return cube.where(F.col("valid") & ~F.col("faulted"))
+
+
 # -- 1. client x API x version ----------------------------------------------------------------
 
 
-def matrix(clients: DataFrame) -> DataFrame:
+def matrix(cube: DataFrame) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    counts = clients.groupBy(*CLIENT, "api", "api_key", "api_version").agg(
-        F.count("*").alias("requests")
+    counts = _valid(cube).groupBy(*CLIENT, "api", "api_key", "api_version").agg(
+        F.sum("n").alias("requests")
     )
     per_client = Window.partitionBy(*CLIENT)
     key, version = F.col("api_key"), F.col("api_version")
@@ -120,18 +174,27 @@ def readiness(matrix_df: DataFrame) -> DataFrame:
 # -- 2. error codes and the diff -------------------------------------------------------------
 
 
-def errors(clients: DataFrame) -> DataFrame:
+def _code_counts(cube: DataFrame, keys: tuple[str, ...]) -> tuple[DataFrame, DataFrame]:
+    """(requests per `keys`, requests answering each code per `keys` + error_code), over
+    requests without a fault; a request answering a code several times counts once."""
+    from pyspark.sql import functions as F
+
+    answered = _answered(cube)
+    totals = answered.groupBy(*keys).agg(F.sum("n").alias("requests"))
+    codes = (
+        answered.select(*keys, "n", F.explode("codes").alias("error_code"))
+        .groupBy(*keys, "error_code")
+        .agg(F.sum("n").alias("with_code"))
+    )
+    return totals, codes
+
+
+def errors(cube: DataFrame) -> DataFrame:
     """One row per client x API x version x error code answered (faults excluded)."""
     from pyspark.sql import functions as F
 
     keys = (*CLIENT, "api", "api_key", "api_version")
-    answered = _no_fault(clients)
-    totals = answered.groupBy(*keys).agg(F.count("*").alias("requests"))
-    codes = (
-        answered.select(*keys, F.explode(F.array_distinct("error_codes")).alias("error_code"))
-        .groupBy(*keys, "error_code")
-        .agg(F.count("*").alias("with_code"))
-    )
+    totals, codes = _code_counts(cube, keys)
     return codes.join(totals, list(keys)).select(
         *keys,
         F.col("error_code").cast("int").alias("error_code"),
@@ -142,19 +205,14 @@ def errors(clients: DataFrame) -> DataFrame:
     )
 
 
-def _rates(clients: DataFrame) -> DataFrame:
+def _rates(cube: DataFrame, by: tuple[str, ...] = ()) -> DataFrame:
     """Error-code rates per client x API over all versions (versions differ between releases,
-    so the diff compares what a client's calls of an API answered, whatever version)."""
+    so the diff compares what a client's calls of an API answered, whatever version), per
+    `by` columns too (the run, for the run-to-run diff)."""
     from pyspark.sql import functions as F
 
-    keys = (*CLIENT, "api")
-    answered = _no_fault(clients)
-    totals = answered.groupBy(*keys).agg(F.count("*").alias("requests"))
-    codes = (
-        answered.select(*keys, F.explode(F.array_distinct("error_codes")).alias("error_code"))
-        .groupBy(*keys, "error_code")
-        .agg(F.count("*").alias("with_code"))
-    )
+    keys = (*by, *CLIENT, "api")
+    totals, codes = _code_counts(cube, keys)
     return codes.join(totals, list(keys)).select(
         *keys, "error_code", (F.col("with_code") / F.col("requests")).alias("rate")
     )
@@ -164,12 +222,12 @@ def error_diff(
     baseline: DataFrame, current: DataFrame, threshold: float = DEFAULT_RATE_THRESHOLD
 ) -> DataFrame:
     """Error codes per client x API: new, vanished, changed rate, or same. Both inputs are
-    `with_client` frames; an API a side never called is not a difference of error codes."""
+    `request_cube` frames; an API a side never called is not a difference of error codes."""
     from pyspark.sql import functions as F
 
     keys = [*CLIENT, "api"]
-    b_calls = _no_fault(baseline).select(*keys).distinct()
-    c_calls = _no_fault(current).select(*keys).distinct()
+    b_calls = _answered(baseline).select(*keys).distinct()
+    c_calls = _answered(current).select(*keys).distinct()
     both_called = b_calls.join(c_calls, keys)
     b = _rates(baseline).withColumnRenamed("rate", "baseline_rate")
     c = _rates(current).withColumnRenamed("rate", "current_rate")
@@ -192,6 +250,69 @@ def error_diff(
     )
 
 
+def run_diff(cube: DataFrame, threshold: float = DEFAULT_RATE_THRESHOLD) -> DataFrame:
+    """Each run against the run before it in its project (runs ordered by their first
+    request): the error codes per client x API that are new, vanished or changed by
+    `threshold`, where both runs called that API. Codes that stayed the same are left out."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    keys = [*CLIENT, "api"]
+    runs = _valid(cube).groupBy("project", "run_id", "run_name").agg(
+        F.min("first_time").alias("run_start")
+    )
+    order = Window.partitionBy("project").orderBy("run_start", "run_id")
+    pairs = runs.select(
+        "project",
+        "run_id",
+        "run_name",
+        F.lag("run_id").over(order).alias("previous_run_id"),
+        F.lag("run_name").over(order).alias("previous_run_name"),
+    ).where(F.col("previous_run_id").isNotNull())
+    pair_keys = ["project", "run_id", "previous_run_id"]
+    rates = _rates(cube, ("run_id",))
+    current = rates.join(F.broadcast(pairs), "run_id").withColumnRenamed("rate", "current_rate")
+    previous = (
+        rates.withColumnRenamed("run_id", "previous_run_id")
+        .join(F.broadcast(pairs), "previous_run_id")
+        .withColumnRenamed("rate", "previous_rate")
+        .drop("run_name", "previous_run_name")
+    )
+    calls = _answered(cube).select("run_id", *keys).distinct()
+    both_called = (
+        calls.join(F.broadcast(pairs.select("run_id", "previous_run_id")), "run_id")
+        .join(calls.withColumnRenamed("run_id", "previous_run_id"), ["previous_run_id", *keys])
+        .select("run_id", "previous_run_id", *keys)
+    )
+    joined = (
+        current.drop("run_name", "previous_run_name")
+        .join(previous, [*pair_keys, *keys, "error_code"], "full_outer")
+        .join(both_called, ["run_id", "previous_run_id", *keys])
+        .join(F.broadcast(pairs.drop("project")), ["run_id", "previous_run_id"])
+    )
+    p_rate = F.coalesce("previous_rate", F.lit(0.0))
+    c_rate = F.coalesce("current_rate", F.lit(0.0))
+    status = (
+        F.when(F.col("previous_rate").isNull(), F.lit("new"))
+        .when(F.col("current_rate").isNull(), F.lit("vanished"))
+        .when(F.abs(c_rate - p_rate) >= F.lit(threshold), F.lit("changed"))
+        .otherwise(F.lit("same"))
+    )
+    return joined.select(
+        "project",
+        "run_id",
+        "run_name",
+        "previous_run_id",
+        "previous_run_name",
+        *keys,
+        F.col("error_code").cast("int").alias("error_code"),
+        error_name(F.col("error_code")).alias("error_name"),
+        p_rate.alias("previous_rate"),
+        c_rate.alias("current_rate"),
+        status.alias("status"),
+    ).where(F.col("status") != "same")
+
+
 def version_diff(baseline: DataFrame, current: DataFrame) -> DataFrame:
     """The API versions each client used, baseline vs current: changed / new / vanished /
     same (e.g. Metadata v11 against 2.8, v12 against 3.9)."""
@@ -199,8 +320,12 @@ def version_diff(baseline: DataFrame, current: DataFrame) -> DataFrame:
 
     keys = [*CLIENT, "api"]
 
-    def versions(df: DataFrame, name: str) -> DataFrame:
-        return df.groupBy(*keys).agg(F.array_sort(F.collect_set("api_version")).alias(name))
+    def versions(cube: DataFrame, name: str) -> DataFrame:
+        return (
+            _valid(cube)
+            .groupBy(*keys)
+            .agg(F.array_sort(F.collect_set("api_version")).alias(name))
+        )
 
     joined = versions(baseline, "baseline_versions").join(
         versions(current, "current_versions"), keys, "full_outer"
@@ -239,12 +364,12 @@ def latency(clients: DataFrame) -> DataFrame:
     return _percentiles(_no_fault(clients), ["api", "api_key", "api_version"])
 
 
-def latency_runs(clients: DataFrame) -> DataFrame:
+def latency_runs(clients: DataFrame, cube: DataFrame) -> DataFrame:
     """Per run x API x version, with the run's first request time (the trend's x axis)."""
     from pyspark.sql import functions as F
 
     # A small aggregate joined back, not a window over every row (which sorts them all).
-    starts = clients.groupBy("run_id").agg(F.min("time").alias("run_start"))
+    starts = _valid(cube).groupBy("run_id").agg(F.min("first_time").alias("run_start"))
     per_run = _percentiles(_no_fault(clients), ["run_id", "run_name", "api", "api_version"])
     return per_run.join(F.broadcast(starts), "run_id").select(
         "run_id", "run_name", "run_start", *[c for c in per_run.columns if c not in
@@ -255,25 +380,46 @@ def latency_runs(clients: DataFrame) -> DataFrame:
 # -- 4. faults -------------------------------------------------------------------------------
 
 
-def fault_events(clients: DataFrame) -> DataFrame:
+def fault_events(clients: DataFrame, cube: DataFrame) -> DataFrame:
     """One row per request a fault intervened on, with what the same client did next."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     keys = ["run_id", "client_id", *CLIENT, "api"]
-    # Null client ids would never join; "" stands for them.
-    df = clients.withColumn("client_id", F.coalesce("client_id", F.lit("")))
-    faulted_keys = df.where(F.col("intervention").isNotNull()).select(*keys).distinct()
-    # Only the (run, client, API) sequences that had a fault are sorted: usually a sliver.
-    seq = df.join(F.broadcast(faulted_keys), keys, "left_semi")
+    # The (run, client, API) sequences that had a fault, numbered: the requests of those
+    # sequences are sorted carrying that number, not the key strings, and only what the
+    # answer needs, so the sort of millions of rows stays narrow enough not to spill.
+    sequences = (
+        _valid(cube)
+        .where(F.col("faulted"))
+        .select(*keys)
+        .distinct()
+        .select("*", F.row_number().over(Window.orderBy(*keys)).alias("sequence"))
+    )
+    fault = F.col("intervention")
+    requests = clients.select(
+        *[c for c in keys if c != "client_id"],
+        # Null client ids would never join; "" stands for them (the cube's spelling too).
+        F.coalesce("client_id", F.lit("")).alias("client_id"),
+        "time",
+        "connection_id",
+        "correlation_id",
+        "api_version",
+        fault.isNotNull().alias("faulted"),
+        (fault.isNull() & (F.size("error_codes") == 0)).alias("success"),
+        fault.source.alias("source"),
+        fault.kind.alias("kind"),
+        fault.error_code.cast("int").alias("error_code"),
+    )
+    seq = requests.join(F.broadcast(sequences), keys).drop(*keys)
     # Newest first, so "the next success" is the nearest one among the rows already seen: a
     # frame growing from the partition's start, which Spark computes incrementally (a frame
     # "1 following .. unbounded following" is recomputed for every row: quadratic).
-    order = Window.partitionBy(*keys).orderBy(
+    order = Window.partitionBy("sequence").orderBy(
         F.desc("time"), F.desc("connection_id"), F.desc("correlation_id")
     )
     later = order.rowsBetween(Window.unboundedPreceding, -1)
-    success = F.col("intervention").isNull() & (F.size("error_codes") == 0)
+    success = F.col("success")
     seq = seq.select(
         "*",
         F.row_number().over(order).alias("rn"),  # counts down as time goes on
@@ -283,19 +429,30 @@ def fault_events(clients: DataFrame) -> DataFrame:
         F.last(F.when(success, F.col("time")), ignorenulls=True).over(later).alias("success_at"),
     )
     recovered = F.col("success_rn").isNotNull()
-    return seq.where(F.col("intervention").isNotNull()).select(
-        *keys,
+    events = seq.where(F.col("faulted")).select(
+        "sequence",
         "time",
         "api_version",
-        F.col("intervention.source").alias("source"),
-        F.col("intervention.kind").alias("kind"),
-        F.col("intervention.error_code").cast("int").alias("error_code"),
+        "source",
+        "kind",
+        "error_code",
         recovered.alias("recovered"),
         F.when(recovered, F.col("rn") - F.col("success_rn")).alias("retries"),
         F.when(
             recovered,
             (F.unix_micros("success_at") - F.unix_micros("time")) / F.lit(1000.0),
         ).alias("time_to_success_ms"),
+    )
+    return events.join(F.broadcast(sequences), "sequence").select(
+        *keys,
+        "time",
+        "api_version",
+        "source",
+        "kind",
+        "error_code",
+        "recovered",
+        "retries",
+        "time_to_success_ms",
     )
 
 
@@ -317,35 +474,30 @@ def fault_summary(events: DataFrame) -> DataFrame:
 # -- 5. runs ---------------------------------------------------------------------------------
 
 
-def runs(requests: DataFrame, per_run_latency: DataFrame, slowest: int = 3) -> DataFrame:
+def runs(cube: DataFrame, per_run_latency: DataFrame, slowest: int = 3) -> DataFrame:
     """One row per run: lines, bad lines, requests, clients, error rate, faults, slowest APIs
-    (highest p95). `requests` is the whole dataset, bad lines included."""
+    (highest p95). Counted from the cube, bad lines included."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     valid = F.col("valid")
-    client = F.concat_ws(
-        "/",
-        F.coalesce("client_software_name", F.lit(UNKNOWN)),
-        F.coalesce("client_software_version", F.lit(UNKNOWN)),
-        F.coalesce("client_id", F.lit("")),
-    )
-    no_fault = valid & F.col("intervention").isNull()
-    errored = no_fault & (F.size("error_codes") > 0)
-    base = requests.groupBy(
-        "run_id", "run_name", "project", "release", "commit", "ci_job", "kafka_version"
-    ).agg(
-        F.count("*").alias("lines"),
-        F.sum((~valid).cast("long")).alias("bad_lines"),
-        F.sum(valid.cast("long")).alias("requests"),
-        # The size of a collected set, not countDistinct: beside other aggregates
-        # countDistinct expands every row once per distinct aggregate.
+    client = F.concat_ws("/", "client_software", "client_version", "client_id")
+    no_fault = valid & ~F.col("faulted")
+    errored = no_fault & (F.size("codes") > 0)
+
+    def total(condition: Column) -> Column:
+        return F.coalesce(F.sum(F.when(condition, F.col("n"))), F.lit(0)).cast("long")
+
+    base = cube.groupBy(*RUN_COLUMNS).agg(
+        F.sum("n").alias("lines"),
+        total(~valid).alias("bad_lines"),
+        total(valid).alias("requests"),
         F.size(F.collect_set(F.when(valid, client))).alias("clients"),
-        F.sum(errored.cast("long")).alias("errors"),
-        F.sum(no_fault.cast("long")).alias("answered"),
-        F.sum((valid & F.col("intervention").isNotNull()).cast("long")).alias("faults"),
-        F.min(F.when(valid, F.col("time"))).alias("first_request"),
-        F.max(F.when(valid, F.col("time"))).alias("last_request"),
+        total(errored).alias("errors"),
+        total(no_fault).alias("answered"),
+        total(valid & F.col("faulted")).alias("faults"),
+        F.min("first_time").alias("first_request"),
+        F.max("last_time").alias("last_request"),
     )
     rank = F.row_number().over(Window.partitionBy("run_id").orderBy(F.desc("p95_us"), "api"))
     top = (

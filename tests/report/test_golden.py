@@ -103,6 +103,24 @@ def test_latency_percentiles_equal_exact_nearest_rank(golden: tuple[Any, Any, Pa
     assert _rows(result, "latency_runs", cols) == _ref(ref["latency_runs"], cols)
 
 
+def test_run_diff_equals_the_reference(golden: tuple[Any, Any, Path]) -> None:
+    result, ref, _ = golden
+    cols = ("run_id", "previous_run_id", "client_software", "client_version", "api",
+            "error_code", "previous_rate", "current_rate", "status")
+    got = sorted(
+        tuple(_local(r[c]) if c.endswith("run_id") else
+              (round(r[c], 9) if isinstance(r[c], float) else r[c]) for c in cols)
+        for r in result.tables["run_diff"]
+    )
+    want = sorted(
+        tuple(round(r[c], 9) if isinstance(r[c], float) else r[c] for c in cols)
+        for r in ref["run_diff"]
+    )
+    assert got == want
+    assert {r[-1] for r in got} >= {"new", "vanished"}  # the seeded runs do differ
+    assert result.summary["run_diff"] == result.tables["run_diff"]
+
+
 def test_fault_events_equal_the_reference(
     spark: Any, golden: tuple[Any, Any, Path]
 ) -> None:

@@ -52,7 +52,7 @@ def test_matrix_shares_and_kip896_flags(spark: Any, rows_df: Build) -> None:
             {**KP, "api": "CreateTopics", "api_key": 19, "api_version": 7},
         ]
     )
-    got = tables.matrix(tables.with_client(df))
+    got = tables.matrix(tables.request_cube(df))
     expected = _df(
         spark,
         "client_software string, client_version string, api string, api_key int, "
@@ -78,7 +78,7 @@ def test_readiness_verdicts(spark: Any, rows_df: Build) -> None:
             {**KP, "api": "DeleteTopics", "api_key": 20, "api_version": 6},
         ]
     )
-    got = tables.readiness(tables.matrix(tables.with_client(df)))
+    got = tables.readiness(tables.matrix(tables.request_cube(df)))
     expected = _df(
         spark,
         "client_software string, client_version string, requests bigint, "
@@ -105,7 +105,7 @@ def test_errors_count_each_code_once_per_request_and_skip_faults(
              "intervention": fault()},
         ]
     )
-    got = tables.errors(tables.with_client(df))
+    got = tables.errors(tables.request_cube(df))
     ddl = (
         "client_software string, client_version string, api string, api_key int, "
         "api_version int, error_code int, error_name string, with_code bigint, "
@@ -145,7 +145,7 @@ def test_error_diff_new_vanished_changed_same(spark: Any, rows_df: Build) -> Non
             {"api": "DeleteTopics", "api_key": 20, "error_codes": [3]},
         ]
     )
-    got = tables.error_diff(tables.with_client(base), tables.with_client(current), 0.05)
+    got = tables.error_diff(tables.request_cube(base), tables.request_cube(current), 0.05)
     expected = _df(
         spark,
         "client_software string, client_version string, api string, error_code int, "
@@ -163,13 +163,63 @@ def test_error_diff_new_vanished_changed_same(spark: Any, rows_df: Build) -> Non
     _eq(got, expected)
 
 
+def test_run_diff_compares_each_run_with_the_one_before_in_its_project(
+    spark: Any, rows_df: Build
+) -> None:
+    r1 = {"run_id": "file:/ci/r1.jsonl", "run_name": "r1.jsonl"}
+    r2 = {"run_id": "file:/ci/r2.jsonl", "run_name": "r2.jsonl"}
+    r3 = {"run_id": "file:/ci/r3.jsonl", "run_name": "r3.jsonl"}
+    other = {"run_id": "file:/x/r0.jsonl", "run_name": "r0.jsonl", "project": "other"}
+    ct = {"api": "CreateTopics", "api_key": 19}
+    df = rows_df(
+        [
+            # Another project's run, earlier than all: never compared with these.
+            {**other, **ct, "time": at(0), "error_codes": [41]},
+            {**r1, **ct, "time": at(10)},
+            {**r1, **ct, "time": at(11), "error_codes": [36]},
+            {**r1, "time": at(12)},  # Metadata, no error
+            {**r1, "api": "DeleteTopics", "api_key": 20, "time": at(13), "error_codes": [3]},
+            # r2: CreateTopics 36 stays at 0.5, 41 is new; Metadata answers 3 (new);
+            # DeleteTopics was not called: its code is no difference; a fault is no answer.
+            {**r2, **ct, "time": at(20), "error_codes": [36]},
+            {**r2, **ct, "time": at(21), "error_codes": [41]},
+            {**r2, **ct, "time": at(22), "intervention": fault(), "error_codes": [44]},
+            {**r2, "time": at(23), "error_codes": [3]},
+            # r3 (compared with r2): CreateTopics 36 and 41 vanish, Metadata 3 goes 1.0 -> 0.5.
+            {**r3, **ct, "time": at(30)},
+            {**r3, "time": at(31), "error_codes": [3]},
+            {**r3, "time": at(32)},
+        ]
+    )
+    got = tables.run_diff(tables.request_cube(df), 0.05)
+    expected = _df(
+        spark,
+        "project string, run_name string, previous_run_name string, api string, "
+        "error_code int, error_name string, previous_rate double, current_rate double, "
+        "status string",
+        [
+            ("default", "r2.jsonl", "r1.jsonl", "CreateTopics", 41, "NOT_CONTROLLER",
+             0.0, 0.5, "new"),
+            ("default", "r2.jsonl", "r1.jsonl", "Metadata", 3, "UNKNOWN_TOPIC_OR_PARTITION",
+             0.0, 1.0, "new"),
+            ("default", "r3.jsonl", "r2.jsonl", "CreateTopics", 36, "TOPIC_ALREADY_EXISTS",
+             0.5, 0.0, "vanished"),
+            ("default", "r3.jsonl", "r2.jsonl", "CreateTopics", 41, "NOT_CONTROLLER",
+             0.5, 0.0, "vanished"),
+            ("default", "r3.jsonl", "r2.jsonl", "Metadata", 3, "UNKNOWN_TOPIC_OR_PARTITION",
+             1.0, 0.5, "changed"),
+        ],
+    )
+    _eq(got, expected)
+
+
 def test_version_diff(spark: Any, rows_df: Build) -> None:
     base = rows_df([{"api_version": 11}, {"api": "ListGroups", "api_key": 16, "api_version": 4}])
     current = rows_df(
         [{"api_version": 12}, {"api_version": 11},
          {"api": "DescribeCluster", "api_key": 60, "api_version": 1}]
     )
-    got = tables.version_diff(tables.with_client(base), tables.with_client(current))
+    got = tables.version_diff(tables.request_cube(base), tables.request_cube(current))
     expected = _df(
         spark,
         "client_software string, client_version string, api string, "
@@ -205,7 +255,7 @@ def test_latency_runs_per_run_with_run_start(spark: Any, rows_df: Build) -> None
             {"run_id": "r2", "run_name": "r2", "latency_us": 7, "time": at(9)},
         ]
     )
-    got = tables.latency_runs(tables.with_client(df))
+    got = tables.latency_runs(tables.with_client(df), tables.request_cube(df))
     expected = _df(
         spark,
         "run_id string, run_name string, run_start timestamp, api string, api_version int, "
@@ -230,7 +280,7 @@ def test_fault_events_retries_and_time_to_success(spark: Any, rows_df: Build) ->
             {**ct, "time": at(50), "intervention": fault("drop", None)},  # never recovered
         ]
     )
-    got = tables.fault_events(tables.with_client(df))
+    got = tables.fault_events(tables.with_client(df), tables.request_cube(df))
     expected = _df(
         spark,
         "run_id string, client_id string, client_software string, client_version string, "
@@ -260,8 +310,8 @@ def test_runs_summary(spark: Any, rows_df: Build) -> None:
             {"time": at(3), "intervention": fault(), "error_codes": [44]},
         ]
     )
-    clients = tables.with_client(df)
-    got = tables.runs(df, tables.latency_runs(clients)).collect()
+    clients, cube = tables.with_client(df), tables.request_cube(df)
+    got = tables.runs(cube, tables.latency_runs(clients, cube)).collect()
     (run,) = got
     assert (run.lines, run.bad_lines, run.requests, run.clients, run.errors, run.faults) == (
         4, 1, 3, 2, 1, 1
