@@ -12,7 +12,8 @@ Small-machine settings (all overridable by spark-submit's `--conf`, which we nev
 when Spark started us): UI off, console progress bars off, session time zone UTC, few
 shuffle partitions (reports aggregate to small tables: 4 partitions keep 2 cores busy
 without hundreds of tiny tasks), the driver bound to 127.0.0.1 for local masters,
-`spark.driver.memory` before the JVM starts (it cannot change afterwards), and a higher
+`spark.driver.memory` and the parallel garbage collector before the JVM starts (they
+cannot change afterwards), and a higher
 `spark.sql.objectHashAggregate.sortBased.fallbackThreshold`: `percentile_approx` over more
 than 128 groups otherwise falls back to a sort-based aggregate, several times slower.
 
@@ -115,6 +116,10 @@ def build_session(settings: SparkSettings) -> SparkSession:
         builder.config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", settings.driver_memory)
+        # A batch job: the throughput collector. Against G1 (the JVM's default) it cut the
+        # 1M-line job by 6-15% and the driver's peak RSS from 1.53 to 1.27 GB (no remembered
+        # sets). Read at JVM start, like the driver memory.
+        .config("spark.driver.extraJavaOptions", "-XX:+UseParallelGC")
     )
     if _is_local(master):
         # Read by the JVM at start: without it Spark resolves the host name and warns.

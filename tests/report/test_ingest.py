@@ -110,3 +110,40 @@ def test_incremental_ingests_only_new_files(spark: Any, tmp_path: Path) -> None:
 def test_missing_input_is_an_error(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         list_inputs(spark, [str(tmp_path / "nothing-here")])
+
+
+def test_lines_parse_the_same_whatever_their_key_order_and_bodies(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Key order does not matter, nor bodies holding the trailer's key names (a nested
+    "error_codes", the same text inside a string): the row is the line's top-level fields."""
+    written = _lines(30, 3)
+    docs = [json.loads(line) for line in written]
+    for i, d in enumerate(docs):
+        # Markers inside bodies: a nested "error_codes" key and one inside a string value.
+        d["response"] = {"error_codes": [9099], "note": ',"error_codes":[9007],"x":"', "i": i}
+        d["request"] = {"request": {"error_codes": []}}
+    writer_order = [json.dumps(d, separators=(",", ":")) + "\n" for d in docs]
+    reordered = [
+        json.dumps({"response": d["response"], **{k: v for k, v in reversed(d.items())}})
+        + "\n"
+        for d in docs
+    ]
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a-writer.jsonl").write_text("".join(writer_order))
+    (folder / "b-reordered.jsonl").write_text("".join(reordered))
+    result = ingest(spark, [str(folder)], str(tmp_path / "ds"))
+    assert (result.lines, result.bad_lines) == (60, 0)
+    df = load_requests(spark, str(tmp_path / "ds"))
+    columns = [c for c in df.columns if c not in ("run_id", "run_name", "ingest_batch")]
+
+    def rows(name: str) -> list[tuple[Any, ...]]:
+        got = df.where(df.run_name == name).select(*columns).collect()
+        return sorted((tuple(r) for r in got), key=repr)
+
+    assert rows("a-writer.jsonl") == rows("b-reordered.jsonl")
+    assert len(rows("a-writer.jsonl")) == 30
+    # The trailer's own error codes, not the body's.
+    codes = {c for r in df.select("error_codes").collect() for c in r.error_codes}
+    assert not codes & {9099, 9007}
