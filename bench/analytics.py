@@ -10,7 +10,9 @@ split into `--runs` files, cached in `--dir` between runs. Then, in one run:
   then the same over 2 processes (disjoint files, partial aggregates merged);
 - DuckDB on the same JSONL, only when `duckdb` is importable (not a dependency).
 Checks the counts are exact (Spark's totals and matrix = Python's) and prints the JVM's peak
-resident memory (the driver, which in local mode also runs the tasks).
+resident memory (the driver, which in local mode also runs the tasks). Beside each wall time,
+the CPU seconds it took (the JVM's; Python's own and its children's), and the load average:
+on a shared machine wall time measures the load as much as the job.
 
 Targets (the issue, local[2] on 2 cores): session <= 5 s, 1M lines end to end <= 25 s, 10M
 <= 75 s and faster than 2-process Python, reports from Parquet <= 15 s at 10M; driver memory
@@ -22,6 +24,8 @@ from __future__ import annotations
 import argparse
 import logging
 import multiprocessing
+import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -44,6 +48,19 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     start = time.perf_counter()
     result = fn()
     return time.perf_counter() - start, result
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (from /proc: Linux only)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def python_cpu_s() -> float:
+    """CPU seconds of this process and its waited-for children (the 2-process pass)."""
+    mine = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
 
 
 def captures(folder: Path, lines: int, runs: int) -> list[str]:
@@ -150,17 +167,29 @@ def main() -> int:
     print(f"{args.lines:,} lines, {len(paths)} files, {size_gb:.2f} GB; master {args.master}")
 
     ready, spark = timed(lambda: build_session(SparkSettings(master=args.master)))
+    # CPU seconds beside wall time: on a machine shared with other work, wall time measures
+    # the load as much as the job.
+    jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    cpu: dict[str, float] = {"ready": process_cpu_s(jvm)}
     try:
         options = ReportOptions(out=str(out), inputs=(str(args.dir / f"{args.lines}"),))
+        before = process_cpu_s(jvm)
         from_jsonl, result = timed(lambda: run_report(options, spark=spark))
+        cpu["jsonl"] = process_cpu_s(jvm) - before
+        before = process_cpu_s(jvm)
         from_parquet, again = timed(
             lambda: run_report(ReportOptions(out=str(out)), spark=spark)
         )
+        cpu["parquet"] = process_cpu_s(jvm) - before
         rss = jvm_peak_rss_mb(spark)
     finally:
         spark.stop()
+    before = python_cpu_s()
     one, ref = timed(lambda: python_one(paths))
+    cpu["one"] = python_cpu_s() - before
+    before = python_cpu_s()
     two, ref2 = timed(lambda: python_two(paths))
+    cpu["two"] = python_cpu_s() - before
     duck = duckdb_pass(paths)
 
     totals = result.summary["totals"]
@@ -179,20 +208,24 @@ def main() -> int:
     jsonl_target = {1_000_000: 25.0, 10_000_000: 75.0}.get(args.lines)
     parquet_target = 15.0 if args.lines == 10_000_000 else None
     rows = [
-        ("SparkSession ready", ready, 5.0),
-        ("Spark job from JSONL (ingest + reports)", from_jsonl, jsonl_target),
-        ("Spark reports from the Parquet dataset", from_parquet, parquet_target),
-        ("Spark total (session + JSONL job)", ready + from_jsonl, None),
-        ("plain Python, 1 process (same tables)", one, None),
-        ("plain Python, 2 processes", two, None),
-        ("DuckDB from JSONL (reference)", duck, None),
+        ("SparkSession ready", ready, cpu["ready"], 5.0),
+        ("Spark job from JSONL (ingest + reports)", from_jsonl, cpu["jsonl"], jsonl_target),
+        ("Spark reports from the Parquet dataset", from_parquet, cpu["parquet"],
+         parquet_target),
+        ("Spark total (session + JSONL job)", ready + from_jsonl, cpu["ready"] + cpu["jsonl"],
+         None),
+        ("plain Python, 1 process (same tables)", one, cpu["one"], None),
+        ("plain Python, 2 processes", two, cpu["two"], None),
+        ("DuckDB from JSONL (reference)", duck, None, None),
     ]
-    print(f"\n{'what':44} {'seconds':>9}  target")
-    for name, seconds, target in rows:
+    print(f"\n{'what':44} {'seconds':>9} {'CPU s':>7}  target (seconds)")
+    for name, seconds, cpu_s, target in rows:
         shown = "  n/a (duckdb not installed)" if seconds is None else f"{seconds:9.1f}"
+        shown += "" if cpu_s is None else f" {cpu_s:7.1f}"
         verdict = "" if target is None or seconds is None else (
             f"  <= {target:.0f} s {'ok' if seconds <= target else 'MISSED'}")
         print(f"{name:44} {shown}{verdict}")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     print(f"\nrequests {totals['requests']:,}, bad lines {totals['bad_lines']}, counts exact: "
           f"{'yes' if exact else 'NO'}; JVM peak RSS "
           f"{'n/a' if rss is None else f'{rss:,.0f} MB'} (target <= 1,536 MB)")

@@ -3,7 +3,8 @@ a client x API x version matrix with Kafka 4.0 readiness, error codes and their 
 a baseline, latency percentiles, injected faults and what followed, and a per-run summary.
 
 A layer beside `broker.toolkit` (only `broker.cli` imports it). Modules: `schema` (the Spark
-schema, derived from the capture schema), `ingest` (JSONL -> Parquet dataset), `tables` (the
+schema, derived from the capture schema), `ingest` (JSONL -> Parquet dataset), `aggregates`
+(the small tables ingest writes beside it, which every report reads), `tables` (the
 transformations), `kip896` (removed versions as Spark expressions), `job` (the run, exit
 codes), `page` and `plots` (report.html), `session` (Spark settings, spark-submit
 detection), `options` (the command line), `submit` (the spark-submit entry).

@@ -16,7 +16,8 @@ once: Spark forbids queries that reference only the corrupt-record column of raw
 (without caching the whole input), and this single pass needs neither.
 
 The dataset (`<dataset>/requests`, partitioned by `project`) holds every capture field but
-the request/response bodies, plus the run columns and `ingest_batch`; `<dataset>/ingested`
+the request/response bodies, plus the run columns and `ingest_batch`; beside it, each batch's
+aggregates (`broker.report.aggregates`: what the reports read); `<dataset>/ingested`
 lists the files ingested (path, size, modification time, lines, bad lines) so that
 `--incremental` reads only files not listed there (or changed since).
 
@@ -33,6 +34,7 @@ from urllib.parse import unquote
 
 import structlog
 
+from broker.report import aggregates
 from broker.report.schema import CORRUPT_COLUMN, REQUIRED_FOR_REPORTS, capture_read_schema
 
 if TYPE_CHECKING:
@@ -199,14 +201,13 @@ def ingest(
     mode = "append" if incremental else "overwrite"
     df = read_captures(spark, new).withColumn("ingest_batch", F.lit(batch))
     df.write.mode(mode).partitionBy("project").parquet(f"{dataset}/{REQUESTS_TABLE}")
-    # Lines per file, from the Parquet just written (cheap: two columns, one batch).
-    written = (
-        spark.read.parquet(f"{dataset}/{REQUESTS_TABLE}")
-        .where(F.col("ingest_batch") == batch)
-        .groupBy("run_id")
-        .agg(F.count("*").alias("lines"), F.sum((~F.col("valid")).cast("long")).alias("bad"))
-    )
-    counts = {same_path(r["run_id"]): (r["lines"], r["bad"]) for r in written.collect()}
+    # The batch's aggregates, from the Parquet just written (narrow columns, no JSON parsing);
+    # the cube also counts the lines and bad lines per file.
+    written = load_requests(spark, dataset)
+    if incremental:
+        written = written.where(F.col("ingest_batch") == batch)
+    per_run = aggregates.write(written, dataset, mode)
+    counts = {same_path(run): (c.lines, c.bad_lines) for run, c in per_run.items()}
     rows = [
         F.struct(
             F.lit(f.path).alias("source"),

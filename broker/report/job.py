@@ -5,9 +5,11 @@ spark-submit (`broker/report/submit.py`) and Python (`run_report(options, spark=
 Output in `--out DIR` (local: the driver writes it): `summary.json`, `report.html`, and by
 default `tables/<name>/` (Parquet, one folder per table; `--tables URI` elsewhere, as
 executors of a multi-host cluster need) and the dataset in `DIR/dataset` (`--dataset URI`),
-a baseline's beside it (`<dataset>-baseline`). Each table is computed once, written, then read back
-from its (small) Parquet to build the page and the summary, so nothing is computed twice and
-no Python data goes back into Spark.
+a baseline's beside it (`<dataset>-baseline`). The tables are computed from the dataset's
+aggregates (`broker.report.aggregates`, written at ingest), never from its row-level requests.
+Each table is computed once, written and cached; its rows are collected from the cache to
+build the page and the summary, so nothing is computed twice and no Python data goes back
+into Spark.
 
 Exit codes: 0 ok, 1 failure (logged), 2 usage or missing dependency (with an install hint),
 3 findings of a `--fail-on` rule.
@@ -30,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from broker.report import tables
+from broker.report import aggregates, tables
+from broker.report.aggregates import Aggregates
 from broker.report.ingest import IngestResult, ingest, load_requests
 from broker.report.options import (
     EXIT_FAILURE,
@@ -109,22 +112,21 @@ class TableStep:
 
 
 def table_steps(
-    requests: DataFrame,
-    cube: DataFrame,
+    current: Aggregates,
     baseline_cube: DataFrame | None,
     rate_threshold: float,
 ) -> list[TableStep]:
-    """Every report table, with the tables it is built on. `cube` is `requests`'s
-    `tables.request_cube`, already cached: the counting tables are sums over it, and only
-    latency and the fault sequences read the requests themselves."""
-    clients = tables.with_client(requests)
+    """Every report table, with the tables it is built on. Only the ingest's aggregates are
+    read (cached): the counting tables are sums over the cube, latency comes from the
+    histogram, and the fault events are already computed."""
+    cube, histogram = current.cube, current.histogram
     steps = [
         TableStep("matrix", lambda _: tables.matrix(cube)),
         TableStep("errors", lambda _: tables.errors(cube)),
         TableStep("run_diff", lambda _: tables.run_diff(cube, rate_threshold)),
-        TableStep("latency", lambda _: tables.latency(clients)),
-        TableStep("latency_runs", lambda _: tables.latency_runs(clients, cube)),
-        TableStep("fault_events", lambda _: tables.fault_events(clients, cube)),
+        TableStep("latency", lambda _: tables.latency(histogram)),
+        TableStep("latency_runs", lambda _: tables.latency_runs(histogram, cube)),
+        TableStep("fault_events", lambda _: current.fault_events),
         TableStep("readiness", lambda done: tables.readiness(done["matrix"]), ("matrix",)),
         TableStep(
             "fault_summary",
@@ -144,12 +146,13 @@ def table_steps(
     return steps
 
 
-def cached_cube(requests: DataFrame) -> DataFrame:
-    """`tables.request_cube` computed once (one pass over the dataset) and kept in memory:
-    the tables built on it run in parallel threads, which would each compute it again."""
-    cube = tables.request_cube(requests).cache()
-    cube.count()
-    return cube
+def load_aggregates(spark: SparkSession, dataset: str) -> Aggregates:
+    """The dataset's aggregates (what the tables read), computed once from its requests
+    when the dataset was ingested before they existed."""
+    if not aggregates.exists(spark, dataset):
+        log.info("report.aggregates.backfill", dataset=dataset)
+        aggregates.write(load_requests(spark, dataset), dataset, "overwrite")
+    return aggregates.load(spark, dataset)
 
 
 def write_tables(
@@ -291,21 +294,23 @@ def run_report(options: ReportOptions, spark: SparkSession | None = None) -> Rep
             raise FileNotFoundError(
                 f"no INPUT given and no dataset at {options.dataset_path} to report on"
             )
-        requests = load_requests(spark, options.dataset_path)
-        cubes = [cached_cube(requests)]
+        current = load_aggregates(spark, options.dataset_path)
+        loaded = [current]
         if options.baseline:
             ingest(spark, options.baseline, options.baseline_dataset_path)
-            cubes.append(cached_cube(load_requests(spark, options.baseline_dataset_path)))
+            loaded.append(load_aggregates(spark, options.baseline_dataset_path))
         steps = table_steps(
-            requests, cubes[0], cubes[1] if len(cubes) > 1 else None, options.rate_threshold
+            current, loaded[1].cube if len(loaded) > 1 else None, options.rate_threshold
         )
         out = Path(options.out)
         out.mkdir(parents=True, exist_ok=True)
         tables_uri = options.tables_path.rstrip("/")
         done, rows = write_tables(steps, tables_uri)
         event_count = done["fault_events"].count()
-        for df in [*done.values(), *cubes]:
+        for df in done.values():
             df.unpersist()
+        for one in loaded:
+            one.unpersist()
         _sort_rows(rows)
         findings = findings_of(options.fail_on, rows)
         summary = build_summary(options, ingested, rows, findings, event_count)

@@ -5,7 +5,8 @@ disjoint files, merged).
 It follows the definitions of `broker.report.tables` written independently of Spark: the
 client is the announced software name/version ("unknown" when absent); conformance tables
 skip requests with an injected fault; percentiles are exact nearest rank (the smallest value
-with at least p of the values at or below it); a fault's `retries` counts the client's later
+with at least p of the values at or below it: the job's, read from ~1% buckets, must be at
+most 1% below these and never above); a fault's `retries` counts the client's later
 requests of the same API in the run up to and including the first one answered without error
 or fault. Bad lines: not JSON, not an object, or a field missing or of the wrong type.
 

@@ -1,16 +1,19 @@
 """The report tables: pure DataFrame -> DataFrame transformations over the ingested dataset.
 
+The row-level requests are read only at ingest, by the three aggregates written beside them
+(`broker.report.aggregates`), one set per ingest batch; every table is computed from those
+small aggregates, whose batches add up exactly:
 0. `request_cube`: the requests counted per run x client x API x version x faulted x error
-   codes, in one pass; every counting table below is a sum over it (a few thousand rows),
-   so the dataset is read four times in all: the cube, the latency percentiles overall and
-   per run, and the request sequences that had a fault.
+   codes; every counting table below is a sum over it (thousands of rows for millions of
+   requests); `latency_histogram`: requests without a fault per run x API x version x ~1%
+   latency bucket; `fault_events`: each injected fault and what the same client did next.
 1. `matrix`: requests per client software x API x version, the share of the client's
    requests, and KIP-896 flags; `readiness`: a Kafka 4.0 verdict per client.
 2. `errors`: error codes per client x API x version (rate = requests answering the code /
    requests); `error_diff` and `version_diff`: two run sets compared (baseline vs current);
    `run_diff`: each run against the run before it in its project.
 3. `latency` / `latency_runs`: p50/p95/p99/max per API x version, overall and per run.
-4. `fault_events` / `fault_summary`: each injected fault and what the same client did next.
+4. `fault_summary`: the fault events per client x API x fault.
 5. `runs`: one row per run (capture file).
 
 Definitions (the README repeats them):
@@ -18,10 +21,11 @@ Definitions (the README repeats them):
   ("unknown" before that, or for clients that never send v3+);
 - **conformance** tables (errors, latency) count only requests without an injected fault:
   an error a fault injected is the test's doing, not the broker's answer;
-- **percentiles** are nearest rank (the smallest latency with at least p of the requests at
-  or below it), as Spark's `percentile_approx` computes them, with `PERCENTILE_ACCURACY`
-  10 000: a rank error of at most n/10 000 over n requests, well within 1% of exact (the
-  golden test finds them equal to exact nearest rank on groups of hundreds);
+- **percentiles** are nearest rank (the p-th is the request of rank ceil(p x n) in latency
+  order), read from the histogram: the smallest latency of the bucket holding that request.
+  Buckets are under 1% wide, so the value is at most 1% below the exact nearest rank, never
+  above, exact below 100 us; max and counts are exact (the golden test checks these bounds
+  against an exact plain-Python computation);
 - a **retry** is a later request of the same API by the same client (client id + software)
   in the same run; a fault is **recovered** at the first such request answered without error
   and without fault; `retries` counts the requests up to and including that one.
@@ -32,6 +36,7 @@ Deliberately not here: reading files (`ingest`), rendering (`page`, `plots`), ex
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from broker.protocol.error_codes import NAMES as ERROR_NAMES
@@ -40,6 +45,7 @@ from broker.report.kip896 import deprecated_in_3_9, removed_in_4, removed_range_
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
+# Only for the time to success of the (few) fault events.
 PERCENTILE_ACCURACY = 10_000
 UNKNOWN = "unknown"
 CLIENT = ("client_software", "client_version")
@@ -87,8 +93,10 @@ def request_cube(requests: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     valid = F.col("valid")
-    return requests.groupBy(
-        *RUN_COLUMNS,
+    # Grouped by run_id alone of the run columns, by api_key not the API's name: the others
+    # are functions of those (taken from any row), and every key is hashed for every row.
+    cube = requests.groupBy(
+        "run_id",
         valid.alias("valid"),
         F.when(valid, F.coalesce("client_software_name", F.lit(UNKNOWN))).alias(
             "client_software"
@@ -97,15 +105,20 @@ def request_cube(requests: DataFrame) -> DataFrame:
             "client_version"
         ),
         F.when(valid, F.coalesce("client_id", F.lit(""))).alias("client_id"),
-        F.when(valid, F.col("api")).alias("api"),
         F.when(valid, F.col("api_key")).alias("api_key"),
         F.when(valid, F.col("api_version")).alias("api_version"),
         (valid & F.col("intervention").isNotNull()).alias("faulted"),
         F.when(valid, F.array_sort(F.array_distinct("error_codes"))).alias("codes"),
     ).agg(
+        *[F.first(c).alias(c) for c in RUN_COLUMNS if c != "run_id"],
+        F.first(F.when(valid, F.col("api"))).alias("api"),
         F.count("*").alias("n"),
         F.min(F.when(valid, F.col("time"))).alias("first_time"),
         F.max(F.when(valid, F.col("time"))).alias("last_time"),
+    )
+    return cube.select(
+        *RUN_COLUMNS, "valid", "client_software", "client_version", "client_id", "api",
+        "api_key", "api_version", "faulted", "codes", "n", "first_time", "last_time",
     )
 
 
@@ -341,36 +354,82 @@ def version_diff(baseline: DataFrame, current: DataFrame) -> DataFrame:
 
 # -- 3. latency ------------------------------------------------------------------------------
 
+# Histogram buckets ~1% wide: bucket b holds the latencies v with floor(ln(1 + v) / ln 1.01) = b,
+# so two latencies of one bucket differ by less than 1% of the larger (below 100 us every
+# bucket holds one value: exact), whatever the group's size, and histograms merge by addition.
+BUCKET_GROWTH = 1.01
 
-def _percentiles(df: DataFrame, keys: list[str]) -> DataFrame:
+
+def latency_bucket(latency_us: Column) -> Column:
     from pyspark.sql import functions as F
 
-    p = F.percentile_approx("latency_us", [0.5, 0.95, 0.99], PERCENTILE_ACCURACY)
+    return F.floor(F.log1p(latency_us) / F.lit(math.log(BUCKET_GROWTH))).cast("int")
+
+
+def latency_histogram(requests: DataFrame) -> DataFrame:
+    """Requests without a fault counted per run x API x version x latency bucket, with the
+    smallest and largest latency of each bucket: what the latency tables are computed from.
+    Written at ingest (one per ingest batch); batches add up exactly (sums, mins, maxes)."""
+    from pyspark.sql import functions as F
+
+    latency_us = F.col("latency_us")
     return (
-        df.groupBy(*keys)
-        .agg(F.count("*").alias("requests"), p.alias("p"), F.max("latency_us").alias("max_us"))
-        .select(
-            *keys,
-            "requests",
-            F.col("p")[0].alias("p50_us"),
-            F.col("p")[1].alias("p95_us"),
-            F.col("p")[2].alias("p99_us"),
-            "max_us",
+        requests.where(F.col("valid") & F.col("intervention").isNull())
+        # run_name and the API's name are functions of run_id and api_key (as in the cube).
+        .groupBy("run_id", "api_key", "api_version", latency_bucket(latency_us).alias("bucket"))
+        .agg(
+            F.first("run_name").alias("run_name"),
+            F.first("api").alias("api"),
+            F.count("*").alias("n"),
+            F.min(latency_us).alias("min_us"),
+            F.max(latency_us).alias("max_us"),
         )
     )
 
 
-def latency(clients: DataFrame) -> DataFrame:
-    return _percentiles(_no_fault(clients), ["api", "api_key", "api_version"])
+def _percentiles(histogram: DataFrame, keys: list[str]) -> DataFrame:
+    """p50/p95/p99 per `keys`: for each p, the nearest rank r = ceil(p x requests), and the
+    smallest latency of the bucket holding the r-th request (buckets in latency order). The
+    exact nearest-rank value is in that bucket too, so the answer is at most 1% below it,
+    never above; requests and max_us are exact."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    buckets = histogram.groupBy(*keys, "bucket").agg(
+        F.sum("n").alias("n"), F.min("min_us").alias("min_us"), F.max("max_us").alias("max_us")
+    )
+    group = Window.partitionBy(*keys)
+    running = group.orderBy("bucket").rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    buckets = buckets.select(
+        "*",
+        F.sum("n").over(running).alias("at_or_below"),
+        F.sum("n").over(group).alias("total"),
+    )
+
+    def at_rank(p: float) -> Column:
+        reached = F.col("at_or_below") >= F.ceil(F.lit(p) * F.col("total"))
+        return F.min(F.when(reached, F.struct("bucket", "min_us")))["min_us"]
+
+    return buckets.groupBy(*keys).agg(
+        F.sum("n").alias("requests"),
+        at_rank(0.5).alias("p50_us"),
+        at_rank(0.95).alias("p95_us"),
+        at_rank(0.99).alias("p99_us"),
+        F.max("max_us").alias("max_us"),
+    )
 
 
-def latency_runs(clients: DataFrame, cube: DataFrame) -> DataFrame:
+def latency(histogram: DataFrame) -> DataFrame:
+    """Per API x version over every run, from `latency_histogram` rows."""
+    return _percentiles(histogram, ["api", "api_key", "api_version"])
+
+
+def latency_runs(histogram: DataFrame, cube: DataFrame) -> DataFrame:
     """Per run x API x version, with the run's first request time (the trend's x axis)."""
     from pyspark.sql import functions as F
 
-    # A small aggregate joined back, not a window over every row (which sorts them all).
     starts = _valid(cube).groupBy("run_id").agg(F.min("first_time").alias("run_start"))
-    per_run = _percentiles(_no_fault(clients), ["run_id", "run_name", "api", "api_version"])
+    per_run = _percentiles(histogram, ["run_id", "run_name", "api", "api_version"])
     return per_run.join(F.broadcast(starts), "run_id").select(
         "run_id", "run_name", "run_start", *[c for c in per_run.columns if c not in
                                               ("run_id", "run_name")]

@@ -3,8 +3,8 @@ few lines broken as a killed process leaves them, then the whole job (`run_repor
 table by table against the plain-Python reference (`broker.report.reference`), which parses
 the same files with json.loads and computes exact nearest-rank percentiles.
 
-Every group here has far fewer than PERCENTILE_ACCURACY (10 000) requests, where Spark's
-percentile_approx is exact, so percentiles must be equal, not close.
+The job reads percentiles from ~1% latency buckets: each must be at most 1% below the exact
+nearest rank and never above it; counts and max are exact.
 """
 
 from __future__ import annotations
@@ -94,13 +94,28 @@ def test_matrix_errors_and_runs_equal_the_reference(golden: tuple[Any, Any, Path
     assert result.summary["totals"]["lines"] == 6002
 
 
-def test_latency_percentiles_equal_exact_nearest_rank(golden: tuple[Any, Any, Path]) -> None:
+def _within_one_percent_below(got: list[tuple[Any, ...]], exact: list[tuple[Any, ...]],
+                              percentiles: slice) -> None:
+    assert len(got) == len(exact)
+    for g, e in zip(got, exact, strict=True):
+        assert g[: percentiles.start] == e[: percentiles.start]  # keys and requests: exact
+        assert g[percentiles.stop:] == e[percentiles.stop:]  # max: exact
+        for value, want in zip(g[percentiles], e[percentiles], strict=True):
+            assert want * 0.99 < value <= want, (g, e)
+
+
+def test_latency_percentiles_within_one_percent_below_exact_nearest_rank(
+    golden: tuple[Any, Any, Path],
+) -> None:
     result, ref, _ = golden
     cols = ("api", "api_key", "api_version", "requests", "p50_us", "p95_us", "p99_us",
             "max_us")
-    assert _rows(result, "latency", cols) == _ref(ref["latency"], cols)
+    got, exact = _rows(result, "latency", cols), _ref(ref["latency"], cols)
+    _within_one_percent_below(got, exact, slice(4, 7))
+    assert got != exact  # the generated latencies share buckets: not trivially exact
     cols = ("run_id", "api", "api_version", "requests", "p50_us", "p95_us", "p99_us", "max_us")
-    assert _rows(result, "latency_runs", cols) == _ref(ref["latency_runs"], cols)
+    got, exact = _rows(result, "latency_runs", cols), _ref(ref["latency_runs"], cols)
+    _within_one_percent_below(got, exact, slice(4, 7))
 
 
 def test_run_diff_equals_the_reference(golden: tuple[Any, Any, Path]) -> None:

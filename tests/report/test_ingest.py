@@ -107,6 +107,69 @@ def test_incremental_ingests_only_new_files(spark: Any, tmp_path: Path) -> None:
     assert again.files_ingested == 2 and load_requests(spark, dataset).count() == 17
 
 
+def _report_rows(spark: Any, dataset: str, out: Path) -> dict[str, list[str]]:
+    from broker.report.job import run_report
+    from broker.report.options import ReportOptions
+
+    result = run_report(ReportOptions(out=str(out), dataset=dataset), spark=spark)
+    return {name: sorted(json.dumps(r, sort_keys=True) for r in rows)
+            for name, rows in result.tables.items()}
+
+
+def test_incremental_reuses_the_aggregates_of_earlier_batches_and_merges_exactly(
+    spark: Any, tmp_path: Path
+) -> None:
+    from broker.report import aggregates
+    from broker.report.synthetic import write_runs
+
+    paths = write_runs(str(tmp_path / "all"), SyntheticConfig(lines=3000, runs=3, seed=9,
+                                                               fault_rate=0.03))
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for path in paths[:2]:
+        Path(path).rename(inputs / Path(path).name)
+    dataset = str(tmp_path / "ds")
+    ingest(spark, [str(inputs)], dataset, incremental=True)
+    kinds = (aggregates.CUBE, aggregates.HISTOGRAM, aggregates.FAULT_EVENTS)
+
+    def files(kind: str) -> dict[str, int]:
+        return {p.name: p.stat().st_mtime_ns for p in Path(dataset, kind).glob("*.parquet")}
+
+    first = {kind: files(kind) for kind in kinds}
+    Path(paths[2]).rename(inputs / Path(paths[2]).name)
+    ingest(spark, [str(inputs)], dataset, incremental=True)
+    for kind in kinds:
+        after = files(kind)
+        # The first batch's files are kept as written (not recomputed); the second adds its own.
+        assert {name: after[name] for name in first[kind]} == first[kind], kind
+        assert len(after) > len(first[kind]), kind
+    # Two batches' aggregates give exactly the tables of one ingest of all three files.
+    whole = str(tmp_path / "whole")
+    ingest(spark, [str(inputs)], whole)
+    assert _report_rows(spark, dataset, tmp_path / "out1") == _report_rows(
+        spark, whole, tmp_path / "out2"
+    )
+
+
+def test_a_dataset_without_aggregates_gets_them_from_its_requests(
+    spark: Any, tmp_path: Path
+) -> None:
+    import shutil
+
+    from broker.report import aggregates
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "a.jsonl").write_text("".join(_lines(300, 4)))
+    dataset = str(tmp_path / "ds")
+    ingest(spark, [str(inputs)], dataset)
+    expected = _report_rows(spark, dataset, tmp_path / "out1")
+    for kind in (aggregates.CUBE, aggregates.HISTOGRAM, aggregates.FAULT_EVENTS):
+        shutil.rmtree(Path(dataset, kind))  # as a dataset ingested before they existed
+    assert _report_rows(spark, dataset, tmp_path / "out2") == expected
+    assert aggregates.exists(spark, dataset)
+
+
 def test_missing_input_is_an_error(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         list_inputs(spark, [str(tmp_path / "nothing-here")])

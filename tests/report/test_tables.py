@@ -4,6 +4,8 @@ running any of broker.report's code."""
 
 from __future__ import annotations
 
+import math
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -237,7 +239,7 @@ def test_latency_is_nearest_rank_without_faults(spark: Any, rows_df: Build) -> N
     # 1..20 ms: nearest rank p50 = 10th value, p95 = 19th, p99 = 20th.
     rows = [{"latency_us": ms * 1000} for ms in range(20, 0, -1)]
     rows.append({"latency_us": 999_000, "intervention": fault("delay", None)})
-    got = tables.latency(tables.with_client(rows_df(rows)))
+    got = tables.latency(tables.latency_histogram(rows_df(rows)))
     expected = _df(
         spark,
         "api string, api_key int, api_version int, requests bigint, p50_us bigint, "
@@ -245,6 +247,35 @@ def test_latency_is_nearest_rank_without_faults(spark: Any, rows_df: Build) -> N
         [("Metadata", 3, 12, 20, 10_000, 19_000, 20_000, 20_000)],
     )
     _eq(got, expected)
+
+
+def test_latency_percentiles_stay_within_one_percent_below_exact(
+    spark: Any, rows_df: Build
+) -> None:
+    # 1,000 latencies spread over 1 ms..10 s (10 000 distinct values): several share each
+    # ~1% bucket, so the percentile is the bucket's smallest, at most 1% below exact.
+    rnd = random.Random(7)
+    values = [int(10 ** rnd.uniform(3, 7)) for _ in range(1000)]
+    got = tables.latency(tables.latency_histogram(rows_df([{"latency_us": v}
+                                                           for v in values]))).collect()
+    (row,) = got
+    ordered = sorted(values)
+    for p, name in ((0.5, "p50_us"), (0.95, "p95_us"), (0.99, "p99_us")):
+        exact = ordered[math.ceil(p * len(ordered)) - 1]
+        assert exact * 0.99 < row[name] <= exact, (name, row[name], exact)
+    assert (row.requests, row.max_us) == (1000, max(values))
+
+
+def test_latency_histograms_of_batches_add_up_to_the_whole(spark: Any, rows_df: Build) -> None:
+    # What --incremental relies on: the histograms of two ingest batches, unioned, give the
+    # percentiles of one histogram over all their requests.
+    rnd = random.Random(3)
+    rows = [{"latency_us": rnd.randrange(50, 90_000)} for _ in range(400)]
+    whole = tables.latency(tables.latency_histogram(rows_df(rows)))
+    halves = tables.latency_histogram(rows_df(rows[:150])).unionByName(
+        tables.latency_histogram(rows_df(rows[150:]))
+    )
+    _eq(tables.latency(halves), whole)
 
 
 def test_latency_runs_per_run_with_run_start(spark: Any, rows_df: Build) -> None:
@@ -255,7 +286,7 @@ def test_latency_runs_per_run_with_run_start(spark: Any, rows_df: Build) -> None
             {"run_id": "r2", "run_name": "r2", "latency_us": 7, "time": at(9)},
         ]
     )
-    got = tables.latency_runs(tables.with_client(df), tables.request_cube(df))
+    got = tables.latency_runs(tables.latency_histogram(df), tables.request_cube(df))
     expected = _df(
         spark,
         "run_id string, run_name string, run_start timestamp, api string, api_version int, "
@@ -310,8 +341,8 @@ def test_runs_summary(spark: Any, rows_df: Build) -> None:
             {"time": at(3), "intervention": fault(), "error_codes": [44]},
         ]
     )
-    clients, cube = tables.with_client(df), tables.request_cube(df)
-    got = tables.runs(cube, tables.latency_runs(clients, cube)).collect()
+    cube = tables.request_cube(df)
+    got = tables.runs(cube, tables.latency_runs(tables.latency_histogram(df), cube)).collect()
     (run,) = got
     assert (run.lines, run.bad_lines, run.requests, run.clients, run.errors, run.faults) == (
         4, 1, 3, 2, 1, 1
