@@ -15,19 +15,36 @@ broker, one at a time, and prints the probe's latencies while it was in flight:
 - create-46k-partition-topic: CreateTopics v7 of one topic with 46,000 partitions (about the
   most whose assignment fits one ZooKeeper request);
 - metadata-46k-partitions: Metadata v9 naming that topic (one answer of 46,000 partitions);
-- describe-configs-10k: DescribeConfigs v1 of the 10,000 topics created above.
+- describe-configs-10k: DescribeConfigs v1 of the 10,000 topics created above;
+- broker-dies-40k-leaders: a second zkbroker process (broker 3, ZooKeeper session timeout
+  4 s) leads every partition of a 40,000-partition topic (replicas [3, i % 3]); it is killed
+  (SIGKILL) and the window runs from its registration vanishing from `/brokers/ids` until
+  ZooKeeper shows new leaders for sampled partitions, plus one second (the other brokers'
+  images catching up). The controller elects 40,000 leaders and writes their states; the
+  probe's broker applies 40,000 state changes from its watches.
 
 Target (issue 17): the probe's p99 <= 100 ms and the broker's RSS within 2x its size before.
 The heavy request's own answer time and its error codes are printed too. Each request is
 framed before the clock starts (encoding a million names takes the client seconds).
 
-Run: python bench/heavy_requests.py [--quick]   (--quick: smaller sizes, for a smoke run)
+With --in-process the three brokers run in the bench's own process instead, as `Cluster`
+(a background thread, the collector left as Python sets it: `Cluster` is a library inside
+the user's process, so `zkbroker run`'s collector tuning does not apply). The RSS is then the
+bench process's, clients included.
+
+Run: python bench/heavy_requests.py [--quick] [--in-process] [--only NAME,...] [--repeat N]
+     (--quick: smaller sizes, for a smoke run; --only: the scenarios whose names start so;
+     --repeat: each request that changes nothing is sent N times, one window, "answered" is
+     the slowest)
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -37,8 +54,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from broker import Cluster
+from broker.log import configure_logging
 from broker.protocol import decode_response
-from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from broker.protocol.messages.create_topics import (
+    CreatableReplicaAssignment,
+    CreatableTopic,
+    CreateTopicsRequest,
+)
 from broker.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResource,
@@ -49,6 +72,8 @@ from broker.zookeeper.embedded import EmbeddedZooKeeper
 
 INT32_MAX = 2**31 - 1
 BASELINE_S = 3.0
+CHROOT = "/bench-heavy"
+DYING_BROKER = 3
 
 
 def rss_mib(pid: int) -> float:
@@ -107,15 +132,17 @@ def error_summary(api_key: int, version: int, frame: bytes) -> str:
     return ", ".join(f"{code}x{n}" for code, n in sorted(codes.items())) or "-"
 
 
-def start_broker(zk: str) -> tuple[subprocess.Popen[str], list[tuple[str, int]]]:
+def start_broker(
+    zk: str, *extra: str, ids: str = "0,1,2"
+) -> tuple[subprocess.Popen[str], list[tuple[str, int]]]:
     process = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "broker.cli.main",
             "run",
-            "--brokers",
-            "3",
+            "--broker-ids",
+            ids,
             "--port",
             "0",
             "--zookeeper",
@@ -124,6 +151,7 @@ def start_broker(zk: str) -> tuple[subprocess.Popen[str], list[tuple[str, int]]]
             "warning",
             "--kafka-version",
             "2.8",
+            *extra,
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -234,50 +262,164 @@ def scenarios(quick: bool) -> list[tuple[str, int, int, Any]]:
     ]
 
 
+def broker_failure(
+    zk_connect: str,
+    heavy: WireClient,
+    probe: Probe,
+    pid: int,
+    partitions: int,
+) -> tuple[str, str, str, float, float]:
+    """Kill a broker (its own process) that leads every partition of a wide topic; the
+    window is from ZooKeeper losing its registration until new leaders show (+1 s)."""
+    from kazoo.client import KazooClient
+
+    name = f"broker-dies-{partitions // 1000}k-leaders"
+    dying, _ = start_broker(
+        zk_connect + CHROOT,
+        "--zookeeper-session-timeout-ms",
+        "4000",
+        ids=str(DYING_BROKER),
+    )
+    kazoo = KazooClient(hosts=zk_connect)
+    kazoo.start()
+    try:
+        assignments = [
+            CreatableReplicaAssignment(partition_index=i, broker_ids=[DYING_BROKER, i % 3])
+            for i in range(partitions)
+        ]
+        created = heavy.request(
+            7,
+            CreateTopicsRequest(
+                topics=[
+                    CreatableTopic(
+                        name="led-by-3",
+                        num_partitions=-1,
+                        replication_factor=-1,
+                        assignments=assignments,
+                    )
+                ],
+                timeout_ms=120_000,
+            ),
+        )
+        assert created.topics[0].error_code == 0, created.topics[0]
+        samples = sorted({0, partitions // 2, partitions - 1})
+        state = CHROOT + "/brokers/topics/led-by-3/partitions/{}/state"
+
+        def leaders() -> list[int]:
+            out = []
+            for p in samples:
+                data, _ = kazoo.get(state.format(p))
+                out.append(json.loads(data)["leader"])
+            return out
+
+        deadline = time.monotonic() + 120
+        while set(leaders()) != {DYING_BROKER} and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(2)  # the watches of the probe's broker deliver the states
+        before = rss_mib(pid)
+        dying.send_signal(signal.SIGKILL)
+        dying.wait(30)
+        registration = f"{CHROOT}/brokers/ids/{DYING_BROKER}"
+        while kazoo.exists(registration) is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        probe.window = name
+        started = time.perf_counter()
+        while DYING_BROKER in leaders() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        took = time.perf_counter() - started
+        time.sleep(1.0)
+        probe.window = None
+        moved = "all moved" if DYING_BROKER not in leaders() else "NOT MOVED"
+        return name, f"{took:.2f}s", moved, before, rss_mib(pid)
+    finally:
+        if dying.poll() is None:
+            dying.kill()
+            dying.wait(30)
+        kazoo.stop()
+        kazoo.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller requests")
+    parser.add_argument(
+        "--in-process", action="store_true", help="brokers as Cluster in this process"
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="send each read-only request N times")
+    parser.add_argument("--only", default="", help="comma-separated scenario name prefixes")
     args = parser.parse_args()
+    only = tuple(p for p in args.only.split(",") if p)
+
+    def wanted(name: str) -> bool:
+        return not only or name.startswith(only)
+
     with EmbeddedZooKeeper() as zk:
-        process, brokers = start_broker(zk.connect_string + "/bench-heavy")
+        cluster: Cluster | None = None
+        process: subprocess.Popen[str] | None = None
+        if args.in_process:
+            configure_logging("warning")  # what `zkbroker run --log-level warning` does
+            cluster = Cluster(
+                brokers=3,
+                port=0,
+                zookeeper=zk.connect_string + CHROOT,
+                kafka_version="2.8",
+                log_level="warning",
+            ).start()
+            brokers = [(b.host, b.port) for _, b in sorted(cluster.brokers.items())]
+            pid = os.getpid()
+        else:
+            process, brokers = start_broker(zk.connect_string + CHROOT)
+            pid = process.pid
         try:
             controller = controller_index(brokers)
             other = next(i for i in range(len(brokers)) if i != controller)
-            probe = Probe(*brokers[other], pid=process.pid)
+            probe = Probe(*brokers[other], pid=pid)
             probe.start()
-            rows = []
+            rows: list[tuple[str, str, str, float, float]] = []
             probe.window = "baseline"
-            before = rss_mib(process.pid)
+            before = rss_mib(pid)
             time.sleep(BASELINE_S)
             probe.window = None
-            rows.append(("baseline (no heavy request)", "-", "-", before, rss_mib(process.pid)))
+            rows.append(("baseline (no heavy request)", "-", "-", before, rss_mib(pid)))
             with WireClient(*brokers[controller], client_id="heavy") as heavy:
                 heavy.sock.settimeout(600)
                 for name, api_key, version, request in scenarios(args.quick):
+                    if not wanted(name):
+                        continue
                     _, frame = heavy.frame(api_key, version, request)
-                    before = rss_mib(process.pid)
+                    # Requests that change nothing may be sent again (--repeat): more samples.
+                    read_only = getattr(request, "validate_only", True)
+                    before = rss_mib(pid)
                     probe.window = name
-                    started = time.perf_counter()
-                    heavy.send_raw(frame)
-                    answer = heavy.recv_frame()
-                    took = time.perf_counter() - started
+                    took = 0.0
+                    for _ in range(args.repeat if read_only else 1):
+                        started = time.perf_counter()
+                        heavy.send_raw(frame)
+                        answer = heavy.recv_frame()
+                        took = max(took, time.perf_counter() - started)
                     time.sleep(0.05)
                     probe.window = None
                     errors = error_summary(api_key, version, answer)
-                    rows.append((name, f"{took:.2f}s", errors, before, rss_mib(process.pid)))
+                    rows.append((name, f"{took:.2f}s", errors, before, rss_mib(pid)))
+                failing = 4_000 if args.quick else 40_000
+                if wanted(f"broker-dies-{failing // 1000}k-leaders"):
+                    rows.append(broker_failure(zk.connect_string, heavy, probe, pid, failing))
             probe.stop()
         finally:
-            process.terminate()
-            process.wait(30)
+            if process is not None:
+                process.terminate()
+                process.wait(30)
+            if cluster is not None:
+                cluster.stop()
     print(
         f"{'request':<30} {'answered':>9} {'probe n':>7} {'p50 ms':>7} {'p99 ms':>7} "
         f"{'max ms':>7} {'RSS before':>10} {'peak':>7} {'after':>7}  errors"
     )
-    for name, took, errors, rss_before, rss_after in rows:
+    for name, answered, errors, rss_before, rss_after in rows:
         window = "baseline" if name.startswith("baseline") else name
         samples = probe.samples.get(window, [])
         print(
-            f"{name:<30} {took:>9} {len(samples):>7} "
+            f"{name:<30} {answered:>9} {len(samples):>7} "
             f"{percentile(samples, 0.5) * 1000:>7.1f} {percentile(samples, 0.99) * 1000:>7.1f} "
             f"{(max(samples) if samples else float('nan')) * 1000:>7.1f} "
             f"{rss_before:>9.0f}M {probe.peak_rss.get(window, 0.0):>6.0f}M {rss_after:>6.0f}M  "

@@ -17,7 +17,8 @@ serves the other sockets meanwhile (issue 17, findings 1-2).
 - `gather_bounded(awaitables, limit)`: `asyncio.gather` with at most `limit` running at once.
   `asyncio.gather` of 10,000 coroutines runs the first step of all 10,000 (encoding a znode,
   queueing a ZooKeeper request) in one loop iteration; bounded, one iteration runs at most
-  `limit` of them, and ZooKeeper's pipeline stays full.
+  `limit` of them, and ZooKeeper's pipeline stays full. With `stagger=True` one iteration
+  starts one of them (for first steps that are milliseconds of work each).
 
 Deliberately not here: threads or processes (the work stays on the loop, in order, with the
 data it reads), limits on the total work (validation refuses what cannot succeed before any
@@ -109,11 +110,19 @@ async def collect(items: Iterable[T], pacer: Pacer | None = None) -> list[T]:
 
 
 async def gather_bounded(
-    aws: Iterable[Awaitable[T]], limit: int = GATHER_LIMIT, *, return_exceptions: bool = False
+    aws: Iterable[Awaitable[T]],
+    limit: int = GATHER_LIMIT,
+    *,
+    return_exceptions: bool = False,
+    stagger: bool = False,
 ) -> list[Any]:
     """Results in order, as `asyncio.gather(*aws, return_exceptions=...)` gives them, with at
     most `limit` awaitables running at once. Without `return_exceptions` the first exception
-    cancels what is still running and is raised; awaitables not started are closed."""
+    cancels what is still running and is raised; awaitables not started are closed.
+
+    `stagger`: each awaitable is started in a loop iteration of its own, for awaitables
+    whose first step is milliseconds of work (encoding 500 partition states into one
+    ZooKeeper multi): unstaggered, `limit` of those first steps run back to back."""
     items = list(aws)
     results: list[Any] = [None] * len(items)
     running: dict[asyncio.Future[Any], int] = {}
@@ -124,6 +133,8 @@ async def gather_bounded(
             while next_index < len(items) and len(running) < limit:
                 running[asyncio.ensure_future(items[next_index])] = next_index
                 next_index += 1
+                if stagger:
+                    await asyncio.sleep(0)  # its first step runs now, then the next start
             done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
             for future in done:
                 index = running.pop(future)

@@ -22,9 +22,18 @@ methods apply: blocking ones (`stop()`, `faults.push_error(...)`) in the first, 
 (`astop()`, `await faults.push_error(...)`) in the second; using the other mode's methods
 raises a clear error.
 
+For the data plane: `produce(topic, value, ...)` (through the leader's Produce handler),
+`records(topic, partition)` (the log read back) and `committed_offsets(group)` (what the group's
+coordinator answers to OffsetFetch), with `a`-prefixed coroutines in `async with` mode.
+
 For tests that look inside: `cluster.engine` is the `broker.engine.ClusterEngine` (its
 `image`, `hooks`, `brokers`, `settings`), and in `with` mode `cluster.call(coro)` runs a
 coroutine on the cluster's loop and returns its result (`run_sync(fn)` a plain function).
+
+`Cluster(security=Security(...))` (`from broker import Security`) runs every broker
+with one secured listener (SSL, SASL_PLAINTEXT or SASL_SSL; TLS certificates generated for the
+run) and installs the SCRAM users before `start()` returns; `cluster.security` then gives a
+client what it needs (`client_config("confluent")`, `ca_file`, ...). See the README's Security.
 
 Deliberately not here: the cluster's behaviour (`broker.engine`) and the pytest fixtures
 (`broker.toolkit.pytest_plugin`, built on this class).
@@ -32,21 +41,32 @@ Deliberately not here: the cluster's behaviour (`broker.engine`) and the pytest 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Coroutine, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
+from broker.engine import records as records_access
 from broker.engine.engine import ClusterEngine
-from broker.engine.records import ProduceFailed
+from broker.engine.records import OffsetsUnavailable, ProduceFailed
 from broker.engine.thread import EngineThread
 from broker.hooks.capture import CapturedRequest, RequestCapture
 from broker.hooks.faults import Faults, SyncFaults
 from broker.hooks.metrics import StatsdMetrics
 from broker.protocol.records import Record
 from broker.protocol.releases import parse_release
+from broker.security.cluster_security import PreparedSecurity, Security
+from broker.security.scram_users import add_scram_user
 from broker.settings import Settings
 
-__all__ = ["BrokerHandle", "Cluster", "ProduceFailed", "settings_from_options"]
+__all__ = [
+    "BrokerHandle",
+    "Cluster",
+    "OffsetsUnavailable",
+    "ProduceFailed",
+    "Security",
+    "settings_from_options",
+]
 
 T = TypeVar("T")
 
@@ -118,10 +138,27 @@ class BrokerHandle:
 class Cluster:
     """A zkbroker cluster: `with Cluster(...)` or `async with Cluster(...)`."""
 
-    def __init__(self, settings: Settings | None = None, **options: Any) -> None:
+    def __init__(
+        self, settings: Settings | None = None, *, security: Security | None = None, **options: Any
+    ) -> None:
         if settings is not None and options:
             raise ValueError("give a Settings or options, not both")
-        self.settings = settings if settings is not None else settings_from_options(options)
+        self.security: PreparedSecurity | None = None
+        if security is not None:
+            if settings is not None:
+                raise ValueError("give security with options, not with a Settings")
+            self.security = security.prepare()
+            options["listener_name"] = self.security.listener_name
+            options["broker_configs"] = (
+                *tuple(options.get("broker_configs", ())),
+                *self.security.broker_configs.items(),
+            )
+        try:
+            self.settings = settings if settings is not None else settings_from_options(options)
+        except BaseException:
+            if self.security is not None:
+                self.security.cleanup()
+            raise
         self._thread: EngineThread | None = None
         self._async: ClusterEngine | None = None
         self.brokers = {b: BrokerHandle(self, b) for b in self.settings.broker_ids}
@@ -133,12 +170,20 @@ class Cluster:
         if self._thread is not None or self._async is not None:
             raise RuntimeError("the cluster is already started")
         self._thread = EngineThread(self.settings).start()
+        if self.security is not None:
+            try:
+                self._thread.call(_install_users(self._thread.cluster, self.security))
+            except BaseException:
+                self.stop()
+                raise
         return self
 
     def stop(self) -> None:
         if self._thread is not None:
             thread, self._thread = self._thread, None
             thread.stop()
+        if self.security is not None:
+            self.security.cleanup()
 
     async def astart(self) -> Cluster:
         """Start in asyncio mode on the running loop (what `async with` does)."""
@@ -147,12 +192,20 @@ class Cluster:
         cluster = ClusterEngine(self.settings)
         await cluster.start()
         self._async = cluster
+        if self.security is not None:
+            try:
+                await _install_users(cluster, self.security)
+            except BaseException:
+                await self.astop()
+                raise
         return self
 
     async def astop(self) -> None:
         if self._async is not None:
             cluster, self._async = self._async, None
             await cluster.stop()
+        if self.security is not None:
+            self.security.cleanup()
 
     def __enter__(self) -> Cluster:
         return self.start()
@@ -182,6 +235,17 @@ class Cluster:
     def bootstrap_servers(self) -> str:
         """The running brokers' addresses, `host:port,...`."""
         return self._inner().bootstrap_servers
+
+    def bootstrap_servers_of(self, listener: str) -> str:
+        """The running brokers' addresses on one listener (`extra_listeners`, `--listener`)."""
+        brokers = self._inner().brokers
+        return ",".join(
+            f"{ep.host}:{ep.port}"
+            for _, b in sorted(brokers.items())
+            if b.running
+            for ep in b.broker_info().endpoints
+            if ep.listener == listener
+        )
 
     @property
     def zookeeper_connect(self) -> str:
@@ -269,6 +333,17 @@ class Cluster:
             return thread.run_sync(lambda: thread.cluster.records(topic, partition))
         return self._async_mode().records(topic, partition)
 
+    def committed_offsets(self, group: str) -> dict[tuple[str, int], int]:
+        """The group's committed offsets, `{(topic, partition): offset}`, as its coordinator
+        answers OffsetFetch (blocking mode). Raises `OffsetsUnavailable` with Kafka's error
+        code when no broker of this process coordinates the group."""
+        engine = self._thread_mode()
+        return engine.call(records_access.committed_offsets(engine.cluster.brokers, group))
+
+    async def acommitted_offsets(self, group: str) -> dict[tuple[str, int], int]:
+        """`committed_offsets` for `async with` mode."""
+        return await records_access.committed_offsets(self._async_mode().brokers, group)
+
     # ---- what a test drives ------------------------------------------------------------
 
     @property
@@ -318,3 +393,27 @@ class Cluster:
                 "coroutine methods need `async with Cluster(...)`; in `with` use the blocking ones"
             )
         return self._async
+
+
+async def _install_users(engine: ClusterEngine, prepared: PreparedSecurity) -> None:
+    """Write the SCRAM users of `Cluster(security=...)` (as kafka-configs would) and wait
+    until every running broker's credential cache holds them."""
+    security = prepared.security
+    mechanisms = security.scram_mechanisms
+    if not mechanisms or not security.users:
+        return
+    nodes = [b for b in engine.brokers.values() if b.running]
+    store = nodes[0].store
+    release = engine.settings.kafka_version
+    for user, password in security.users.items():
+        await add_scram_user(
+            store, user, dict.fromkeys(mechanisms, password), release, security.scram_iterations
+        )
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    while not all(
+        b.knows_scram_credential(u, m) for b in nodes for u in security.users for m in mechanisms
+    ):
+        if loop.time() > deadline:
+            raise TimeoutError("the brokers did not load the SCRAM users within 30 s")
+        await asyncio.sleep(0.01)

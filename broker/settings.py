@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, Release, release_name
 from broker.rules.broker_config_catalog import broker_config_key
 from broker.rules.config_catalog import InvalidConfig, validate_value
+from broker.security.listener_config import PROTOCOLS, ListenerSecurity, listener_security
+from broker.security.tls import server_context
 
 # Kafka's socket.request.max.bytes default.
 DEFAULT_MAX_REQUEST_BYTES = 104_857_600
@@ -37,6 +39,10 @@ class Settings:
     kafka_version: Release = DEFAULT_RELEASE
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     listener_name: str = DEFAULT_LISTENER
+    # Further listeners of every broker besides `listener_name` on host:port, as Kafka's
+    # `listeners` lists them: (name, host, port of the first broker; broker i listens on
+    # port + i; 0 = free ports). Each gets its protocol from listener.security.protocol.map.
+    extra_listeners: tuple[tuple[str, str, int], ...] = ()
     zk_session_timeout_s: float = 18.0
     # The ZooKeeper servers' jute.maxbuffer (ZooKeeper's default 0xfffff): a write whose
     # request would exceed it is refused before it is sent (a topic of too many partitions
@@ -123,6 +129,41 @@ class Settings:
             # logs are (DescribeConfigs against DescribeLogDirs).
             raise ValueError("--broker-config log.dirs: use --log-dir instead")
         _check_admission_configs(dict(self.broker_configs), self.max_request_bytes)
+        _check_listeners(self)
+        # Kafka refuses to start with a listener it cannot secure: so does zkbroker, with
+        # the reason (a missing keystore, an unsupported mechanism, a bad mapping rule).
+        for name, _, _ in self.listeners:
+            security = self.security_of(name)
+            if security.tls:
+                server_context(security.configs)
+
+    @property
+    def listeners(self) -> tuple[tuple[str, str, int], ...]:
+        """Every listener of a broker, (name, host, first broker's port), the first one first:
+        the one `bootstrap_servers` names and the inter-broker listener by default."""
+        return ((self.listener_name, self.host, self.port), *self.extra_listeners)
+
+    def _protocol_map_default(self) -> str | None:
+        """The map written when listeners have names other than protocols and none is given:
+        each such listener PLAINTEXT (zkbroker's behaviour before security existed)."""
+        names = [name for name, _, _ in self.listeners]
+        if all(n in PROTOCOLS for n in names):
+            return None
+        return ",".join(f"{n}:{n if n in PROTOCOLS else 'PLAINTEXT'}" for n in names)
+
+    def security_of(self, listener: str) -> ListenerSecurity:
+        """The security of a listener (`listener.security.protocol.map`, `sasl.*`, `ssl.*`
+        from `--broker-config`); ValueError when Kafka would not start with it."""
+        configs = dict(self.broker_configs)
+        default_map = self._protocol_map_default()
+        if default_map is not None and "listener.security.protocol.map" not in configs:
+            configs["listener.security.protocol.map"] = default_map
+        return listener_security(configs, listener, self.kafka_version)
+
+    @property
+    def listener_security(self) -> ListenerSecurity:
+        """The first listener's security (`security_of`)."""
+        return self.security_of(self.listener_name)
 
     @property
     def release_name(self) -> str:
@@ -148,19 +189,34 @@ class Settings:
         return self.racks[self.broker_ids.index(broker_id)]
 
     def static_broker_configs(
-        self, broker_id: int, port: int, zookeeper_connect: str
+        self,
+        broker_id: int,
+        port: int,
+        zookeeper_connect: str,
+        ports: dict[str, int] | None = None,
     ) -> dict[str, str]:
         """What this broker's server.properties would hold: the settings Kafka requires or
-        zkbroker sets away from Kafka's default, then `--broker-config` entries."""
+        zkbroker sets away from Kafka's default, then `--broker-config` entries. `port` is the
+        first listener's, `ports` the others' (by name) when they are bound already."""
         listener = self.listener_name
+        bound = {listener: port, **(ports or {})}
+        addresses = [
+            (name, host, bound.get(name, self.port_of(broker_id, name)))
+            for name, host, _ in self.listeners
+        ]
         configs = {
             "broker.id": str(broker_id),
             "zookeeper.connect": zookeeper_connect,
-            "listeners": f"{listener}://{self.host}:{port}",
-            "advertised.listeners": f"{listener}://{self.public_host}:{port}",
+            "listeners": ",".join(f"{n}://{_host_text(h)}:{p}" for n, h, p in addresses),
+            "advertised.listeners": ",".join(
+                f"{n}://{_host_text(self.advertised_host or h)}:{p}" for n, h, p in addresses
+            ),
         }
+        default_map = self._protocol_map_default()
+        if default_map is not None:
+            # Kafka's default map names only the protocols (overridden by --broker-config).
+            configs["listener.security.protocol.map"] = default_map
         if listener != DEFAULT_LISTENER:
-            configs["listener.security.protocol.map"] = f"{listener}:PLAINTEXT"
             configs["inter.broker.listener.name"] = listener
         rack = self.rack_of(broker_id)
         if rack is not None:
@@ -168,6 +224,9 @@ class Settings:
         for name, value, default in (
             ("num.partitions", str(self.num_partitions), "1"),
             ("default.replication.factor", str(self.default_replication_factor), "1"),
+            # Kafka's own config/server.properties sets 1 for its one-broker quickstart; with
+            # the default 3 a cluster of fewer brokers never creates __consumer_offsets.
+            ("offsets.topic.replication.factor", str(min(3, len(self.broker_ids))), "3"),
             ("auto.create.topics.enable", str(self.auto_create_topics).lower(), "true"),
             ("delete.topic.enable", str(self.delete_topic_enable).lower(), "true"),
             ("socket.request.max.bytes", str(self.max_request_bytes), "104857600"),
@@ -206,16 +265,20 @@ class Settings:
         configs.update(self.broker_configs)
         return configs
 
-    def port_of(self, broker_id: int) -> int:
-        if self.port == 0:
+    def port_of(self, broker_id: int, listener: str | None = None) -> int:
+        """The port `broker_id` binds for a listener (the first one by default)."""
+        first = self.port
+        if listener is not None and listener != self.listener_name:
+            first = next(p for n, _, p in self.extra_listeners if n == listener)
+        if first == 0:
             return 0
-        return self.port + self.broker_ids.index(broker_id)
+        return first + self.broker_ids.index(broker_id)
 
 
 # Kafka configs that have their own zkbroker option (or that zkbroker sets itself).
 OWN_OPTIONS = {
     "broker.id": "--broker-ids",
-    "listeners": "--host/--port",
+    "listeners": "--listener (or --host/--port)",
     "advertised.listeners": "--advertised-host",
     "zookeeper.connect": "--zookeeper",
     "broker.rack": "--racks",
@@ -230,6 +293,48 @@ OWN_OPTIONS = {
     "leader.imbalance.check.interval.seconds": "--leader-imbalance-check-interval-s",
     "leader.imbalance.per.broker.percentage": "--leader-imbalance-per-broker-percentage",
 }
+
+
+def _host_text(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _check_listeners(settings: Settings) -> None:
+    """Kafka's listener checks (KafkaConfig / CoreUtils.listenerListToEndPoints): distinct
+    names, ports that fit, an inter-broker listener that exists; plus zkbroker's own: the port
+    ranges of two listeners (port + broker index) must not overlap."""
+    names = [n for n, _, _ in settings.listeners]
+    for name in names:
+        if not name or not name.replace("_", "").isalnum() or name != name.upper():
+            raise ValueError(
+                f"invalid listener name {name!r} (Kafka's listener names are upper case)"
+            )
+    if len(set(names)) != len(names):
+        raise ValueError(
+            "requirement failed: Each listener must have a different name, listeners: "
+            + ",".join(f"{n}://{h}:{p}" for n, h, p in settings.listeners)
+        )
+    count = len(settings.broker_ids)
+    ranges: list[tuple[str, int, int]] = []
+    for name, _, port in settings.extra_listeners:
+        if not 0 <= port <= 65535 or (port and port + count - 1 > 65535):
+            raise ValueError(f"listener {name}: port {port} leaves no room for {count} brokers")
+    for name, _, port in settings.listeners:
+        if port:
+            for other, low, high in ranges:
+                if low <= port + count - 1 and port <= high:
+                    raise ValueError(
+                        f"listeners {other} and {name} would share ports (broker i listens on "
+                        "port + i): give them ports at least the number of brokers apart"
+                    )
+            ranges.append((name, port, port + count - 1))
+    inter = dict(settings.broker_configs).get("inter.broker.listener.name")
+    if inter is not None and inter.strip().upper() not in names:
+        raise ValueError(
+            "requirement failed: inter.broker.listener.name must be a listener name defined in "
+            "advertised.listeners. The valid options based on currently configured listeners "
+            f"are {','.join(names)}"
+        )
 
 
 def _whole(seconds: float) -> str:

@@ -7,7 +7,9 @@ Behaviour (docs/kafka-behaviour.md §9, KIP-35, KIP-511):
   INVALID_REQUEST with an empty key list. Valid ones are recorded on the connection.
 - v3+ tagged fields: finalized features and their epoch come from the `/feature` znode as
   the metadata image holds it (epoch -1 when feature versioning is off or the node is
-  absent); supported features are empty, as a 2.8 ZooKeeper broker reports them.
+  absent); supported features are empty, as every ZooKeeper-mode broker of 2.7-3.9 reports
+  them (KafkaServer's BrokerFeatures has none; `metadata.version` is KRaft's). UpdateFeatures
+  (handlers.update_features) is what changes `/feature`.
 - A version above the broker's maximum is answered by the server itself in the v0 format
   with UNSUPPORTED_VERSION (the body is never parsed), see `broker.server.listener`.
 

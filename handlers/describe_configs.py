@@ -20,9 +20,17 @@
    own one-line description of each config (Kafka's text is not copied); `is_default` (v0)
    is true when the source is DEFAULT_CONFIG, as 2.6 and earlier computed it.
 
-Resources are described in windows of `READ_AHEAD` (their ZooKeeper reads in flight at once,
-answers in request order), yielding to the loop between slices of a few milliseconds
-(`broker.asyncutil`), so a request for 10,000 topics does not stall other clients.
+Resources are described in windows of `WINDOW`, answers in request order: first the
+overrides of the window's topics are read in one pipelined batch (`ZkStore.get_many`: one
+loop wake-up for the batch), then the resources are described, yielding to the loop between
+slices of a few milliseconds (`broker.asyncutil`), so a request for 10,000 topics does not
+stall other clients. Reading while describing (64 reads in flight, each answer described as
+it came) made 10,000 topics take 7.6 s to 20 s from run to run (9.1-10.6 s against 3.0-3.9 s
+now, same machine and load): each read cost a cross-thread wake-up of the loop, and the loop
+thread was describing while kazoo's thread needed the GIL for every request sent and reply
+read (a hand-over waits up to the interpreter's 5 ms switch interval while the other thread
+computes), so the time grew with the machine's load. Separated, kazoo works while the loop
+thread waits for the batch.
 
 Not emulated: authorization (every principal may describe), CLIENT_METRICS resources (a
 KRaft feature; answered as an unexpected type).
@@ -30,8 +38,8 @@ KRaft feature; answered as an unexpected type).
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
+from typing import Any
 
 from broker.asyncutil import Pacer
 from broker.protocol import error_codes
@@ -65,14 +73,15 @@ from handlers.support.config_resources import (
     parse_broker_id,
     type_name,
 )
-from zk_layout import ConfigEntityNode, ZnodeFormatError
+from zk_layout import ConfigEntityNode, ZnodeFormatError, invalid_path_reason
 
 API_KEY = 32
 MIN_VERSION = 0
 MAX_VERSION = 4
 
-#: Resources described at once (their ZooKeeper reads overlap).
-READ_AHEAD = 64
+#: Resources per window: the overrides of its topics are read from ZooKeeper in one
+#: pipelined batch before any of them is described.
+WINDOW = 1024
 
 
 async def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConfigsResponse:
@@ -87,7 +96,10 @@ async def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> Descri
                 error_codes.INVALID_REQUEST,
                 f"Unexpected resource type {rt} for resource {resource.resource_name}",
             )
-    async def describe_one(resource: DescribeConfigsResource) -> DescribeConfigsResult:
+
+    async def describe_one(
+        resource: DescribeConfigsResource, read: dict[str, tuple[bytes, Any] | None]
+    ) -> DescribeConfigsResult:
         result = DescribeConfigsResult(
             error_code=error_codes.NONE,
             error_message=None,
@@ -96,7 +108,7 @@ async def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> Descri
             configs=[],
         )
         try:
-            entries = await _describe(ctx, resource, request.include_documentation)
+            entries = await _describe(ctx, resource, request.include_documentation, read)
             result.configs = _wire_entries(entries, request, ctx.version)
         except ResourceError as e:
             result.error_code, result.error_message = e.code, e.message
@@ -105,23 +117,51 @@ async def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> Descri
     results: list[DescribeConfigsResult] = []
     resources = request.resources
     pacer = Pacer()  # 10,000 resources: the other clients are served between slices
-    for start in range(0, len(resources), READ_AHEAD):
-        if pacer.due():
-            await pacer.pause()
-        # A topic's overrides are a ZooKeeper read: READ_AHEAD of them are in flight at
-        # once instead of one round trip after the other (answers stay in request order).
-        window = resources[start : start + READ_AHEAD]
-        results.extend(await asyncio.gather(*(describe_one(r) for r in window)))
+    for start in range(0, len(resources), WINDOW):
+        window = resources[start : start + WINDOW]
+        read = await _read_topic_overrides(ctx, window, pacer)
+        for resource in window:
+            results.append(await describe_one(resource, read))
+            if pacer.due():
+                await pacer.pause()
     return DescribeConfigsResponse(throttle_time_ms=0, results=results)
 
 
+async def _read_topic_overrides(
+    ctx: RequestContext, window: list[DescribeConfigsResource], pacer: Pacer
+) -> dict[str, tuple[bytes, Any] | None]:
+    """The `/config/topics/<t>` node of each topic of the window that will be described
+    (a legal name this broker knows), read in one pipelined batch (`ZkStore.get_many`);
+    None where there is none."""
+    names: dict[str, None] = {}
+    release = ctx.release
+    for resource in window:
+        name = resource.resource_name
+        if (
+            resource.resource_type == ResourceType.TOPIC
+            and name in ctx.image.topics
+            and validation_error(name, release) is None
+            and invalid_path_reason(ConfigEntityNode.topic(name)) is None
+        ):
+            names[name] = None
+        if pacer.due():
+            await pacer.pause()
+    if not names:
+        return {}
+    nodes = await ctx.broker.store.get_many([ConfigEntityNode.topic(n) for n in names])
+    return dict(zip(names, nodes, strict=True))
+
+
 async def _describe(
-    ctx: RequestContext, resource: DescribeConfigsResource, documentation: bool
+    ctx: RequestContext,
+    resource: DescribeConfigsResource,
+    documentation: bool,
+    read: dict[str, tuple[bytes, Any] | None],
 ) -> list[ConfigEntry]:
     name = resource.resource_name
     keys = resource.configuration_keys
     if resource.resource_type == ResourceType.TOPIC:
-        return await _describe_topic(ctx, name, keys, documentation)
+        return await _describe_topic(ctx, name, keys, documentation, read)
     broker = ctx.broker
     if resource.resource_type == ResourceType.BROKER:
         if not name:
@@ -162,7 +202,11 @@ async def _describe(
 
 
 async def _describe_topic(
-    ctx: RequestContext, name: str, keys: list[str] | None, documentation: bool
+    ctx: RequestContext,
+    name: str,
+    keys: list[str] | None,
+    documentation: bool,
+    read: dict[str, tuple[bytes, Any] | None],
 ) -> list[ConfigEntry]:
     problem = validation_error(name, ctx.release)
     if problem is not None:
@@ -170,7 +214,11 @@ async def _describe_topic(
     if name not in ctx.image.topics:
         raise ResourceError(error_codes.UNKNOWN_TOPIC_OR_PARTITION, None)
     try:
-        overrides = await read_overrides(ctx, ConfigEntityNode.topic(name))
+        if name in read:
+            node = read[name]
+            overrides = ConfigEntityNode.decode(node[0] or b"") if node is not None else {}
+        else:  # it appeared in the image after the window's reads
+            overrides = await read_overrides(ctx, ConfigEntityNode.topic(name))
         entries = describe_topic_config(name, overrides, ctx.release, ctx.broker.broker_config)
     except (InvalidConfig, ZnodeFormatError) as e:
         # Kafka fails building the topic's LogConfig: UNKNOWN_SERVER_ERROR, message null.

@@ -1,11 +1,12 @@
 """FindCoordinator (key 10), versions 0-6.
 
-Kafka (3.9 ``KafkaApis.getCoordinator``) answers the leader of the ``__consumer_offsets``
-partition the group id hashes to. Here the group's coordinator is a live broker chosen by the
-same hash (``broker.groups.zk_registry.coordinator_id``):
-- GROUP key type: that broker's endpoint on the listener the request came in on;
-  COORDINATOR_NOT_AVAILABLE (node -1, host "", port -1) when no broker is alive or the chosen
-  one has no endpoint on this listener;
+Kafka's ``KafkaApis.handleFindCoordinatorRequest`` / ``getCoordinator`` (3.9; the same answers
+since 0.10.0):
+- GROUP key type: the leader of partition ``abs(hashCode(key)) % partitions`` of
+  ``__consumer_offsets``, on the listener the request came in on (docs/kafka-behaviour.md §16).
+  While that topic does not exist, the lookup asks for its creation (below) and answers
+  COORDINATOR_NOT_AVAILABLE (node -1, host "", port -1); so it does while the partition has no
+  live leader with an endpoint on this listener. The client asks again and finds the leader;
 - TRANSACTION: COORDINATOR_NOT_AVAILABLE, what Kafka answers while ``__transaction_state`` does
   not exist (it asks for the topic's creation and answers 15; zkbroker has no transaction
   coordinator, so the topic never appears);
@@ -15,26 +16,39 @@ Below v4 one key is answered at the top level with ``error_message`` = the code'
 ("NONE" on success); from v4 each of ``coordinator_keys`` gets a ``Coordinator`` entry whose
 message is left empty, except in whole-request errors.
 
-Once ``__consumer_offsets`` exists (created by the first JoinGroup, ``handlers.join_group``),
-a GROUP key is answered as Kafka does: the leader of partition ``abs(hashCode) % partitions``
-of that topic, COORDINATOR_NOT_AVAILABLE while it has no live leader on this listener
-(docs/kafka-behaviour.md §16).
+Creating ``__consumer_offsets`` (``ensure_offsets_topic``) is Kafka's internal-topic creation:
+``offsets.topic.num.partitions`` partitions, ``offsets.topic.replication.factor`` replicas,
+``cleanup.policy=compact``, ``compression.type=producer``,
+``segment.bytes=offsets.topic.segment.bytes``, once per broker at a time. With fewer live
+brokers than the replication factor it is not created and the coordinator stays unavailable,
+as Kafka logs it per release: before 0.11 the factor is cut down to the live brokers (before
+KIP-115); 0.11-2.7 (``KafkaApis.createInternalTopic``) refuse with "Number of alive brokers ...
+does not meet the required replication factor"; 2.8+ (``AutoTopicCreationManager``) the
+creation fails with INVALID_REPLICATION_FACTOR. Every failure is logged and retried by the
+next lookup. Once the topic exists, groups of the ZooKeeper ``/consumers`` registry are placed
+by it too (``handlers.support.group_coordination``).
 
 Not emulated: authorization (GROUP_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
-from broker.groups.zk_registry import coordinator_id
+import structlog
+
 from broker.protocol import error_codes
 from broker.protocol.messages.find_coordinator import (
     Coordinator,
     FindCoordinatorRequest,
     FindCoordinatorResponse,
 )
+from broker.rules.api_error import ApiError
 from handlers.context import RequestContext
+from handlers.create_topics import TopicCreator
 from handlers.metadata import reachable_brokers
 from handlers.support.group_coordination import coordinator as group_coordinator
+from handlers.support.internal_topics import OFFSETS_TOPIC, offsets_topic_spec
+from zk_layout.release import release_at_least
+from zk_layout.store.admin_zk import TopicExists, create_topic
 
 API_KEY = 10
 MIN_VERSION = 0
@@ -51,9 +65,62 @@ _MESSAGES = {
 }
 _NO_NODE = (-1, "", -1)
 
+_log = structlog.get_logger(__name__)
+
 
 class _UnknownKeyType(Exception):
     pass
+
+
+async def ensure_offsets_topic(ctx: RequestContext) -> None:
+    """Create ``__consumer_offsets`` as Kafka's internal-topic creation does (once per broker
+    at a time); failures are logged and leave the coordinator unavailable."""
+    in_flight = ctx.broker.auto_create_in_flight
+    if OFFSETS_TOPIC in in_flight or OFFSETS_TOPIC in ctx.image.topics:
+        return
+    in_flight.add(OFFSETS_TOPIC)
+    try:
+        topic = offsets_topic_spec(ctx)
+        replication = topic.replication_factor
+        alive = len(ctx.image.brokers)
+        if not release_at_least(ctx.release, (0, 11)):
+            topic.replication_factor = replication = min(replication, max(alive, 1))
+        elif not release_at_least(ctx.release, (2, 8)) and alive < replication:
+            # 0.11-2.7 check before creating (KafkaApis.createInternalTopic).
+            _log.error(
+                "group.offsets_topic_not_created",
+                error=error_codes.name_of(error_codes.COORDINATOR_NOT_AVAILABLE),
+                reason=f"Number of alive brokers '{alive}' does not meet the required "
+                f"replication factor '{replication}' for the offsets topic (configured via "
+                "'offsets.topic.replication.factor'). This error can be ignored if the "
+                "cluster is starting up and not all brokers are up yet.",
+            )
+            return
+        creator = await TopicCreator.for_request(ctx)
+        planned = await creator.plan(topic)
+        await create_topic(
+            ctx.broker.store, OFFSETS_TOPIC, planned.assignment, planned.configs, ctx.release
+        )
+        _log.info(
+            "group.offsets_topic_created",
+            partitions=topic.num_partitions,
+            replication=replication,
+        )
+    except TopicExists:
+        pass
+    except ApiError as e:
+        # Another broker created it first (not yet in this image): done, as Kafka's
+        # TopicExistsException is.
+        if e.code != error_codes.TOPIC_ALREADY_EXISTS:
+            # 2.8+: ZkAdminManager.createTopics fails the creation (INVALID_REPLICATION_FACTOR
+            # when too few brokers are alive) and logs it at INFO; the lookup answers 15.
+            _log.info(
+                "group.offsets_topic_not_created",
+                error=error_codes.name_of(e.code),
+                reason=str(e),
+            )
+    finally:
+        in_flight.discard(OFFSETS_TOPIC)
 
 
 def _lookup(
@@ -62,15 +129,14 @@ def _lookup(
     if key_type == GROUP:
         gc = group_coordinator(ctx)
         partition = gc.partition_for(key)
-        if partition is not None:
-            leader = gc.leader_of(partition)[0]
-            chosen = leader if leader in ctx.image.brokers else None
-        else:
-            chosen = coordinator_id(key, ctx.image.brokers)
-        endpoint = None if chosen is None else reachable.get(chosen)
-        if chosen is None or endpoint is None:
+        if partition is None:
+            # No offsets topic yet: the caller asked for its creation.
             return error_codes.COORDINATOR_NOT_AVAILABLE, _NO_NODE
-        return error_codes.NONE, (chosen, *endpoint)
+        leader = gc.leader_of(partition)[0]
+        endpoint = reachable.get(leader) if leader in ctx.image.brokers else None
+        if endpoint is None:
+            return error_codes.COORDINATOR_NOT_AVAILABLE, _NO_NODE
+        return error_codes.NONE, (leader, *endpoint)
     if key_type == TRANSACTION:
         return error_codes.COORDINATOR_NOT_AVAILABLE, _NO_NODE
     if key_type == SHARE:
@@ -85,6 +151,10 @@ async def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCo
     key_type = request.key_type if version >= 1 else GROUP
     # Looked up once per request: every key of a v4+ request is answered from the same image.
     reachable = reachable_brokers(ctx.image, ctx.connection.listener_name)
+    # Kafka asks for the topic per key looked up (none for an empty v4+ key list).
+    keys = version < 4 or bool(request.coordinator_keys)
+    if key_type == GROUP and keys and group_coordinator(ctx).partition_count() is None:
+        await ensure_offsets_topic(ctx)
     try:
         if version < 4:
             code, (node_id, host, port) = _lookup(ctx, reachable, key_type, request.key)

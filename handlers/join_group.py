@@ -11,13 +11,8 @@ INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID. The answer waits for the rebalan
 or the rebalance timeout). v0 has no rebalance timeout: the session timeout serves. v7+ answers
 the protocol type (KIP-559), v9 skip_assignment (KIP-814); the reason (v8+, KIP-800) is logged.
 
-``__consumer_offsets`` is created here when a group first joins and the topic does not exist
-(Kafka creates it on FindCoordinator; see ``handlers.support.group_coordination`` for why
-zkbroker waits for a JoinGroup): ``offsets.topic.num.partitions`` partitions,
-``offsets.topic.replication.factor`` replicas (capped at the live brokers before 0.11, as
-before KIP-115; from 0.11 a cluster with fewer brokers cannot create it and the coordinator
-stays unavailable), ``cleanup.policy=compact``, ``compression.type=producer``,
-``segment.bytes=offsets.topic.segment.bytes``.
+JoinGroup does not create ``__consumer_offsets``: as in Kafka, the client's FindCoordinator
+did (``handlers.find_coordinator``); without it the answer is COORDINATOR_NOT_AVAILABLE.
 
 Not emulated: authorization, the IBP < 2.3 refusal of group instance ids (no such release
 advertises v5+).
@@ -30,20 +25,15 @@ import asyncio
 import structlog
 
 from broker.groups.classic_group import JoinResult
-from broker.groups.coordinator import OFFSETS_TOPIC, now_ms
+from broker.groups.coordinator import now_ms
 from broker.protocol import error_codes
-from broker.protocol.messages.create_topics import CreatableTopic, CreatableTopicConfig
 from broker.protocol.messages.join_group import (
     JoinGroupRequest,
     JoinGroupResponse,
     JoinGroupResponseMember,
 )
-from broker.rules.api_error import ApiError
 from handlers.context import RequestContext
-from handlers.create_topics import TopicCreator
 from handlers.support.group_coordination import coordinator, membership_status
-from zk_layout.release import release_at_least
-from zk_layout.store.admin_zk import TopicExists, create_topic
 
 API_KEY = 11
 MIN_VERSION = 0
@@ -59,57 +49,10 @@ def client_host(ctx: RequestContext) -> str:
     return "/" + host
 
 
-async def ensure_offsets_topic(ctx: RequestContext) -> None:
-    """Create ``__consumer_offsets`` as Kafka's AutoTopicCreationManager does (once per
-    broker at a time); failures are logged and leave the coordinator unavailable."""
-    in_flight = ctx.broker.auto_create_in_flight
-    if OFFSETS_TOPIC in in_flight or OFFSETS_TOPIC in ctx.image.topics:
-        return
-    in_flight.add(OFFSETS_TOPIC)
-    try:
-        config = ctx.broker.broker_config
-        partitions = int(config.configured("offsets.topic.num.partitions") or 50)
-        replication = int(config.configured("offsets.topic.replication.factor") or 3)
-        if not release_at_least(ctx.release, (0, 11)):
-            replication = min(replication, max(len(ctx.image.brokers), 1))
-        segment = config.configured("offsets.topic.segment.bytes") or "104857600"
-        configs = {
-            "cleanup.policy": "compact",
-            "compression.type": "producer",
-            "segment.bytes": segment,
-        }
-        topic = CreatableTopic(
-            name=OFFSETS_TOPIC,
-            num_partitions=partitions,
-            replication_factor=replication,
-            configs=[CreatableTopicConfig(name=k, value=v) for k, v in configs.items()],
-        )
-        creator = await TopicCreator.for_request(ctx)
-        planned = await creator.plan(topic)
-        await create_topic(
-            ctx.broker.store, OFFSETS_TOPIC, planned.assignment, planned.configs, ctx.release
-        )
-        _log.info("group.offsets_topic_created", partitions=partitions, replication=replication)
-    except TopicExists:
-        pass
-    except ApiError as e:
-        _log.warning(
-            "group.offsets_topic_not_created", error=error_codes.name_of(e.code), reason=str(e)
-        )
-    finally:
-        in_flight.discard(OFFSETS_TOPIC)
-
-
 async def handle(ctx: RequestContext, request: JoinGroupRequest) -> JoinGroupResponse:
     version = ctx.version
     group_id = request.group_id
     code = membership_status(ctx, group_id)
-    if (
-        code == error_codes.COORDINATOR_NOT_AVAILABLE
-        and group_id
-        and (OFFSETS_TOPIC not in ctx.image.topics)
-    ):
-        await ensure_offsets_topic(ctx)
     if code != error_codes.NONE:
         return _answer(version, JoinResult(code, request.member_id))
     gc = coordinator(ctx)

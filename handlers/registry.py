@@ -32,12 +32,16 @@ import structlog
 from broker.protocol import API_SPECS, error_codes
 from broker.protocol.releases import Release, advertised_range
 from handlers import (
+    allocate_producer_ids,
     alter_configs,
+    alter_partition,
     alter_partition_reassignments,
     alter_replica_log_dirs,
+    alter_user_scram_credentials,
     api_versions,
     broker_heartbeat,
     broker_registration,
+    controlled_shutdown,
     create_partitions,
     create_topics,
     delete_groups,
@@ -47,6 +51,7 @@ from handlers import (
     describe_configs,
     describe_groups,
     describe_log_dirs,
+    describe_user_scram_credentials,
     elect_leaders,
     fetch,
     find_coordinator,
@@ -64,7 +69,10 @@ from handlers import (
     offset_fetch,
     offset_for_leader_epoch,
     produce,
+    sasl_authenticate,
+    sasl_handshake,
     sync_group,
+    update_features,
 )
 from handlers.context import RequestContext
 from handlers.support import zk_trouble
@@ -168,6 +176,14 @@ HANDLERS: Mapping[int, HandlerEntry] = {
             offset_delete,
             broker_registration,
             broker_heartbeat,
+            sasl_handshake,
+            sasl_authenticate,
+            describe_user_scram_credentials,
+            alter_user_scram_credentials,
+            update_features,
+            allocate_producer_ids,
+            controlled_shutdown,
+            alter_partition,
         )
     )
 }

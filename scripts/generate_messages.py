@@ -93,6 +93,14 @@ API_NAMES: tuple[str, ...] = (
     "InitProducerId",
     "AlterReplicaLogDirs",
     "DescribeLogDirs",
+    "SaslHandshake",
+    "SaslAuthenticate",
+    "DescribeUserScramCredentials",
+    "AlterUserScramCredentials",
+    "UpdateFeatures",
+    "AllocateProducerIds",
+    "ControlledShutdown",
+    "AlterPartition",
 )
 
 HEADER_SPECS = ("RequestHeader", "ResponseHeader")
@@ -273,7 +281,7 @@ def build_message(spec: dict[str, Any], namer: ClassNamer) -> MessageModel:
                 if "flexibleVersions" in raw
                 else None
             ),
-            default_text=None if "default" not in raw else str(raw["default"]),
+            default_text=None if "default" not in raw else _default_text(raw["default"]),
         )
         if (model.tag is None) != model.tagged.empty:
             raise SpecError(f"{where}: tag and taggedVersions must come together")
@@ -780,6 +788,14 @@ def check(files: dict[str, str], out_dir: Path) -> list[str]:
             )
             problems.append("\n".join(list(diff)[:40]))
     return problems
+
+
+def _default_text(value: Any) -> str:
+    """A field's default as Kafka's generator reads it: Jackson turns a JSON boolean into
+    "true"/"false" (UpdateFeaturesRequest's ValidateOnly is written `"default": false`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def main(argv: list[str] | None = None) -> int:

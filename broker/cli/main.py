@@ -18,7 +18,9 @@ prints one line per broker id registered or having a desired state. These subcom
 nothing: one short-lived ZooKeeper session, closed before they exit. So does
 `zkbroker fault push|latency|drop|blackhole|clear|list ... --zookeeper CONNECT`
 (`broker.cli.fault_command`): fault entries every zkbroker process of the cluster applies.
-`zkbroker report INPUT... --out DIR` analyses request captures on Spark (`broker.report`,
+`zkbroker user add NAME --password PW --zookeeper CONNECT` writes a SCRAM user as
+kafka-configs did (`broker.cli.user_command`). `zkbroker report INPUT... --out DIR` analyses
+request captures on Spark (`broker.report`,
 the optional `report` extra; exit 2 with an install hint without PySpark or Java).
 
 Deliberately not here: anything a cluster does (see `broker.engine.engine`) and how a process
@@ -38,12 +40,13 @@ import structlog
 
 from broker.cli.arguments import int_at_least, int_list, key_value, parsed_by, positive_seconds
 from broker.cli.fault_command import add_fault_parser, run_fault_command
+from broker.cli.user_command import add_user_parser, run_user_command
 from broker.engine.broker_control import BrokerStatus, list_brokers, request_broker_state
 from broker.engine.engine import ClusterEngine
 from broker.log import configure_logging
 from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, parse_release, release_name
 from broker.report.options import add_report_arguments
-from broker.settings import DEFAULT_MAX_REQUEST_BYTES, Settings
+from broker.settings import DEFAULT_LISTENER, DEFAULT_MAX_REQUEST_BYTES, Settings
 from broker.zookeeper.embedded import ZooKeeperNotFoundError
 from zk_layout import BrokerIdInUseError, BrokerState, ZkConnectionError, ZkStore
 
@@ -52,6 +55,19 @@ _ZK_COMMAND_CONNECT_TIMEOUT_S = 10.0
 
 
 _release = parsed_by(parse_release)
+
+
+def _listener(text: str) -> tuple[str, str, int]:
+    """`NAME://HOST:PORT` (Kafka's listener syntax; `[v6]` hosts, an empty host = all)."""
+    name, sep, address = text.partition("://")
+    host, colon, port_text = address.rpartition(":")
+    if not sep or not name or not colon or not port_text.isdigit():
+        raise ValueError(f"expected NAME://HOST:PORT, got {text!r}")
+    if not name.replace("_", "").isalnum():
+        raise ValueError(f"invalid listener name {name!r}")
+    return name.upper(), host.removeprefix("[").removesuffix("]") or "0.0.0.0", int(port_text)
+
+
 _broker_id = int_at_least(0, "a broker id (an integer >= 0)")
 
 
@@ -95,6 +111,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--port", type=int, default=9092, help="port of the first broker; 0 = any free ports (9092)"
+    )
+    run.add_argument(
+        "--listener",
+        type=parsed_by(_listener),
+        action="append",
+        metavar="NAME://HOST:PORT",
+        help="a listener as Kafka's `listeners` names it (repeatable; instead of --host/--port), "
+        "e.g. SASL_SSL://127.0.0.1:9092; broker i listens on PORT + i; its protocol comes from "
+        "listener.security.protocol.map (the name itself by default); the first is the one "
+        "bootstrap_servers prints",
     )
     run.add_argument("--racks", help="comma-separated rack per broker, e.g. r1,r1,r2")
     run.add_argument(
@@ -218,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--log-format", choices=("console", "json"), default="console")
     _add_broker_parser(sub)
     add_fault_parser(sub)
+    add_user_parser(sub)
     # Capture analytics on Spark (broker.report; PySpark is imported only when it runs).
     add_report_arguments(
         sub.add_parser("report", help="analyse request captures on Spark (zkbroker[report])")
@@ -230,11 +257,18 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     racks: tuple[str | None, ...] = ()
     if args.racks:
         racks = tuple(r.strip() or None for r in args.racks.split(","))
+    host, port, listener_name = args.host, args.port, DEFAULT_LISTENER
+    extra: tuple[tuple[str, str, int], ...] = ()
+    if args.listener:
+        (listener_name, host, port), *others = args.listener
+        extra = tuple(others)
     return Settings(
         broker_ids=broker_ids,
-        host=args.host,
+        host=host,
         advertised_host=args.advertised_host,
-        port=args.port,
+        port=port,
+        listener_name=listener_name,
+        extra_listeners=extra,
         racks=racks,
         zookeeper=args.zookeeper,
         kafka_version=args.kafka_version,
@@ -371,10 +405,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as e:
             parser.error(str(e))
         return run_cli(report_options)
-    if args.command in ("broker", "fault"):
+    if args.command in ("broker", "fault", "user"):
         # Only warnings (kazoo's connection trouble) on stderr; stdout carries the answer.
         configure_logging("warning", "console")
-        command = run_broker_command if args.command == "broker" else run_fault_command
+        command = {
+            "broker": run_broker_command,
+            "fault": run_fault_command,
+            "user": run_user_command,
+        }[args.command]
         return asyncio.run(run_zookeeper_command(args, command))
     try:
         settings = settings_from_args(args)

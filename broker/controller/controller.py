@@ -413,18 +413,38 @@ class Controller:
 
     # ---- events ------------------------------------------------------------------------
 
+    async def _enable_feature_versioning(self, release: tuple[int, ...]) -> None:
+        """Kafka's enableFeatureVersioning (2.7+): `/feature` is created enabled when absent;
+        an enabled node keeps its finalized features (UpdateFeatures' work survives a
+        failover); a disabled one is enabled with none. Written only when it changes."""
+        found = await self.store.get(FeatureNode.path())
+        existing = None if found is None else found[0]
+        wanted = FeatureState.for_release(release)
+        current: FeatureState | None = None
+        if existing is not None:
+            try:
+                current = FeatureNode.decode(existing)
+            except ValueError as e:
+                self._log.warning("controller.feature_node_unreadable", error=str(e))
+            else:
+                if current.enabled:
+                    wanted = FeatureState(current.status, dict(current.features))
+        data = FeatureNode.encode(wanted, release)
+        # Kafka compares the decoded nodes (format version, status, features), not bytes.
+        if current is not None and FeatureNode.decode(data) == current:
+            return
+        tx = self.store.fenced(self.context.epoch_zk_version)
+        if existing is None:
+            tx.create(FeatureNode.path(), data)
+        else:
+            tx.set(FeatureNode.path(), data)
+        await tx.commit()
+
     async def _on_failover(self) -> None:
         """Kafka's onControllerFailover, as far as zkbroker has the pieces (§10.1 step 5)."""
         release = self.release
         if release >= (2, 7):
-            data = FeatureNode.encode(FeatureState.for_release(release), release)
-            existing = await self.store.get(FeatureNode.path())
-            tx = self.store.fenced(self.context.epoch_zk_version)
-            if existing is None:
-                tx.create(FeatureNode.path(), data)
-            else:
-                tx.set(FeatureNode.path(), data)
-            await tx.commit()
+            await self._enable_feature_versioning(release)
         # Load brokers, topics and states before watching, so the watches' first deliveries
         # find them known; the watch events queue up behind this one.
         brokers = await self.store.get_children(BrokerIdsNode.path()) or []

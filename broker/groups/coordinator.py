@@ -16,7 +16,7 @@ expires offsets every ``offsets.retention.check.interval.ms``. Loading runs in s
 (``broker.asyncutil.Pacer``) so a long log does not hold the event loop.
 
 Deliberately not here: the decisions (``broker.groups.state_machine``), the wire
-(``handlers``), creating the offsets topic (``handlers.join_group``), compaction (the log
+(``handlers``), creating the offsets topic (``handlers.find_coordinator``), compaction (the log
 cleaner's, ``broker.storage.cleaner``, run by the retention pass; loading replays what it kept).
 """
 

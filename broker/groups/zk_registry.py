@@ -3,7 +3,8 @@
 * ``coordinator_id``: which live broker coordinates a group. Kafka hashes the group id over the
   partitions of ``__consumer_offsets`` (``Utils.abs(groupId.hashCode) % partitions``) and the
   partition leader coordinates; here the same hash picks among the live broker ids in order, so
-  every broker agrees on the coordinator without an offsets topic.
+  every broker agrees on the coordinator while no offsets topic exists (until the first
+  FindCoordinator creates it; then the partition leader coordinates registry groups too).
 * ``ConsumerGroup``: one group loaded from ``/consumers/<g>`` (registered members, partition
   owners, committed offsets), with the state the group APIs report: ``Stable`` while it has
   registered members, ``Empty`` otherwise. Its generation is the child version (cversion) of

@@ -2,8 +2,8 @@
 
 The header version is not in the message specs; Kafka's generator decides it:
 
-* request header v2 if the API version is flexible, else v1 (v0 was only for ControlledShutdown
-  v0, which zkbroker does not serve). "Flexible" is judged from the first flexible version, so a
+* request header v2 if the API version is flexible, else v1; v0 (no client id) only for
+  ControlledShutdown v0. "Flexible" is judged from the first flexible version, so a
   request above the highest known version (ApiVersions v9) still gets header v2; an unknown api
   key gets v1, which is what a broker needs to answer UNSUPPORTED_VERSION or close cleanly.
 * response header v1 if the API version is flexible, else v0, except ApiVersions (18): its
@@ -23,11 +23,14 @@ from broker.protocol.messages import API_SPECS
 from broker.protocol.messages.headers import REQUEST_HEADER, RequestHeader
 
 API_VERSIONS_KEY = 18
+CONTROLLED_SHUTDOWN_KEY = 7
 
 _KEY_AND_VERSION = struct.Struct(">hh")
 
 
 def request_header_version(api_key: int, api_version: int) -> int:
+    if api_key == CONTROLLED_SHUTDOWN_KEY and api_version == 0:
+        return 0  # its non-standard header: no client id (ControlledShutdownRequest.json)
     spec = API_SPECS.get(api_key)
     return 2 if spec is not None and spec.is_flexible(api_version) else 1
 

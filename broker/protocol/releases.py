@@ -6,7 +6,9 @@ holds the data behind that flag. For each supported release line it gives the
 its ApiVersions response, for the APIs zkbroker implements or is about to
 (see ``API_NAMES``): admin and group APIs, group membership, and the data plane
 (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, DeleteRecords,
-InitProducerId, log dirs). A key that is missing from a release's table was not
+InitProducerId, log dirs), SaslHandshake/SaslAuthenticate, the SCRAM credential
+APIs, UpdateFeatures and the inter-broker keys zkbroker serves (ControlledShutdown,
+AlterPartition, AllocateProducerIds). A key that is missing from a release's table was not
 advertised by that release.
 
 Where the numbers come from
@@ -32,7 +34,8 @@ Every number was read from the ``apache/kafka`` source tree at the release tag
   (commit ``dd5272687e8a``), which is also the source of
   ``/work/shared/kafka-message-specs``.
 
-Every minimum is 0 in every release listed here, Produce and Fetch included. For
+Every minimum is 0 in every release listed here, Produce and Fetch included, except
+ControlledShutdown before 1.0 (``_MINIMUM``: Protocol.java's ``{null, V1}``). For
 the keys listed here, the 0.x ``Protocol.java`` arrays and the 1.0 - 2.7
 ``schemaVersions()`` arrays all start at V0 with no null slot (the advertised
 minimum is the first non-null slot), and every ``validVersions`` up to 3.9
@@ -53,8 +56,8 @@ range inside its line, so a patch release maps to its line (see
 
 Not covered
 -----------
-* Other API keys: ACLs, SASL, transactions (AddPartitionsToTxn and the rest),
-  quotas, inter-broker APIs (LeaderAndIsr, ...), and so on. The emulator does not
+* Other API keys: ACLs, delegation tokens, transactions (AddPartitionsToTxn and the
+  rest), quotas, inter-broker APIs (LeaderAndIsr, ...), and so on. The emulator does not
   take their versions from here.
 * KRaft listeners (``broker``/``controller``) and other KRaft-only APIs. BrokerRegistration
   and BrokerHeartbeat are the exception: zkbroker serves them (KIP-631 leases), so they are
@@ -111,6 +114,7 @@ API_NAMES: Mapping[int, str] = MappingProxyType(
         1: "Fetch",
         2: "ListOffsets",  # "Offsets" in ApiKeys before 1.0
         3: "Metadata",
+        7: "ControlledShutdown",
         8: "OffsetCommit",
         9: "OffsetFetch",
         10: "FindCoordinator",  # "GroupCoordinator" before 0.11
@@ -120,6 +124,7 @@ API_NAMES: Mapping[int, str] = MappingProxyType(
         14: "SyncGroup",
         15: "DescribeGroups",
         16: "ListGroups",
+        17: "SaslHandshake",
         18: "ApiVersions",
         19: "CreateTopics",
         20: "DeleteTopics",
@@ -130,6 +135,7 @@ API_NAMES: Mapping[int, str] = MappingProxyType(
         33: "AlterConfigs",
         34: "AlterReplicaLogDirs",
         35: "DescribeLogDirs",
+        36: "SaslAuthenticate",
         37: "CreatePartitions",
         42: "DeleteGroups",
         43: "ElectLeaders",  # "ElectPreferredLeaders" (v0 only) in 2.2 and 2.3
@@ -137,6 +143,11 @@ API_NAMES: Mapping[int, str] = MappingProxyType(
         45: "AlterPartitionReassignments",
         46: "ListPartitionReassignments",
         47: "OffsetDelete",
+        50: "DescribeUserScramCredentials",
+        51: "AlterUserScramCredentials",
+        56: "AlterPartition",  # "AlterIsr" before 3.2
+        57: "UpdateFeatures",
+        67: "AllocateProducerIds",
         60: "DescribeCluster",
         62: "BrokerRegistration",
         63: "BrokerHeartbeat",
@@ -394,6 +405,42 @@ _HISTORY: Mapping[int, tuple[tuple[Release, int], ...]] = {
         ((2, 0), 1),  # v1: KIP-219 throttling
         ((2, 8), 2),  # v2: flexible
     ),
+    # --- Authentication (SASL) and SCRAM credentials.
+    17: (  # SaslHandshake
+        ((0, 10, 0), 0),  # v0: KIP-43 (raw SASL tokens follow the handshake)
+        ((1, 0), 1),  # v1: tokens wrapped in SaslAuthenticate (KIP-152)
+    ),
+    36: (  # SaslAuthenticate
+        ((1, 0), 0),  # v0: KIP-152
+        ((2, 2), 1),  # v1: session_lifetime_ms (KIP-368 re-authentication)
+        ((2, 5), 2),  # v2: flexible
+    ),
+    50: (  # DescribeUserScramCredentials
+        ((2, 7), 0),  # v0: KIP-554
+    ),
+    51: (  # AlterUserScramCredentials
+        ((2, 7), 0),  # v0: KIP-554
+    ),
+    # --- Feature versioning (KIP-584): the controller rewrites /feature.
+    57: (  # UpdateFeatures (2.7's JSON has no "listeners"; 2.8+ lists zkBroker)
+        ((2, 7), 0),  # v0: KIP-584
+        ((3, 3), 1),  # v1: upgrade_type and validate_only (KIP-778)
+    ),
+    # --- Inter-broker keys a ZooKeeper-mode broker advertises (listeners zkBroker).
+    7: (  # ControlledShutdown (the minimum is 1 before 1.0: see _MINIMUM)
+        ((0, 10, 0), 1),  # v1 (v0 is the 0.8 format with a header without client id)
+        ((2, 2), 2),  # v2: broker epoch (KIP-380)
+        ((2, 4), 3),  # v3: flexible
+    ),
+    56: (  # AlterPartition ("AlterIsr" before 3.2; 2.7's JSON has no "listeners")
+        ((2, 7), 0),  # v0: AlterIsr (KIP-497)
+        ((3, 2), 1),  # v1: leader recovery state (KIP-704)
+        ((3, 3), 2),  # v2: topic ids, INELIGIBLE_REPLICA (KIP-841)
+        ((3, 5), 3),  # v3: ISR members with broker epochs (KIP-903)
+    ),
+    67: (  # AllocateProducerIds (listeners zkBroker and controller)
+        ((3, 0), 0),  # v0: KIP-730
+    ),
     # KIP-631 (SERVED_BEYOND_ZK_BROKER). Kafka's JSON marks these `"listeners":
     # ["controller"]` in every release (a ZK broker never advertised them); zkbroker serves
     # them on every listener (the controller answers, other brokers say NOT_CONTROLLER), so
@@ -411,6 +458,14 @@ _HISTORY: Mapping[int, tuple[tuple[Release, int], ...]] = {
 }
 
 
+# The exceptions to "the minimum is 0", as steps like _HISTORY's: 0.10.0-0.11.0's
+# Protocol.java leaves ControlledShutdown's V0 slot null (`{null, V1}`); 1.0 brought V0 back
+# (ControlledShutdownRequest.schemaVersions()).
+_MINIMUM: Mapping[int, tuple[tuple[Release, int], ...]] = {
+    7: (((0, 10, 0), 1), ((1, 0), 0)),
+}
+
+
 def _expand() -> Mapping[Release, Mapping[int, tuple[int, int]]]:
     known = set(RELEASES)
     table: dict[Release, dict[int, tuple[int, int]]] = {r: {} for r in RELEASES}
@@ -420,8 +475,9 @@ def _expand() -> Mapping[Release, Mapping[int, tuple[int, int]]]:
                 raise AssertionError(f"api {api_key}: unknown release {release}")
         for release in RELEASES:
             reached = [v for since, v in steps if since <= release]
+            lows = [v for since, v in _MINIMUM.get(api_key, ()) if since <= release]
             if reached:
-                table[release][api_key] = (0, reached[-1])
+                table[release][api_key] = (lows[-1] if lows else 0, reached[-1])
     return MappingProxyType({r: MappingProxyType(table[r]) for r in RELEASES})
 
 

@@ -56,6 +56,8 @@ class _Builder:
             value = (n * 7919) % 100 + 1
             if self.variant == "long":
                 value = high - n if n % 2 else max(low, -high) + n
+                if not low <= value <= high:  # an int8 after many fields (AlterPartition)
+                    value = high if n % 2 else max(low, -high)
             return value + 1 if value == default else value
         if type_name == "bool":
             return not default

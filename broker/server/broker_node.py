@@ -19,6 +19,13 @@ bound the first time, also when that was a free port picked by the OS -- and a n
 so a new registration and broker epoch. What a Kafka broker keeps only in memory (dynamic
 log4j levels, in-flight auto-creations) starts afresh on every start.
 
+Every listener of `Settings.listeners` gets its own server (its own port, security and
+admission limits), registered as one endpoint each. A SASL listener offering SCRAM gets the
+broker's own SCRAM credential cache (`broker.security.credential_cache`), started on the
+broker's session and stopped with it, as each Kafka broker keeps its CredentialCache; a TLS
+listener gets its server context built from the `ssl.*` configs at every start (a renewed
+keystore file is read on restart).
+
 Deliberately not here: request handling (`broker.server.listener`, `handlers`) and cluster-wide
 set-up such as top-level paths and the cluster id (`broker.engine.engine`).
 """
@@ -37,6 +44,8 @@ from broker.image.metadata_image import MetadataImage
 from broker.rules.broker_config import BrokerConfig
 from broker.rules.broker_loggers import BrokerLoggers
 from broker.rules.fetch_sessions import FetchSessionCache
+from broker.security.credential_cache import CredentialCache
+from broker.security.tls import server_context
 from broker.server.hooks import HookChain
 from broker.server.listener import BrokerServer
 from broker.server.producer_ids import ProducerIdAllocator
@@ -72,6 +81,10 @@ class BrokerNode:
         self._api_table = api_table(settings.kafka_version)
         self._store: ZkStore | None = None
         self._server: BrokerServer | None = None
+        self._credentials: CredentialCache | None = None
+        # Listeners after the first (Settings.extra_listeners), by name.
+        self._extra_servers: dict[str, BrokerServer] = {}
+        self._extra_bound: dict[str, int] = {}
         self._elector: ControllerElector | None = None
         self.broker_epoch = -1
         # The port the listener bound at its first start; later starts bind it again, so a
@@ -170,6 +183,11 @@ class BrokerNode:
             lambda: group_config(self.broker_config.configured),
         )
 
+    def knows_scram_credential(self, user: str, mechanism: str) -> bool:
+        """Whether this broker's credential cache holds `user`'s credential (for tests and
+        `Cluster(security=...)`, which wait for a credential written to take effect)."""
+        return self._credentials is not None and self._credentials.get(user, mechanism) is not None
+
     @property
     def running(self) -> bool:
         return self._server is not None
@@ -187,9 +205,25 @@ class BrokerNode:
         return self._settings.public_host
 
     @property
+    def ports(self) -> dict[str, int]:
+        """Every listener's port by name, the first listener first."""
+        ports = {self._settings.listener_name: self.port}
+        for name, _, _ in self._settings.extra_listeners:
+            server = self._extra_servers.get(name)
+            bound = self._extra_bound.get(name)
+            if server is not None:
+                ports[name] = server.port
+            elif bound is not None:
+                ports[name] = bound
+            else:
+                ports[name] = self._settings.port_of(self._broker_id, name)
+        return ports
+
+    @property
     def open_connections(self) -> int:
-        """Client connections its listener serves now (0 while stopped)."""
-        return self._server.open_connections if self._server is not None else 0
+        """Client connections its listeners serve now (0 while stopped)."""
+        servers = [self._server, *self._extra_servers.values()]
+        return sum(s.open_connections for s in servers if s is not None)
 
     @property
     def rack(self) -> str | None:
@@ -214,19 +248,26 @@ class BrokerNode:
             max_buffer_bytes=settings.zookeeper_max_buffer_bytes,
         )
         try:
+            securities = {name: settings.security_of(name) for name, _, _ in settings.listeners}
+            if any(m.startswith("SCRAM-") for sec in securities.values() for m in sec.mechanisms):
+                self._credentials = CredentialCache(self._store, settings.kafka_version)
+                await self._credentials.start()
             port = self._bound_port
-            self._server = BrokerServer(
-                self,
-                self._api_table,
+            self._server = self._new_server(
+                settings.listener_name,
                 settings.host,
                 settings.port_of(self._broker_id) if port is None else port,
-                max_request_bytes=settings.max_request_bytes,
-                listener_name=settings.listener_name,
-                hooks=self._hooks,
             )
             self._bound_port = await self._server.start()
+            for name, host, _ in settings.extra_listeners:
+                bound = self._extra_bound.get(name)
+                server = self._new_server(
+                    name, host, settings.port_of(self._broker_id, name) if bound is None else bound
+                )
+                self._extra_servers[name] = server
+                self._extra_bound[name] = await server.start()
             self._static_configs = settings.static_broker_configs(
-                self._broker_id, self._server.port, zookeeper
+                self._broker_id, self._server.port, zookeeper, dict(self._extra_bound)
             )
             await self._register()
             self._elector = ControllerElector(
@@ -242,6 +283,21 @@ class BrokerNode:
             raise
         self._log.info("broker.started", port=self.port, broker_epoch=self.broker_epoch)
 
+    def _new_server(self, listener: str, host: str, port: int) -> BrokerServer:
+        security = self._settings.security_of(listener)
+        return BrokerServer(
+            self,
+            self._api_table,
+            host,
+            port,
+            max_request_bytes=self._settings.max_request_bytes,
+            listener_name=listener,
+            hooks=self._hooks,
+            security=security,
+            ssl_context=server_context(security.configs) if security.tls else None,
+            credentials=self._credentials.get if self._credentials is not None else None,
+        )
+
     async def stop(self) -> None:
         """Stop the elector, the listener and the session; each step runs even if one fails."""
         if self._reregistration is not None:
@@ -256,10 +312,18 @@ class BrokerNode:
                 await elector.stop()
         finally:
             try:
+                extra, self._extra_servers = list(self._extra_servers.values()), {}
                 if self._server is not None:
                     server, self._server = self._server, None
                     await server.stop()
+                for other in extra:
+                    with contextlib.suppress(Exception):
+                        await other.stop()
             finally:
+                if self._credentials is not None:
+                    credentials, self._credentials = self._credentials, None
+                    with contextlib.suppress(Exception):
+                        await credentials.stop()
                 if self._store is not None:
                     # Closing the session removes /brokers/ids/<id> (and /controller if held).
                     store, self._store = self._store, None
@@ -268,12 +332,20 @@ class BrokerNode:
                     self._log.info("broker.stopped")
 
     def broker_info(self) -> BrokerInfo:
-        listener = self._settings.listener_name
-        return BrokerInfo.create(
-            self._broker_id,
-            (Endpoint(listener, self.host, self.port, "PLAINTEXT"),),
-            rack=self.rack,
+        """The registration: one endpoint per listener, in `listeners` order, with its
+        protocol (Kafka writes them and listener_security_protocol_map from 0.10.2)."""
+        settings = self._settings
+        ports = self.ports
+        endpoints = tuple(
+            Endpoint(
+                name,
+                self.host if i == 0 else (settings.advertised_host or host),
+                ports[name],
+                settings.security_of(name).protocol,
+            )
+            for i, (name, host, _) in enumerate(settings.listeners)
         )
+        return BrokerInfo.create(self._broker_id, endpoints, rack=self.rack)
 
     async def _register(self) -> None:
         self.broker_epoch = await self.store.register_broker(

@@ -47,8 +47,19 @@ values and dynamic `/config/brokers` overrides, re-read when the image's broker 
   1 s) and are logged once per 10 s with the count of those not logged, instead of asyncio's
   traceback per failure.
 
-Deliberately not here: TLS/SASL, request quotas and throttling, connection creation rate
-limits (KIP-612), and what the answers contain (see `handlers`).
+Security (Kafka's ChannelBuilders; README "Security"): a listener whose protocol is SSL or
+SASL_SSL runs the TLS handshake in asyncio's SSL protocol (`loop.connect_accepted_socket`),
+so a slow or failed handshake holds only its own connection; a failed handshake (a plaintext
+client on a TLS listener, an untrusted or missing client certificate under
+`ssl.client.auth=required`) is logged and closed. On SASL_PLAINTEXT and SASL_SSL listeners
+every connection is authenticated first (`broker.server.authenticator`, Kafka's
+SaslServerAuthenticator); with a session lifetime (`connections.max.reauth.ms`, KIP-368) a
+SaslHandshake starts re-authentication and a request after the session expired closes the
+connection, as Kafka's Processor does. The connection's principal (`User:<name>` for SASL, the
+mapped certificate DN for SSL, `User:ANONYMOUS` otherwise) is logged with its requests.
+
+Deliberately not here: request quotas and throttling, connection creation rate limits
+(KIP-612), authorization, and what the answers contain (see `handlers`).
 """
 
 from __future__ import annotations
@@ -60,6 +71,7 @@ import ipaddress
 import itertools
 import logging
 import socket
+import ssl
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -84,6 +96,8 @@ from broker.protocol.framing import (
     size_prefixed,
 )
 from broker.rules.broker_config import BrokerConfig
+from broker.security.listener_config import ListenerSecurity
+from broker.security.principal_mapping import NoMatchingRule, rfc2253
 from broker.server.admission import (
     AdmissionLimits,
     ConnectionQuotas,
@@ -91,6 +105,14 @@ from broker.server.admission import (
     ReportThrottle,
     RequestMemoryPool,
     normalize_ip,
+)
+from broker.server.authenticator import (
+    MIN_REAUTH_INTERVAL_S,
+    SASL_HANDSHAKE_KEY,
+    AuthenticationClosed,
+    CredentialsOf,
+    SaslAuthenticator,
+    Session,
 )
 from broker.server.hooks import (
     HookChain,
@@ -123,6 +145,10 @@ READ_CHUNK_BYTES = 65536
 # every topic of a big cluster). Below it the thread hop costs more than it saves.
 LARGE_FRAME_BYTES = 1 << 20
 LARGE_ANSWER_ITEMS = 10_000
+# How long a TLS handshake may take (asyncio's default is 60 s; Kafka has no separate bound,
+# its idle expiry applies).
+TLS_HANDSHAKE_TIMEOUT_S = 10.0
+ANONYMOUS = "User:ANONYMOUS"
 # How often limits are re-read and idle connections looked for, at most.
 HOUSEKEEPING_MAX_INTERVAL_S = 1.0
 
@@ -140,7 +166,13 @@ class BrokerServer:
         max_request_bytes: int,
         listener_name: str,
         hooks: HookChain | None = None,
+        security: ListenerSecurity | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        credentials: CredentialsOf | None = None,
     ) -> None:
+        self._security = security
+        self._ssl_context = ssl_context
+        self._credentials = credentials
         self._broker = broker
         self._api_table = api_table
         self._hooks = hooks if hooks is not None else HookChain()
@@ -472,16 +504,68 @@ class BrokerServer:
         self, sock: socket.socket, connection_id: str, ip: str, peer: str
     ) -> None:
         try:
-            try:
-                reader, writer = await asyncio.open_connection(sock=sock)
-            except BaseException:
-                sock.close()
-                raise
-            await self._serve(reader, writer, connection_id, peer)
+            if self._ssl_context is not None:
+                opened = await self._open_tls(sock, connection_id, peer)
+                if opened is None:
+                    return
+                reader, writer, principal = opened
+            else:
+                try:
+                    reader, writer = await asyncio.open_connection(sock=sock)
+                except BaseException:
+                    sock.close()
+                    raise
+                principal = ANONYMOUS
+            await self._serve(reader, writer, connection_id, peer, principal)
         except (ConnectionError, OSError, asyncio.CancelledError):
             pass
         finally:
             self._closed(connection_id, ip)
+
+    async def _open_tls(
+        self, sock: socket.socket, connection_id: str, peer: str
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, str] | None:
+        """The TLS handshake of an accepted socket (asyncio's SSL protocol: the loop keeps
+        serving others meanwhile) and the principal of its client certificate; None when the
+        handshake failed (logged, socket closed)."""
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=2**16)
+        protocol = asyncio.StreamReaderProtocol(reader)
+        try:
+            transport, _ = await loop.connect_accepted_socket(
+                lambda: protocol,
+                sock,
+                ssl=self._ssl_context,
+                ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT_S,
+            )
+        except (ssl.SSLError, ConnectionError, OSError, TimeoutError) as e:
+            sock.close()
+            self._log.info(
+                "connection.closing",
+                connection_id=connection_id,
+                peer=peer,
+                reason=f"SSL handshake failed: {e}",
+            )
+            return None
+        writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+        principal = ANONYMOUS
+        ssl_object = transport.get_extra_info("ssl_object")
+        cert = ssl_object.getpeercert() if ssl_object is not None else None
+        if cert:
+            dn = rfc2253(cert.get("subject", ()))
+            mapper = self._security.principal_mapper if self._security is not None else None
+            try:
+                principal = f"User:{mapper.name(dn) if mapper is not None else dn}"
+            except NoMatchingRule as e:
+                self._log.info(
+                    "connection.closing",
+                    connection_id=connection_id,
+                    peer=peer,
+                    reason=f"SSL authentication failed: {e}",
+                )
+                writer.close()
+                return None
+        return reader, writer, principal
 
     async def _serve(
         self,
@@ -489,12 +573,17 @@ class BrokerServer:
         writer: asyncio.StreamWriter,
         connection_id: str,
         peer: str,
+        principal: str = ANONYMOUS,
     ) -> None:
         conn = ConnectionInfo(
             connection_id=connection_id, peer=peer, listener_name=self._listener_name
         )
         log = self._log.bind(connection_id=conn.connection_id, peer=peer)
+        if principal != ANONYMOUS:  # a client certificate's (SSL); SASL binds its own below
+            log = log.bind(principal=principal)
         log.debug("connection.opened")
+        session: Session | None = None
+        authenticator: SaslAuthenticator | None = None
         idle = self._idle
         now = asyncio.get_running_loop().time
         reason = "closed by client"
@@ -504,6 +593,28 @@ class BrokerServer:
         # slice of work the connection lets the loop run everything else that is ready.
         slice_ends = now() + SLICE_S
         try:
+            security = self._security
+            if security is not None and security.sasl:
+                authenticator = SaslAuthenticator(
+                    security,
+                    self._credentials,
+                    self._broker,
+                    self._api_table,
+                    conn,
+                    reader,
+                    writer,
+                    log,
+                )
+                try:
+                    session = await authenticator.authenticate()
+                except AuthenticationClosed as e:
+                    reason = e.reason
+                    log.info("connection.closing", reason=f"SASL authentication: {reason}")
+                    return
+                principal = session.principal
+                log = log.bind(principal=principal)
+                log.debug("sasl.authenticated", mechanism=session.mechanism)
+                idle.touch(connection_id, now())
             while True:
                 if now() >= slice_ends:
                     await asyncio.sleep(0)
@@ -527,6 +638,27 @@ class BrokerServer:
                     reason = "connection ended inside a request"
                     break
                 idle.remove(connection_id)  # a request in flight is not idle
+                if session is not None and authenticator is not None:
+                    clock = time.monotonic()
+                    if (
+                        _api_key_of(frame) == SASL_HANDSHAKE_KEY
+                        and session.expires_at is not None
+                        and clock - session.last_reauth_started >= MIN_REAUTH_INTERVAL_S
+                    ):
+                        # KIP-368: Kafka's maybeBeginServerReauthentication.
+                        try:
+                            session = await authenticator.reauthenticate(session, frame)
+                        except AuthenticationClosed as e:
+                            reason = f"SASL re-authentication: {e.reason}"
+                            log.info("connection.closing", reason=reason)
+                            break
+                        log.debug("sasl.reauthenticated", mechanism=session.mechanism)
+                        idle.touch(connection_id, now())
+                        continue
+                    if session.expired(clock):
+                        reason = "SASL session expired (connections.max.reauth.ms)"
+                        log.info("connection.closing", reason=reason)
+                        break
                 response = await self._answer(frame, conn, log)
                 if response is None:
                     reason = "request refused"
@@ -690,6 +822,11 @@ class BrokerServer:
 # What `_answer` returns for a request that gets no answer (never a real encoding: those
 # always hold at least a correlation id).
 _UNANSWERED = b""
+
+
+def _api_key_of(frame: bytes) -> int:
+    """The api key of a request frame (its first two bytes), -1 when too short."""
+    return int.from_bytes(frame[:2], "big", signed=True) if len(frame) >= 2 else -1
 
 
 def _ms_since(started: float) -> float:

@@ -15,14 +15,21 @@ installs zkbroker gets these fixtures without a conftest.py:
   racks=("r1", "r1", "r2"), **settings)` starts a cluster of its own (any `Settings`
   field as a keyword, e.g. `auto_create_topics=False`) on a fresh chroot of the session
   ZooKeeper, or on `zookeeper=...` to join another cluster; all are stopped after the test.
+  `security=Security(...)` (`broker.security.cluster_security`, re-exported here) secures its
+  listener: TLS certificates generated for the test, SASL users installed before it returns;
+  `cluster.security.client_config("confluent")` is what a client needs.
+- `zk_secure_cluster`: one broker on a SASL_SSL listener (SCRAM-SHA-512 and PLAIN, the user
+  `admin` / `admin-secret`, generated certificates), started for the test and stopped after;
+  `c.security.client_config("confluent")` holds what librdkafka needs besides the bootstrap.
 
 How `zk_cluster` is isolated between tests: **it is cleaned, not re-created.** After each
 test that used it, every topic the test left is deleted the way Kafka deletes topics
 (`/admin/delete_topics/<t>`, carried out by the controller) and the plugin waits until the
 topics are gone from ZooKeeper and from the brokers' metadata; config overrides written
 during the test (`/config/brokers|clients|users|ips/<entity>`) are written back to what they
-were, with a change notification as `kafka-configs` does; leftover `/config/topics/<t>` and
-`/consumers/<group>` nodes are removed; brokers the test stopped are started again. Why not a
+were, with a change notification as `kafka-configs` does (broker overrides are waited for
+until the brokers apply them); leftover `/config/topics/<t>` and `/consumers/<group>` nodes are
+removed; brokers the test stopped are started again. Why not a
 fresh chroot per test: a running cluster cannot move to another chroot (its sessions,
 registrations and controller live in the old one), so a chroot per test means a cluster per
 test -- three brokers, four ZooKeeper sessions, a controller election and new ports each
@@ -46,6 +53,7 @@ from typing import Any
 import pytest
 
 from broker.cluster import Cluster, settings_from_options
+from broker.security.cluster_security import Security
 from broker.settings import Settings
 from broker.toolkit.zookeeper import (
     ZooKeeperEndpoint,
@@ -56,7 +64,14 @@ from broker.toolkit.zookeeper import (
 from zk_layout import ConfigEntityNode, DeleteTopicMarkerNode, NodeExistsError, ZkStore
 from zk_layout.store.admin_zk import change_entity_config
 
-__all__ = ["ClusterReset", "zk_cluster", "zk_cluster_factory", "zk_test_zookeeper"]
+__all__ = [
+    "ClusterReset",
+    "Security",
+    "zk_cluster",
+    "zk_cluster_factory",
+    "zk_secure_cluster",
+    "zk_test_zookeeper",
+]
 
 # Config entity types restored after each test (topics' configs go with their topics).
 _RESET_CONFIG_TYPES = ("brokers", "clients", "users", "ips")
@@ -123,10 +138,17 @@ class ClusterReset:
         # Config overrides: written back to what they were (empty if they were not there).
         now = await _read_configs(store)
         release = engine.settings.kafka_version
+        rewritten: dict[str, dict[str, str]] = {}
         for key in sorted(set(now) | set(self.configs)):
             before = self.configs.get(key, {})
             if now.get(key, {}) != before:
                 await change_entity_config(store, key[0], key[1], before, release)
+                if key[0] == "brokers":
+                    rewritten[key[1]] = before
+        # The next test must see them applied: broker overrides reach the image through the
+        # change notifications, a moment later.
+        while any(engine.image.broker_configs.get(b, {}) != c for b, c in rewritten.items()):
+            await asyncio.sleep(0.01)
         # Consumer groups of the ZooKeeper registry.
         for group in await store.get_children("/consumers") or ():
             if group not in self.consumers:
@@ -213,8 +235,12 @@ def zk_cluster_factory(zk_test_zookeeper: ZooKeeperEndpoint) -> Iterator[Cluster
         if settings.get("zookeeper") is None:
             settings["zookeeper"] = fresh_chroot(zk_test_zookeeper.connect_string)
             chroots.append(settings["zookeeper"])
+        security = settings.pop("security", None)
         options.update(settings)
-        cluster = Cluster(settings_from_options(options)).start()
+        if security is not None:
+            cluster = Cluster(security=security, **options).start()
+        else:
+            cluster = Cluster(settings_from_options(options)).start()
         started.append(cluster)
         return cluster
 
@@ -231,3 +257,10 @@ def zk_cluster_factory(zk_test_zookeeper: ZooKeeperEndpoint) -> Iterator[Cluster
                 remove_chroot(chroot)
     if errors:
         raise errors[0]
+
+
+@pytest.fixture
+def zk_secure_cluster(zk_cluster_factory: ClusterFactory) -> Cluster:
+    """One broker on a SASL_SSL listener: SCRAM-SHA-512 and PLAIN, user admin/admin-secret,
+    certificates generated for the test (`cluster.security.ca_file`)."""
+    return zk_cluster_factory(brokers=1, security=Security())

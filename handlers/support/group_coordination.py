@@ -6,10 +6,12 @@ groups (docs/kafka-behaviour.md §5, §16):
   ``__consumer_offsets``: the coordinator is the leader of the group's partition of that topic;
 * groups of the ZooKeeper consumer registry (``/consumers``, ``broker.groups.zk_registry``).
 
-Until ``__consumer_offsets`` exists (no group has joined through JoinGroup yet) the registry's
-rule applies to every group: the coordinator is a hash over the live brokers, as zkbroker did
-before it had a coordinator. Once the topic exists, every group, registry groups included, is
-coordinated by its offsets partition's leader, as in Kafka.
+Until ``__consumer_offsets`` exists (the first FindCoordinator creates it,
+``handlers.find_coordinator``) the registry's rule applies to the requests that reach a broker
+without a lookup (ListGroups, or a client that remembers a coordinator): the coordinator is a
+hash over the live brokers, as zkbroker did before it had a coordinator. Once the topic
+exists, every group, registry groups included, is coordinated by its offsets partition's
+leader, as in Kafka.
 
 Deliberately not here: the ZooKeeper reads, the coordinator's state, any API's answer.
 """

@@ -8,7 +8,9 @@ UNKNOWN_SERVER_ERROR, which clients treat as fatal. Kafka's ZooKeeper-mode broke
 such requests with errors clients retry; `error_for(api_key, exc)` picks, per API family:
 
 - topic admin (CreateTopics, DeleteTopics, CreatePartitions) and the controller's APIs
-  (ElectLeaders, Alter/ListPartitionReassignments, BrokerRegistration, BrokerHeartbeat): a
+  (ElectLeaders, Alter/ListPartitionReassignments, BrokerRegistration, BrokerHeartbeat,
+  ControlledShutdown, AlterPartition, UpdateFeatures, AllocateProducerIds,
+  AlterUserScramCredentials): a
   lost connection is REQUEST_TIMED_OUT (what Kafka answers when the work did not complete in
   time; it claims neither success nor failure, and the write may have happened); an
   expired session is NOT_CONTROLLER (the controller resigns on expiry, `ControllerElector.
@@ -36,7 +38,7 @@ from broker.protocol import error_codes
 from zk_layout import SessionExpiredError, ZkConnectionError
 
 TOPIC_ADMIN = frozenset({19, 20, 37})
-CONTROLLER = frozenset({43, 45, 46, 62, 63})
+CONTROLLER = frozenset({7, 43, 45, 46, 51, 56, 57, 62, 63, 67})
 CONFIGS = frozenset({32, 33, 44})
 GROUPS = frozenset({8, 9, 10, 15, 16, 42})
 METADATA = 3

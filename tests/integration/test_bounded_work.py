@@ -9,6 +9,10 @@ the heavy answer arrives, which needs the heavy handler to yield to the loop).
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import copy
+import gc
 import threading
 import time
 from typing import Any
@@ -17,20 +21,34 @@ import pytest
 from kazoo.client import KazooClient
 
 from broker import Cluster
+from broker.hooks.capture import to_jsonable
 from broker.protocol import error_codes as ec
+from broker.protocol.codec import encode_message
 from broker.protocol.messages.create_partitions import (
     CreatePartitionsRequest,
     CreatePartitionsTopic,
 )
-from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from broker.protocol.messages.create_topics import (
+    CreatableReplicaAssignment,
+    CreatableTopic,
+    CreateTopicsRequest,
+)
 from broker.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResource,
 )
-from broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from broker.protocol.messages.metadata import (
+    MetadataRequest,
+    MetadataRequestTopic,
+    MetadataResponse,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from broker.server.hooks import Intervention, RequestCall, RequestRecord, collect_error_codes
 from broker.toolkit.wire import WireClient
+from handlers import metadata as metadata_handler
 from tests.integration.helpers import wait_until
-from zk_layout import ZkStore
+from zk_layout import PartitionStateNode, ZkStore
 from zk_layout.store import RequestTooLargeError
 from zk_layout.store.client import request_bytes
 
@@ -202,3 +220,147 @@ async def test_store_refuses_a_write_over_jute_maxbuffer_and_its_estimate_is_saf
         assert store.connected
     finally:
         await store.close()
+
+
+class _LiveAnswerObjects:
+    """Counts, when each Metadata answer is observed (encoded, not yet released), the live
+    response-topic and response-partition objects in the process."""
+
+    def __init__(self) -> None:
+        self.counts: list[tuple[int, int]] = []
+
+    async def intervene(self, call: RequestCall) -> Intervention | None:
+        return None
+
+    def observe(self, record: RequestRecord) -> None:
+        if record.call.api_name != "Metadata":
+            return
+        live = gc.get_objects()
+        topics = sum(1 for o in live if type(o) is MetadataResponseTopic)
+        partitions = sum(1 for o in live if type(o) is MetadataResponsePartition)
+        self.counts.append((topics, partitions))
+
+
+def test_metadata_answers_hold_no_object_per_unknown_name_or_partition(
+    cluster: Cluster,
+) -> None:
+    # Issue 17: the answer to a million unknown names held a million response topics beside
+    # the request's million (peak RSS 2.5x), and a 46,000-partition answer 184,000 objects
+    # whose collector passes held an in-process cluster's clients for 150-300 ms each. The
+    # answer is right, and at no point does it hold one object per name or per partition.
+    counter = _LiveAnswerObjects()
+    cluster.engine.hooks.add(counter)
+    try:
+        with _client(cluster) as client:
+            names = [f"absent-{i}" for i in range(100_000)] + ["bad name!"]
+            asked = MetadataRequest(
+                topics=[MetadataRequestTopic(name=n) for n in names],
+                allow_auto_topic_creation=False,
+            )
+            answer = client.request(4, asked)
+            assert [t.name for t in answer.topics] == names
+            assert {t.error_code for t in answer.topics[:-1]} == {ec.UNKNOWN_TOPIC_OR_PARTITION}
+            assert answer.topics[-1].error_code == ec.INVALID_TOPIC_EXCEPTION
+            assert counter.counts[-1][0] < 1_000
+
+            wide = CreatableTopic(name="wide", num_partitions=12_000, replication_factor=1)
+            created = client.request(7, CreateTopicsRequest(topics=[wide], timeout_ms=60_000))
+            assert created.topics[0].error_code == ec.NONE
+            asked = MetadataRequest(topics=[MetadataRequestTopic(name="wide")])
+
+            def all_led() -> Any:
+                (topic,) = client.request(9, asked).topics
+                return len(topic.partitions) == 12_000 and topic
+
+            topic = wait_until(all_led, timeout=60)
+            assert [p.partition_index for p in topic.partitions] == list(range(12_000))
+            assert all(p.leader_id in cluster.engine.brokers for p in topic.partitions)
+            assert all(p.replica_nodes == [p.leader_id] for p in topic.partitions)
+            assert counter.counts[-1][1] < 1_000
+    finally:
+        cluster.engine.hooks.remove(counter)
+
+
+def test_rendered_answers_read_as_plain_lists_everywhere() -> None:
+    # What reads answers (codec, capture, hooks' error codes, equality) sees the rendered
+    # items, never the sources they are kept as.
+    topics = metadata_handler._topic_answers((2, 8))
+    topics.add_source("absent")
+    topics.add_source("bad name!")
+    topics.add_source(MetadataResponseTopic(name="there", partitions=[]))
+    plain = [
+        MetadataResponseTopic(error_code=ec.UNKNOWN_TOPIC_OR_PARTITION, name="absent"),
+        MetadataResponseTopic(error_code=ec.INVALID_TOPIC_EXCEPTION, name="bad name!"),
+        MetadataResponseTopic(name="there"),
+    ]
+    assert topics == plain
+    assert (topics != plain) is False
+    assert list(topics) == plain and list(reversed(topics)) == plain[::-1]
+    assert topics[1] == plain[1] and topics[-1] == plain[-1] and topics[:2] == plain[:2]
+    assert len(topics) == 3 and repr(topics) == repr(plain)
+    assert plain[0] in topics and topics.copy() == plain and topics + plain[:0] == plain
+    assert copy.deepcopy(topics) == plain and type(copy.copy(topics)) is list
+    response = MetadataResponse(topics=topics)
+    eager = MetadataResponse(topics=plain)
+    for version in (0, 4, 9, 12):
+        assert encode_message(response, version) == encode_message(eager, version)
+    assert collect_error_codes(response) == collect_error_codes(eager)
+    assert to_jsonable(response) == to_jsonable(eager)
+
+
+def test_broker_failure_writes_its_partition_states_a_multi_per_loop_iteration(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 17: the controller answering a broker failure encoded the states of every multi
+    # (500 each; 12,000 here, 40,000 in bench/heavy_requests.py) in one loop iteration. A
+    # ticker counts the cluster loop's iterations; a spy on the state encoder notes the
+    # iteration of each state written. At most one multi's states share an iteration.
+    wait_until(lambda: cluster.engine.controller_id >= 0)
+    controller = cluster.engine.controller_id
+    victim = _other_broker(cluster)
+    partitions = 12_000
+    assignments = [
+        CreatableReplicaAssignment(partition_index=i, broker_ids=[victim, controller])
+        for i in range(partitions)
+    ]
+    wide = CreatableTopic(
+        name="led", num_partitions=-1, replication_factor=-1, assignments=assignments
+    )
+    with _client(cluster) as client:
+        created = client.request(7, CreateTopicsRequest(topics=[wide], timeout_ms=60_000))
+        assert created.topics[0].error_code == ec.NONE
+    wait_until(lambda: cluster.engine.image.topics.get("led") is not None, timeout=60)
+    wait_until(lambda: len(cluster.engine.image.topics["led"].partitions) == partitions, 60)
+
+    ticks = 0
+    ticking = True
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while ticking:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    written_at: collections.Counter[int] = collections.Counter()
+    encode = PartitionStateNode.encode
+
+    def spy(state: Any, release: Any) -> bytes:
+        written_at[ticks] += 1
+        return encode(state, release)
+
+    task = cluster.run_sync(lambda: asyncio.get_running_loop().create_task(ticker()))
+    monkeypatch.setattr(PartitionStateNode, "encode", staticmethod(spy))
+    try:
+        cluster.stop_broker(victim)
+
+        def moved() -> bool:
+            topic = cluster.engine.image.topics["led"]
+            return all(p.leader == controller for p in topic.partitions.values())
+
+        wait_until(moved, timeout=120)
+    finally:
+        monkeypatch.undo()
+        ticking = False
+        cluster.call(asyncio.wait_for(task, 10))
+    assert sum(written_at.values()) >= partitions  # every leader moved: a state each
+    assert max(written_at.values()) <= 500

@@ -17,7 +17,7 @@ from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
 from broker import Cluster
-from broker.groups.zk_registry import coordinator_id
+from broker.groups.zk_registry import java_abs_hash
 from broker.protocol import error_codes as ec
 from broker.protocol.messages.broker_heartbeat import BrokerHeartbeatRequest
 from broker.protocol.messages.broker_registration import (
@@ -139,9 +139,7 @@ def test_registered_broker_hosts_replicas_and_is_fenced_when_it_stops_heartbeati
         assert heartbeat(client, 7, epoch).error_code == ec.STALE_BROKER_EPOCH
 
 
-def test_registration_and_heartbeat_errors(
-    lease_cluster: Cluster, kazoo: KazooClient
-) -> None:
+def test_registration_and_heartbeat_errors(lease_cluster: Cluster, kazoo: KazooClient) -> None:
     cluster = lease_cluster
     incarnation = uuid.uuid4()
     with controller_client(cluster) as client:
@@ -245,6 +243,19 @@ def test_latest_versions_on_kafka_3_9(
         assert kazoo.exists("/brokers/ids/7") is None
 
 
+def _partition(group: str) -> int:
+    return java_abs_hash(group) % 50
+
+
+def _offsets_leaders(cluster: Cluster) -> dict[int, int] | None:
+    """Each ``__consumer_offsets`` partition's leader, once every one has a live leader."""
+    topic = cluster.engine.image.topics.get("__consumer_offsets")
+    if topic is None or len(topic.partitions) < 50:
+        return None
+    leaders = {p: state.leader for p, state in topic.partitions.items()}
+    return leaders if all(b in cluster.engine.image.brokers for b in leaders.values()) else None
+
+
 def test_group_coordinator_without_an_endpoint_on_the_listener_is_not_available(
     lease_cluster: Cluster,
 ) -> None:
@@ -257,13 +268,19 @@ def test_group_coordinator_without_an_endpoint_on_the_listener_is_not_available(
             listeners=[
                 Listener(name="EXTERNAL", host="127.0.0.1", port=FAKE_PORT, security_protocol=0)
             ],
+            # Brokers 0 and 1 have no rack: a rack here would fail the offsets topic's
+            # rack-aware placement, as in Kafka.
+            rack=None,
         )
         response = register(client, request)
         assert response.error_code == ec.NONE
         heartbeat(client, 7, response.broker_epoch)
         wait_until(lambda: 7 in lease_cluster.engine.image.brokers)
-        group = next(g for g in (f"g{i}" for i in range(1000)) if coordinator_id(g, [0, 1, 7]) == 7)
-        other = next(g for g in (f"g{i}" for i in range(1000)) if coordinator_id(g, [0, 1, 7]) == 0)
+        # The first lookup creates __consumer_offsets (COORDINATOR_NOT_AVAILABLE meanwhile).
+        client.request(3, FindCoordinatorRequest(key="any", key_type=0))
+        leaders = wait_until(lambda: _offsets_leaders(lease_cluster))
+        group = next(g for g in (f"g{i}" for i in range(1000)) if leaders[_partition(g)] == 7)
+        other = next(g for g in (f"g{i}" for i in range(1000)) if leaders[_partition(g)] == 0)
         answers = [
             client.request(3, FindCoordinatorRequest(key=g, key_type=0)) for g in (group, other)
         ]

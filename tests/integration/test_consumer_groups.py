@@ -9,7 +9,9 @@ checked with wire requests.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
@@ -17,11 +19,12 @@ from confluent_kafka import TopicPartition as ConfluentTopicPartition
 from confluent_kafka.admin import AdminClient
 from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient
+from kafka.errors import CoordinatorNotAvailableError
 from kafka.structs import OffsetAndMetadata
 from kazoo.client import KazooClient
 
 from broker import Cluster
-from broker.groups.zk_registry import coordinator_id
+from broker.groups.zk_registry import coordinator_id, java_abs_hash
 from broker.protocol import error_codes
 from broker.protocol.consumer_protocol import decode_assignment, decode_subscription
 from broker.protocol.messages.delete_groups import DeleteGroupsRequest
@@ -41,6 +44,7 @@ from broker.protocol.messages.offset_fetch import (
 from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
 
+T = TypeVar("T")
 GROUP_ID = "g1"
 CONSUMER = "c1"
 
@@ -99,9 +103,35 @@ def _client(cluster: Cluster, broker_id: int) -> WireClient:
 
 
 def _coordinator(cluster: Cluster, group: str) -> int:
+    """The group's coordinator: its ``__consumer_offsets`` partition's leader once that topic
+    exists, before that the registry's hash over the live brokers."""
+    topic = cluster.engine.image.topics.get("__consumer_offsets")
+    if topic is not None and topic.assignment:
+        return int(topic.partitions[java_abs_hash(group) % len(topic.assignment)].leader)
     chosen = coordinator_id(group, cluster.engine.image.brokers)
     assert chosen is not None
     return chosen
+
+
+def _offsets_topic_led(cluster: Cluster) -> bool:
+    topic = cluster.engine.image.topics.get("__consumer_offsets")
+    return (
+        topic is not None
+        and len(topic.partitions) == 50
+        and all(state.leader in cluster.engine.image.brokers for state in topic.partitions.values())
+    )
+
+
+def _retry_until_coordinator(call: Callable[[], T]) -> T:
+    """Run a kafka-python admin call as against a fresh Kafka: its first coordinator lookup
+    creates ``__consumer_offsets`` and fails with CoordinatorNotAvailableError."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return call()
+        except CoordinatorNotAvailableError:
+            assert time.monotonic() < deadline, "no coordinator within 30 s"
+            time.sleep(0.2)
 
 
 # --- real clients ----------------------------------------------------------------------------
@@ -117,7 +147,11 @@ def test_kafka_python_lists_describes_alters_and_deletes(
         }
         assert listed == {"g1": ("consumer", "Stable"), "g-empty": ("consumer", "Empty")}
 
-        described = admin.describe_groups([GROUP_ID, "g-empty", "nope"])
+        with pytest.raises(CoordinatorNotAvailableError):
+            admin.describe_groups([GROUP_ID, "g-empty", "nope"])
+        described = _retry_until_coordinator(
+            lambda: admin.describe_groups([GROUP_ID, "g-empty", "nope"])
+        )
         g1 = described[GROUP_ID]
         assert (g1["group_state"], g1["protocol_type"], g1["protocol_data"]) == (
             "Stable",
@@ -210,20 +244,79 @@ def test_confluent_kafka_lists_describes_alters_and_deletes(
 # --- wire: every answer and error code ------------------------------------------------------
 
 
-def test_find_coordinator_group_transaction_and_unknown_key_types(seeded: Cluster) -> None:
-    chosen = _coordinator(seeded, GROUP_ID)
-    port = seeded.engine.brokers[chosen].port
+def test_find_coordinator_creates_the_offsets_topic_then_answers_its_leader(
+    seeded: Cluster, kazoo: KazooClient
+) -> None:
+    """As Kafka's getCoordinator: the first GROUP lookup creates ``__consumer_offsets``
+    (50 partitions, offsets.topic.replication.factor 3, compacted) and answers
+    COORDINATOR_NOT_AVAILABLE; once its partitions have leaders the lookup answers the leader
+    of the group's partition, registry groups included."""
+    assert kazoo.exists("/brokers/topics/__consumer_offsets") is None
+    registry_offsets = {("topic1", 0): 42, ("topic1", 1): 7}
+    assert seeded.committed_offsets(GROUP_ID) == registry_offsets
     with _client(seeded, 0) as client:
+        first = client.request(3, FindCoordinatorRequest(key=GROUP_ID, key_type=0))
+        assert (first.error_code, first.error_message, first.node_id, first.host, first.port) == (
+            error_codes.COORDINATOR_NOT_AVAILABLE,
+            "The coordinator is not available.",
+            -1,
+            "",
+            -1,
+        )
+        layout = json.loads(kazoo.get("/brokers/topics/__consumer_offsets")[0])
+        assert len(layout["partitions"]) == 50
+        assert {len(replicas) for replicas in layout["partitions"].values()} == {3}
+        configs = json.loads(kazoo.get("/config/topics/__consumer_offsets")[0])["config"]
+        assert configs == {
+            "cleanup.policy": "compact",
+            "compression.type": "producer",
+            "segment.bytes": "104857600",
+        }
+        wait_until(lambda: _offsets_topic_led(seeded))
+        chosen = _coordinator(seeded, GROUP_ID)
         old = client.request(3, FindCoordinatorRequest(key=GROUP_ID, key_type=0))
         assert (old.error_code, old.error_message, old.node_id, old.port) == (
             0,
             "NONE",
             chosen,
-            port,
+            seeded.engine.brokers[chosen].port,
         )
         v0 = client.request(0, FindCoordinatorRequest(key=GROUP_ID))
         assert (v0.error_code, v0.node_id) == (0, chosen)
+        batched = client.request(
+            4, FindCoordinatorRequest(key_type=0, coordinator_keys=[GROUP_ID, "other"])
+        )
+        assert [(c.key, c.error_code, c.node_id) for c in batched.coordinators] == [
+            (GROUP_ID, 0, chosen),
+            ("other", 0, _coordinator(seeded, "other")),
+        ]
+    # The registry group is now described by its partition's leader.
+    with _client(seeded, chosen) as client:
+        described = client.request(5, DescribeGroupsRequest(groups=[GROUP_ID]))
+    assert (described.groups[0].error_code, described.groups[0].group_state) == (0, "Stable")
+    assert seeded.committed_offsets(GROUP_ID) == registry_offsets
 
+
+def test_find_coordinator_batched_lookup_creates_the_topic_once(
+    seeded: Cluster, kazoo: KazooClient
+) -> None:
+    with _client(seeded, 1) as client:
+        # No key looked up, nothing created.
+        empty = client.request(4, FindCoordinatorRequest(key_type=0, coordinator_keys=[]))
+        assert empty.coordinators == []
+        assert kazoo.exists("/brokers/topics/__consumer_offsets") is None
+        batched = client.request(
+            4, FindCoordinatorRequest(key_type=0, coordinator_keys=[GROUP_ID, "other"])
+        )
+        assert [(c.key, c.error_code, c.node_id, c.port) for c in batched.coordinators] == [
+            (GROUP_ID, error_codes.COORDINATOR_NOT_AVAILABLE, -1, -1),
+            ("other", error_codes.COORDINATOR_NOT_AVAILABLE, -1, -1),
+        ]
+    wait_until(lambda: _offsets_topic_led(seeded))
+
+
+def test_find_coordinator_transaction_share_and_unknown_key_types(seeded: Cluster) -> None:
+    with _client(seeded, 0) as client:
         txn = client.request(3, FindCoordinatorRequest(key="tx", key_type=1))
         assert (txn.error_code, txn.node_id, txn.host, txn.port) == (
             error_codes.COORDINATOR_NOT_AVAILABLE,
@@ -235,13 +328,6 @@ def test_find_coordinator_group_transaction_and_unknown_key_types(seeded: Cluste
         bad = client.request(3, FindCoordinatorRequest(key="x", key_type=9))
         assert (bad.error_code, bad.node_id) == (error_codes.INVALID_REQUEST, -1)
 
-        batched = client.request(
-            4, FindCoordinatorRequest(key_type=0, coordinator_keys=[GROUP_ID, "other"])
-        )
-        assert [(c.key, c.error_code, c.node_id) for c in batched.coordinators] == [
-            (GROUP_ID, 0, chosen),
-            ("other", 0, _coordinator(seeded, "other")),
-        ]
         txns = client.request(4, FindCoordinatorRequest(key_type=1, coordinator_keys=["a", "b"]))
         assert [c.error_code for c in txns.coordinators] == [15, 15]
         share = client.request(4, FindCoordinatorRequest(key_type=2, coordinator_keys=["s"]))
@@ -253,15 +339,20 @@ def test_find_coordinator_group_transaction_and_unknown_key_types(seeded: Cluste
 
 
 def test_coordinator_moves_when_it_stops(seeded: Cluster) -> None:
-    # Stop the group's coordinator: another broker takes over, chosen among the live ones.
+    # Stop the group's coordinator (the leader of its offsets partition): the partition's new
+    # leader coordinates it.
+    with _client(seeded, 0) as client:
+        client.request(3, FindCoordinatorRequest(key=GROUP_ID))
+    wait_until(lambda: _offsets_topic_led(seeded))
     chosen = _coordinator(seeded, GROUP_ID)
     other = next(b for b in (0, 1, 2) if b != chosen)
     seeded.stop_broker(chosen)
     assert wait_until(lambda: chosen not in seeded.engine.image.brokers)
+    wait_until(lambda: _offsets_topic_led(seeded))
     with _client(seeded, other) as client:
         found = client.request(3, FindCoordinatorRequest(key=GROUP_ID))
         assert found.error_code == 0
-        assert found.node_id == coordinator_id(GROUP_ID, seeded.engine.image.brokers)
+        assert found.node_id == _coordinator(seeded, GROUP_ID)
         assert found.node_id != chosen
 
 

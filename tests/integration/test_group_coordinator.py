@@ -10,15 +10,19 @@ of its ``__consumer_offsets`` partition with its offsets, its consumer carrying 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer
 from confluent_kafka import TopicPartition as CTP
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
+from kazoo.client import KazooClient
 
-from broker import Cluster
+from broker import Cluster, OffsetsUnavailable
+from broker.protocol.error_codes import COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 from broker.protocol.messages.find_coordinator import FindCoordinatorRequest
 from broker.protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -404,3 +408,81 @@ def test_coordinator_moves_when_its_broker_stops(
         assert described.coordinator.id == new
     finally:
         c.close()
+
+
+# --- __consumer_offsets: created by the first FindCoordinator ----------------------------------
+
+
+def test_one_broker_cluster_serves_a_group_from_a_fresh_start(
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient
+) -> None:
+    """`Cluster(brokers=1)` writes offsets.topic.replication.factor=1 (as Kafka's shipped
+    server.properties does), so the consumer's first FindCoordinator creates a one-replica
+    ``__consumer_offsets`` and the group works; `committed_offsets` reads what it committed."""
+    cluster = _start(cluster_factory, brokers=1)
+    bootstrap = _bootstrap(cluster)
+    _topic(bootstrap, "solo", 2)
+    assert kazoo.exists("/brokers/topics/__consumer_offsets") is None
+    assert cluster.committed_offsets("solog") == {}
+    c = _consumer(bootstrap, "solog")
+    c.subscribe(["solo"])
+    try:
+        _poll_until([c], lambda: len(c.assignment()) == 2)
+        c.commit(offsets=[CTP("solo", 0, 4), CTP("solo", 1, 6)], asynchronous=False)
+    finally:
+        c.close()
+    layout = json.loads(kazoo.get("/brokers/topics/__consumer_offsets")[0])
+    assert {tuple(r) for r in layout["partitions"].values()} == {(0,)}
+    # The factor shows as a server.properties line would.
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    broker = ConfigResource(ConfigResource.Type.BROKER, "0")
+    entry = admin.describe_configs([broker])[broker].result(30)["offsets.topic.replication.factor"]
+    assert (entry.value, entry.source) == ("1", ConfigSource.STATIC_BROKER_CONFIG.value)
+    assert cluster.committed_offsets("solog") == {("solo", 0): 4, ("solo", 1): 6}
+    assert cluster.committed_offsets("never-committed") == {}
+    # A second process of the same cluster leads no offsets partition: it cannot answer.
+    other = _start(cluster_factory, broker_ids=(7,))
+    with pytest.raises(OffsetsUnavailable) as elsewhere:
+        other.committed_offsets("solog")
+    assert elsewhere.value.code == NOT_COORDINATOR
+
+
+@pytest.mark.parametrize("release", [(3, 9), (2, 4)])
+def test_too_few_brokers_for_the_offsets_replication_factor(
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient, release: tuple[int, int]
+) -> None:
+    """offsets.topic.replication.factor=3 on two brokers: every lookup answers
+    COORDINATOR_NOT_AVAILABLE and the topic is never created (2.8+: the creation fails with
+    INVALID_REPLICATION_FACTOR; 0.11-2.7: the broker refuses before creating), as in Kafka."""
+    cluster = cluster_factory(
+        brokers=2,
+        kafka_version=release,
+        broker_configs=(("offsets.topic.replication.factor", "3"),),
+    )
+    node = cluster.engine.brokers[0]
+    with WireClient(node.host, node.port) as client:
+        for _ in range(2):
+            found = client.request(1, FindCoordinatorRequest(key="g", key_type=0))
+            assert (found.error_code, found.node_id, found.port) == (
+                COORDINATOR_NOT_AVAILABLE,
+                -1,
+                -1,
+            )
+    assert kazoo.exists("/brokers/topics/__consumer_offsets") is None
+
+
+def test_before_kip_115_the_offsets_topic_takes_the_live_brokers(
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient
+) -> None:
+    """0.10.x cuts offsets.topic.replication.factor down to the live brokers."""
+    cluster = cluster_factory(
+        brokers=2,
+        kafka_version=(0, 10, 2),
+        broker_configs=(("offsets.topic.replication.factor", "3"),),
+    )
+    node = cluster.engine.brokers[0]
+    with WireClient(node.host, node.port) as client:
+        found = client.request(0, FindCoordinatorRequest(key="g"))
+    assert found.error_code == COORDINATOR_NOT_AVAILABLE
+    layout = json.loads(kazoo.get("/brokers/topics/__consumer_offsets")[0])
+    assert {len(r) for r in layout["partitions"].values()} == {2}

@@ -85,6 +85,16 @@ def test_api_versions_v4_on_kafka_3_9(cluster_factory) -> None:
             # Log dirs (one per broker).
             34: (0, 2),
             35: (0, 4),
+            # SASL and the SCRAM credential APIs.
+            17: (0, 1),
+            36: (0, 2),
+            50: (0, 0),
+            51: (0, 0),
+            # UpdateFeatures and the inter-broker keys served (issue 14).
+            57: (0, 1),
+            7: (0, 3),
+            56: (0, 3),
+            67: (0, 0),
         }
         # The 3.9 controller wrote /feature enabled with no features: epoch = its zk version.
         assert wait_until(lambda: cluster.engine.image.finalized_features_epoch == 0)
@@ -257,9 +267,11 @@ def test_release_table_narrows_api_versions(cluster_factory) -> None:
         }
         # ApiVersions, Metadata, the data plane (Produce, Fetch, ListOffsets) and the group
         # APIs (JoinGroup/SyncGroup/Heartbeat/LeaveGroup, OffsetCommit/Fetch,
-        # GroupCoordinator, DescribeGroups, ListGroups) are what zkbroker serves of 0.10.0.
-        served = (18, 3, 0, 1, 2, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+        # GroupCoordinator, DescribeGroups, ListGroups), SaslHandshake and ControlledShutdown
+        # are what zkbroker serves of 0.10.0.
+        served = (18, 3, 0, 1, 2, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 7)
         assert keys == {k: advertised_range((0, 10, 0), k) for k in served}
+        assert keys[7] == (1, 1)  # Protocol.java's {null, V1}: v1 only
         assert (keys[0], keys[1], keys[2]) == ((0, 2), (0, 2), (0, 0))
         assert keys[3] == (0, 1)
         assert keys[8] == (0, 2)

@@ -622,6 +622,24 @@ def test_auto_created_consumer_offsets_uses_kafkas_counts_and_configs(
     }
 
 
+def test_auto_created_consumer_offsets_follows_the_offsets_topic_configs(
+    cluster_factory, kazoo
+) -> None:
+    # Metadata's auto-creation asks for the same topic FindCoordinator does (Kafka's
+    # AutoTopicCreationManager reads offsets.topic.*): on one broker the replication factor
+    # zkbroker configures is 1, so the topic is created rather than refused.
+    cluster = cluster_factory(
+        broker_ids=(0,), broker_configs=(("offsets.topic.num.partitions", "5"),)
+    )
+    with controller_client(cluster) as client:
+        response = client.request(
+            1, MetadataRequest(topics=[MetadataRequestTopic(name="__consumer_offsets")])
+        )
+    assert response.topics[0].error_code == ec.LEADER_NOT_AVAILABLE
+    offsets = wait_visible(cluster, "__consumer_offsets")
+    assert offsets.assignment == {p: (0,) for p in range(5)}
+
+
 def test_partition_added_to_a_topic_being_deleted_is_undone(cluster: Cluster, kazoo) -> None:
     write_topic_like_kafka(kazoo, "leaving", {0: [0, 9]})  # broker 9 is dead: deletion waits
     wait_visible(cluster, "leaving")

@@ -152,6 +152,11 @@ def _expiry() -> SessionExpiredError:
         (37, error_codes.REQUEST_TIMED_OUT, error_codes.NOT_CONTROLLER),  # CreatePartitions
         (45, error_codes.REQUEST_TIMED_OUT, error_codes.NOT_CONTROLLER),  # AlterReassignments
         (43, error_codes.REQUEST_TIMED_OUT, error_codes.NOT_CONTROLLER),  # ElectLeaders
+        (7, error_codes.REQUEST_TIMED_OUT, error_codes.NOT_CONTROLLER),  # ControlledShutdown
+        (51, error_codes.REQUEST_TIMED_OUT, error_codes.NOT_CONTROLLER),  # AlterUserScramCreds
+        (56, error_codes.REQUEST_TIMED_OUT, error_codes.NOT_CONTROLLER),  # AlterPartition
+        (57, error_codes.REQUEST_TIMED_OUT, error_codes.NOT_CONTROLLER),  # UpdateFeatures
+        (67, error_codes.REQUEST_TIMED_OUT, error_codes.NOT_CONTROLLER),  # AllocateProducerIds
         (32, error_codes.REQUEST_TIMED_OUT, error_codes.REQUEST_TIMED_OUT),  # DescribeConfigs
         (44, error_codes.REQUEST_TIMED_OUT, error_codes.REQUEST_TIMED_OUT),  # IncrementalAlter
         (9, error_codes.COORDINATOR_NOT_AVAILABLE, error_codes.COORDINATOR_NOT_AVAILABLE),

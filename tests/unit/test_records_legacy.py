@@ -166,3 +166,14 @@ def test_round_trip(recs: list[tuple[int, bytes | None, bytes]], magic: int, cod
 def zlib_gzip(data: bytes) -> bytes:
     compressor = zlib.compressobj(wbits=31)
     return compressor.compress(data) + compressor.flush()
+
+
+def test_log_append_time_rewrite_keeps_a_negative_attributes_byte() -> None:
+    # Attributes are Java's signed byte: 0xD0 (high bits set, no codec) reads as -48. Setting
+    # LogAppendTime must write its bits back (0xD8), not fail on a negative value (found by
+    # test_records_hostile's hypothesis run).
+    entry = LegacyEntry(encode_message(1, 0, 1000, b"k", b"v", attributes=-48))
+    out = entry.with_offset_and_timestamp(7, (TimestampType.LOG_APPEND_TIME, 2000))
+    rewritten = LegacyEntry(out)
+    assert out[17] == 0xD8
+    assert (rewritten.offset, rewritten.timestamp, rewritten.is_valid()) == (7, 2000, True)

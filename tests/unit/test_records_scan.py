@@ -136,3 +136,68 @@ def test_a_record_longer_than_its_fields_is_refused_by_both() -> None:
     body.append(0)
     _agrees(bytes(body), 1)
     assert scan_records(bytes(body), 1) is None
+
+
+def _same_layout(count: int, key: bytes | None, value_size: int, stamps: list[int]) -> bytes:
+    """A producer's batch: ``count`` records of one size, numbered 0, 1, 2, ..."""
+    records = [
+        NewRecord(i, stamps[i % len(stamps)], key, bytes([i % 251]) * value_size)
+        for i in range(count)
+    ]
+    return bytes(_batch(records).records_body())
+
+
+_runs = st.tuples(
+    st.integers(1, 300),
+    st.none() | st.binary(min_size=0, max_size=70),
+    st.sampled_from([0, 1, 60, 63, 64, 200, 1000, 8190, 8200]),
+    st.lists(st.integers(-70, 70), min_size=1, max_size=5),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_runs)
+def test_runs_of_one_layout_agree_with_the_decoder(run: tuple) -> None:
+    count, key, value_size, stamps = run
+    _agrees(_same_layout(count, key, value_size, stamps), count)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    _runs,
+    st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), min_size=1, max_size=3),
+    st.integers(-1, 1),
+    st.integers(0, 3),
+)
+def test_runs_of_one_layout_decline_whatever_the_decoder_refuses(
+    run: tuple, edits: list[tuple[int, int]], count_change: int, cut: int
+) -> None:
+    count, key, value_size, stamps = run
+    body = bytearray(_same_layout(count, key, value_size, stamps))
+    for position, value in edits:
+        body[position % len(body)] = value
+    if cut:
+        del body[-cut:]
+    _agrees(bytes(body), count + count_change)
+
+
+def test_a_record_deep_in_a_run_that_differs_is_read_as_the_decoder_reads_it() -> None:
+    body = _same_layout(500, None, 1000, [3, 0, 5])
+    size = len(body) // 500  # records 64-499 are one byte longer (two-byte offset deltas)
+    assert scan_records(memoryview(body), 500) == scan_records(body, 500)
+    _agrees(body, 500)
+    late = 64 * size + 300 * (size + 1)  # the first byte of record 364
+    early = 10 * size  # the first byte of record 10, in the run of one-byte offset deltas
+    # Every field byte (lengths, attributes, deltas, the header count) of a record inside each
+    # run, set to values that keep, end or continue a varint.
+    for record_at, record_size in ((early, size), (late, size + 1)):
+        for at in (*range(8), record_size - 1):
+            for value in (0x00, 0x01, 0x02, 0x7F, 0x80, 0x81, 0xFF):
+                edited = bytearray(body)
+                edited[record_at + at] = value
+                _agrees(bytes(edited), 500)
+    # A larger timestamp delta late in the batch is its maximum, at its index.
+    edited = bytearray(body)
+    edited[late + 3] = 100  # zig-zag 50
+    scan = scan_records(bytes(edited), 500)
+    assert scan is not None and (scan.max_timestamp_delta, scan.index_of_max) == (50, 364)

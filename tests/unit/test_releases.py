@@ -104,7 +104,8 @@ def test_only_covered_keys_and_min_zero() -> None:
     for r in RELEASES:
         for api_key, (lo, hi) in API_VERSION_RANGES[r].items():
             assert api_key in API_NAMES, (r, api_key)
-            assert lo == 0, (r, api_key)
+            # ControlledShutdown's V0 slot is null in 0.10-0.11's Protocol.java.
+            assert lo == (1 if api_key == 7 and r < (1, 0) else 0), (r, api_key)
             assert hi >= lo, (r, api_key)
 
 
@@ -270,6 +271,23 @@ def test_advertised_range() -> None:
         ((3, 8), 22, (0, 5)),
         ((3, 9), 1, (0, 17)),  # KIP-853 v17: stable, zkBroker, not gated by the IBP
         ((3, 9), 2, (0, 9)),
+        # UpdateFeatures (KIP-584): v0 from 2.7 (no "listeners" in 2.7's JSON), v1 from 3.3.
+        ((2, 7), 57, (0, 0)),
+        ((3, 2), 57, (0, 0)),
+        ((3, 3), 57, (0, 1)),
+        ((3, 9), 57, (0, 1)),
+        ((0, 10, 0), 7, (1, 1)),  # ControlledShutdown: {null, V1}
+        ((0, 11, 0), 7, (1, 1)),
+        ((1, 0), 7, (0, 1)),
+        ((2, 2), 7, (0, 2)),  # KIP-380 broker epoch
+        ((2, 4), 7, (0, 3)),
+        ((3, 9), 7, (0, 3)),
+        ((2, 7), 56, (0, 0)),  # AlterIsr (KIP-497)
+        ((3, 2), 56, (0, 1)),  # AlterPartition (KIP-704)
+        ((3, 4), 56, (0, 2)),  # KIP-841
+        ((3, 5), 56, (0, 3)),  # KIP-903
+        ((3, 0), 67, (0, 0)),  # AllocateProducerIds (KIP-730) from 3.0, v0 only
+        ((3, 9), 67, (0, 0)),
     ],
 )
 def test_spot_checks(release: Release, api_key: int, expected: tuple[int, int]) -> None:
@@ -279,14 +297,24 @@ def test_spot_checks(release: Release, api_key: int, expected: tuple[int, int]) 
 @pytest.mark.parametrize(
     ("release", "absent"),
     [
-        ((0, 10, 0), {19, 20, 21, 22, 23, 32, 33, 34, 35, 37, 42, 43, 44, 45, 46, 47, 60, 62, 63}),
-        ((0, 10, 2), {21, 22, 23, 32, 33, 34, 35, 37, 42, 43, 44, 45, 46, 47, 60, 62, 63}),
-        ((0, 11, 0), {34, 35, 37, 42, 43, 44, 45, 46, 47, 60, 62, 63}),
-        ((1, 0), {42, 43, 44, 45, 46, 47, 60, 62, 63}),
-        ((2, 1), {43, 44, 45, 46, 47, 60, 62, 63}),
-        ((2, 3), {45, 46, 47, 60, 62, 63}),
-        ((2, 4), {60, 62, 63}),
-        ((2, 7), {60, 62, 63}),
+        (
+            (0, 10, 0),
+            {19, 20, 21, 22, 23, 32, 33, 34, 35, 36, 37, 42, 43, 44, 45, 46, 47, 50, 51, 60, 62}
+            | {56, 57, 63, 67},
+        ),
+        (
+            (0, 10, 2),
+            {21, 22, 23, 32, 33, 34, 35, 36, 37, 42, 43, 44, 45, 46, 47, 50, 51, 57, 60, 62, 63}
+            | {56, 67},
+        ),
+        ((0, 11, 0), {34, 35, 36, 37, 42, 43, 44, 45, 46, 47, 50, 51, 56, 57, 60, 62, 63, 67}),
+        ((1, 0), {42, 43, 44, 45, 46, 47, 50, 51, 56, 57, 60, 62, 63, 67}),
+        ((2, 1), {43, 44, 45, 46, 47, 50, 51, 56, 57, 60, 62, 63, 67}),
+        ((2, 3), {45, 46, 47, 50, 51, 56, 57, 60, 62, 63, 67}),
+        ((2, 4), {50, 51, 56, 57, 60, 62, 63, 67}),
+        ((2, 6), {50, 51, 56, 57, 60, 62, 63, 67}),
+        ((2, 7), {60, 62, 63, 67}),
+        ((2, 8), {67}),
     ],
 )
 def test_keys_not_yet_advertised(release: Release, absent: set[int]) -> None:

@@ -206,7 +206,8 @@ class LegacyEntry:
                 attributes = self.attributes & ~LEGACY_TIMESTAMP_TYPE_MASK
                 if ts_type == TimestampType.LOG_APPEND_TIME:
                     attributes |= LEGACY_TIMESTAMP_TYPE_MASK
-                out[17] = attributes
+                # The attributes are read as Java's signed byte; written back as its bits.
+                out[17] = attributes & 0xFF
                 _I64.pack_into(out, 18, ts)
                 _U32.pack_into(out, 12, zlib.crc32(memoryview(out)[MAGIC_OFFSET:]))
         return bytes(out)

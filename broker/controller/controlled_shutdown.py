@@ -1,0 +1,112 @@
+"""ControlledShutdown as a controller event: move leadership off a broker, shrink its ISRs.
+
+Kafka's KafkaController.doControlledShutdown (2.2-3.9 ZooKeeper mode; docs/kafka-behaviour.md
+§10), in its order:
+1. with a broker epoch (v2+; -1, the v0/v1 default, skips this): a broker the controller does
+   not know as live fails the epoch lookup (a NoSuchElementException there, answered
+   UNKNOWN_SERVER_ERROR); an epoch below the czxid of `/brokers/ids/<id>` is
+   STALE_BROKER_EPOCH (a higher one passes, as in Kafka);
+2. a broker that is not live: BROKER_NOT_AVAILABLE;
+3. of the partitions the broker hosts, those with more than one replica, a leader and a topic
+   not queued for deletion: the ones it leads get a leader by
+   `broker.rules.controlled_shutdown` (ISR without the broker, leader epoch + 1); in the ones it
+   follows it leaves the ISR (OfflineReplica, `rules.remove_from_isr`). Every write is a fenced
+   conditional set (`broker.controller.partitions.write_states`);
+4. the answer lists the partitions it still leads (single-replica ones, and those without
+   another live ISR member), sorted.
+
+Deliberately not emulated: Kafka keeps the broker in shuttingDownBrokerIds until it leaves
+`/brokers/ids`, so later elections avoid it; here only this request's election avoids it (a
+zkbroker broker does not go away after asking), and a later preferred election may move
+leaders back. StopReplica to the broker is not sent (zkbroker brokers read ZooKeeper).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import structlog
+
+from broker.asyncutil import Pacer
+from broker.controller import partitions
+from broker.protocol import error_codes
+from broker.rules.controlled_shutdown import controlled_shutdown_leader
+from zk_layout import LEADER_NONE, BrokerIdNode
+
+if TYPE_CHECKING:
+    from broker.controller.controller import Controller
+
+_log = structlog.get_logger(__name__)
+
+UNKNOWN_BROKER_EPOCH = -1
+
+
+@dataclass(frozen=True)
+class ShutdownOutcome:
+    error_code: int
+    remaining: list[tuple[str, int]] = field(default_factory=list)
+
+
+async def controlled_shutdown(
+    controller: Controller, broker_id: int, broker_epoch: int
+) -> ShutdownOutcome:
+    state = controller.state
+    if broker_epoch != UNKNOWN_BROKER_EPOCH:
+        node = await controller.store.get(BrokerIdNode.path(broker_id))
+        if broker_id not in state.live_brokers or node is None:
+            return ShutdownOutcome(error_codes.UNKNOWN_SERVER_ERROR)
+        current = int(node[1].czxid)
+        if broker_epoch < current:
+            _log.info(
+                "controller.controlled_shutdown_stale_epoch",
+                broker=broker_id,
+                broker_epoch=broker_epoch,
+                current=current,
+            )
+            return ShutdownOutcome(error_codes.STALE_BROKER_EPOCH)
+    if broker_id not in state.live_brokers:
+        return ShutdownOutcome(error_codes.BROKER_NOT_AVAILABLE)
+    _log.info("controller.controlled_shutdown", broker=broker_id)
+    epoch = controller.context.epoch
+    live = state.live_brokers
+    led: dict[partitions.TP, partitions.StateRule] = {}
+    followed: dict[partitions.TP, partitions.StateRule] = {}
+    pacer = Pacer()  # every partition of the cluster is looked at, twice
+    for tp, (current_state, _) in list(state.partition_states.items()):
+        if pacer.due():
+            await pacer.pause()
+        replicas = partitions.replicas_of(controller, tp)
+        if (
+            broker_id not in replicas
+            or len(replicas) <= 1
+            or current_state.leader == LEADER_NONE
+            or tp[0] in state.topics_to_delete
+        ):
+            continue
+        if current_state.leader == broker_id:
+            led[tp] = _leader_rule(replicas, live, broker_id, epoch)
+        else:
+            followed[tp] = partitions.isr_removal([broker_id], epoch)
+    await partitions.write_states(controller, led)
+    await partitions.write_states(controller, followed)
+    remaining: list[partitions.TP] = []
+    for tp, (after, _) in list(state.partition_states.items()):
+        if pacer.due():
+            await pacer.pause()
+        if after.leader == broker_id:
+            remaining.append(tp)
+    remaining.sort()
+    _log.info(
+        "controller.controlled_shutdown_done",
+        broker=broker_id,
+        moved=len(led),
+        remaining=len(remaining),
+    )
+    return ShutdownOutcome(error_codes.NONE, remaining)
+
+
+def _leader_rule(
+    replicas: tuple[int, ...], live: set[int], broker_id: int, epoch: int
+) -> partitions.StateRule:
+    return lambda s: controlled_shutdown_leader(s, replicas, live, {broker_id}, epoch)

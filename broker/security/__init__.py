@@ -1,0 +1,11 @@
+"""Connection security as a Kafka broker has it: SASL mechanisms (PLAIN, SCRAM), SCRAM
+credentials in Kafka's `/config/users` format, the per-listener security configuration, TLS
+contexts and the SSL principal mapping (`ssl.principal.mapping.rules`).
+
+Pure code except `credential_cache` (which reads `/config/users` and follows `/config/changes`)
+and `tls` (which loads PEM files into an `ssl.SSLContext`). The per-connection SASL state
+machine that drives these is `broker.server.authenticator`.
+
+Deliberately not here: ACLs and the authorizer, quotas, delegation tokens (later steps of
+issue 15), GSSAPI and OAUTHBEARER.
+"""

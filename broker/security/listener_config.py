@@ -1,0 +1,165 @@
+"""The security of one listener, from Kafka's own broker config keys (static configs).
+
+As Kafka's `KafkaConfig` and `ChannelBuilders` read them, a listener-prefixed key
+(`listener.name.<listener lowercased>.<key>`) wins over the plain key, and the SASL mechanism
+keys are looked up per mechanism first (`listener.name.<l>.<mechanism>.sasl.jaas.config`,
+`...connections.max.reauth.ms`):
+- `listener.security.protocol.map`: the listener's protocol (PLAINTEXT, SSL, SASL_PLAINTEXT,
+  SASL_SSL), Kafka's default map naming each protocol after itself;
+- `sasl.enabled.mechanisms`: the mechanisms a SASL listener offers, in order (PLAIN,
+  SCRAM-SHA-256, SCRAM-SHA-512 here; Kafka's default GSSAPI needs Kerberos, refused);
+- `sasl.jaas.config` with PlainLoginModule `user_<name>="password"` options: PLAIN's users;
+- `connections.max.reauth.ms` (KIP-368), `connection.failed.authentication.delay.ms` (KIP-306,
+  2.1+: 100 ms by default; no delay before);
+- `ssl.*` (see `broker.security.tls`) and `ssl.principal.mapping.rules`; on a SASL_SSL
+  listener `ssl.client.auth` counts only as a listener override (Kafka's ChannelBuilders).
+
+`listener_security` raises ValueError with the reason for a configuration Kafka (or zkbroker)
+would not start with.
+
+Deliberately not here: the TLS context itself (`broker.security.tls`), dynamic (ZooKeeper)
+listener reconfiguration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from broker.security.jaas import JaasError, plain_users
+from broker.security.principal_mapping import PrincipalMapper
+
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+DEFAULT_PROTOCOL_MAP = ",".join(f"{p}:{p}" for p in PROTOCOLS)
+SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+def listener_prefix(listener: str) -> str:
+    """Kafka's ListenerName.configPrefix."""
+    return f"listener.name.{listener.lower()}."
+
+
+def protocol_map(configs: Mapping[str, str]) -> dict[str, str]:
+    """`listener.security.protocol.map` as {LISTENER: PROTOCOL}; ValueError when malformed."""
+    text = configs.get("listener.security.protocol.map", DEFAULT_PROTOCOL_MAP)
+    out: dict[str, str] = {}
+    for entry in text.split(","):
+        entry = entry.strip()
+        if not entry:
+            continue
+        name, sep, protocol = entry.partition(":")
+        protocol = protocol.strip().upper()
+        if not sep or not name.strip():
+            raise ValueError(
+                f"Error parsing configuration property 'listener.security.protocol.map': {entry}"
+            )
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"No enum constant SecurityProtocol.{protocol}")
+        out[name.strip().upper()] = protocol
+    return out
+
+
+@dataclass(frozen=True)
+class ListenerSecurity:
+    listener_name: str
+    protocol: str
+    mechanisms: tuple[str, ...] = ()
+    plain_users: Mapping[str, str] = field(default_factory=dict)
+    # Per mechanism; 0 = no session lifetime (Kafka's default).
+    reauth_ms: Mapping[str, int] = field(default_factory=dict)
+    failed_auth_delay_ms: int = 100
+    principal_mapper: PrincipalMapper | None = None
+    # The listener's effective configs (prefix overrides applied), for the TLS context.
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def sasl(self) -> bool:
+        return self.protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+
+    @property
+    def tls(self) -> bool:
+        return self.protocol in ("SSL", "SASL_SSL")
+
+
+def effective_configs(configs: Mapping[str, str], listener: str) -> dict[str, str]:
+    """Kafka's valuesWithPrefixOverride(listener prefix): prefixed keys win, prefix removed."""
+    prefix = listener_prefix(listener)
+    out = {k: v for k, v in configs.items() if not k.startswith("listener.name.")}
+    for key, value in configs.items():
+        if key.startswith(prefix):
+            out[key[len(prefix) :]] = value
+    return out
+
+
+def listener_security(
+    configs: Mapping[str, str], listener: str, release: tuple[int, ...] = (3, 9)
+) -> ListenerSecurity:
+    """`release` refuses what its brokers could not do: SCRAM before 0.10.2 (KIP-84)."""
+    listener = listener.upper()
+    protocols = protocol_map(configs)
+    protocol = protocols.get(listener)
+    if protocol is None:
+        raise ValueError(
+            f"No security protocol defined for listener {listener} (listener.security.protocol.map)"
+        )
+    own = effective_configs(configs, listener)
+    if protocol == "SASL_SSL" and f"{listener_prefix(listener)}ssl.client.auth" not in configs:
+        # Kafka's ChannelBuilders: a SASL_SSL listener authenticates clients with SASL and
+        # asks for certificates only when ssl.client.auth is set for that listener itself.
+        own["ssl.client.auth"] = "none"
+    # KIP-306 (2.1) delays failed-authentication answers by 100 ms; earlier brokers did not.
+    default_delay = "100" if release >= (2, 1) else "0"
+    delay = int(own.get("connection.failed.authentication.delay.ms", default_delay).strip())
+    mapper = None
+    if protocol in ("SSL", "SASL_SSL"):
+        try:
+            mapper = PrincipalMapper.parse(own.get("ssl.principal.mapping.rules", "DEFAULT"))
+        except ValueError as e:
+            raise ValueError(f"ssl.principal.mapping.rules: {e}") from None
+    if protocol not in ("SASL_PLAINTEXT", "SASL_SSL"):
+        return ListenerSecurity(
+            listener, protocol, failed_auth_delay_ms=delay, principal_mapper=mapper, configs=own
+        )
+    mechanisms = tuple(
+        m.strip() for m in own.get("sasl.enabled.mechanisms", "GSSAPI").split(",") if m.strip()
+    )
+    unsupported = [m for m in mechanisms if m not in SUPPORTED_MECHANISMS]
+    if unsupported:
+        raise ValueError(
+            f"sasl.enabled.mechanisms of listener {listener}: {', '.join(unsupported)} not "
+            f"supported by zkbroker (it serves {', '.join(SUPPORTED_MECHANISMS)})"
+        )
+    if not mechanisms:
+        raise ValueError(f"sasl.enabled.mechanisms of listener {listener} is empty")
+    if release < (0, 10, 2) and any(m.startswith("SCRAM-") for m in mechanisms):
+        raise ValueError("SCRAM mechanisms came with Kafka 0.10.2 (KIP-84)")
+    users: dict[str, str] = {}
+    if "PLAIN" in mechanisms:
+        jaas = own.get("plain.sasl.jaas.config", own.get("sasl.jaas.config"))
+        if jaas is None:
+            raise ValueError(
+                f"Could not find a 'KafkaServer' or '{listener.lower()}.KafkaServer' entry in "
+                f"the JAAS configuration: set listener.name.{listener.lower()}."
+                "plain.sasl.jaas.config for PLAIN"
+            )
+        try:
+            users = plain_users(jaas)
+        except JaasError as e:
+            raise ValueError(f"sasl.jaas.config: {e}") from None
+    reauth: dict[str, int] = {}
+    for mechanism in mechanisms:
+        text = own.get(
+            f"{mechanism.lower()}.connections.max.reauth.ms",
+            own.get("connections.max.reauth.ms", "0"),
+        )
+        reauth[mechanism] = int(text.strip())
+    return ListenerSecurity(
+        listener,
+        protocol,
+        mechanisms=mechanisms,
+        plain_users=users,
+        reauth_ms=reauth,
+        failed_auth_delay_ms=delay,
+        principal_mapper=mapper,
+        configs=own,
+    )

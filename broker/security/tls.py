@@ -1,0 +1,111 @@
+"""The server TLS context of a listener from Kafka's `ssl.*` configs, PEM only (KIP-651).
+
+- key and certificate chain: `ssl.keystore.type=PEM` with `ssl.keystore.location` (a PEM file
+  holding the private key and the certificate chain) or `ssl.keystore.key` +
+  `ssl.keystore.certificate.chain` (PEM text); `ssl.key.password` decrypts an encrypted key;
+- trusted CAs for client certificates: `ssl.truststore.type=PEM` with `ssl.truststore.location`
+  or `ssl.truststore.certificates`;
+- `ssl.client.auth`: none / requested (a certificate is asked for and verified when sent) /
+  required (a client without a valid certificate fails the handshake);
+- `ssl.enabled.protocols`: the lowest listed TLS version is the minimum.
+
+The handshake runs in asyncio's SSL protocol (`loop.connect_accepted_socket`), never blocking
+the event loop for other connections.
+
+Deliberately not here: JKS and PKCS12 keystores (refused with a clear error), cipher suite
+selection, `ssl.engine.factory.class`, CRLs, and dynamic keystore updates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import ssl
+import tempfile
+from collections.abc import Mapping
+
+_VERSIONS = {
+    "TLSv1": ssl.TLSVersion.TLSv1,
+    "TLSv1.1": ssl.TLSVersion.TLSv1_1,
+    "TLSv1.2": ssl.TLSVersion.TLSv1_2,
+    "TLSv1.3": ssl.TLSVersion.TLSv1_3,
+}
+
+
+def server_context(configs: Mapping[str, str]) -> ssl.SSLContext:
+    """ValueError with the reason when the configs do not make a usable context."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    keystore_type = configs.get("ssl.keystore.type", "JKS").upper()
+    location = configs.get("ssl.keystore.location")
+    chain = configs.get("ssl.keystore.certificate.chain")
+    key = configs.get("ssl.keystore.key")
+    password = configs.get("ssl.key.password") or configs.get("ssl.keystore.password")
+    if chain or key:
+        if not (chain and key):
+            raise ValueError(
+                "ssl.keystore.certificate.chain and ssl.keystore.key must be set together"
+            )
+        if keystore_type != "PEM":
+            raise ValueError("ssl.keystore.key requires ssl.keystore.type=PEM")
+        _load_pem_text(ctx, chain, key, password)
+    elif location:
+        if keystore_type != "PEM":
+            raise ValueError(
+                f"ssl.keystore.type={keystore_type}: zkbroker reads PEM keystores only "
+                "(set ssl.keystore.type=PEM)"
+            )
+        try:
+            ctx.load_cert_chain(location, password=password)
+        except (OSError, ssl.SSLError) as e:
+            raise ValueError(f"ssl.keystore.location {location}: {e}") from None
+    else:
+        raise ValueError(
+            "an SSL listener needs ssl.keystore.location or ssl.keystore.certificate.chain"
+        )
+    trust_type = configs.get("ssl.truststore.type", "JKS").upper()
+    trust_location = configs.get("ssl.truststore.location")
+    trust_text = configs.get("ssl.truststore.certificates")
+    if trust_location or trust_text:
+        if trust_type != "PEM":
+            raise ValueError(
+                f"ssl.truststore.type={trust_type}: zkbroker reads PEM truststores only"
+            )
+        try:
+            if trust_text:
+                ctx.load_verify_locations(cadata=trust_text)
+            else:
+                ctx.load_verify_locations(cafile=trust_location)
+        except (OSError, ssl.SSLError) as e:
+            raise ValueError(f"ssl.truststore: {e}") from None
+    client_auth = configs.get("ssl.client.auth", "none").strip().lower()
+    if client_auth == "required":
+        ctx.verify_mode = ssl.CERT_REQUIRED
+    elif client_auth == "requested":
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+    else:
+        ctx.verify_mode = ssl.CERT_NONE
+    if ctx.verify_mode != ssl.CERT_NONE and not (trust_location or trust_text):
+        raise ValueError(f"ssl.client.auth={client_auth} needs a truststore of client CAs")
+    protocols = [
+        p.strip() for p in configs.get("ssl.enabled.protocols", "TLSv1.2,TLSv1.3").split(",")
+    ]
+    versions = [_VERSIONS[p] for p in protocols if p in _VERSIONS]
+    if versions:
+        with contextlib.suppress(ValueError):
+            ctx.minimum_version = min(versions)
+    return ctx
+
+
+def _load_pem_text(ctx: ssl.SSLContext, chain: str, key: str, password: str | None) -> None:
+    """`load_cert_chain` reads files only: the PEM text goes through a private temporary file,
+    removed at once."""
+    fd, path = tempfile.mkstemp(suffix=".pem")
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(key.strip() + "\n" + chain.strip() + "\n")
+        ctx.load_cert_chain(path, password=password)
+    except (OSError, ssl.SSLError) as e:
+        raise ValueError(f"ssl.keystore.key/certificate.chain: {e}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)

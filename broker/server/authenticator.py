@@ -1,0 +1,379 @@
+"""SASL authentication of one connection, as Kafka's `SaslServerAuthenticator` runs it before
+any request reaches the API layer (KIP-43, KIP-152, KIP-368; docs/kafka-behaviour.md §0).
+
+Before authentication only these are read:
+- ApiVersions (once, before the handshake): answered with the broker's whole table;
+- SaslHandshake v0/v1: the mechanism must be one of the listener's `sasl.enabled.mechanisms`,
+  else UNSUPPORTED_SASL_MECHANISM with the enabled list, and the connection is closed;
+- after a v1 handshake, SaslAuthenticate requests carry the mechanism's tokens; after a v0
+  handshake the tokens come raw, size-prefixed, with no Kafka header (and a failure is a bare
+  close, as Kafka can send no error there);
+- any other request closes the connection unanswered during the handshake, and during the
+  SaslAuthenticate exchange is answered with ILLEGAL_SASL_STATE in that request's own error
+  response ("Unexpected Kafka request of type <API> during SASL authentication.") and closed.
+
+Failures (wrong password, unknown user, malformed token) are answered with
+SASL_AUTHENTICATION_FAILED and Kafka's message after `connection.failed.authentication.delay.ms`
+(default 100 ms, a sleep of this connection only), then the connection is closed. Mechanism
+failures that could reveal whether a user exists (every SCRAM failure but a foreign
+authorization id) get Kafka's generic message "Authentication failed during authentication due
+to invalid credentials with SASL mechanism <m>".
+
+Re-authentication (KIP-368): with `connections.max.reauth.ms` > 0 the session lifetime is sent
+in SaslAuthenticate v1+ and the session expires then; a SaslHandshake on an authenticated
+connection starts re-authentication (at most once a second, same mechanism and principal, else
+it fails), and a request arriving after the session expired closes the connection
+(`broker.server.listener`).
+
+Deliberately not here: GSSAPI (and the 0.9 clients' header-less GSSAPI first token),
+OAUTHBEARER, delegation-token SCRAM, `sasl.server.max.receive.size` reconfiguration (fixed at
+Kafka's default 524288 bytes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+
+from broker.protocol import (
+    CodecError,
+    RequestHeader,
+    decode_request_body,
+    decode_request_header,
+    encode_response,
+    error_codes,
+)
+from broker.protocol.framing import (
+    SIZE_BYTES,
+    Answer,
+    Close,
+    FrameRefused,
+    api_name,
+    frame_size,
+    route,
+    size_prefixed,
+)
+from broker.protocol.messages.sasl_authenticate import SaslAuthenticateResponse
+from broker.protocol.messages.sasl_handshake import SaslHandshakeResponse
+from broker.security.listener_config import ListenerSecurity
+from broker.security.sasl import PlainServer, SaslAuthenticationFailed, SaslFailed, SaslServer
+from broker.security.scram import ScramCredential, ScramServer
+from handlers.context import BrokerView, ConnectionInfo, RequestContext
+from handlers.registry import ApiTable
+
+# (user, mechanism) -> the user's SCRAM credential (`broker.security.credential_cache`).
+CredentialsOf = Callable[[str, str], "ScramCredential | None"]
+# Kafka's sasl.server.max.receive.size default (BrokerSecurityConfigs).
+MAX_RECEIVE_SIZE = 524288
+API_VERSIONS_KEY = 18
+SASL_HANDSHAKE_KEY = 17
+SASL_AUTHENTICATE_KEY = 36
+# KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS
+MIN_REAUTH_INTERVAL_S = 1.0
+
+
+def kafka_enum_name(api_key: int) -> str:
+    """Kafka's ApiKeys constant as its messages print it: `Metadata` -> `METADATA`,
+    `OffsetForLeaderEpoch` -> `OFFSET_FOR_LEADER_EPOCH`."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", api_name(api_key)).upper()
+
+
+class AuthenticationClosed(Exception):
+    """Authentication failed or the client broke the protocol: close the connection."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Session:
+    """What a successful authentication established on the connection."""
+
+    mechanism: str
+    principal: str
+    # time.monotonic() after which the session is over (KIP-368); None = never.
+    expires_at: float | None
+    last_reauth_started: float = 0.0
+
+    def expired(self, now: float) -> bool:
+        return self.expires_at is not None and now > self.expires_at
+
+
+class SaslAuthenticator:
+    def __init__(
+        self,
+        security: ListenerSecurity,
+        credentials: CredentialsOf | None,
+        broker: BrokerView,
+        api_table: ApiTable,
+        conn: ConnectionInfo,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        log: structlog.stdlib.BoundLogger,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._security = security
+        self._credentials = credentials
+        self._broker = broker
+        self._api_table = api_table
+        self._conn = conn
+        self._reader = reader
+        self._writer = writer
+        self._log = log
+        self._now = now
+
+    # ---- entry points ------------------------------------------------------------------
+
+    async def authenticate(self) -> Session:
+        """The first authentication of the connection; AuthenticationClosed to close it."""
+        return await self._exchange(previous=None, first_frame=None)
+
+    async def reauthenticate(self, previous: Session, handshake_frame: bytes) -> Session:
+        """KIP-368: a SaslHandshake on an authenticated connection starts over."""
+        previous.last_reauth_started = self._now()
+        session = await self._exchange(previous=previous, first_frame=handshake_frame)
+        session.last_reauth_started = previous.last_reauth_started
+        return session
+
+    # ---- the exchange ------------------------------------------------------------------
+
+    async def _exchange(self, previous: Session | None, first_frame: bytes | None) -> Session:
+        what = "re-authentication" if previous is not None else "authentication"
+        versions_allowed = previous is None
+        server: SaslServer | None = None
+        raw_tokens = False
+        bad_mechanism: str | None = None
+        frame = first_frame
+        while True:
+            if frame is None:
+                frame = await self._read_frame()
+            if server is None:
+                header, offset = self._header(frame)
+                if header.api_key not in (API_VERSIONS_KEY, SASL_HANDSHAKE_KEY):
+                    await self._fail(
+                        f"Unexpected Kafka request of type {kafka_enum_name(header.api_key)} "
+                        "during SASL handshake."
+                    )
+                if header.api_key == API_VERSIONS_KEY:
+                    if not versions_allowed:
+                        raise AuthenticationClosed(
+                            "Unexpected ApiVersions request received during SASL "
+                            "authentication state HANDSHAKE_REQUEST"
+                        )
+                    if await self._api_versions(header, frame, offset):
+                        versions_allowed = False
+                    frame = None
+                    continue
+                mechanism = await self._handshake(header, frame, offset)
+                raw_tokens = header.api_version == 0
+                if previous is not None and mechanism != previous.mechanism:
+                    bad_mechanism = (
+                        f"SASL mechanism '{mechanism}' requested by client is not supported "
+                        f"for re-authentication of mechanism '{previous.mechanism}'"
+                    )
+                server = self._server(mechanism)
+                frame = None
+                continue
+            if bad_mechanism is not None:
+                await self._fail(bad_mechanism)
+            if raw_tokens:
+                session = await self._raw_token(server, frame, previous)
+            else:
+                session = await self._authenticate_request(server, frame, previous, what)
+            frame = None
+            if session is not None:
+                return session
+
+    async def _read_frame(self) -> bytes:
+        try:
+            prefix = await self._reader.readexactly(SIZE_BYTES)
+            try:
+                size = frame_size(prefix, MAX_RECEIVE_SIZE)
+            except FrameRefused:
+                raise AuthenticationClosed(
+                    "Failing SASL authentication due to invalid receive size"
+                ) from None
+            return await self._reader.readexactly(size)
+        except asyncio.IncompleteReadError:
+            raise AuthenticationClosed("closed by client during SASL authentication") from None
+
+    def _header(self, frame: bytes) -> tuple[RequestHeader, int]:
+        try:
+            return decode_request_header(frame)
+        except CodecError:
+            # Kafka would take it for a 0.9 GSSAPI token; GSSAPI is never enabled here.
+            raise AuthenticationClosed(
+                "Exception handling first SASL packet from client, GSSAPI is not supported "
+                "by server"
+            ) from None
+
+    async def _send(self, payload: bytes) -> None:
+        self._writer.write(size_prefixed(payload))
+        await self._writer.drain()
+
+    async def _fail(self, reason: str, answer: bytes | None = None) -> None:
+        """Kafka's delayed close on authentication failure: the failure answer (if any) is
+        sent after connection.failed.authentication.delay.ms, then the connection closes."""
+        delay = self._security.failed_auth_delay_ms
+        if delay > 0:
+            await asyncio.sleep(delay / 1000)
+        if answer is not None:
+            await self._send(answer)
+        raise AuthenticationClosed(reason)
+
+    async def _routed(self, header: RequestHeader) -> bool:
+        """True when the version is served; an unsupported one closes (or, for ApiVersions,
+        is answered by `route`) as on any connection."""
+        decision = route(header, self._api_table.ranges, self._broker.settings.release_name)
+        if isinstance(decision, Close):
+            raise AuthenticationClosed(decision.reason)
+        if isinstance(decision, Answer):
+            await self._send(decision.data)
+            return False
+        return True
+
+    def _decode(self, header: RequestHeader, frame: bytes, offset: int) -> object:
+        try:
+            return decode_request_body(header, frame, offset)
+        except CodecError as e:
+            raise AuthenticationClosed(f"undecodable request: {e}") from None
+
+    async def _api_versions(self, header: RequestHeader, frame: bytes, offset: int) -> bool:
+        if not await self._routed(header):
+            return False
+        request = self._decode(header, frame, offset)
+        entry = self._api_table.entry(API_VERSIONS_KEY)
+        assert entry is not None
+        ctx = RequestContext(header=header, broker=self._broker, connection=self._conn)
+        response = await entry.handle(ctx, request)
+        await self._send(encode_response(header, response))
+        # An invalid ApiVersions (bad software name) is answered and the state stays.
+        return getattr(response, "error_code", 0) == error_codes.NONE
+
+    async def _handshake(self, header: RequestHeader, frame: bytes, offset: int) -> str:
+        if not await self._routed(header):  # pragma: no cover - route closes non-ApiVersions
+            raise AuthenticationClosed("unsupported SaslHandshake version")
+        request = self._decode(header, frame, offset)
+        mechanism: str = getattr(request, "mechanism")  # noqa: B009
+        enabled = list(self._security.mechanisms)
+        if mechanism in enabled:
+            self._log.debug("sasl.handshake", mechanism=mechanism)
+            await self._send(
+                encode_response(
+                    header, SaslHandshakeResponse(error_code=error_codes.NONE, mechanisms=enabled)
+                )
+            )
+            return mechanism
+        await self._fail(
+            f"Unsupported SASL mechanism {mechanism}",
+            encode_response(
+                header,
+                SaslHandshakeResponse(
+                    error_code=error_codes.UNSUPPORTED_SASL_MECHANISM, mechanisms=enabled
+                ),
+            ),
+        )
+        raise AssertionError("unreachable")
+
+    def _server(self, mechanism: str) -> SaslServer:
+        if mechanism == "PLAIN":
+            return PlainServer(self._security.plain_users)
+        lookup = self._credentials
+        if lookup is None:
+            return ScramServer(mechanism, lambda _user: None)
+        return ScramServer(mechanism, lambda user: lookup(user, mechanism))
+
+    def _session(self, server: SaslServer, previous: Session | None) -> tuple[Session, int]:
+        principal = f"User:{server.authorization_id}"
+        if previous is not None and previous.principal != principal:
+            old_type, _, old_name = previous.principal.partition(":")
+            new_type, _, new_name = principal.partition(":")
+            raise SaslAuthenticationFailed(
+                f"Cannot change principals during re-authentication from {old_type}.{old_name}: "
+                f"{new_type}.{new_name}"
+            )
+        lifetime_ms = max(0, self._security.reauth_ms.get(server.mechanism, 0))
+        expires = self._now() + lifetime_ms / 1000 if lifetime_ms > 0 else None
+        return Session(server.mechanism, principal, expires), lifetime_ms
+
+    async def _raw_token(
+        self, server: SaslServer, token: bytes, previous: Session | None
+    ) -> Session | None:
+        try:
+            answer = server.evaluate(token)
+            session = self._session(server, previous)[0] if server.complete else None
+        except (SaslAuthenticationFailed, SaslFailed) as e:
+            await self._fail(str(e))
+            raise AssertionError("unreachable") from None
+        await self._send(answer)
+        return session
+
+    async def _authenticate_request(
+        self, server: SaslServer, frame: bytes, previous: Session | None, what: str
+    ) -> Session | None:
+        header, offset = self._header(frame)
+        if header.api_key != SASL_AUTHENTICATE_KEY:
+            reason = (
+                f"Unexpected Kafka request of type {kafka_enum_name(header.api_key)} during "
+                "SASL authentication."
+            )
+            entry = self._api_table.entry(header.api_key)
+            answer = None
+            if entry is not None and self._api_table.supports(header.api_key, header.api_version):
+                request = self._decode(header, frame, offset)
+                answer = encode_response(
+                    header,
+                    entry.error_response(
+                        request, header.api_version, error_codes.ILLEGAL_SASL_STATE, reason
+                    ),
+                )
+            await self._fail(reason, answer)
+        if not await self._routed(header):  # pragma: no cover - route closes non-ApiVersions
+            raise AuthenticationClosed("unsupported SaslAuthenticate version")
+        request = self._decode(header, frame, offset)
+        token: bytes = getattr(request, "auth_bytes")  # noqa: B009
+        try:
+            answer_token = server.evaluate(token)
+            session, lifetime_ms = self._session(server, previous) if server.complete else (None, 0)
+        except SaslAuthenticationFailed as e:
+            message = str(e)
+        except SaslFailed as e:
+            # The mechanism's own reason stays in the log (Kafka logs it at debug): the client
+            # must not learn whether the user exists.
+            self._log.debug("sasl.mechanism_failed", mechanism=server.mechanism, detail=str(e))
+            message = (
+                f"Authentication failed during {what} due to invalid credentials with SASL "
+                f"mechanism {server.mechanism}"
+            )
+        else:
+            await self._send(
+                encode_response(
+                    header,
+                    SaslAuthenticateResponse(
+                        error_code=error_codes.NONE,
+                        error_message=None,
+                        auth_bytes=answer_token,
+                        session_lifetime_ms=lifetime_ms,
+                    ),
+                )
+            )
+            return session
+        self._log.info("sasl.authentication_failed", mechanism=server.mechanism, reason=message)
+        await self._fail(
+            message,
+            encode_response(
+                header,
+                SaslAuthenticateResponse(
+                    error_code=error_codes.SASL_AUTHENTICATION_FAILED,
+                    error_message=message,
+                    auth_bytes=b"",
+                ),
+            ),
+        )
+        raise AssertionError("unreachable")

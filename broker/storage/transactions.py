@@ -1,0 +1,195 @@
+"""A partition's transactions: ongoing ones, the last stable offset, and aborted ones for Fetch.
+
+Follows Kafka 3.9's storage module as ``UnifiedLog.append`` uses it (docs/kafka-behaviour.md
+§17): ``ProducerStateManager`` (``ongoingTxns`` by first offset, ``firstUnstableOffset``,
+``lastStableOffset(completedTxn)``), ``ProducerAppendInfo`` (a transactional batch opens its
+producer's transaction; an end marker closes it, and a marker with no data before it completes
+nothing; the coordinator-epoch and non-transactional-write checks with Kafka's messages) and
+``TransactionIndex`` (one ``AbortedTxn`` per aborted transaction, in marker order, searched by
+``collectAbortedTxns`` with its early stop once an entry's last stable offset reaches the upper
+bound). `append_end_txn_marker` writes a COMMIT/ABORT control batch
+(``broker.protocol.records.control``) at the log end and records it.
+
+How it is used: the caller observes every v2 batch of the partition in offset order (appends,
+and the log's batches when rebuilding); the state is then what Kafka's would be. It is kept
+off ``PartitionLog.append`` on purpose so a non-transactional produce pays nothing for it.
+
+Deliberately not here: the producer epoch and sequence checks (``broker.rules.producer_state``;
+it does not yet see the epoch an end marker carries after a fence), ``.txnindex`` files and
+snapshots (the state is rebuilt by observing batches), KIP-890's partition-leader verification,
+and deciding when a marker is written (the transaction coordinator).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from broker.protocol import error_codes as ec
+from broker.protocol.records import RecordBatchV2, iter_batches
+from broker.protocol.records.control import encode_end_txn_marker, read_end_txn_marker
+from broker.storage.partition_log import PartitionLog
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedTxn:
+    producer_id: int
+    first_offset: int
+    last_offset: int  # the marker's offset
+    aborted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AbortedTxn:
+    """One entry of Kafka's TransactionIndex (what Fetch v4+ lists, as producer id and first
+    offset, for a read_committed consumer to skip)."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    last_stable_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class TxnAppendError:
+    code: int
+    message: str
+
+
+@dataclass(slots=True)
+class PartitionTransactions:
+    """The transactions of one partition, as its batches left them."""
+
+    # producer id -> first offset of its open transaction; insertion order is offset order
+    # because batches are observed in offset order (Kafka keeps a TreeMap by first offset).
+    ongoing: dict[int, int] = field(default_factory=dict)
+    aborted: list[AbortedTxn] = field(default_factory=list)
+    coordinator_epochs: dict[int, int] = field(default_factory=dict)
+    # Every batch below this offset has been observed.
+    synced_to: int = 0
+
+    # ---- checks before an append (ProducerAppendInfo) ---------------------------------------
+
+    def check(self, batch: RecordBatchV2, topic_partition: str) -> TxnAppendError | None:
+        pid, offset = batch.producer_id, batch.base_offset
+        if batch.is_control:
+            if batch.records_count == 0:
+                return None  # the cleaner emptied it: nothing to check
+            marker = read_end_txn_marker(batch)
+            current = self.coordinator_epochs.get(pid, -1)
+            if marker.coordinator_epoch < current:
+                return TxnAppendError(
+                    ec.TRANSACTION_COORDINATOR_FENCED,
+                    f"Invalid coordinator epoch for producerId {pid} at offset {offset} in "
+                    f"partition {topic_partition}: {marker.coordinator_epoch} (zombie), "
+                    f"{current} (current)",
+                )
+            return None
+        if batch.has_producer_id and not batch.is_transactional and pid in self.ongoing:
+            # Kafka prints the offset's LogOffsetMetadata, with no segment known yet.
+            return TxnAppendError(
+                ec.INVALID_TXN_STATE,
+                f"Expected transactional write from producer {pid} at offset "
+                f"(offset={offset}, segment=[-1:-1]) in partition {topic_partition}",
+            )
+        return None
+
+    # ---- what an appended batch changes (UnifiedLog.append's completed transactions) --------
+
+    def observe(self, batch: RecordBatchV2) -> CompletedTxn | None:
+        self.synced_to = max(self.synced_to, batch.last_offset + 1)
+        if not batch.is_transactional:
+            return None
+        pid = batch.producer_id
+        if not batch.is_control:
+            self.ongoing.setdefault(pid, batch.base_offset)
+            return None
+        if batch.records_count == 0:
+            return None  # an emptied control batch: its whole transaction was cleaned away
+        marker = read_end_txn_marker(batch)
+        self.coordinator_epochs[pid] = marker.coordinator_epoch
+        first = self.ongoing.pop(pid, None)
+        if first is None:
+            return None  # an empty transaction: nothing to index, the LSO does not move
+        completed = CompletedTxn(pid, first, batch.base_offset, not marker.commit)
+        if completed.aborted:
+            # lastStableOffset(completedTxn): the next other open transaction's start, else
+            # just past the marker.
+            lso = next(iter(self.ongoing.values()), completed.last_offset + 1)
+            self.aborted.append(AbortedTxn(pid, first, completed.last_offset, lso))
+        return completed
+
+    def observe_chunk(self, data: bytes | memoryview) -> int:
+        """Observe the whole batches of a chunk read from the log (a rebuild, sliced by the
+        caller), skipping those already observed; legacy batches carry no transactions. Returns
+        the offset after the last whole batch (``synced_to``)."""
+        for batch in iter_batches(data):
+            if isinstance(batch, RecordBatchV2) and batch.last_offset >= self.synced_to:
+                self.observe(batch)
+        return self.synced_to
+
+    # ---- reads --------------------------------------------------------------------------------
+
+    @property
+    def first_unstable_offset(self) -> int | None:
+        return next(iter(self.ongoing.values()), None)
+
+    def last_stable_offset(self, high_watermark: int) -> int:
+        """What read_committed consumers may read up to (UnifiedLog.lastStableOffset)."""
+        first = self.first_unstable_offset
+        return high_watermark if first is None else min(first, high_watermark)
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """TransactionIndex.collectAbortedTxns over the partition: transactions that overlap
+        [fetch_offset, upper_bound_offset), the bound being just past the fetched batches."""
+        found = []
+        for txn in self.aborted:
+            if txn.last_offset >= fetch_offset and txn.first_offset < upper_bound_offset:
+                found.append(txn)
+            if txn.last_stable_offset >= upper_bound_offset:
+                break
+        return found
+
+    def drop_segments_below(self, first_segment_base: int) -> None:
+        """Retention deleted the segments below this base: their index entries (the ones whose
+        marker lay in them) go with them, as each segment's .txnindex file does."""
+        self.aborted = [t for t in self.aborted if t.last_offset >= first_segment_base]
+
+
+def append_end_txn_marker(
+    log: PartitionLog,
+    txns: PartitionTransactions,
+    *,
+    commit: bool,
+    producer_id: int,
+    producer_epoch: int,
+    coordinator_epoch: int,
+    leader_epoch: int,
+    now_ms: int,
+) -> TxnAppendError | CompletedTxn | None:
+    """Write a COMMIT/ABORT marker at the log end (as a WriteTxnMarkers append does) and record
+    it: an error if the coordinator is a zombie, else the transaction it completed (None for
+    an empty one). The caller holds the partition for appends, as for any produce."""
+    offset = log.log_end_offset
+    data = encode_end_txn_marker(
+        commit=commit,
+        offset=offset,
+        timestamp=now_ms,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        coordinator_epoch=coordinator_epoch,
+        partition_leader_epoch=leader_epoch,
+    )
+    batch = RecordBatchV2(data)
+    error = txns.check(batch, f"{log.topic}-{log.partition}")
+    if error is not None:
+        return error
+    log.append(
+        data,
+        base_offset=offset,
+        last_offset=offset,
+        max_timestamp=now_ms,
+        offset_of_max_timestamp=offset,
+        leader_epoch=leader_epoch,
+        now_ms=now_ms,
+    )
+    return txns.observe(batch)

@@ -1,0 +1,53 @@
+"""AllocateProducerIds (key 67), version 0, from 3.0 (KIP-730): the controller hands a broker a
+block of producer ids.
+
+As a ZooKeeper-mode broker answers it (KafkaApis.handleAllocateProducerIdsRequest, 3.0-3.9):
+a broker that is not the active controller answers NOT_CONTROLLER (also when the controller
+moves while the request waits); the controller checks the broker id and epoch
+(BROKER_ID_NOT_REGISTERED, STALE_BROKER_EPOCH) and claims the next block of
+`/latest_producer_id_block` (`broker.controller.producer_id_blocks`), answering its start and
+length (1,000). The block is really taken: no InitProducerId of any broker hands out its ids.
+
+Not emulated: authorization (CLUSTER_ACTION on the cluster; zkbroker has no authorizer yet).
+"""
+
+from __future__ import annotations
+
+from broker.controller.producer_id_blocks import allocate_producer_ids
+from broker.protocol import error_codes
+from broker.protocol.messages.allocate_producer_ids import (
+    AllocateProducerIdsRequest,
+    AllocateProducerIdsResponse,
+)
+from handlers.context import RequestContext
+from zk_layout import ControllerMovedError
+
+API_KEY = 67
+MIN_VERSION = 0
+MAX_VERSION = 0
+
+
+async def handle(
+    ctx: RequestContext, request: AllocateProducerIdsRequest
+) -> AllocateProducerIdsResponse:
+    controller = ctx.broker.controller
+    if controller is None:
+        return AllocateProducerIdsResponse(error_code=error_codes.NOT_CONTROLLER)
+    broker_id, epoch = request.broker_id, request.broker_epoch
+    try:
+        block = await controller.call(
+            "AllocateProducerIds", lambda c: allocate_producer_ids(c, broker_id, epoch)
+        )
+    except ControllerMovedError:
+        return AllocateProducerIdsResponse(error_code=error_codes.NOT_CONTROLLER)
+    return AllocateProducerIdsResponse(
+        error_code=block.error_code,
+        producer_id_start=block.producer_id_start,
+        producer_id_len=block.producer_id_len,
+    )
+
+
+def error_response(
+    request: AllocateProducerIdsRequest, version: int, code: int, message: str | None
+) -> AllocateProducerIdsResponse:
+    return AllocateProducerIdsResponse(error_code=code)

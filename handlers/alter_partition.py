@@ -1,0 +1,72 @@
+"""AlterPartition (key 56): v0 as AlterIsr from 2.7, v1 from 3.2 (leader recovery state,
+KIP-704), v2 from 3.3 (topic ids, INELIGIBLE_REPLICA: KIP-841), v3 from 3.5 (ISR with broker
+epochs, KIP-903).
+
+As a ZooKeeper-mode broker answers it (KafkaApis.handleAlterPartitionRequest / handleAlterIsr
+Request): a broker that is not the active controller answers NOT_CONTROLLER with no topics
+(also when the controller moves while the request waits); the controller checks the broker
+epoch and applies each partition's leader/ISR as its release's KafkaController does
+(`broker.controller.alter_partition`, `broker.rules.alter_partition`): the state znode really
+changes, Metadata shows the new ISR, and a reassignment waiting for that ISR completes.
+Partitions come back grouped by topic in the request's order (Kafka's come out of a hash map);
+topics unknown by id first.
+
+Not emulated: authorization (CLUSTER_ACTION; zkbroker has no authorizer yet); the broker
+epochs of v3's ISR members are read but, as in Kafka's ZooKeeper controller, not checked.
+"""
+
+from __future__ import annotations
+
+from broker.controller.alter_partition import alter_partition
+from broker.protocol import error_codes
+from broker.protocol.messages.alter_partition import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    AlterPartitionResponsePartitionData,
+    AlterPartitionResponseTopicData,
+)
+from handlers.context import RequestContext
+from zk_layout import ControllerMovedError
+
+API_KEY = 56
+MIN_VERSION = 0
+MAX_VERSION = 3
+
+
+async def handle(ctx: RequestContext, request: AlterPartitionRequest) -> AlterPartitionResponse:
+    controller = ctx.broker.controller
+    if controller is None:
+        return AlterPartitionResponse(error_code=error_codes.NOT_CONTROLLER)
+    version = ctx.version
+    try:
+        outcome = await controller.call(
+            "AlterPartition", lambda c: alter_partition(c, request, version)
+        )
+    except ControllerMovedError:
+        return AlterPartitionResponse(error_code=error_codes.NOT_CONTROLLER)
+    topics = []
+    for topic in outcome.topics:
+        partitions = []
+        for r in topic.partitions:
+            answer = AlterPartitionResponsePartitionData(
+                partition_index=r.partition, error_code=r.error_code
+            )
+            if r.state is not None:
+                answer.leader_id = r.state.leader
+                answer.leader_epoch = r.state.leader_epoch
+                answer.isr = list(r.state.isr)
+                answer.leader_recovery_state = r.state.leader_recovery_state
+                answer.partition_epoch = r.partition_epoch
+            partitions.append(answer)
+        topics.append(
+            AlterPartitionResponseTopicData(
+                topic_name=topic.name, topic_id=topic.topic_id, partitions=partitions
+            )
+        )
+    return AlterPartitionResponse(error_code=outcome.error_code, topics=topics)
+
+
+def error_response(
+    request: AlterPartitionRequest, version: int, code: int, message: str | None
+) -> AlterPartitionResponse:
+    return AlterPartitionResponse(error_code=code)

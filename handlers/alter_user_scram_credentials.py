@@ -1,0 +1,148 @@
+"""AlterUserScramCredentials (key 51), version 0 (KIP-554, Kafka 2.7+), as a ZooKeeper-mode
+broker answers it (KafkaApis.handleAlterUserScramCredentialsRequest,
+ZkAdminManager.alterUserScramCredentials):
+
+- only the active controller alters: another broker answers NOT_CONTROLLER for every user;
+- per user, in Kafka's order of checks: an empty name is UNACCEPTABLE_CREDENTIAL "Username must
+  not be empty"; an unknown mechanism type (not 1 = SCRAM-SHA-256, 2 = SCRAM-SHA-512) is
+  UNSUPPORTED_SASL_MECHANISM "Unknown SCRAM mechanism"; iterations below 4096 or above 16384 are
+  UNACCEPTABLE_CREDENTIAL "Too few iterations" / "Too many iterations"; the same (user,
+  mechanism) twice is DUPLICATE_RESOURCE "A user credential cannot be altered twice in the same
+  request"; deleting a credential the user does not have is RESOURCE_NOT_FOUND "Attempt to
+  delete a user credential that does not exist". A user with any of these errors has nothing
+  altered;
+- the others: the user's `/config/users/<user>` (other keys, such as quotas, kept) gets each
+  upserted credential as Kafka's ScramFormatter derives it from the client's salt and salted
+  password, loses each deleted one, and is written with its `/config/changes` notification in
+  one ZooKeeper transaction (`change_entity_config`), so every broker's credential cache
+  (`broker.security.credential_cache`) picks it up.
+
+Not emulated: authorization (CLUSTER_AUTHORIZATION_FAILED; no authorizer yet), throttling.
+"""
+
+from __future__ import annotations
+
+from broker.protocol import error_codes
+from broker.protocol.messages.alter_user_scram_credentials import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResponse,
+    AlterUserScramCredentialsResult,
+)
+from broker.security.scram import (
+    MAX_ITERATIONS,
+    MECHANISM_NAMES,
+    MIN_ITERATIONS,
+    credential_from_salted_password,
+)
+from handlers.context import RequestContext
+from zk_layout import ConfigEntityNode, ConfigType, ZnodeFormatError, sanitize
+from zk_layout.store.admin_zk import change_entity_config
+
+API_KEY = 51
+MIN_VERSION = 0
+MAX_VERSION = 0
+
+EMPTY_USER = "Username must not be empty"
+UNKNOWN_MECHANISM = "Unknown SCRAM mechanism"
+
+
+def _result(user: str, code: int, message: str | None) -> AlterUserScramCredentialsResult:
+    return AlterUserScramCredentialsResult(user=user, error_code=code, error_message=message)
+
+
+async def handle(
+    ctx: RequestContext, request: AlterUserScramCredentialsRequest
+) -> AlterUserScramCredentialsResponse:
+    if not ctx.broker.is_controller:
+        return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)
+    upsertions, deletions = request.upsertions, request.deletions
+    illegal: dict[str, str] = {}  # user -> message, Kafka's illegalRequestsByUser
+    for d in deletions:
+        if not d.name:
+            illegal[d.name] = EMPTY_USER
+        elif d.mechanism not in MECHANISM_NAMES:
+            illegal[d.name] = UNKNOWN_MECHANISM
+    for u in upsertions:
+        if not u.name:
+            illegal[u.name] = EMPTY_USER
+        elif u.mechanism not in MECHANISM_NAMES:
+            illegal[u.name] = UNKNOWN_MECHANISM
+        elif u.iterations > MAX_ITERATIONS:
+            illegal[u.name] = "Too many iterations"
+        elif u.iterations < MIN_ITERATIONS:
+            illegal[u.name] = "Too few iterations"
+    results = [
+        _result(
+            user,
+            error_codes.UNSUPPORTED_SASL_MECHANISM
+            if message == UNKNOWN_MECHANISM
+            else error_codes.UNACCEPTABLE_CREDENTIAL,
+            message,
+        )
+        for user, message in illegal.items()
+    ]
+    pairs = [(u.name, u.mechanism) for u in upsertions if u.name not in illegal] + [
+        (d.name, d.mechanism) for d in deletions if d.name not in illegal
+    ]
+    duplicated = list(dict.fromkeys(user for user, _ in pairs if pairs.count((user, _)) > 1))
+    results.extend(
+        _result(
+            user,
+            error_codes.DUPLICATE_RESOURCE,
+            "A user credential cannot be altered twice in the same request",
+        )
+        for user in duplicated
+    )
+    candidates = list(dict.fromkeys(user for user, _ in pairs if user not in duplicated))
+    store = ctx.broker.store
+    configs: dict[str, dict[str, str]] = {}
+    for user in candidates:
+        got = await store.get(ConfigEntityNode.path(ConfigType.USERS, sanitize(user)))
+        try:
+            configs[user] = ConfigEntityNode.decode(got[0] or b"") if got is not None else {}
+        except ZnodeFormatError:
+            configs[user] = {}
+    missing = list(
+        dict.fromkeys(
+            d.name
+            for d in deletions
+            if d.name in configs and MECHANISM_NAMES[d.mechanism] not in configs[d.name]
+        )
+    )
+    results.extend(
+        _result(
+            user,
+            error_codes.RESOURCE_NOT_FOUND,
+            "Attempt to delete a user credential that does not exist",
+        )
+        for user in missing
+    )
+    release = ctx.release
+    for user in (u for u in candidates if u not in missing):
+        props = configs[user]
+        for d in deletions:
+            if d.name == user:
+                props.pop(MECHANISM_NAMES[d.mechanism], None)
+        for u in upsertions:
+            if u.name == user:
+                mechanism = MECHANISM_NAMES[u.mechanism]
+                credential = credential_from_salted_password(
+                    mechanism, u.salt, u.salted_password, u.iterations
+                )
+                props[mechanism] = credential.to_text()
+        await change_entity_config(store, ConfigType.USERS, sanitize(user), props, release)
+        results.append(_result(user, error_codes.NONE, None))
+    return AlterUserScramCredentialsResponse(throttle_time_ms=0, results=results)
+
+
+def error_response(
+    request: AlterUserScramCredentialsRequest, version: int, code: int, message: str | None
+) -> AlterUserScramCredentialsResponse:
+    """Kafka's getErrorResponse: the error for every user named, once each."""
+    users = dict.fromkeys(
+        [u.name for u in request.upsertions] + [d.name for d in request.deletions]
+    )
+    text = message if message is not None else error_codes.DEFAULT_MESSAGES.get(code)
+    return AlterUserScramCredentialsResponse(
+        throttle_time_ms=0, results=[_result(user, code, text) for user in users]
+    )

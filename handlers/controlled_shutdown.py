@@ -1,0 +1,58 @@
+"""ControlledShutdown (key 7): v1 in 0.10-0.11, v0-1 from 1.0, v2 from 2.2 (KIP-380 broker
+epoch), v3 (flexible) from 2.4. v0's request header has no client id (broker.protocol.headers).
+
+As a ZooKeeper-mode broker answers it (KafkaApis.handleControlledShutdownRequest, then
+KafkaController.doControlledShutdown): a broker that is not the active controller answers
+NOT_CONTROLLER (its own controller object is inactive: ControllerMovedException), as does a
+controller that moves while the request waits; the controller checks the broker epoch
+(STALE_BROKER_EPOCH) and liveness (BROKER_NOT_AVAILABLE), moves the broker's leaderships to
+other ISR members and takes it out of the ISRs it follows (`broker.controller.
+controlled_shutdown`), and answers the partitions it still leads. An error carries no
+partitions (ControlledShutdownRequest.getErrorResponse).
+
+Not emulated: authorization (CLUSTER_ACTION; zkbroker has no authorizer yet), and the broker
+staying "shutting down" for later elections (see the controller module).
+"""
+
+from __future__ import annotations
+
+from broker.controller.controlled_shutdown import controlled_shutdown
+from broker.protocol import error_codes
+from broker.protocol.messages.controlled_shutdown import (
+    ControlledShutdownRequest,
+    ControlledShutdownResponse,
+    RemainingPartition,
+)
+from handlers.context import RequestContext
+from zk_layout import ControllerMovedError
+
+API_KEY = 7
+MIN_VERSION = 0
+MAX_VERSION = 3
+
+
+async def handle(
+    ctx: RequestContext, request: ControlledShutdownRequest
+) -> ControlledShutdownResponse:
+    controller = ctx.broker.controller
+    if controller is None:
+        return ControlledShutdownResponse(error_code=error_codes.NOT_CONTROLLER)
+    broker_id, epoch = request.broker_id, request.broker_epoch
+    try:
+        outcome = await controller.call(
+            "ControlledShutdown", lambda c: controlled_shutdown(c, broker_id, epoch)
+        )
+    except ControllerMovedError:
+        return ControlledShutdownResponse(error_code=error_codes.NOT_CONTROLLER)
+    return ControlledShutdownResponse(
+        error_code=outcome.error_code,
+        remaining_partitions=[
+            RemainingPartition(topic_name=t, partition_index=p) for t, p in outcome.remaining
+        ],
+    )
+
+
+def error_response(
+    request: ControlledShutdownRequest, version: int, code: int, message: str | None
+) -> ControlledShutdownResponse:
+    return ControlledShutdownResponse(error_code=code)

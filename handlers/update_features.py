@@ -1,0 +1,87 @@
+"""UpdateFeatures (key 57), v0 from 2.7 and v0-1 from 3.3 (KIP-584), on `/feature`.
+
+As a ZooKeeper-mode broker answers it (KafkaApis.handleUpdateFeatures, then
+KafkaController.processFeatureUpdates, 2.7-3.9):
+- a broker that is not the active controller answers NOT_CONTROLLER at the top level with no
+  results (also when the controller moves while the request waits);
+- the controller validates each update against the finalized features of `/feature`
+  (`broker.rules.feature_updates`: Kafka's texts, INVALID_REQUEST per feature) and rewrites
+  `/feature` only when something changes (`broker.controller.feature_updates`). A ZooKeeper
+  broker supports no feature, so an upgrade is always refused as "not supported"; deleting a
+  finalized feature (level < 1 with allow_downgrade, or a downgrade type from v1) applies;
+- after a write it waits, up to the request's timeout_ms, until this broker's metadata image
+  holds the new finalized features epoch (Kafka's featureCache.waitUntilEpochOrThrow); when it
+  does not, the valid updates answer FEATURE_UPDATE_FAILED though the node was written, as
+  in Kafka;
+- messages go out as Java's ApiError carries them: a success is "NONE", NOT_CONTROLLER its
+  default text; the results follow the request's order of first appearance (Kafka's come out
+  of a hash map; clients match them by name). ApiVersions then shows the new epoch.
+- v1's validate_only is ignored, as the ZooKeeper controller ignores it (it applies).
+
+Not emulated: authorization (CLUSTER_AUTHORIZATION_FAILED; zkbroker has no authorizer yet) and
+an inter.broker.protocol.version below 2.7 ("Feature versioning system is disabled."):
+zkbroker's IBP is always its release's.
+"""
+
+from __future__ import annotations
+
+from broker.controller.feature_updates import FeatureUpdateOutcome, update_features
+from broker.protocol import error_codes
+from broker.protocol.messages.update_features import (
+    UpdatableFeatureResult,
+    UpdateFeaturesRequest,
+    UpdateFeaturesResponse,
+)
+from broker.rules.api_error import message_for
+from broker.rules.feature_updates import failed_errors, updates_from_request
+from handlers.context import RequestContext
+from zk_layout import ControllerMovedError
+
+API_KEY = 57
+MIN_VERSION = 0
+MAX_VERSION = 1
+
+
+def _not_controller() -> UpdateFeaturesResponse:
+    # `new ApiError(Errors.NOT_CONTROLLER)`: the default message is sent as it is.
+    return UpdateFeaturesResponse(
+        error_code=error_codes.NOT_CONTROLLER,
+        error_message=error_codes.DEFAULT_MESSAGES[error_codes.NOT_CONTROLLER],
+    )
+
+
+async def handle(ctx: RequestContext, request: UpdateFeaturesRequest) -> UpdateFeaturesResponse:
+    controller = ctx.broker.controller
+    if controller is None:
+        return _not_controller()
+    updates = updates_from_request(ctx.release, ctx.version, request.feature_updates)
+    try:
+        outcome: FeatureUpdateOutcome = await controller.call(
+            "UpdateFeatures", lambda c: update_features(c, updates)
+        )
+    except ControllerMovedError:
+        return _not_controller()
+    errors = outcome.errors
+    epoch = outcome.written_epoch
+    if epoch is not None:
+        reached = await ctx.image.wait_for(
+            lambda image: image.finalized_features_epoch >= epoch,
+            max(request.timeout_ms, 0) / 1000,
+        )
+        if not reached:
+            errors = failed_errors(errors)
+    return UpdateFeaturesResponse(
+        error_code=error_codes.NONE,
+        error_message=None,
+        results=[
+            UpdatableFeatureResult(feature=name, error_code=e.code, error_message=e.message)
+            for name, e in errors.items()
+        ],
+    )
+
+
+def error_response(
+    request: UpdateFeaturesRequest, version: int, code: int, message: str | None
+) -> UpdateFeaturesResponse:
+    # UpdateFeaturesRequest.getErrorResponse: ApiError.fromThrowable, no results.
+    return UpdateFeaturesResponse(error_code=code, error_message=message_for(code, message))
