@@ -10,13 +10,15 @@ exist), per-broker overrides other than racks, and anything that changes at run 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, Release, release_name
+from broker.rules.acl_matching import AUTHORIZER_ONLY_CONFIGS, parse_super_users
 from broker.rules.broker_config_catalog import broker_config_key
 from broker.rules.config_catalog import InvalidConfig, validate_value
 from broker.security.listener_config import PROTOCOLS, ListenerSecurity, listener_security
 from broker.security.tls import server_context
+from zk_layout.store.client import ZkAuth
 
 # Kafka's socket.request.max.bytes default.
 DEFAULT_MAX_REQUEST_BYTES = 104_857_600
@@ -43,11 +45,23 @@ class Settings:
     # `listeners` lists them: (name, host, port of the first broker; broker i listens on
     # port + i; 0 = free ports). Each gets its protocol from listener.security.protocol.map.
     extra_listeners: tuple[tuple[str, str, int], ...] = ()
+    # Kafka's advertised.listeners, per listener: (name, host, port of the first broker; broker
+    # i advertises port + i; 0 = the port it bound). Given, it replaces the default (each
+    # listener at `advertised_host` or its host) and only the listeners named are advertised.
+    advertised_listeners: tuple[tuple[str, str, int], ...] = ()
     zk_session_timeout_s: float = 18.0
     # The ZooKeeper servers' jute.maxbuffer (ZooKeeper's default 0xfffff): a write whose
     # request would exceed it is refused before it is sent (a topic of too many partitions
     # gets INVALID_PARTITIONS), since the server would drop the connection instead.
     zookeeper_max_buffer_bytes: int = 0xFFFFF
+    # Kafka's zookeeper.set.acl: the znodes zkbroker creates get Kafka's secure ACLs
+    # (`zk_layout.nodes.secure_paths`); needs `zookeeper_digest`, "user:password", the digest
+    # credentials every ZooKeeper session of zkbroker authenticates with.
+    zookeeper_set_acl: bool = False
+    zookeeper_digest: str | None = field(default=None, repr=False)
+    # How those credentials log in: "digest" (addauth) or "sasl" (SASL DIGEST-MD5, checked by
+    # the server; the embedded ZooKeeper is then started with that one SASL user).
+    zookeeper_auth_scheme: str = "digest"
     # Kafka's broker.session.timeout.ms: how long a KIP-631 lease lasts without a heartbeat.
     broker_session_timeout_ms: int = 9000
     # Kafka's delete.topic.enable, auto.create.topics.enable, num.partitions and
@@ -124,6 +138,14 @@ class Settings:
         if self.statsd_interval_s <= 0:
             raise ValueError("--statsd-interval-s must be positive")
         _check_broker_configs(self.broker_configs, self.kafka_version)
+        if self.secure_zookeeper_acls and self.zookeeper_digest is None:
+            # Kafka: "zookeeper.set.acl is true, but ... the verification of the JAAS login
+            # file failed" (a SecurityException at start).
+            raise ValueError(
+                "zookeeper.set.acl is true, but no ZooKeeper credentials were given "
+                "(--zookeeper-digest USER:PASSWORD)"
+            )
+        _ = self.zookeeper_auth  # validates the digest's form
         if self.log_dir is not None and any(n == "log.dirs" for n, _ in self.broker_configs):
             # The one log dir is --log-dir's; a second value would disagree with where the
             # logs are (DescribeConfigs against DescribeLogDirs).
@@ -166,6 +188,24 @@ class Settings:
         return self.security_of(self.listener_name)
 
     @property
+    def secure_zookeeper_acls(self) -> bool:
+        """Kafka's zookeeper.set.acl: `--zookeeper-set-acl`, or the key itself in
+        `--broker-config` / `--broker-config-file` (a server.properties carries it)."""
+        configured = dict(self.broker_configs).get("zookeeper.set.acl", "false")
+        return self.zookeeper_set_acl or configured.strip().lower() == "true"
+
+    @property
+    def zookeeper_auth(self) -> ZkAuth | None:
+        """The credentials of zkbroker's ZooKeeper sessions, None without `zookeeper_digest`."""
+        if self.zookeeper_digest is None:
+            return None
+        return ZkAuth.parse(
+            self.zookeeper_digest,
+            set_acl=self.secure_zookeeper_acls,
+            scheme=self.zookeeper_auth_scheme,
+        )
+
+    @property
     def release_name(self) -> str:
         return release_name(self.kafka_version)
 
@@ -204,12 +244,17 @@ class Settings:
             (name, host, bound.get(name, self.port_of(broker_id, name)))
             for name, host, _ in self.listeners
         ]
+        advertised = (
+            self.advertised_endpoints(broker_id, {n: p for n, _, p in addresses})
+            if self.advertised_listeners
+            else [(n, self.advertised_host or h, p) for n, h, p in addresses]
+        )
         configs = {
             "broker.id": str(broker_id),
             "zookeeper.connect": zookeeper_connect,
             "listeners": ",".join(f"{n}://{_host_text(h)}:{p}" for n, h, p in addresses),
             "advertised.listeners": ",".join(
-                f"{n}://{_host_text(self.advertised_host or h)}:{p}" for n, h, p in addresses
+                f"{n}://{_host_text(h)}:{p}" for n, h, p in advertised
             ),
         }
         default_map = self._protocol_map_default()
@@ -244,6 +289,13 @@ class Settings:
         ):
             if value != default:
                 configs[name] = value
+        # The same for __transaction_state (0.11+), with its min.isr as the quickstart sets it.
+        for key, wanted, kafka_default in (
+            ("transaction.state.log.replication.factor", min(3, len(self.broker_ids)), 3),
+            ("transaction.state.log.min.isr", min(2, len(self.broker_ids)), 2),
+        ):
+            if wanted != kafka_default and broker_config_key(key, self.kafka_version) is not None:
+                configs[key] = str(wanted)
         session_ms = str(round(self.zk_session_timeout_s * 1000))
         session_key = broker_config_key("zookeeper.session.timeout.ms", self.kafka_version)
         # Kafka's default went from 6000 to 18000 in 2.5 (KIP-537); zkbroker uses 18000.
@@ -262,8 +314,29 @@ class Settings:
         # zkbroker bounds the bytes of requests being read (Kafka's default -1 is unbounded).
         if broker_config_key("queued.max.request.bytes", self.kafka_version) is not None:
             configs["queued.max.request.bytes"] = str(self.max_request_bytes)
+        if self.zookeeper_set_acl:
+            configs["zookeeper.set.acl"] = "true"
         configs.update(self.broker_configs)
         return configs
+
+    def advertised_endpoints(
+        self, broker_id: int, bound: dict[str, int]
+    ) -> list[tuple[str, str, int]]:
+        """(listener, host, port) a broker registers in /brokers/ids, in `listeners` order:
+        `advertised_listeners` when given (only those), else every listener at
+        `advertised_host` (or the first listener's public host) and its bound port."""
+        if not self.advertised_listeners:
+            return [
+                (name, self.public_host if i == 0 else (self.advertised_host or host), bound[name])
+                for i, (name, host, _) in enumerate(self.listeners)
+            ]
+        index = self.broker_ids.index(broker_id)
+        given = {name: (host, port) for name, host, port in self.advertised_listeners}
+        return [
+            (name, given[name][0], bound[name] if given[name][1] == 0 else given[name][1] + index)
+            for name, _, _ in self.listeners
+            if name in given
+        ]
 
     def port_of(self, broker_id: int, listener: str | None = None) -> int:
         """The port `broker_id` binds for a listener (the first one by default)."""
@@ -279,7 +352,7 @@ class Settings:
 OWN_OPTIONS = {
     "broker.id": "--broker-ids",
     "listeners": "--listener (or --host/--port)",
-    "advertised.listeners": "--advertised-host",
+    "advertised.listeners": "--advertised-listener (or --advertised-host)",
     "zookeeper.connect": "--zookeeper",
     "broker.rack": "--racks",
     "num.partitions": "--num-partitions",
@@ -335,6 +408,42 @@ def _check_listeners(settings: Settings) -> None:
             "advertised.listeners. The valid options based on currently configured listeners "
             f"are {','.join(names)}"
         )
+    if settings.advertised_listeners:
+        _check_advertised_listeners(settings, names, inter)
+
+
+def _check_advertised_listeners(settings: Settings, names: list[str], inter: str | None) -> None:
+    """KafkaConfig.validateValues on advertised.listeners (Kafka 3.9's messages)."""
+    if settings.advertised_host is not None:
+        raise ValueError("give --advertised-host or --advertised-listener, not both")
+    advertised = [n for n, _, _ in settings.advertised_listeners]
+    if len(set(advertised)) != len(advertised):
+        raise ValueError(
+            "requirement failed: Each listener must have a different name, listeners: "
+            + ",".join(f"{n}://{h}:{p}" for n, h, p in settings.advertised_listeners)
+        )
+    for name, host, port in settings.advertised_listeners:
+        if host == "0.0.0.0":
+            raise ValueError(
+                "requirement failed: advertised.listeners cannot use the nonroutable "
+                "meta-address 0.0.0.0. Use a routable IP address."
+            )
+        if not 0 <= port <= 65535:
+            raise ValueError(f"advertised listener {name}: invalid port {port}")
+    inter_name = inter.strip().upper() if inter is not None else settings.listener_name
+    if inter_name not in advertised:
+        raise ValueError(
+            "requirement failed: inter.broker.listener.name must be a listener name defined in "
+            "advertised.listeners. The valid options based on currently configured listeners "
+            f"are {','.join(advertised)}"
+        )
+    if not set(advertised) <= set(names):
+        raise ValueError(
+            "requirement failed: advertised.listeners listener names must be equal to or a "
+            "subset of the ones defined in listeners. Found "
+            f"{','.join(advertised)}. The valid options based on the current configuration "
+            f"are {','.join(names)}"
+        )
 
 
 def _whole(seconds: float) -> str:
@@ -342,9 +451,19 @@ def _whole(seconds: float) -> str:
     return str(max(1, int(-(-seconds // 1))))
 
 
+def check_broker_config(name: str, value: str, release: Release) -> None:
+    """One `--broker-config` entry's checks (ValueError with the reason), for other sources
+    of entries such as `--broker-config-file`."""
+    _check_broker_configs(((name, value),), release)
+
+
 def _check_broker_configs(configs: tuple[tuple[str, str], ...], release: Release) -> None:
     """Refuse what a Kafka broker would refuse to start with, and keys with an own option."""
     for name, value in configs:
+        if name in AUTHORIZER_ONLY_CONFIGS:  # AclAuthorizer's own keys, not KafkaConfig's
+            if name == "super.users":
+                parse_super_users(value)  # AclAuthorizer.configure fails on a bad principal
+            continue
         if name in OWN_OPTIONS:
             raise ValueError(f"--broker-config {name}: use {OWN_OPTIONS[name]} instead")
         key = broker_config_key(name, release)

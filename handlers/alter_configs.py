@@ -18,7 +18,8 @@ another id or a non-integer -> INVALID_REQUEST, read-only and per-broker-only ke
 Then, unless validate_only, the entity node gets exactly the sent entries (a key not resent is
 gone) and a change notification, in one ZooKeeper multi.
 
-Not emulated: authorization, alter-config policies.
+With an authorizer: ALTER_CONFIGS on the cluster (brokers) or the topic, else
+CLUSTER_/TOPIC_AUTHORIZATION_FAILED, after the other results. Not emulated: alter-config policies.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from broker.protocol.messages.alter_configs import (
     AlterConfigsResponse,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.config_alter import (
     SET,
     Op,
@@ -86,13 +88,24 @@ async def handle(ctx: RequestContext, request: AlterConfigsRequest) -> AlterConf
             _request_level_check(request, release)
         except WholeRequestError as e:
             return error_response(request, ctx.version, e.code, e.message)
+    # KafkaApis: ALTER_CONFIGS on the cluster (brokers, loggers) or the topic; the denied
+    # resources are answered after the others, with no message.
+    allowed, denied = [], []
+    for r in request.resources:
+        code = auth.config_resource_denied(
+            ctx, r.resource_type, r.resource_name, auth.ALTER_CONFIGS
+        )
+        if code is None:
+            allowed.append(r)
+        else:
+            denied.append(_response(r, code, None))
     responses = await answer_each(
-        request.resources,
+        allowed,
         release,
         lambda r: _alter(ctx, r, request.validate_only),
         _response,
     )
-    return AlterConfigsResponse(throttle_time_ms=0, responses=responses)
+    return AlterConfigsResponse(throttle_time_ms=0, responses=responses + denied)
 
 
 async def _alter(ctx: RequestContext, resource: AlterConfigsResource, validate_only: bool) -> None:

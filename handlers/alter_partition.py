@@ -26,6 +26,7 @@ from broker.protocol.messages.alter_partition import (
     AlterPartitionResponseTopicData,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from zk_layout import ControllerMovedError
 
 API_KEY = 56
@@ -34,6 +35,15 @@ MAX_VERSION = 3
 
 
 async def handle(ctx: RequestContext, request: AlterPartitionRequest) -> AlterPartitionResponse:
+    if not auth.authorize_cluster(
+        ctx, auth.CLUSTER_ACTION
+    ):  # KafkaApis: authorizeClusterOperation(CLUSTER_ACTION, CLUSTER)
+        return error_response(
+            request,
+            ctx.version,
+            error_codes.CLUSTER_AUTHORIZATION_FAILED,
+            auth.cluster_denied_message(ctx, auth.CLUSTER_ACTION),
+        )
     controller = ctx.broker.controller
     if controller is None:
         return AlterPartitionResponse(error_code=error_codes.NOT_CONTROLLER)

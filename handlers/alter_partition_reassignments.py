@@ -28,6 +28,7 @@ from broker.protocol.messages.alter_partition_reassignments import (
 )
 from broker.rules.api_error import ApiError
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from zk_layout import ControllerMovedError
 
 API_KEY = 45
@@ -40,6 +41,15 @@ TP = tuple[str, int]
 async def handle(
     ctx: RequestContext, request: AlterPartitionReassignmentsRequest
 ) -> AlterPartitionReassignmentsResponse:
+    if not auth.authorize_cluster(
+        ctx, auth.ALTER
+    ):  # KafkaApis: authorizeClusterOperation(ALTER, CLUSTER)
+        return error_response(
+            request,
+            ctx.version,
+            error_codes.CLUSTER_AUTHORIZATION_FAILED,
+            auth.cluster_denied_message(ctx, auth.ALTER),
+        )
     controller = ctx.broker.controller
     if controller is None:
         return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)
@@ -53,7 +63,7 @@ async def handle(
     try:
         results = await controller.call(
             "ApiPartitionReassignment",
-            lambda c: controller_reassignment.alter_reassignments(c, requested)
+            lambda c: controller_reassignment.alter_reassignments(c, requested),
         )
     except ControllerMovedError:
         return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)

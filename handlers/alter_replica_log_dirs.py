@@ -33,6 +33,7 @@ from broker.protocol.messages.alter_replica_log_dirs import (
     AlterReplicaLogDirTopicResult,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.log_dirs import log_dir
 from handlers.support.partitions import Located, locate
 
@@ -62,6 +63,8 @@ def _alter(ctx: RequestContext, topic: str, index: int, path: str, own_dir: str)
 async def handle(
     ctx: RequestContext, request: AlterReplicaLogDirsRequest
 ) -> AlterReplicaLogDirsResponse:
+    if not auth.authorize_cluster(ctx, auth.ALTER):  # KafkaApis: authorize(ALTER, CLUSTER)
+        return error_response(request, ctx.version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
     own_dir = log_dir(ctx)
     # Kafka's `partitionDirs`: one entry per partition, a later dir replacing an earlier one.
     targets: dict[tuple[str, int], str] = {}

@@ -17,7 +17,7 @@ ZkAdminManager.alterUserScramCredentials):
   one ZooKeeper transaction (`change_entity_config`), so every broker's credential cache
   (`broker.security.credential_cache`) picks it up.
 
-Not emulated: authorization (CLUSTER_AUTHORIZATION_FAILED; no authorizer yet), throttling.
+With an authorizer, ALTER on the cluster or CLUSTER_AUTHORIZATION_FAILED. Not emulated: throttling.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from broker.security.scram import (
     credential_from_salted_password,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from zk_layout import ConfigEntityNode, ConfigType, ZnodeFormatError, sanitize
 from zk_layout.store.admin_zk import change_entity_config
 
@@ -53,6 +54,8 @@ def _result(user: str, code: int, message: str | None) -> AlterUserScramCredenti
 async def handle(
     ctx: RequestContext, request: AlterUserScramCredentialsRequest
 ) -> AlterUserScramCredentialsResponse:
+    if not auth.authorize_cluster(ctx, auth.ALTER):  # KafkaApis: authorize(ALTER, CLUSTER)
+        return error_response(request, ctx.version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
     if not ctx.broker.is_controller:
         return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)
     upsertions, deletions = request.upsertions, request.deletions

@@ -19,6 +19,7 @@ from broker.protocol.messages.broker_heartbeat import (
     BrokerHeartbeatResponse,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from zk_layout import ControllerMovedError
 
 API_KEY = 63
@@ -27,6 +28,15 @@ MAX_VERSION = 1
 
 
 async def handle(ctx: RequestContext, request: BrokerHeartbeatRequest) -> BrokerHeartbeatResponse:
+    if not auth.authorize_cluster(
+        ctx, auth.CLUSTER_ACTION
+    ):  # KafkaApis: authorizeClusterOperation(CLUSTER_ACTION, CLUSTER)
+        return error_response(
+            request,
+            ctx.version,
+            error_codes.CLUSTER_AUTHORIZATION_FAILED,
+            auth.cluster_denied_message(ctx, auth.CLUSTER_ACTION),
+        )
     controller = ctx.broker.controller
     if controller is None:
         return BrokerHeartbeatResponse(error_code=error_codes.NOT_CONTROLLER)
@@ -38,7 +48,7 @@ async def handle(ctx: RequestContext, request: BrokerHeartbeatRequest) -> Broker
                 request.broker_epoch,
                 request.want_fence,
                 request.want_shut_down,
-            )
+            ),
         )
     except ControllerMovedError:
         return BrokerHeartbeatResponse(error_code=error_codes.NOT_CONTROLLER)

@@ -20,6 +20,7 @@ from broker.protocol.messages.broker_registration import (
     BrokerRegistrationResponse,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from zk_layout import ControllerMovedError
 
 API_KEY = 62
@@ -30,6 +31,15 @@ MAX_VERSION = 4
 async def handle(
     ctx: RequestContext, request: BrokerRegistrationRequest
 ) -> BrokerRegistrationResponse:
+    if not auth.authorize_cluster(
+        ctx, auth.CLUSTER_ACTION
+    ):  # KafkaApis: authorizeClusterOperation(CLUSTER_ACTION, CLUSTER)
+        return error_response(
+            request,
+            ctx.version,
+            error_codes.CLUSTER_AUTHORIZATION_FAILED,
+            auth.cluster_denied_message(ctx, auth.CLUSTER_ACTION),
+        )
     controller = ctx.broker.controller
     if controller is None:
         return BrokerRegistrationResponse(error_code=error_codes.NOT_CONTROLLER)

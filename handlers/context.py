@@ -22,8 +22,11 @@ if TYPE_CHECKING:
     from broker.rules.broker_config import BrokerConfig
     from broker.rules.broker_loggers import BrokerLoggers
     from broker.rules.fetch_sessions import FetchSessionCache
+    from broker.security.authorizer import AclAuthorizer
+    from broker.security.delegation_tokens import DelegationTokenManager
     from broker.settings import Settings
     from broker.storage import LogManager
+    from broker.transactions.coordinator import TransactionCoordinator
     from zk_layout.store import ZkStore
 
 
@@ -90,8 +93,24 @@ class BrokerView(Protocol):
         """This broker's classic group coordinator (`broker.groups.coordinator`)."""
         ...
 
+    @property
+    def transaction_coordinator(self) -> TransactionCoordinator:
+        """This broker's transaction coordinator (`broker.transactions.coordinator`)."""
+        ...
+
     async def next_producer_id(self) -> int:
         """A producer id no other producer of the cluster got (ZooKeeper-claimed blocks)."""
+        ...
+
+    @property
+    def delegation_tokens(self) -> DelegationTokenManager | None:
+        """This broker's delegation token manager; None while the broker is not started."""
+        ...
+
+
+    @property
+    def authorizer(self) -> AclAuthorizer | None:
+        """This broker's ACL authorizer; None when no authorizer is configured."""
         ...
 
 
@@ -113,6 +132,11 @@ class ConnectionInfo:
     # Learnt from ApiVersions v3+ (KIP-511); None until the client says.
     client_software_name: str | None = None
     client_software_version: str | None = None
+    # The authenticated principal (`User:ANONYMOUS` on PLAINTEXT, a certificate's on SSL,
+    # `User:<name>` after SASL) and whether it logged in with a delegation token (SCRAM
+    # `tokenauth=true`): Kafka's KafkaPrincipal.tokenAuthenticated.
+    principal: str = "User:ANONYMOUS"
+    token_authenticated: bool = False
 
 
 @dataclass

@@ -24,7 +24,13 @@ INVALID_PARTITIONS naming the limit, before any placement is computed (a count o
 answered at once; `handlers.support.zk_limits`), also for validate_only; the placement is then
 built in slices (`broker.asyncutil`) so other clients are served meanwhile.
 
-Not emulated: authorization and controller mutation quotas.
+Controller mutation quota (KIP-599, releases 2.7+; `broker.security.quotas.mutation_quota_for`):
+a topic that passed every check is charged the partitions it adds before its write (never for
+validate_only); from v3 a topic met with the quota already exhausted is answered
+THROTTLING_QUOTA_EXCEEDED (null message, nothing written), older versions are only throttled;
+the response carries the throttle time and the listener mutes the connection for it.
+
+With an authorizer: ALTER on the topic, else TOPIC_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -48,7 +54,9 @@ from broker.rules.replica_assignment import (
     plan_replicas,
     replica_map_min_bytes,
 )
+from broker.security.quotas import mutation_quota_for
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.zk_limits import (
     check_topic_write,
     partition_entry_bytes,
@@ -205,6 +213,10 @@ async def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> Creat
     for topic in request.topics:
         seen[topic.name] = seen.get(topic.name, 0) + 1
 
+    # KafkaApis: quotas.controllerMutation.newQuotaFor(request, strictSinceVersion = 3).
+    quota = mutation_quota_for(
+        ctx.broker, API_KEY, ctx.version, ctx.connection.principal, ctx.header.client_id
+    )
     results: dict[str, CreatePartitionsTopicResult] = {}
     grown: list[str] = []
     for topic in request.topics:
@@ -214,6 +226,14 @@ async def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> Creat
         if seen[name] > 1:
             results[name] = _result(
                 name, ApiError(error_codes.INVALID_REQUEST, "Duplicate topic in request.")
+            )
+            continue
+        if not auth.authorize(ctx, auth.ALTER, auth.TOPIC, name):  # KafkaApis: ALTER on topic
+            results[name] = _result(
+                name,
+                ApiError(
+                    error_codes.TOPIC_AUTHORIZATION_FAILED, "The topic authorization is failed."
+                ),
             )
             continue
         if name in queued:
@@ -231,6 +251,9 @@ async def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> Creat
             existing = read[0]
             added = await _new_assignment(store, topic, existing, brokers)
             if not request.validate_only:
+                # ZkAdminManager.createPartitions: charged the increment, before the write.
+                if not quota.record(len(added)):
+                    raise ApiError(error_codes.THROTTLING_QUOTA_EXCEEDED)
                 updated = replace(
                     existing,
                     partitions={**existing.partitions, **{p: tuple(r) for p, r in added.items()}},
@@ -256,7 +279,9 @@ async def handle(ctx: RequestContext, request: CreatePartitionsRequest) -> Creat
             for name in grown:
                 if not _grown_and_led(ctx.image, name, wanted[name]):
                     results[name] = _result(name, ApiError(error_codes.REQUEST_TIMED_OUT))
-    return CreatePartitionsResponse(throttle_time_ms=0, results=list(results.values()))
+    return CreatePartitionsResponse(
+        throttle_time_ms=quota.throttle_time_ms, results=list(results.values())
+    )
 
 
 def _grown_and_led(image: MetadataImage, name: str, count: int) -> bool:

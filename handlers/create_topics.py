@@ -40,8 +40,15 @@ Manual assignments larger than the limit get the same error. The placement, the 
 checks of a manual assignment and the loop over the request's topics run in slices
 (`broker.asyncutil`), so other clients of every broker of the process are served meanwhile.
 
-Not emulated: authorization, create-topic policies (POLICY_VIOLATION) and controller
-mutation quotas (THROTTLING_QUOTA_EXCEEDED).
+With an authorizer: CREATE on the cluster or on the topic, else TOPIC_AUTHORIZATION_FAILED
+"Authorization failed."; the v5+ configs are not hidden without DESCRIBE_CONFIGS (Kafka
+answers topic_config_error_code TOPIC_AUTHORIZATION_FAILED there: not emulated).
+Controller mutation quota (KIP-599, releases 2.7+; `broker.security.quotas.mutation_quota_for`):
+a topic that passed every check is charged its partition count before its write (never for
+validate_only); from v6 a topic met with the quota already exhausted is answered
+THROTTLING_QUOTA_EXCEEDED (null message, nothing written), older versions are only throttled;
+the response carries the throttle time and the listener mutes the connection for it.
+Not emulated: create-topic policies (POLICY_VIOLATION).
 """
 
 from __future__ import annotations
@@ -76,7 +83,9 @@ from broker.rules.replica_assignment import (
     plan_replicas,
     replica_map_min_bytes,
 )
+from broker.security.quotas import mutation_quota_for
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.zk_limits import check_topic_write, replica_map_bytes, too_large_message
 from zk_layout import (
     ConfigEntityNode,
@@ -343,6 +352,14 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
     )
     existing_configs = set(configs or ())
     release = ctx.release
+    # KafkaApis: quotas.controllerMutation.newQuotaFor(request, strictSinceVersion = 6).
+    quota = mutation_quota_for(
+        ctx.broker, API_KEY, ctx.version, ctx.connection.principal, ctx.header.client_id
+    )
+    # KafkaApis: CREATE on the cluster, else CREATE on each topic.
+    may_create: set[str] | None = None
+    if auth.has_authorizer(ctx) and not auth.authorize_cluster(ctx, auth.CREATE):
+        may_create = auth.filter_authorized(ctx, auth.CREATE, auth.TOPIC, counts)
 
     # Validation runs topic by topic in request order, as Kafka's does (a topic validated
     # earlier counts as existing for later collision checks); the writes then go out
@@ -357,10 +374,19 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
             error = ApiError(error_codes.INVALID_REQUEST, "Found multiple entries for this topic.")
             results.append(_result(topic.name, error))
             continue
+        if may_create is not None and topic.name not in may_create:
+            error = ApiError(error_codes.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
+            results.append(_result(topic.name, error))
+            continue
         try:
             planned = await creator.plan(topic, pacer)
         except ApiError as error:
             results.append(_result(topic.name, error))
+            continue
+        # ZkAdminManager.createTopics: the quota is charged after validation, just before the
+        # write (never for validate_only), with the topic's partition count.
+        if not request.validate_only and not quota.record(len(planned.assignment)):
+            results.append(_result(topic.name, ApiError(error_codes.THROTTLING_QUOTA_EXCEEDED)))
             continue
         result = CreatableTopicResult(
             name=topic.name, error_code=error_codes.NONE, error_message=None
@@ -425,7 +451,7 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
             for result in results:
                 if result.name in created and not _all_led(ctx.image, [result.name]):
                     _timed_out(result)
-    return CreateTopicsResponse(throttle_time_ms=0, topics=results)
+    return CreateTopicsResponse(throttle_time_ms=quota.throttle_time_ms, topics=results)
 
 
 def _timed_out(result: CreatableTopicResult) -> None:

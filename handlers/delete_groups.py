@@ -25,6 +25,7 @@ from broker.protocol.messages.delete_groups import (
     DeleteGroupsResponse,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.group_coordination import classic_group_known, coordinator, group_status
 
 API_KEY = 42
@@ -38,7 +39,9 @@ async def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGro
     candidates = []
     for group_id in names:
         code = group_status(ctx, group_id)
-        if code != error_codes.NONE:
+        if not auth.authorize(ctx, auth.DELETE, auth.GROUP, group_id):  # KafkaApis
+            codes[group_id] = error_codes.GROUP_AUTHORIZATION_FAILED
+        elif code != error_codes.NONE:
             codes[group_id] = code
         elif classic_group_known(ctx, group_id):
             gc = coordinator(ctx)

@@ -28,6 +28,7 @@ from broker.protocol.messages.delete_records import (
     DeleteRecordsTopicResult,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.partitions import Located, locate, open_log
 
 API_KEY = 21
@@ -70,6 +71,10 @@ async def handle(ctx: RequestContext, request: DeleteRecordsRequest) -> DeleteRe
         for p in topic.partitions:
             if pacer.due():
                 await pacer.pause()
+            if not auth.authorize(ctx, auth.DELETE, auth.TOPIC, topic.name):
+                # KafkaApis: DELETE on the topic, checked before the topic's existence.
+                results.append(_failed(p.partition_index, error_codes.TOPIC_AUTHORIZATION_FAILED))
+                continue
             results.append(await _delete(ctx, topic.name, p.partition_index, p.offset))
         topics.append(DeleteRecordsTopicResult(name=topic.name, partitions=results))
     return DeleteRecordsResponse(topics=topics)

@@ -15,7 +15,14 @@ ZkAdminManager.deleteTopics, AdminZkClient.deleteTopic):
    still there at the timeout get REQUEST_TIMED_OUT.
 Error messages are null, as Kafka sends them, except for the whole-request failure.
 
-Not emulated: authorization and controller mutation quotas.
+With an authorizer: DELETE on the topic, else TOPIC_AUTHORIZATION_FAILED (by id without
+DESCRIBE: no name).
+
+Controller mutation quota (KIP-599, releases 2.7+; `broker.security.quotas.mutation_quota_for`):
+each topic passing those checks is charged its partition count before it is marked; from v5 a
+topic met with the quota already exhausted is answered THROTTLING_QUOTA_EXCEEDED (not marked),
+older versions are only throttled; the response carries the throttle time and the listener
+mutes the connection for it.
 """
 
 from __future__ import annotations
@@ -30,7 +37,9 @@ from broker.protocol.messages.delete_topics import (
     DeleteTopicsResponse,
     DeleteTopicState,
 )
+from broker.security.quotas import mutation_quota_for
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from zk_layout import DeleteTopicMarkerNode, NodeExistsError, TopicNode
 
 API_KEY = 20
@@ -79,14 +88,32 @@ async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTop
         results.append(result)
         if name is None:
             result.error_code = error_codes.UNKNOWN_TOPIC_ID
+        elif entry.topic_id != ZERO_UUID and not auth.authorize(
+            ctx, auth.DESCRIBE, auth.TOPIC, name
+        ):
+            # KafkaApis: without DESCRIBE the name a topic id resolved to is not disclosed.
+            result.name = None
+            result.error_code = error_codes.TOPIC_AUTHORIZATION_FAILED
+        elif not auth.authorize(ctx, auth.DELETE, auth.TOPIC, name):
+            result.error_code = error_codes.TOPIC_AUTHORIZATION_FAILED
         elif name not in image.topics:
             result.error_code = error_codes.UNKNOWN_TOPIC_OR_PARTITION
         else:
             to_delete.setdefault(name, result)
 
+    # KafkaApis: quotas.controllerMutation.newQuotaFor(request, strictSinceVersion = 5).
+    quota = mutation_quota_for(
+        ctx.broker, API_KEY, version, ctx.connection.principal, ctx.header.client_id
+    )
     store = ctx.broker.store
     marked: list[str] = []
     for name, result in to_delete.items():
+        # ZkAdminManager.deleteTopics: each topic is charged the partitions the metadata knows,
+        # before AdminZkClient.deleteTopic looks at ZooKeeper.
+        known = image.topics.get(name)
+        if not quota.record(len(known.partitions) if known is not None else 0):
+            result.error_code = error_codes.THROTTLING_QUOTA_EXCEEDED
+            continue
         if await store.exists(TopicNode.path(name)) is None:
             result.error_code = error_codes.UNKNOWN_TOPIC_OR_PARTITION
             continue
@@ -103,7 +130,7 @@ async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTop
             for name in marked:
                 if name in image.topics:
                     to_delete[name].error_code = error_codes.REQUEST_TIMED_OUT
-    return DeleteTopicsResponse(throttle_time_ms=0, responses=results)
+    return DeleteTopicsResponse(throttle_time_ms=quota.throttle_time_ms, responses=results)
 
 
 def error_response(

@@ -4,8 +4,8 @@ Behaviour (docs/kafka-behaviour.md §5; 2.8.0 KafkaApis.handleDescribeCluster, 3
 AuthHelper.computeDescribeClusterResponse):
 - brokers: alive brokers with an endpoint for the listener the request arrived on, with
   their rack (null when unset); controller_id from the metadata image, -1 when unknown.
-- cluster_authorized_operations: every cluster operation when asked (no authorizer),
-  Integer.MIN_VALUE otherwise.
+- cluster_authorized_operations: when asked, the principal's cluster operations (every one
+  without an authorizer), Integer.MIN_VALUE otherwise.
 - v1 endpoint_type (KIP-919): 1 (brokers) is answered; 2 (controllers) asked of a broker
   gets MISMATCHED_ENDPOINT_TYPE, any other value UNSUPPORTED_ENDPOINT_TYPE, with Kafka's
   messages. From emulated release 3.7 a controller id that is not among the listed brokers
@@ -25,6 +25,7 @@ from broker.protocol.messages.describe_cluster import (
 from broker.rules import acl_operations
 from handlers.context import RequestContext
 from handlers.metadata import response_brokers
+from handlers.support import authorization as auth
 
 API_KEY = 60
 MIN_VERSION = 0
@@ -66,8 +67,10 @@ async def handle(ctx: RequestContext, request: DescribeClusterRequest) -> Descri
         cluster_id=image.cluster_id or "",
         controller_id=controller_id,
         brokers=brokers,
-        cluster_authorized_operations=acl_operations.cluster_operations(
-            request.include_cluster_authorized_operations
+        cluster_authorized_operations=(
+            auth.authorized_operations(ctx, auth.CLUSTER, auth.CLUSTER_NAME)
+            if request.include_cluster_authorized_operations
+            else acl_operations.NOT_REQUESTED
         ),
     )
 

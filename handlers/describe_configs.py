@@ -32,7 +32,9 @@ read (a hand-over waits up to the interpreter's 5 ms switch interval while the o
 computes), so the time grew with the machine's load. Separated, kazoo works while the loop
 thread waits for the batch.
 
-Not emulated: authorization (every principal may describe), CLIENT_METRICS resources (a
+With an authorizer: DESCRIBE_CONFIGS on the cluster (brokers, loggers) or the topic, else
+CLUSTER_/TOPIC_AUTHORIZATION_FAILED with the default message, after the other results.
+Not emulated: CLIENT_METRICS resources (a
 KRaft feature; answered as an unexpected type).
 """
 
@@ -64,6 +66,7 @@ from broker.rules.config_documentation import (
 )
 from broker.rules.topic_names import validation_error
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.config_alter import read_overrides
 from handlers.support.config_resources import (
     ResourceError,
@@ -115,7 +118,28 @@ async def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> Descri
         return result
 
     results: list[DescribeConfigsResult] = []
+    # KafkaApis answers the authorized resources first, then the denied ones (the error's
+    # default message).
+    denied: list[DescribeConfigsResult] = []
     resources = request.resources
+    if auth.has_authorizer(ctx):
+        allowed_resources = []
+        for resource in resources:
+            name, rtype = resource.resource_name, resource.resource_type
+            code = auth.config_resource_denied(ctx, rtype, name, auth.DESCRIBE_CONFIGS)
+            if code is None:
+                allowed_resources.append(resource)
+                continue
+            denied.append(
+                DescribeConfigsResult(
+                    error_code=code,
+                    error_message=error_codes.DEFAULT_MESSAGES.get(code),
+                    resource_type=rtype,
+                    resource_name=name,
+                    configs=[],
+                )
+            )
+        resources = allowed_resources
     pacer = Pacer()  # 10,000 resources: the other clients are served between slices
     for start in range(0, len(resources), WINDOW):
         window = resources[start : start + WINDOW]
@@ -124,7 +148,7 @@ async def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> Descri
             results.append(await describe_one(resource, read))
             if pacer.due():
                 await pacer.pause()
-    return DescribeConfigsResponse(throttle_time_ms=0, results=results)
+    return DescribeConfigsResponse(throttle_time_ms=0, results=results + denied)
 
 
 async def _read_topic_overrides(

@@ -22,7 +22,8 @@ Groups of the group coordinator (docs/kafka-behaviour.md §16) are described fro
 metadata and assignment (other states: protocol "" and members without them); v4+ members carry
 their group instance id.
 
-Not emulated: authorization; authorized_operations stays -2147483648 (not computed).
+With an authorizer, DESCRIBE on each group or its GROUP_AUTHORIZATION_FAILED, and (v3+, when
+asked) the principal's authorized_operations; without one it stays -2147483648.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from broker.protocol.messages.describe_groups import (
     DescribeGroupsResponse,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.group_coordination import classic_group_known, coordinator, group_status
 
 API_KEY = 15
@@ -96,7 +98,9 @@ async def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> Describ
     to_load: list[tuple[int, str]] = []
     for index, group_id in enumerate(request.groups):
         code = group_status(ctx, group_id)
-        if code != error_codes.NONE:
+        if not auth.authorize(ctx, auth.DESCRIBE, auth.GROUP, group_id):  # KafkaApis
+            answers[index] = _error(group_id, error_codes.GROUP_AUTHORIZATION_FAILED)
+        elif code != error_codes.NONE:
             answers[index] = _error(group_id, code)
         elif classic_group_known(ctx, group_id):
             found = coordinator(ctx).machine.group(group_id)
@@ -116,7 +120,15 @@ async def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> Describ
                     error_code=error_codes.NONE, group_id=group_id, group_state=DEAD
                 )
             )
-    return DescribeGroupsResponse(groups=[answers[i] for i in range(len(request.groups))])
+    described = [answers[i] for i in range(len(request.groups))]
+    if ctx.version >= 3 and request.include_authorized_operations and auth.has_authorizer(ctx):
+        # KafkaApis: the principal's operations on each group it may describe (KIP-430).
+        for answer in described:
+            if answer.error_code != error_codes.GROUP_AUTHORIZATION_FAILED:
+                answer.authorized_operations = auth.authorized_operations(
+                    ctx, auth.GROUP, answer.group_id
+                )
+    return DescribeGroupsResponse(groups=described)
 
 
 def _describe_classic(group: ClassicGroup) -> DescribedGroup:

@@ -36,6 +36,7 @@ from broker.protocol.messages.describe_log_dirs import (
     DescribeLogDirsTopic,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.log_dirs import log_dir, volume_bytes
 from handlers.support.partitions import Located, open_log
 
@@ -64,6 +65,8 @@ def _hosted(ctx: RequestContext, wanted: set[tuple[str, int]] | None) -> list[Lo
 
 
 async def handle(ctx: RequestContext, request: DescribeLogDirsRequest) -> DescribeLogDirsResponse:
+    if not auth.authorize_cluster(ctx, auth.DESCRIBE):  # KafkaApis: authorize(DESCRIBE, CLUSTER)
+        return error_response(request, ctx.version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
     path = log_dir(ctx)
     try:
         total, usable = volume_bytes(ctx, path)

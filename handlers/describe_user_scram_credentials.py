@@ -12,8 +12,8 @@ ZkAdminManager.describeUserScramCredentials; docs/kafka-behaviour.md §10.7 for 
 - each result lists (mechanism type, iterations) of SCRAM-SHA-256 then SCRAM-SHA-512; never the
   salt or keys. A credential that does not parse is that user's UNKNOWN_SERVER_ERROR.
 
-Any broker answers (no controller needed). Not emulated: authorization (no authorizer yet:
-CLUSTER_AUTHORIZATION_FAILED never happens) and throttling.
+Any broker answers (no controller needed). With an authorizer, DESCRIBE on the cluster or
+CLUSTER_AUTHORIZATION_FAILED (handlers.support.authorization). Not emulated: throttling.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from broker.protocol.messages.describe_user_scram_credentials import (
 )
 from broker.security.scram import MECHANISM_TYPES, ScramCredential
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from zk_layout import (
     ConfigEntityNode,
     ConfigEntityTypeNode,
@@ -88,6 +89,8 @@ def _result(
 async def handle(
     ctx: RequestContext, request: DescribeUserScramCredentialsRequest
 ) -> DescribeUserScramCredentialsResponse:
+    if not auth.authorize_cluster(ctx, auth.DESCRIBE):  # KafkaApis: authorize(DESCRIBE, CLUSTER)
+        return error_response(request, ctx.version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
     names = [u.name for u in request.users] if request.users else []
     results: dict[str, DescribeUserScramCredentialsResult] = {}
     if not names:

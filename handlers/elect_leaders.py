@@ -34,6 +34,7 @@ from broker.protocol.messages.elect_leaders import (
     ReplicaElectionResult,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from zk_layout import ControllerMovedError
 
 API_KEY = 43
@@ -74,6 +75,8 @@ def _answer(outcome: ElectionOutcome) -> tuple[int, str | None]:
 
 
 async def handle(ctx: RequestContext, request: ElectLeadersRequest) -> ElectLeadersResponse:
+    if not auth.authorize_cluster(ctx, auth.ALTER):  # KafkaApis: authorize(ALTER, CLUSTER)
+        return error_response(request, ctx.version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
     partitions = _requested(ctx, request)
     election_type = request.election_type if ctx.version >= 1 else controller_partitions.PREFERRED
     controller = ctx.broker.controller
@@ -83,7 +86,7 @@ async def handle(ctx: RequestContext, request: ElectLeadersRequest) -> ElectLead
     try:
         outcomes = await controller.call(
             "ReplicaLeaderElection",
-            lambda c: controller_partitions.elect_leaders(c, partitions, election_type)
+            lambda c: controller_partitions.elect_leaders(c, partitions, election_type),
         )
     except ControllerMovedError:
         return _response(not_controller)

@@ -18,28 +18,38 @@ Kafka 3.9's flow (`KafkaApis.handleFetchRequest`, `FetchManager.newContext`,
    (KIP-74; before v3 the size limit is hard and an oversized first batch is cut, as Kafka's
    old clients expect to detect it);
 4. fewer than `min_bytes` and no error: the request waits for appends up to `max_wait_ms`;
-5. `read_committed` reads up to the last stable offset with the aborted transactions (none
-   until transactions land, so an empty list); `read_uncommitted` up to the high watermark,
-   which is the log end offset since replicas share the log;
+5. `read_committed` (v4+) reads whole batches below the last stable offset (the first offset
+   of the oldest open transaction, else the high watermark: ``LocalLog.read`` with the LSO as
+   its max offset) and lists the aborted transactions overlapping the batches returned
+   (``UnifiedLog.collectAbortedTransactions``, docs/kafka-behaviour.md §17); control batches
+   are sent like any other, clients skip them. `read_uncommitted` reads up to the high
+   watermark, which is the log end offset since replicas share the log. Every v4+ answer
+   carries the partition's last stable offset;
 6. v0-v3 clients read magic 0/1 message sets: v2 batches are converted down as Kafka does
    for them (v0/v1 -> magic 0, v2/v3 -> magic 1).
 
+Authorization (KafkaApis.handleFetchRequest, only with an authorizer): a follower
+(replica id >= 0) needs CLUSTER_ACTION on the cluster, else every partition of the session is
+TOPIC_AUTHORIZATION_FAILED; a consumer needs READ on each topic, checked after the unknown topic
+id, else TOPIC_AUTHORIZATION_FAILED.
+
 Deliberately not here: quotas and throttling, a replica selector (`preferred_read_replica`
-stays -1 as with Kafka's default of none), follower fetch state (ISR changes come from the
-controller), and authorization.
+stays -1 as with Kafka's default of none), and follower fetch state (ISR changes come from the
+controller).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from broker.asyncutil import Pacer
 from broker.image.metadata_image import MetadataImage
 from broker.protocol import error_codes
 from broker.protocol.messages.fetch import (
+    AbortedTransaction,
     EpochEndOffset,
     FetchableTopicResponse,
     FetchRequest,
@@ -57,6 +67,7 @@ from broker.rules.fetch_sessions import (
 )
 from broker.storage import OffsetOutOfRange
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.down_conversion import down_convert
 from handlers.support.partitions import Located, leader_hint, locate, open_log
 
@@ -71,6 +82,26 @@ TOPIC_IDS_VERSION = 13  # KIP-516
 LEADER_HINT_VERSION = 16  # KIP-951
 DIVERGING_EPOCH_VERSION = 12  # KIP-595
 ZSTD_VERSION = 10  # KIP-110
+# Record batch header: base offset (int64), length (int32), magic at 16, v2 last offset delta
+# (int32) at 23.
+_LENGTH_AT, _MAGIC_AT, _LAST_DELTA_AT, _LOG_OVERHEAD = 8, 16, 23, 12
+
+
+def _below(records: bytes, end_offset: int) -> bytes:
+    """The whole batches of `records` that end before `end_offset` (a read_committed fetch
+    stops at the last stable offset, which always falls on a batch boundary)."""
+    position = 0
+    while position + _LAST_DELTA_AT + 4 <= len(records):
+        base = int.from_bytes(records[position : position + 8], "big", signed=True)
+        last = base
+        if records[position + _MAGIC_AT] == MAGIC_V2:
+            delta = records[position + _LAST_DELTA_AT : position + _LAST_DELTA_AT + 4]
+            last = base + int.from_bytes(delta, "big", signed=True)
+        if last >= end_offset:
+            break
+        length = int.from_bytes(records[position + _LENGTH_AT : position + 12], "big")
+        position += _LOG_OVERHEAD + length
+    return records if position >= len(records) else records[:position]
 
 
 def _has_zstd(records: bytes) -> bool:
@@ -132,9 +163,12 @@ async def _read_partition(
     read_committed: bool,
     max_bytes: int,
     min_one: bool,
+    readable: Callable[[str], bool] | None,
 ) -> _Read:
     version = ctx.version
     index = key.partition
+    if readable is not None and (from_follower or key.topic) and not readable(key.topic):
+        return _Read(_error(index, error_codes.TOPIC_AUTHORIZATION_FAILED), 0)
     if not key.topic:
         return _Read(_error(index, error_codes.UNKNOWN_TOPIC_ID), 0)
     leader_only = from_follower or version < FOLLOWER_READS_VERSION
@@ -154,10 +188,11 @@ async def _read_partition(
         return _Read(answer, 0)
     log, _config = await open_log(ctx, located)
     high_watermark = log.high_watermark
+    last_stable_offset = log.last_stable_offset
     answer = PartitionData(
         partition_index=index,
         high_watermark=high_watermark,
-        last_stable_offset=high_watermark,
+        last_stable_offset=last_stable_offset,
         log_start_offset=log.log_start_offset,
         aborted_transactions=[] if read_committed else None,
         records=b"",
@@ -176,6 +211,14 @@ async def _read_partition(
             records = log.read(wanted.fetch_offset, limit, min_one_batch=min_one)
     except OffsetOutOfRange:
         return _Read(_error(index, error_codes.OFFSET_OUT_OF_RANGE), 0)
+    if read_committed and records and last_stable_offset < high_watermark:
+        records = _below(records, last_stable_offset)
+    if read_committed and records:
+        upper_bound = _last_offset(records) + 1
+        answer.aborted_transactions = [
+            AbortedTransaction(producer_id=t.producer_id, first_offset=t.first_offset)
+            for t in log.aborted_transactions(wanted.fetch_offset, upper_bound)
+        ]
     if records and version < ZSTD_VERSION and _has_zstd(records):
         # Kafka refuses the partition rather than send zstd to a client that cannot read it.
         return _Read(_error(index, error_codes.UNSUPPORTED_COMPRESSION_TYPE), 0)
@@ -183,6 +226,13 @@ async def _read_partition(
         records = down_convert(records, magic=0 if version <= 1 else 1, start=wanted.fetch_offset)
     answer.records = records
     return _Read(answer, len(records))
+
+
+def _last_offset(records: bytes) -> int:
+    last = -1
+    for batch in iter_batches(records):
+        last = batch.last_offset
+    return last
 
 
 async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
@@ -234,8 +284,9 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
 
     deadline = time.monotonic() + max(request.max_wait_ms, 0) / 1000
     total_max = request.max_bytes if version >= 3 else (1 << 31) - 1
+    readable = _read_access(ctx, from_follower) if auth.has_authorizer(ctx) else None
     while True:
-        reads = await _read_all(ctx, session, request, from_follower, total_max)
+        reads = await _read_all(ctx, session, request, from_follower, total_max, readable)
         size = sum(r.size for r in reads.values())
         errors = any(r.data.error_code != error_codes.NONE for r in reads.values())
         remaining = deadline - time.monotonic()
@@ -246,12 +297,31 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
     return _response(ctx, session, reads)
 
 
+def _read_access(ctx: RequestContext, from_follower: bool) -> Callable[[str], bool]:
+    """Which topics this request may read: a follower all or none (CLUSTER_ACTION), a
+    consumer READ per topic, decided once per topic for the whole (long-polled) request."""
+    if from_follower:
+        cluster_action = auth.authorize_cluster(ctx, auth.CLUSTER_ACTION)
+        return lambda topic: cluster_action
+    check = auth.checker(ctx)
+    decided: dict[str, bool] = {}
+
+    def readable(topic: str) -> bool:
+        found = decided.get(topic)
+        if found is None:
+            found = decided[topic] = check(auth.READ, auth.TOPIC, topic)
+        return found
+
+    return readable
+
+
 async def _read_all(
     ctx: RequestContext,
     session: FetchContext,
     request: FetchRequest,
     from_follower: bool,
     total_max: int,
+    readable: Callable[[str], bool] | None,
 ) -> dict[FetchPartitionKey, _Read]:
     pacer = Pacer()
     budget = total_max
@@ -269,6 +339,7 @@ async def _read_all(
             max_bytes=max(budget, 0),
             # KIP-74: the first batch goes whole until some partition has sent records.
             min_one=budget == total_max,
+            readable=readable,
         )
         budget -= read.size
         reads[key] = read

@@ -7,9 +7,9 @@ since 0.10.0):
   While that topic does not exist, the lookup asks for its creation (below) and answers
   COORDINATOR_NOT_AVAILABLE (node -1, host "", port -1); so it does while the partition has no
   live leader with an endpoint on this listener. The client asks again and finds the leader;
-- TRANSACTION: COORDINATOR_NOT_AVAILABLE, what Kafka answers while ``__transaction_state`` does
-  not exist (it asks for the topic's creation and answers 15; zkbroker has no transaction
-  coordinator, so the topic never appears);
+- TRANSACTION: the same with ``__transaction_state`` and ``abs(hashCode(transactional id)) %
+  partitions`` (docs/kafka-behaviour.md §17): its creation is asked for on the first lookup
+  (``transaction.state.log.*``), COORDINATOR_NOT_AVAILABLE until its partition has a leader;
 - SHARE (v6): INVALID_REQUEST below v6, else COORDINATOR_NOT_AVAILABLE, as 3.9 answers;
 - any other key type: the whole request fails with INVALID_REQUEST.
 Below v4 one key is answered at the top level with ``error_message`` = the code's message
@@ -19,7 +19,9 @@ message is left empty, except in whole-request errors.
 Creating ``__consumer_offsets`` (``ensure_offsets_topic``) is Kafka's internal-topic creation:
 ``offsets.topic.num.partitions`` partitions, ``offsets.topic.replication.factor`` replicas,
 ``cleanup.policy=compact``, ``compression.type=producer``,
-``segment.bytes=offsets.topic.segment.bytes``, once per broker at a time. With fewer live
+``segment.bytes=offsets.topic.segment.bytes``, once per broker at a time;
+``__transaction_state`` the same way from ``transaction.state.log.*``
+(``handlers.support.internal_topics``). With fewer live
 brokers than the replication factor it is not created and the coordinator stays unavailable,
 as Kafka logs it per release: before 0.11 the factor is cut down to the live brokers (before
 KIP-115); 0.11-2.7 (``KafkaApis.createInternalTopic``) refuse with "Number of alive brokers ...
@@ -28,7 +30,9 @@ creation fails with INVALID_REPLICATION_FACTOR. Every failure is logged and retr
 next lookup. Once the topic exists, groups of the ZooKeeper ``/consumers`` registry are placed
 by it too (``handlers.support.group_coordination``).
 
-Not emulated: authorization (GROUP_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+Authorization (``getCoordinator``, with an authorizer), before any lookup or topic creation:
+a GROUP key needs DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), a TRANSACTION key DESCRIBE
+on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), node -1 either way.
 """
 
 from __future__ import annotations
@@ -45,8 +49,13 @@ from broker.rules.api_error import ApiError
 from handlers.context import RequestContext
 from handlers.create_topics import TopicCreator
 from handlers.metadata import reachable_brokers
+from handlers.support import authorization as auth
 from handlers.support.group_coordination import coordinator as group_coordinator
-from handlers.support.internal_topics import OFFSETS_TOPIC, offsets_topic_spec
+from handlers.support.internal_topics import (
+    OFFSETS_TOPIC,
+    TRANSACTION_TOPIC,
+    internal_topic_spec,
+)
 from zk_layout.release import release_at_least
 from zk_layout.store.admin_zk import TopicExists, create_topic
 
@@ -62,6 +71,8 @@ _MESSAGES = {
     error_codes.NONE: "NONE",
     error_codes.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
     error_codes.INVALID_REQUEST: error_codes.DEFAULT_MESSAGES[error_codes.INVALID_REQUEST],
+    error_codes.GROUP_AUTHORIZATION_FAILED: auth.GROUP_DENIED,
+    error_codes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: auth.TRANSACTIONAL_ID_DENIED,
 }
 _NO_NODE = (-1, "", -1)
 
@@ -75,12 +86,23 @@ class _UnknownKeyType(Exception):
 async def ensure_offsets_topic(ctx: RequestContext) -> None:
     """Create ``__consumer_offsets`` as Kafka's internal-topic creation does (once per broker
     at a time); failures are logged and leave the coordinator unavailable."""
+    await ensure_internal_topic(ctx, OFFSETS_TOPIC)
+
+
+async def ensure_internal_topic(ctx: RequestContext, name: str) -> None:
+    """Create ``__consumer_offsets`` or ``__transaction_state`` (once per broker at a time)."""
     in_flight = ctx.broker.auto_create_in_flight
-    if OFFSETS_TOPIC in in_flight or OFFSETS_TOPIC in ctx.image.topics:
+    if name in in_flight or name in ctx.image.topics:
         return
-    in_flight.add(OFFSETS_TOPIC)
+    in_flight.add(name)
+    what, config = (
+        ("offsets topic", "offsets.topic.replication.factor")
+        if name == OFFSETS_TOPIC
+        else ("transactions state topic", "transaction.state.log.replication.factor")
+    )
     try:
-        topic = offsets_topic_spec(ctx)
+        topic = internal_topic_spec(ctx, name)
+        assert topic is not None
         replication = topic.replication_factor
         alive = len(ctx.image.brokers)
         if not release_at_least(ctx.release, (0, 11)):
@@ -88,21 +110,21 @@ async def ensure_offsets_topic(ctx: RequestContext) -> None:
         elif not release_at_least(ctx.release, (2, 8)) and alive < replication:
             # 0.11-2.7 check before creating (KafkaApis.createInternalTopic).
             _log.error(
-                "group.offsets_topic_not_created",
+                "coordinator.internal_topic_not_created",
+                topic=name,
                 error=error_codes.name_of(error_codes.COORDINATOR_NOT_AVAILABLE),
                 reason=f"Number of alive brokers '{alive}' does not meet the required "
-                f"replication factor '{replication}' for the offsets topic (configured via "
-                "'offsets.topic.replication.factor'). This error can be ignored if the "
+                f"replication factor '{replication}' for the {what} (configured via "
+                f"'{config}'). This error can be ignored if the "
                 "cluster is starting up and not all brokers are up yet.",
             )
             return
         creator = await TopicCreator.for_request(ctx)
         planned = await creator.plan(topic)
-        await create_topic(
-            ctx.broker.store, OFFSETS_TOPIC, planned.assignment, planned.configs, ctx.release
-        )
+        await create_topic(ctx.broker.store, name, planned.assignment, planned.configs, ctx.release)
         _log.info(
-            "group.offsets_topic_created",
+            "coordinator.internal_topic_created",
+            topic=name,
             partitions=topic.num_partitions,
             replication=replication,
         )
@@ -115,12 +137,24 @@ async def ensure_offsets_topic(ctx: RequestContext) -> None:
             # 2.8+: ZkAdminManager.createTopics fails the creation (INVALID_REPLICATION_FACTOR
             # when too few brokers are alive) and logs it at INFO; the lookup answers 15.
             _log.info(
-                "group.offsets_topic_not_created",
+                "coordinator.internal_topic_not_created",
+                topic=name,
                 error=error_codes.name_of(e.code),
                 reason=str(e),
             )
     finally:
-        in_flight.discard(OFFSETS_TOPIC)
+        in_flight.discard(name)
+
+
+def _denied(ctx: RequestContext, key_type: int, key: str) -> int | None:
+    """getCoordinator's checks: the error code when the key may not be looked up."""
+    if key_type == GROUP and not auth.authorize(ctx, auth.DESCRIBE, auth.GROUP, key):
+        return error_codes.GROUP_AUTHORIZATION_FAILED
+    if key_type == TRANSACTION and not auth.authorize(
+        ctx, auth.DESCRIBE, auth.TRANSACTIONAL_ID, key
+    ):
+        return error_codes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    return None
 
 
 def _lookup(
@@ -138,7 +172,15 @@ def _lookup(
             return error_codes.COORDINATOR_NOT_AVAILABLE, _NO_NODE
         return error_codes.NONE, (leader, *endpoint)
     if key_type == TRANSACTION:
-        return error_codes.COORDINATOR_NOT_AVAILABLE, _NO_NODE
+        tc = ctx.broker.transaction_coordinator
+        partition = tc.partition_for(key)
+        if partition is None:
+            return error_codes.COORDINATOR_NOT_AVAILABLE, _NO_NODE
+        leader = tc.leader_of(partition)[0]
+        endpoint = reachable.get(leader) if leader in ctx.image.brokers else None
+        if endpoint is None:
+            return error_codes.COORDINATOR_NOT_AVAILABLE, _NO_NODE
+        return error_codes.NONE, (leader, *endpoint)
     if key_type == SHARE:
         if ctx.version < 6:
             return error_codes.INVALID_REQUEST, _NO_NODE
@@ -151,12 +193,22 @@ async def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCo
     key_type = request.key_type if version >= 1 else GROUP
     # Looked up once per request: every key of a v4+ request is answered from the same image.
     reachable = reachable_brokers(ctx.image, ctx.connection.listener_name)
-    # Kafka asks for the topic per key looked up (none for an empty v4+ key list).
-    keys = version < 4 or bool(request.coordinator_keys)
+    # Kafka asks for the topic per key looked up (none for an empty v4+ key list, nor for
+    # keys the principal may not describe).
+    asked = [request.key] if version < 4 else list(request.coordinator_keys)
+    denied: dict[str, int] = {}
+    if auth.has_authorizer(ctx):
+        denied = {k: code for k in asked if (code := _denied(ctx, key_type, k)) is not None}
+    keys = any(k not in denied for k in asked)
     if key_type == GROUP and keys and group_coordinator(ctx).partition_count() is None:
         await ensure_offsets_topic(ctx)
+    tc = ctx.broker.transaction_coordinator
+    if key_type == TRANSACTION and keys and tc.partition_count() is None:
+        await ensure_internal_topic(ctx, TRANSACTION_TOPIC)
     try:
         if version < 4:
+            if request.key in denied:
+                return error_response(request, version, denied[request.key], None)
             code, (node_id, host, port) = _lookup(ctx, reachable, key_type, request.key)
             if code != error_codes.NONE:
                 return error_response(request, version, code, None)
@@ -169,7 +221,10 @@ async def handle(ctx: RequestContext, request: FindCoordinatorRequest) -> FindCo
             )
         coordinators = []
         for key in request.coordinator_keys:
-            code, (node_id, host, port) = _lookup(ctx, reachable, key_type, key)
+            if key in denied:
+                code, (node_id, host, port) = denied[key], _NO_NODE
+            else:
+                code, (node_id, host, port) = _lookup(ctx, reachable, key_type, key)
             coordinators.append(
                 Coordinator(key=key, node_id=node_id, host=host, port=port, error_code=code)
             )

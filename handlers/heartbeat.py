@@ -16,6 +16,7 @@ from broker.groups.coordinator import now_ms
 from broker.protocol import error_codes
 from broker.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.group_coordination import coordinator, membership_status
 
 API_KEY = 12
@@ -24,6 +25,8 @@ MAX_VERSION = 4
 
 
 async def handle(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:
+    if not auth.authorize(ctx, auth.READ, auth.GROUP, request.group_id):  # KafkaApis
+        return HeartbeatResponse(error_code=error_codes.GROUP_AUTHORIZATION_FAILED)
     code = membership_status(ctx, request.group_id)
     if code == error_codes.COORDINATOR_LOAD_IN_PROGRESS:
         return HeartbeatResponse(error_code=error_codes.NONE)

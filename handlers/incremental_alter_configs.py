@@ -16,7 +16,8 @@ generation's code and message (`broker.rules.broker_loggers`). Before 3.2 an une
 resource type fails the whole request; from 3.2 it is a per-resource "Unknown resource type
 N", and a resource named twice answers INVALID_REQUEST for both.
 
-Not emulated: authorization, alter-config policies.
+With an authorizer: ALTER_CONFIGS on the cluster (brokers, loggers) or the topic, else
+CLUSTER_/TOPIC_AUTHORIZATION_FAILED, after the other results. Not emulated: alter-config policies.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from broker.protocol.messages.incremental_alter_configs import (
 from broker.rules.broker_loggers import LoggerOpError
 from broker.rules.config_catalog import InvalidConfig
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.config_alter import (
     Op,
     alter_broker,
@@ -85,13 +87,24 @@ async def handle(
                     request, ctx.version, error_codes.INVALID_REQUEST,
                     f"Unexpected resource type {rt}",
                 )  # fmt: skip
+    # KafkaApis: ALTER_CONFIGS on the cluster (brokers, loggers) or the topic; the denied
+    # resources are answered after the others, with no message.
+    allowed, denied = [], []
+    for r in request.resources:
+        code = auth.config_resource_denied(
+            ctx, r.resource_type, r.resource_name, auth.ALTER_CONFIGS
+        )
+        if code is None:
+            allowed.append(r)
+        else:
+            denied.append(_response(r, code, None))
     responses = await answer_each(
-        request.resources,
+        allowed,
         release,
         lambda r: _alter(ctx, r, request.validate_only),
         _response,
     )
-    return IncrementalAlterConfigsResponse(throttle_time_ms=0, responses=responses)
+    return IncrementalAlterConfigsResponse(throttle_time_ms=0, responses=responses + denied)
 
 
 async def _alter(ctx: RequestContext, resource: AlterConfigsResource, validate_only: bool) -> None:

@@ -1,21 +1,28 @@
-"""InitProducerId (key 22): producer ids for idempotent producers (KIP-98, KIP-360;
-docs/kafka-behaviour.md §15).
+"""InitProducerId (key 22): producer ids for idempotent and transactional producers (KIP-98,
+KIP-360, KIP-588; docs/kafka-behaviour.md §15 and §17).
 
 Kafka 3.9's flow (`KafkaApis.handleInitProducerIdRequest`,
 `TransactionCoordinator.handleInitProducerId`):
 
+* a producer id given without an epoch, or an epoch without an id (v3+) -> INVALID_REQUEST,
+  before anything else;
 * no `transactional_id`: a new producer id from the broker's ZooKeeper-claimed block, epoch 0,
   whatever id and epoch the request names (an idempotent producer's epoch bump is a new id);
-* an empty `transactional_id` -> INVALID_REQUEST;
-* a `transactional_id`: the transaction coordinator answers. zkbroker has none yet (no
-  `__transaction_state`, and FindCoordinator answers COORDINATOR_NOT_AVAILABLE for
-  transactions), so no broker coordinates any transactional id: NOT_COORDINATOR, what a
-  broker that does not own the id's partition answers.
-* v3+ requests naming a producer id and epoch (KIP-360) are checked by the coordinator too,
-  which only applies to transactional ids.
+* a `transactional_id`: the transaction coordinator (`broker.transactions.coordinator`):
+  INVALID_REQUEST when empty, INVALID_TRANSACTION_TIMEOUT outside (0,
+  `transaction.max.timeout.ms`], NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when this
+  broker does not (yet) coordinate the id, else the epoch bump (fencing older producers), the
+  producer id rotation on an exhausted epoch, or the fence and abort of an ongoing transaction
+  (CONCURRENT_TRANSACTIONS: the client retries); v3+ checks the producer id and epoch the
+  request names (KIP-360);
+* PRODUCER_FENCED is INVALID_PRODUCER_EPOCH for requests below v4 and releases before 2.7
+  (`broker.rules.transaction_decisions.fenced_error`).
 
-Deliberately not here: transactions (their own issue), authorization
-(IDEMPOTENT_WRITE / TRANSACTIONAL_ID_AUTHORIZATION_FAILED), `transaction.max.timeout.ms`.
+Authorization first (with an authorizer): a transactional id needs WRITE on it
+(TRANSACTIONAL_ID_AUTHORIZATION_FAILED); without one, IDEMPOTENT_WRITE on the cluster or WRITE
+on at least one topic (``authorizeByResourceType``), else CLUSTER_AUTHORIZATION_FAILED.
+
+Deliberately not here: the coordinator's decisions.
 """
 
 from __future__ import annotations
@@ -25,22 +32,52 @@ from broker.protocol.messages.init_producer_id import (
     InitProducerIdRequest,
     InitProducerIdResponse,
 )
+from broker.rules.transaction_decisions import fenced_error
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 
 API_KEY = 22
 MIN_VERSION = 0
 MAX_VERSION = 5
+_NONE = -1
 
 
 async def handle(ctx: RequestContext, request: InitProducerIdRequest) -> InitProducerIdResponse:
+    denied = _denied(ctx, request.transactional_id) if auth.has_authorizer(ctx) else None
+    if denied is not None:
+        return error_response(request, ctx.version, denied, None)
+    named = (request.producer_id != _NONE, request.producer_epoch != _NONE)
+    if named[0] != named[1]:
+        return error_response(request, ctx.version, error_codes.INVALID_REQUEST, None)
     if request.transactional_id is None:
         producer_id = await ctx.broker.next_producer_id()
         return InitProducerIdResponse(
             error_code=error_codes.NONE, producer_id=producer_id, producer_epoch=0
         )
-    if request.transactional_id == "":
-        return error_response(request, ctx.version, error_codes.INVALID_REQUEST, None)
-    return error_response(request, ctx.version, error_codes.NOT_COORDINATOR, None)
+    expected = (request.producer_id, request.producer_epoch) if named[0] else None
+    answer = await ctx.broker.transaction_coordinator.init_producer_id(
+        request.transactional_id, request.transaction_timeout_ms, expected
+    )
+    if answer.error != error_codes.NONE:
+        code = fenced_error(answer.error, ctx.release, API_KEY, ctx.version)
+        return error_response(request, ctx.version, code, None)
+    return InitProducerIdResponse(
+        error_code=error_codes.NONE,
+        producer_id=answer.producer_id,
+        producer_epoch=answer.producer_epoch,
+    )
+
+
+def _denied(ctx: RequestContext, transactional_id: str | None) -> int | None:
+    if transactional_id is not None:
+        if not auth.authorize(ctx, auth.WRITE, auth.TRANSACTIONAL_ID, transactional_id):
+            return error_codes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        return None
+    if auth.authorize_cluster(ctx, auth.IDEMPOTENT_WRITE) or auth.authorize_by_resource_type(
+        ctx, auth.WRITE, auth.TOPIC
+    ):
+        return None
+    return error_codes.CLUSTER_AUTHORIZATION_FAILED
 
 
 def error_response(

@@ -33,6 +33,7 @@ from broker.protocol.messages.join_group import (
     JoinGroupResponseMember,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.group_coordination import coordinator, membership_status
 
 API_KEY = 11
@@ -53,6 +54,8 @@ async def handle(ctx: RequestContext, request: JoinGroupRequest) -> JoinGroupRes
     version = ctx.version
     group_id = request.group_id
     code = membership_status(ctx, group_id)
+    if not auth.authorize(ctx, auth.READ, auth.GROUP, group_id):  # KafkaApis: READ on the group
+        code = error_codes.GROUP_AUTHORIZATION_FAILED
     if code != error_codes.NONE:
         return _answer(version, JoinResult(code, request.member_id))
     gc = coordinator(ctx)

@@ -22,6 +22,7 @@ from broker.protocol.messages.leave_group import (
     MemberResponse,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.group_coordination import coordinator, membership_status
 
 API_KEY = 13
@@ -42,6 +43,8 @@ async def handle(ctx: RequestContext, request: LeaveGroupRequest) -> LeaveGroupR
     version = ctx.version
     leaving = _leaving(request, version)
     code = membership_status(ctx, request.group_id)
+    if not auth.authorize(ctx, auth.READ, auth.GROUP, request.group_id):  # KafkaApis
+        code = error_codes.GROUP_AUTHORIZATION_FAILED
     if code != error_codes.NONE:
         return _answer(version, leaving, code, [])
     gc = coordinator(ctx)

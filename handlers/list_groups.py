@@ -15,7 +15,8 @@ answer is COORDINATOR_LOAD_IN_PROGRESS, as Kafka's.
 
 Not emulated for registry groups: COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS
 (the registry is always
-"loaded"), authorization.
+"loaded"). With an authorizer: every group with DESCRIBE on the cluster, else only the groups
+the principal may DESCRIBE.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from broker.groups.zk_registry import PROTOCOL_TYPE, group_ids, group_state, mem
 from broker.protocol import error_codes
 from broker.protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.group_coordination import coordinator, is_coordinator, offsets_topic_ready
 
 API_KEY = 16
@@ -69,6 +71,9 @@ async def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsR
                 group_id=group, protocol_type=PROTOCOL_TYPE, group_state=state, group_type=CLASSIC
             )
         )
+    if not auth.authorize_cluster(ctx, auth.DESCRIBE):
+        # KafkaApis: without DESCRIBE on the cluster, only the groups it may DESCRIBE.
+        groups = [g for g in groups if auth.authorize(ctx, auth.DESCRIBE, auth.GROUP, g.group_id)]
     return ListGroupsResponse(error_code=error_codes.NONE, groups=groups)
 
 

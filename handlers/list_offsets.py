@@ -15,8 +15,12 @@ Kafka 3.9's flow (`KafkaApis.handleListOffsetRequest`, `ReplicaManager.fetchOffs
   segment base offsets and the log end, newest first, up to `max_num_offsets`;
 * the leader epoch of the offset is answered from v4.
 
-Deliberately not here: authorization, and waiting for a new leader's high watermark
-(OFFSET_NOT_AVAILABLE): replicas share the log, so it is always known.
+Authorization (KafkaApis.handleListOffsetRequest*, with an authorizer): each topic needs
+DESCRIBE, else all its partitions are TOPIC_AUTHORIZATION_FAILED; Kafka answers those topics
+after the authorized ones (``partitionSeqByAuthorized``, then ``responses ++ unauthorized``).
+
+Deliberately not here: waiting for a new leader's high watermark (OFFSET_NOT_AVAILABLE):
+replicas share the log, so it is always known.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from broker.protocol.messages.list_offsets import (
 )
 from broker.storage import PartitionLog
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.partitions import Located, locate, open_log
 
 API_KEY = 2
@@ -91,13 +96,14 @@ def _answer(
         answer = _failed(index, error_codes.NONE, 0)
         answer.old_style_offsets = _legacy_offsets(log, timestamp, wanted.max_num_offsets)
         return answer
-    last_fetchable = log.high_watermark  # the last stable offset too, until transactions land
+    # Partition.fetchOffsetForTimestamp's lastFetchableOffset (docs/kafka-behaviour.md §17).
+    last_fetchable = log.last_stable_offset if committed else log.high_watermark
     offset, found_ts, epoch = -1, NO_TIMESTAMP, -1
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         offset = log.log_start_offset
         epoch = log.epoch_for_offset(offset)
     elif timestamp == LATEST:
-        offset = last_fetchable if committed else log.high_watermark
+        offset = last_fetchable
         epoch = located.partition.leader_epoch
     elif timestamp == LATEST_TIERED:
         offset, epoch = -1, -1
@@ -125,7 +131,24 @@ async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffset
     leader_only = request.replica_id != DEBUGGING_REPLICA
     pacer = Pacer()
     topics: list[ListOffsetsTopicResponse] = []
+    unauthorized: list[ListOffsetsTopicResponse] = []
+    describable = (
+        auth.filter_authorized(ctx, auth.DESCRIBE, auth.TOPIC, {t.name for t in request.topics})
+        if auth.has_authorizer(ctx)
+        else None
+    )
     for topic in request.topics:
+        if describable is not None and topic.name not in describable:
+            unauthorized.append(
+                ListOffsetsTopicResponse(
+                    name=topic.name,
+                    partitions=[
+                        _failed(p.partition_index, error_codes.TOPIC_AUTHORIZATION_FAILED, version)
+                        for p in topic.partitions
+                    ],
+                )
+            )
+            continue
         answers: list[ListOffsetsPartitionResponse] = []
         for wanted in topic.partitions:
             if pacer.due():
@@ -148,7 +171,7 @@ async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffset
             log, _config = await open_log(ctx, located)
             answers.append(_answer(ctx, located, log, wanted, committed))
         topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=answers))
-    return ListOffsetsResponse(topics=topics)
+    return ListOffsetsResponse(topics=topics + unauthorized)
 
 
 def error_response(

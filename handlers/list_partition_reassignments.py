@@ -23,6 +23,7 @@ from broker.protocol.messages.list_partition_reassignments import (
 )
 from broker.rules.leader_election import ReplicaAssignment
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from zk_layout import ControllerMovedError
 
 if TYPE_CHECKING:
@@ -36,6 +37,15 @@ MAX_VERSION = 0
 async def handle(
     ctx: RequestContext, request: ListPartitionReassignmentsRequest
 ) -> ListPartitionReassignmentsResponse:
+    if not auth.authorize_cluster(
+        ctx, auth.DESCRIBE
+    ):  # KafkaApis: authorizeClusterOperation(DESCRIBE, CLUSTER)
+        return error_response(
+            request,
+            ctx.version,
+            error_codes.CLUSTER_AUTHORIZATION_FAILED,
+            auth.cluster_denied_message(ctx, auth.DESCRIBE),
+        )
     controller = ctx.broker.controller
     if controller is None:
         return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)

@@ -25,8 +25,11 @@ Answered from the process's metadata image (docs/kafka-behaviour.md §8;
   otherwise hold a million response objects beside the million request objects (peak RSS
   2.5x the broker's size before, against issue 17's 2x), and a 46,000-partition answer
   184,000 objects for the collector to pass over.
-- *_authorized_operations: everything the resource type supports when asked (there is no
-  authorizer), Integer.MIN_VALUE otherwise.
+- *_authorized_operations: when asked, what the principal may do (everything the resource
+  type supports without an authorizer), Integer.MIN_VALUE otherwise.
+- With an authorizer (KafkaApis): topics without DESCRIBE are left out of "all topics" and
+  answered TOPIC_AUTHORIZATION_FAILED (by id: UNKNOWN_TOPIC_ID, no name) after the others when
+  named; auto-creation needs CREATE on the cluster or the topic, else TOPIC_AUTHORIZATION_FAILED.
 
 - Auto-creation (2.8 AutoTopicCreationManager in ZooKeeper mode, on any broker): a specific
   missing topic is created when `--auto-create-topics` is on and the request allows it
@@ -60,6 +63,7 @@ from broker.rules import acl_operations, topic_names
 from broker.rules.api_error import ApiError
 from handlers.context import RequestContext
 from handlers.create_topics import TopicCreator
+from handlers.support import authorization as auth
 from handlers.support.internal_topics import INTERNAL_TOPICS, internal_topic_spec
 from zk_layout.store.admin_zk import TopicExists, create_topic
 
@@ -184,13 +188,22 @@ def response_brokers(image: MetadataImage, listener: str) -> list[MetadataRespon
 class _TopicRenderer:
     """Builds response topics for one request; live brokers are looked up once per request."""
 
-    def __init__(self, image: MetadataImage, listener: str, version: int, with_ops: bool) -> None:
+    def __init__(
+        self,
+        image: MetadataImage,
+        listener: str,
+        version: int,
+        with_ops: bool,
+        ops_of: Callable[[str], int] | None = None,
+    ) -> None:
         # Copies: partitions are rendered while the answer is encoded, possibly in a worker
         # thread while the loop changes the image.
         self.alive = frozenset(image.brokers)
         self.reachable = frozenset(reachable_brokers(image, listener))
         self.version = version
         self.with_ops = with_ops
+        # With an authorizer: the topic's authorized operations for this principal.
+        self.ops_of = ops_of
 
     def partition(self, p: PartitionImage) -> MetadataResponsePartition:
         replicas, isr = list(p.replicas), list(p.isr)
@@ -234,7 +247,11 @@ class _TopicRenderer:
             topic_id=topic.topic_id or ZERO_UUID,
             is_internal=topic.is_internal,
             partitions=partitions,
-            topic_authorized_operations=acl_operations.topic_operations(self.with_ops),
+            topic_authorized_operations=(
+                self.ops_of(topic.name)
+                if self.with_ops and self.ops_of is not None
+                else acl_operations.topic_operations(self.with_ops)
+            ),
         )
 
 
@@ -282,15 +299,28 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
         return error_response(request, version, error_codes.INVALID_REQUEST, str(e))
 
     topics = _topic_answers(ctx.release)
-    render = _TopicRenderer(image, listener, version, request.include_topic_authorized_operations)
+    secured = auth.has_authorizer(ctx)
+    render = _TopicRenderer(
+        image,
+        listener,
+        version,
+        request.include_topic_authorized_operations,
+        (lambda name: auth.authorized_operations(ctx, auth.TOPIC, name)) if secured else None,
+    )
+    # KafkaApis: topics without DESCRIBE are left out of "all topics", and answered
+    # TOPIC_AUTHORIZATION_FAILED (UNKNOWN_TOPIC_ID by id) after the others when named.
+    denied: list[MetadataResponseTopic] = []
     by_id = (
         version >= 12
         and ctx.release >= (3, 1)
         and request.topics is not None
         and any(t.topic_id != ZERO_UUID for t in request.topics)
     )
+    allowed_to = auth.checker(ctx)
     if requested is None:
         for topic in list(image.visible_topics()):
+            if secured and not allowed_to(auth.DESCRIBE, auth.TOPIC, topic.name):
+                continue
             topics.append(await render.topic(topic, pacer))
             if pacer.due():
                 await pacer.pause()
@@ -305,7 +335,9 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
                 await pacer.pause()
             by_id_topic = image.topic_by_id(t.topic_id)
             found = image.listed_topic(by_id_topic.name) if by_id_topic else None
-            if found is None:
+            if found is not None and not auth.authorize(ctx, auth.DESCRIBE, auth.TOPIC, found.name):
+                denied.append(_missing(None, t.topic_id, error_codes.UNKNOWN_TOPIC_ID))
+            elif found is None:
                 topics.append(_missing(None, t.topic_id, error_codes.UNKNOWN_TOPIC_ID))
             else:
                 topics.append(await render.topic(found, pacer))
@@ -314,6 +346,14 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
             version < 4 or request.allow_auto_topic_creation
         )
         created: dict[str, MetadataResponseTopic] = {}
+        if secured:
+            allowed = auth.filter_authorized(ctx, auth.DESCRIBE, auth.TOPIC, requested)
+            denied.extend(
+                _missing(n, ZERO_UUID, error_codes.TOPIC_AUTHORIZATION_FAILED)
+                for n in requested
+                if n not in allowed
+            )
+            requested = {n: None for n in requested if n in allowed}
         if auto_create:
             missing = []
             for name in requested:
@@ -321,6 +361,16 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
                     missing.append(name)
                 if pacer.due():
                     await pacer.pause()
+            if missing and secured and not auth.authorize_cluster(ctx, auth.CREATE):
+                may_create = auth.filter_authorized(ctx, auth.CREATE, auth.TOPIC, missing)
+                no_create = [n for n in missing if n not in may_create]
+                # Kafka lists these after the authorized topics, before the undescribable.
+                denied[:0] = [
+                    _missing(n, ZERO_UUID, error_codes.TOPIC_AUTHORIZATION_FAILED)
+                    for n in no_create
+                ]
+                requested = {n: None for n in requested if n not in no_create}
+                missing = [n for n in missing if n in may_create]
             created = await _auto_create(ctx, missing, pacer)
         for name in requested:
             if pacer.due():
@@ -332,6 +382,12 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
                 topics.append(await render.topic(found, pacer))
             else:  # UNKNOWN_TOPIC_OR_PARTITION or INVALID_TOPIC_EXCEPTION, when encoded
                 topics.add_source(name)
+    for answer in denied:
+        if secured and request.include_topic_authorized_operations and answer.name:
+            answer.topic_authorized_operations = auth.authorized_operations(
+                ctx, auth.TOPIC, answer.name
+            )
+        topics.append(answer)
 
     return MetadataResponse(
         throttle_time_ms=0,
@@ -339,8 +395,10 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
         cluster_id=image.cluster_id,
         controller_id=image.controller_id,
         topics=topics,
-        cluster_authorized_operations=acl_operations.cluster_operations(
-            request.include_cluster_authorized_operations
+        cluster_authorized_operations=(
+            auth.authorized_operations(ctx, auth.CLUSTER, auth.CLUSTER_NAME)
+            if secured and request.include_cluster_authorized_operations
+            else acl_operations.cluster_operations(request.include_cluster_authorized_operations)
         ),
     )
 

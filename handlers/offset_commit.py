@@ -41,6 +41,7 @@ from broker.protocol.messages.offset_commit import (
     OffsetCommitResponseTopic,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.group_coordination import (
     classic_group_known,
     coordinator,
@@ -75,11 +76,16 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
     image = ctx.image
     codes: dict[TopicPartition, int] = {}
     to_commit: dict[TopicPartition, int] = {}
+    if not auth.authorize(ctx, auth.READ, auth.GROUP, request.group_id):  # KafkaApis
+        return error_response(request, version, error_codes.GROUP_AUTHORIZATION_FAILED, None)
     for topic in request.topics:
         known = image.topics.get(topic.name)
+        topic_allowed = auth.authorize(ctx, auth.READ, auth.TOPIC, topic.name)
         for p in topic.partitions:
             tp = TopicPartition(topic.name, p.partition_index)
-            if known is None or tp.partition not in known.partitions:
+            if not topic_allowed:
+                codes[tp] = error_codes.TOPIC_AUTHORIZATION_FAILED
+            elif known is None or tp.partition not in known.partitions:
                 codes[tp] = error_codes.UNKNOWN_TOPIC_OR_PARTITION
             elif len(p.committed_metadata or "") > OFFSET_METADATA_MAX_BYTES:
                 codes[tp] = error_codes.OFFSET_METADATA_TOO_LARGE

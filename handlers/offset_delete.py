@@ -24,6 +24,7 @@ from broker.protocol.messages.offset_delete import (
     OffsetDeleteResponseTopic,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.group_coordination import coordinator, group_status, offsets_topic_ready
 
 API_KEY = 47
@@ -33,6 +34,8 @@ MAX_VERSION = 0
 
 async def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDeleteResponse:
     group_id = request.group_id
+    if not auth.authorize(ctx, auth.READ, auth.GROUP, group_id):  # KafkaApis: READ on the group
+        return OffsetDeleteResponse(error_code=error_codes.GROUP_AUTHORIZATION_FAILED)
     code = group_status(ctx, group_id)
     if code == error_codes.NONE and not offsets_topic_ready(ctx):
         code = error_codes.GROUP_ID_NOT_FOUND
@@ -43,9 +46,12 @@ async def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDel
     wanted: list[tuple[str, int]] = []
     for topic in request.topics:
         known = image.topics.get(topic.name)
+        topic_allowed = auth.authorize(ctx, auth.READ, auth.TOPIC, topic.name)  # KafkaApis
         for p in topic.partitions:
             tp = (topic.name, p.partition_index)
-            if known is None or p.partition_index not in known.partitions:
+            if not topic_allowed:
+                codes[tp] = error_codes.TOPIC_AUTHORIZATION_FAILED
+            elif known is None or p.partition_index not in known.partitions:
                 codes[tp] = error_codes.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 wanted.append(tp)

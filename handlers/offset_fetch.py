@@ -17,8 +17,19 @@ with the committed metadata string and (v5+, where the field exists) the committ
 epoch, -1 when the commit carried none (Kafka's empty ``leaderEpoch``). A partition without a
 committed offset answers offset -1, leader epoch -1 and metadata "".
 
-Not emulated: authorization, require_stable (no transactional offsets exist), v9's member id
-and epoch checks (they concern KIP-848 groups; registry groups are classic).
+``require_stable`` (v7+, KIP-447; docs/kafka-behaviour.md §17): a requested partition whose
+offset a transaction committed but has not completed yet answers offset -1 with
+UNSTABLE_OFFSET_COMMIT (``GroupMetadata.hasPendingOffsetCommitsForTopicPartition``); a fetch of
+every partition (null topics) lists the committed offsets without that check, as Kafka does.
+
+Authorization (KafkaApis.handleOffsetFetchRequest*, with an authorizer): DESCRIBE on the group,
+before the coordinator check, else GROUP_AUTHORIZATION_FAILED (that group's error; the
+request's error shape below v8); named topics without DESCRIBE answer offset -1 with
+TOPIC_AUTHORIZATION_FAILED after the authorized ones; a fetch of every partition leaves out
+the topics without DESCRIBE.
+
+Not emulated: v9's member id and epoch checks (they concern KIP-848 groups; registry groups
+are classic).
 """
 
 from __future__ import annotations
@@ -41,6 +52,7 @@ from broker.protocol.messages.offset_fetch import (
     OffsetFetchResponseTopics,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.group_coordination import classic_group_known, coordinator, group_status
 from zk_layout.nodes.base import TopicPartition
 
@@ -49,6 +61,7 @@ MIN_VERSION = 0
 MAX_VERSION = 9
 
 INVALID_OFFSET = -1
+REQUIRE_STABLE_VERSION = 7  # KIP-447
 
 T = TypeVar("T")
 
@@ -81,7 +94,10 @@ def _wanted(
 
 
 def _answer(
-    offsets: Mapping[TopicPartition, Committed], wanted: Wanted, missing_code: int
+    offsets: Mapping[TopicPartition, Committed],
+    wanted: Wanted,
+    missing_code: int,
+    unstable: Callable[[TopicPartition], bool] | None = None,
 ) -> dict[str, list[Row]]:
     """topic -> rows for the wanted partitions (all when None)."""
     out: dict[str, list[Row]] = {}
@@ -95,11 +111,42 @@ def _answer(
         rows = out.setdefault(topic, [])
         for p in partitions:
             found = offsets.get(TopicPartition(topic, p))
-            if found is None:
+            if unstable is not None and unstable(TopicPartition(topic, p)):
+                rows.append((p, INVALID_OFFSET, -1, "", error_codes.UNSTABLE_OFFSET_COMMIT))
+            elif found is None:
                 rows.append((p, INVALID_OFFSET, -1, "", missing_code))
             else:
                 rows.append((p, found.offset, found.leader_epoch, found.metadata, error_codes.NONE))
     return out
+
+
+def _authorized_answer(
+    ctx: RequestContext,
+    offsets: Mapping[TopicPartition, Committed],
+    wanted: Wanted,
+    missing_code: int,
+    unstable: Callable[[TopicPartition], bool] | None = None,
+) -> dict[str, list[Row]]:
+    """`_answer` with DESCRIBE on each topic (fetchOffsetsForGroup / fetchAllOffsetsForGroup)."""
+    if not auth.has_authorizer(ctx):
+        return _answer(offsets, wanted, missing_code, unstable)
+    if wanted is None:
+        answer = _answer(offsets, None, missing_code, unstable)
+        allowed = auth.filter_authorized(ctx, auth.DESCRIBE, auth.TOPIC, answer)
+        return {t: rows for t, rows in answer.items() if t in allowed}
+    allowed = auth.filter_authorized(ctx, auth.DESCRIBE, auth.TOPIC, wanted)
+    answer = _answer(
+        offsets, {t: ps for t, ps in wanted.items() if t in allowed}, missing_code, unstable
+    )
+    denied = error_codes.TOPIC_AUTHORIZATION_FAILED
+    for t, ps in wanted.items():
+        if t not in allowed:
+            answer[t] = [(p, INVALID_OFFSET, -1, "", denied) for p in ps]
+    return answer
+
+
+def _group_denied(ctx: RequestContext, group_id: str) -> bool:
+    return not auth.authorize(ctx, auth.DESCRIBE, auth.GROUP, group_id)
 
 
 def _render(
@@ -153,10 +200,24 @@ async def _offsets(
     return out
 
 
+def _unstable(
+    ctx: RequestContext, group_id: str, require_stable: bool
+) -> Callable[[TopicPartition], bool] | None:
+    if not require_stable or not classic_group_known(ctx, group_id):
+        return None
+    machine = coordinator(ctx).machine
+    return lambda tp: machine.unstable_offset(group_id, (tp.topic, tp.partition))
+
+
 async def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
     version = ctx.version
     if version >= 8:
-        codes = {entry.group_id: group_status(ctx, entry.group_id) for entry in request.groups}
+        codes = {
+            entry.group_id: error_codes.GROUP_AUTHORIZATION_FAILED
+            if _group_denied(ctx, entry.group_id)
+            else group_status(ctx, entry.group_id)
+            for entry in request.groups
+        }
         offsets = await _offsets(ctx, [g for g, code in codes.items() if code == error_codes.NONE])
         groups = []
         for entry in request.groups:
@@ -164,12 +225,20 @@ async def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetc
             if code != error_codes.NONE:
                 groups.append(OffsetFetchResponseGroup(group_id=entry.group_id, error_code=code))
                 continue
-            answer = _answer(offsets[entry.group_id], _wanted(entry.topics), error_codes.NONE)
+            answer = _authorized_answer(
+                ctx,
+                offsets[entry.group_id],
+                _wanted(entry.topics),
+                error_codes.NONE,
+                _unstable(ctx, entry.group_id, request.require_stable),
+            )
             topics = _render(answer, OffsetFetchResponseTopics, OffsetFetchResponsePartitions)
             groups.append(OffsetFetchResponseGroup(group_id=entry.group_id, topics=topics))
         return OffsetFetchResponse(groups=groups)
 
     wanted = _wanted(request.topics)
+    if _group_denied(ctx, request.group_id):
+        return error_response(request, version, error_codes.GROUP_AUTHORIZATION_FAILED, None)
     if version == 0:
         offsets_v0 = dict((await _offsets(ctx, [request.group_id]))[request.group_id])
         image = ctx.image
@@ -178,14 +247,19 @@ async def handle(ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetc
             for p in partitions:
                 if known is None or p not in known.partitions:
                     offsets_v0.pop(TopicPartition(topic, p), None)
-        answer = _answer(offsets_v0, wanted or {}, error_codes.UNKNOWN_TOPIC_OR_PARTITION)
+        answer = _authorized_answer(
+            ctx, offsets_v0, wanted or {}, error_codes.UNKNOWN_TOPIC_OR_PARTITION
+        )
         return OffsetFetchResponse(topics=_topics(answer))
 
     code = group_status(ctx, request.group_id)
     if code != error_codes.NONE:
         return error_response(request, version, code, None)
     committed = (await _offsets(ctx, [request.group_id]))[request.group_id]
-    answer = _answer(committed, wanted, error_codes.NONE)
+    stable = version >= REQUIRE_STABLE_VERSION and request.require_stable
+    answer = _authorized_answer(
+        ctx, committed, wanted, error_codes.NONE, _unstable(ctx, request.group_id, stable)
+    )
     return OffsetFetchResponse(topics=_topics(answer), error_code=error_codes.NONE)
 
 

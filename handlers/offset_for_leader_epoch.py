@@ -13,7 +13,9 @@ Kafka 3.9's flow (`KafkaApis.handleOffsetForLeaderEpochRequest`,
   epoch. A leader records its epoch when it takes over, so the current epoch is known even
   before a record was written in it.
 
-Deliberately not here: authorization (CLUSTER_ACTION for followers, DESCRIBE on the topic).
+Authorization (with an authorizer): CLUSTER_ACTION on the cluster (brokers) allows every
+topic; otherwise (KIP-320 consumers) each topic needs DESCRIBE, else its partitions are
+TOPIC_AUTHORIZATION_FAILED, answered after the authorized topics as Kafka does.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from broker.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderTopicResult,
 )
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.partitions import Located, locate, open_log
 
 API_KEY = 23
@@ -71,14 +74,29 @@ async def handle(
     leader_only = ctx.version < 3 or request.replica_id != DEBUGGING_REPLICA
     pacer = Pacer()
     topics: list[OffsetForLeaderTopicResult] = []
+    unauthorized: list[OffsetForLeaderTopicResult] = []
+    describable: set[str] | None = None
+    if auth.has_authorizer(ctx) and not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):
+        describable = auth.filter_authorized(
+            ctx, auth.DESCRIBE, auth.TOPIC, {t.topic for t in request.topics}
+        )
     for topic in request.topics:
+        if describable is not None and topic.topic not in describable:
+            denied = error_codes.TOPIC_AUTHORIZATION_FAILED
+            unauthorized.append(
+                OffsetForLeaderTopicResult(
+                    topic=topic.topic,
+                    partitions=[_failed(p.partition, denied) for p in topic.partitions],
+                )
+            )
+            continue
         results: list[EpochEndOffset] = []
         for wanted in topic.partitions:
             if pacer.due():
                 await pacer.pause()
             results.append(await _end_offset(ctx, topic.topic, wanted, leader_only))
         topics.append(OffsetForLeaderTopicResult(topic=topic.topic, partitions=results))
-    return OffsetForLeaderEpochResponse(topics=topics)
+    return OffsetForLeaderEpochResponse(topics=topics + unauthorized)
 
 
 def error_response(

@@ -19,11 +19,28 @@ high watermark is the log end offset.
 
 Idempotent producers (`broker.rules.producer_state`): a retried batch already in the log is
 answered with its offsets and not appended again; an old epoch is INVALID_PRODUCER_EPOCH, a
-sequence gap OUT_OF_ORDER_SEQUENCE_NUMBER. Transactional batches are INVALID_TXN_STATE: no
-transaction is ever ongoing until the transaction coordinator lands (Kafka 3.6+ verifies
-each partition's first transactional write with the coordinator, KIP-890).
+sequence gap OUT_OF_ORDER_SEQUENCE_NUMBER.
 
-Deliberately not here: transactions, quotas and their throttle time, and authorization.
+Transactions (docs/kafka-behaviour.md §17): a transactional batch opens (or continues) its
+producer's transaction in the partition (``broker.storage.transactions``); an idempotent
+non-transactional batch of a producer with an open transaction is INVALID_TXN_STATE
+(``ProducerAppendInfo``). From 3.6 (KIP-890 part 1, ``ReplicaManager.appendRecords`` with
+``AddPartitionsToTxnManager``), a transactional batch of a request with a transactional id, for a
+partition where that producer has no ongoing transaction yet, is first verified with the id's
+transaction coordinator; its refusal is INVALID_PRODUCER_EPOCH for PRODUCER_FENCED,
+NOT_ENOUGH_REPLICAS (retriable for every client) for the coordinator's transient errors, and
+INVALID_TXN_STATE for anything else (TRANSACTION_ABORTABLE too: 3.9 passes it through only with
+transaction version 2). Non-transactional batches pay one header byte test for this.
+
+Authorization (KafkaApis.handleProduceRequest, only with an authorizer: one None check per
+request otherwise): a request whose first batches include a transactional one needs a
+transactional id with WRITE on it, else the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+then each topic needs WRITE, else its partitions are TOPIC_AUTHORIZATION_FAILED (before the
+unknown-partition check).
+
+Deliberately not here: quotas and their throttle time, the verification guard that stops an
+append racing with the transaction's abort after verification, and (without an authorizer)
+Kafka's refusal of transactional records sent without a transactional id.
 """
 
 from __future__ import annotations
@@ -48,9 +65,11 @@ from broker.rules.log_validation import (
     produce_request_errors,
     validate_append,
 )
-from broker.rules.producer_state import ProducerBatch, last_sequence
+from broker.rules.producer_state import ProducerBatch, last_sequence, verification_error
+from broker.rules.transaction_state import TopicPartition
 from broker.storage import PartitionLog
 from handlers.context import NoResponse, RequestContext
+from handlers.support import authorization as auth
 from handlers.support.partitions import Located, leader_hint, locate, open_log
 
 API_KEY = 0
@@ -60,6 +79,50 @@ MAX_VERSION = 11
 # Kafka's AdminUtils.AdminClientId: the one client id allowed to write internal topics.
 ADMIN_CLIENT_ID = "__admin_client"
 LEADER_HINT_VERSION = 10  # KIP-951
+VERIFICATION_RELEASE = (3, 6)  # KIP-890 part 1
+# Record batch v2 header: magic at byte 16, attributes (int16) at 21 (flags in its low byte, 22),
+# producer id at 43.
+_MAGIC_AT, _ATTRIBUTES_LOW_AT, _PRODUCER_AT, _HEADER_SIZE = 16, 22, 43, 61
+_TRANSACTIONAL_FLAG = 0x10
+
+
+def _transactional_producer(records: bytes) -> tuple[int, int] | None:
+    """(producer id, epoch) of a transactional v2 first batch; None otherwise (one byte test
+    for the rest: Produce v3+ carries one batch, validated later)."""
+    if (
+        len(records) < _HEADER_SIZE
+        or records[_MAGIC_AT] != 2
+        or not records[_ATTRIBUTES_LOW_AT] & _TRANSACTIONAL_FLAG
+    ):
+        return None
+    pid = int.from_bytes(records[_PRODUCER_AT : _PRODUCER_AT + 8], "big", signed=True)
+    epoch = int.from_bytes(records[_PRODUCER_AT + 8 : _PRODUCER_AT + 10], "big", signed=True)
+    return pid, epoch
+
+
+async def _verify(
+    ctx: RequestContext,
+    log: PartitionLog,
+    transactional_id: str | None,
+    records: bytes,
+    partition: TopicPartition,
+) -> int:
+    """KIP-890 part 1: a partition's first transactional write of a transaction is checked
+    with the coordinator (ReplicaManager.maybeStartTransactionVerificationForPartition)."""
+    if transactional_id is None or ctx.release < VERIFICATION_RELEASE:
+        return error_codes.NONE
+    producer = _transactional_producer(records)
+    if producer is None:
+        return error_codes.NONE
+    pid, epoch = producer
+    log.refresh_if_changed()
+    entry = log.producers.entries.get(pid)
+    if pid in log.transactions.ongoing and entry is not None and entry.epoch == epoch:
+        return error_codes.NONE  # UnifiedLog.hasOngoingTransaction(producerId, epoch)
+    answers = await ctx.broker.transaction_coordinator.verify_for_produce(
+        transactional_id, pid, epoch, [partition]
+    )
+    return verification_error(answers.get(partition, error_codes.UNKNOWN_SERVER_ERROR))
 
 
 def _producer_batch(info: ProducerBatchInfo, max_timestamp: int) -> ProducerBatch:
@@ -96,12 +159,18 @@ async def _append(
     index: int,
     records: bytes,
     acks: int,
+    transactional_id: str | None,
 ) -> PartitionProduceResponse:
     log, config = await open_log(ctx, located)
     state = located.partition
     if acks == -1 and len(state.isr) < config.min_insync_replicas:
         return _failed(index, error_codes.NOT_ENOUGH_REPLICAS)
     name = f"{located.topic.name}-{state.partition}"
+    verified = await _verify(
+        ctx, log, transactional_id, records, (located.topic.name, state.partition)
+    )
+    if verified != error_codes.NONE:
+        return _failed(index, verified)
     with log.append_lock():
         result = validate_append(
             records,
@@ -121,13 +190,12 @@ async def _append(
             if duplicate is not None:
                 # A retry of a batch already written: its offsets, nothing appended.
                 return _appended(index, duplicate.first_offset, result.log_append_time, log)
-            if info.is_transactional:
-                # No transaction coordinator yet, so no transaction is ever ongoing (3.6+
-                # verification: KIP-890).
-                return _failed(index, error_codes.INVALID_TXN_STATE)
             problem = log.producers.check(batch, name)
             if problem is not None:
                 return _failed(index, problem.code)
+            if not info.is_transactional and info.producer_id in log.transactions.ongoing:
+                # ProducerAppendInfo: "Expected transactional write from producer ...".
+                return _failed(index, error_codes.INVALID_TXN_STATE)
         if result.record_count:
             log.append(
                 result.records,
@@ -155,6 +223,18 @@ def _appended(
 async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceResponse | NoResponse:
     acks = request.acks
     image = ctx.image
+    writable: set[str] | None = None
+    if auth.has_authorizer(ctx):
+        if not _transactional_allowed(ctx, request):
+            return error_response(
+                request,
+                ctx.version,
+                error_codes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                auth.TRANSACTIONAL_ID_DENIED,
+            )
+        writable = auth.filter_authorized(
+            ctx, auth.WRITE, auth.TOPIC, {t.name for t in request.topic_data}
+        )
     internal_allowed = ctx.header.client_id == ADMIN_CLIENT_ID
     pacer = Pacer()
     topics: list[TopicProduceResponse] = []
@@ -163,9 +243,14 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
     for topic in request.topic_data:
         answers: list[PartitionProduceResponse] = []
         known = image.topics.get(topic.name)
+        denied = writable is not None and topic.name not in writable
         for data in topic.partition_data:
             if pacer.due():
                 await pacer.pause()
+            if denied:
+                failed = True
+                answers.append(_failed(data.index, error_codes.TOPIC_AUTHORIZATION_FAILED))
+                continue
             answer = await _partition(
                 ctx,
                 topic.name,
@@ -175,6 +260,7 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
                 acks,
                 internal_allowed,
                 hints,
+                request.transactional_id,
             )
             failed = failed or answer.error_code != error_codes.NONE
             answers.append(answer)
@@ -191,6 +277,19 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
     return response
 
 
+def _transactional_allowed(ctx: RequestContext, request: ProduceRequest) -> bool:
+    """RequestUtils.hasTransactionalRecords (each partition's first batch), then WRITE on the
+    transactional id, which must be there."""
+    for topic in request.topic_data:
+        for data in topic.partition_data:
+            if _transactional_producer(data.records or b"") is not None:
+                tid = request.transactional_id
+                return tid is not None and auth.authorize(
+                    ctx, auth.WRITE, auth.TRANSACTIONAL_ID, tid
+                )
+    return True
+
+
 async def _partition(
     ctx: RequestContext,
     topic: str,
@@ -200,6 +299,7 @@ async def _partition(
     acks: int,
     internal_allowed: bool,
     hints: set[int],
+    transactional_id: str | None,
 ) -> PartitionProduceResponse:
     """One partition's answer, the checks in Kafka's order (KafkaApis, then ReplicaManager)."""
     if not known:
@@ -213,7 +313,7 @@ async def _partition(
         return _failed(index, error_codes.INVALID_TOPIC_EXCEPTION)
     located = locate(ctx.image, ctx.broker.broker_id, topic, index)
     if isinstance(located, Located):
-        return await _append(ctx, located, index, records, acks)
+        return await _append(ctx, located, index, records, acks, transactional_id)
     answer = _failed(index, located)
     if located == error_codes.NOT_LEADER_OR_FOLLOWER:
         leader, epoch = leader_hint(ctx.image, topic, index)

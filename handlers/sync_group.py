@@ -23,6 +23,7 @@ from broker.groups.coordinator import now_ms
 from broker.protocol import error_codes
 from broker.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from handlers.support.group_coordination import coordinator, membership_status
 
 API_KEY = 14
@@ -35,6 +36,8 @@ async def handle(ctx: RequestContext, request: SyncGroupRequest) -> SyncGroupRes
     code = membership_status(ctx, request.group_id)
     if code == error_codes.COORDINATOR_LOAD_IN_PROGRESS:
         code = error_codes.REBALANCE_IN_PROGRESS
+    if not auth.authorize(ctx, auth.READ, auth.GROUP, request.group_id):  # KafkaApis
+        code = error_codes.GROUP_AUTHORIZATION_FAILED
     if code != error_codes.NONE:
         return _answer(SyncResult(code))
     gc = coordinator(ctx)

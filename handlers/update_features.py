@@ -35,6 +35,7 @@ from broker.protocol.messages.update_features import (
 from broker.rules.api_error import message_for
 from broker.rules.feature_updates import failed_errors, updates_from_request
 from handlers.context import RequestContext
+from handlers.support import authorization as auth
 from zk_layout import ControllerMovedError
 
 API_KEY = 57
@@ -51,6 +52,8 @@ def _not_controller() -> UpdateFeaturesResponse:
 
 
 async def handle(ctx: RequestContext, request: UpdateFeaturesRequest) -> UpdateFeaturesResponse:
+    if not auth.authorize_cluster(ctx, auth.ALTER):  # KafkaApis: authorize(ALTER, CLUSTER)
+        return error_response(request, ctx.version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
     controller = ctx.broker.controller
     if controller is None:
         return _not_controller()

@@ -98,9 +98,32 @@ API_NAMES: tuple[str, ...] = (
     "DescribeUserScramCredentials",
     "AlterUserScramCredentials",
     "UpdateFeatures",
+    "ConsumerGroupHeartbeat",
+    "ConsumerGroupDescribe",
     "AllocateProducerIds",
     "ControlledShutdown",
     "AlterPartition",
+    "CreateDelegationToken",
+    "RenewDelegationToken",
+    "ExpireDelegationToken",
+    "DescribeDelegationToken",
+    "AddPartitionsToTxn",
+    "AddOffsetsToTxn",
+    "EndTxn",
+    "WriteTxnMarkers",
+    "TxnOffsetCommit",
+    "DescribeProducers",
+    "DescribeTransactions",
+    "ListTransactions",
+    "CreateAcls",
+    "DescribeAcls",
+    "DeleteAcls",
+    "DescribeClientQuotas",
+    "AlterClientQuotas",
+    "LeaderAndIsr",
+    "StopReplica",
+    "UpdateMetadata",
+    "Envelope",
 )
 
 HEADER_SPECS = ("RequestHeader", "ResponseHeader")
@@ -399,7 +422,10 @@ def dataclass_line(f: FieldModel, where: str) -> str:
     default = default_source(f, where)
     if default == "()":
         factory = "list" if f.is_array else f.struct.class_name  # type: ignore[union-attr]
-        return f"{f.attr}: {ann} = _field(default_factory={factory})"
+        line = f"{f.attr}: {ann} = _field(default_factory={factory})"
+        if len(line) + 4 > LINE_LIMIT:  # 4: the class body's indent
+            line = f"{f.attr}: {ann} = _field(\n        default_factory={factory}\n    )"
+        return line
     return f"{f.attr}: {ann} = {default}"
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -40,15 +41,30 @@ import structlog
 
 from broker.cli.arguments import int_at_least, int_list, key_value, parsed_by, positive_seconds
 from broker.cli.fault_command import add_fault_parser, run_fault_command
+from broker.cli.properties_file import line_of, read_broker_config_file
 from broker.cli.user_command import add_user_parser, run_user_command
 from broker.engine.broker_control import BrokerStatus, list_brokers, request_broker_state
 from broker.engine.engine import ClusterEngine
 from broker.log import configure_logging
 from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, parse_release, release_name
 from broker.report.options import add_report_arguments
-from broker.settings import DEFAULT_LISTENER, DEFAULT_MAX_REQUEST_BYTES, Settings
+from broker.settings import (
+    DEFAULT_LISTENER,
+    DEFAULT_MAX_REQUEST_BYTES,
+    Settings,
+    check_broker_config,
+)
 from broker.zookeeper.embedded import ZooKeeperNotFoundError
 from zk_layout import BrokerIdInUseError, BrokerState, ZkConnectionError, ZkStore
+from zk_layout.store.client import ZkAuth
+
+#: Digest credentials (user:password) of zkbroker's ZooKeeper sessions, kept off command lines.
+ZOOKEEPER_DIGEST_ENV = "ZKBROKER_ZOOKEEPER_DIGEST"
+#: How they log in (digest or sasl), for the commands that have no --zookeeper-auth.
+ZOOKEEPER_AUTH_ENV = "ZKBROKER_ZOOKEEPER_AUTH"
+
+#: What --authorizer sets (--broker-config entries come after it and win).
+AUTHORIZER_CONFIG = ("authorizer.class.name", "kafka.security.authorizer.AclAuthorizer")
 
 # How long `zkbroker broker|fault ...` waits for a ZooKeeper connection at most.
 _ZK_COMMAND_CONNECT_TIMEOUT_S = 10.0
@@ -122,10 +138,42 @@ def build_parser() -> argparse.ArgumentParser:
         "listener.security.protocol.map (the name itself by default); the first is the one "
         "bootstrap_servers prints",
     )
+    run.add_argument(
+        "--advertised-listener",
+        type=parsed_by(_listener),
+        action="append",
+        metavar="NAME://HOST:PORT",
+        help="Kafka's advertised.listeners, one listener each (repeatable): what /brokers/ids "
+        "and Metadata give for it; broker i advertises PORT + i, or its bound port for 0; "
+        "listeners not named are not advertised",
+    )
     run.add_argument("--racks", help="comma-separated rack per broker, e.g. r1,r1,r2")
     run.add_argument(
         "--zookeeper",
         help="host:port[/chroot] of a running ZooKeeper; without it an embedded one is started",
+    )
+    run.add_argument(
+        "--zookeeper-set-acl",
+        action="store_true",
+        help="Kafka's zookeeper.set.acl: znodes zkbroker creates are writable only by its "
+        "ZooKeeper identity, credentials and tokens not world-readable (needs "
+        "--zookeeper-digest)",
+    )
+    run.add_argument(
+        "--zookeeper-digest",
+        metavar="USER:PASSWORD",
+        default=os.environ.get(ZOOKEEPER_DIGEST_ENV),
+        help="digest credentials of zkbroker's ZooKeeper sessions (default: "
+        f"${ZOOKEEPER_DIGEST_ENV}, which the broker/fault/user commands also use)",
+    )
+    run.add_argument(
+        "--zookeeper-auth",
+        choices=("digest", "sasl"),
+        default=os.environ.get(ZOOKEEPER_AUTH_ENV, "digest"),
+        help="how --zookeeper-digest's credentials log in: digest (addauth; identity "
+        "digest:USER:<hash>) or sasl (SASL DIGEST-MD5, checked by the server; identity "
+        f"sasl:USER; the embedded ZooKeeper gets that user); default: ${ZOOKEEPER_AUTH_ENV} "
+        "or digest",
     )
     run.add_argument(
         "--kafka-version",
@@ -170,6 +218,19 @@ def build_parser() -> argparse.ArgumentParser:
         type=key_value,
         help="a static broker config, as a server.properties line; repeatable "
         "(shown as STATIC_BROKER_CONFIG by DescribeConfigs)",
+    )
+    run.add_argument(
+        "--broker-config-file",
+        metavar="PATH",
+        help="static broker configs from a Kafka server.properties file (java.util.Properties "
+        "syntax), applied like --broker-config entries, which win over it",
+    )
+    run.add_argument(
+        "--authorizer",
+        action="store_true",
+        help="turn on Kafka's ZooKeeper ACL authorizer (authorizer.class.name="
+        "kafka.security.authorizer.AclAuthorizer); super.users and "
+        "allow.everyone.if.no.acl.found through --broker-config",
     )
     run.add_argument(
         "--zookeeper-session-timeout-ms",
@@ -252,6 +313,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _config_file_entries(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    """`--broker-config-file`'s entries, each checked as a `--broker-config` entry (ValueError
+    naming the file and line)."""
+    path = args.broker_config_file
+    if path is None:
+        return ()
+    entries = read_broker_config_file(path)
+    for name, value in entries:
+        try:
+            check_broker_config(name, value, args.kafka_version)
+        except ValueError as e:
+            reason = str(e).removeprefix(f"--broker-config {name}: ")
+            reason = reason.removeprefix("--broker-config: ")
+            raise ValueError(
+                f"--broker-config-file {path}, line {line_of(path, name)}: {name}: {reason}"
+            ) from None
+    return entries
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     broker_ids = args.broker_ids if args.broker_ids else tuple(range(args.brokers))
     racks: tuple[str | None, ...] = ()
@@ -266,6 +346,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         broker_ids=broker_ids,
         host=host,
         advertised_host=args.advertised_host,
+        advertised_listeners=tuple(args.advertised_listener or ()),
         port=port,
         listener_name=listener_name,
         extra_listeners=extra,
@@ -279,10 +360,17 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         delete_topic_enable=args.delete_topic_enable,
         num_partitions=args.num_partitions,
         default_replication_factor=args.default_replication_factor,
-        broker_configs=tuple(args.broker_config),
+        broker_configs=(
+            *_config_file_entries(args),
+            *((AUTHORIZER_CONFIG,) if args.authorizer else ()),
+            *args.broker_config,
+        ),
         replica_catchup_ms=args.replica_catchup_ms,
         zk_session_timeout_s=args.zookeeper_session_timeout_ms / 1000,
         zookeeper_max_buffer_bytes=args.zookeeper_max_buffer_bytes,
+        zookeeper_set_acl=args.zookeeper_set_acl,
+        zookeeper_digest=args.zookeeper_digest,
+        zookeeper_auth_scheme=args.zookeeper_auth,
         broker_session_timeout_ms=args.broker_session_timeout_ms,
         auto_leader_rebalance=args.auto_leader_rebalance,
         leader_imbalance_check_interval_s=args.leader_imbalance_check_interval_s,
@@ -320,7 +408,7 @@ async def run_until_signalled(settings: Settings) -> int:
     cluster = ClusterEngine(settings)
     try:
         await cluster.start()
-    except (ZooKeeperNotFoundError, BrokerIdInUseError, OSError) as e:
+    except (ZooKeeperNotFoundError, BrokerIdInUseError, ZkConnectionError, OSError) as e:
         log.error("cluster.start_failed", reason=str(e))
         print(f"zkbroker: {e}", file=sys.stderr)
         return 1
@@ -374,8 +462,13 @@ async def run_zookeeper_command(
     returning; exit code 1 when ZooKeeper cannot be reached."""
     timeout = min(getattr(args, "timeout", 30.0), _ZK_COMMAND_CONNECT_TIMEOUT_S)
     try:
-        store = await ZkStore.connect(args.zookeeper, timeout=timeout)
-    except ZkConnectionError as e:
+        # Kafka's tools run secured (secure ACLs on what they create) when they have
+        # credentials; zkbroker's take them from the environment.
+        digest = os.environ.get(ZOOKEEPER_DIGEST_ENV)
+        scheme = os.environ.get(ZOOKEEPER_AUTH_ENV, "digest")
+        auth = None if digest is None else ZkAuth.parse(digest, scheme=scheme)
+        store = await ZkStore.connect(args.zookeeper, timeout=timeout, auth=auth)
+    except (ZkConnectionError, ValueError) as e:
         print(f"zkbroker: {e}", file=sys.stderr)
         return 1
     try:

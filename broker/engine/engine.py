@@ -48,6 +48,7 @@ from broker.server.broker_node import BrokerNode
 from broker.server.hooks import HookChain
 from broker.settings import Settings
 from broker.storage import LogManager
+from broker.transactions.local_brokers import LocalBrokers
 from broker.zookeeper.embedded import EmbeddedZooKeeper
 from zk_layout import BrokerState, ZkStore
 
@@ -65,8 +66,18 @@ class ClusterEngine:
         self.hooks = HookChain()
         # The partition logs: in memory, or in `settings.log_dir` shared with other processes.
         self.logs = LogManager(Path(settings.log_dir) if settings.log_dir else None)
+        # Which of those brokers run now: the transaction coordinators' in-process shortcut.
+        self.local_brokers = LocalBrokers()
         self.brokers: dict[int, BrokerNode] = {
-            b: BrokerNode(b, settings, self.image, self.hooks, self._controller_event, self.logs)
+            b: BrokerNode(
+                b,
+                settings,
+                self.image,
+                self.hooks,
+                self._controller_event,
+                self.logs,
+                self.local_brokers,
+            )
             for b in settings.broker_ids
         }
         self._retention = LogRetention(
@@ -112,8 +123,12 @@ class ClusterEngine:
                 self._capture.open()
             if self._zookeeper is None:
                 # The embedded server takes the request-size limit the brokers check against.
+                auth = self.settings.zookeeper_auth
+                # SASL to ZooKeeper: the embedded server knows zkbroker's one user.
+                sasl = auth is not None and auth.scheme == "sasl"
                 self._embedded = EmbeddedZooKeeper(
-                    max_buffer_bytes=self.settings.zookeeper_max_buffer_bytes
+                    max_buffer_bytes=self.settings.zookeeper_max_buffer_bytes,
+                    sasl_users={auth.user: auth.password} if auth and sasl else None,
                 )
                 await self._embedded.astart()
                 self._zookeeper = self._embedded.connect_string
@@ -121,6 +136,7 @@ class ClusterEngine:
                 self._zookeeper,
                 session_timeout=self.settings.zk_session_timeout_s,
                 max_buffer_bytes=self.settings.zookeeper_max_buffer_bytes,
+                auth=self.settings.zookeeper_auth,
             )
             await self._store.create_top_level_paths()
             cluster_id = await self._store.get_or_create_cluster_id()

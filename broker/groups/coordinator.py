@@ -28,6 +28,7 @@ import heapq
 import time
 from collections.abc import Callable, Sequence
 from enum import Enum
+from typing import Any
 
 import structlog
 
@@ -38,6 +39,7 @@ from broker.groups.zk_registry import java_abs_hash
 from broker.image.metadata_image import MetadataImage
 from broker.protocol import error_codes as ec
 from broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
+from broker.protocol.records.control import read_end_txn_marker
 from broker.storage import LogManager, PartitionLog
 from zk_layout.release import Release
 
@@ -48,6 +50,23 @@ _LOAD_AT_ONCE_BYTES = 256 * 1024
 _READ_BYTES = 1 << 20
 
 _log = structlog.get_logger(__name__)
+
+
+def _always(_group_id: str) -> bool:
+    return True  # replaying one partition: every group in it
+
+
+def _transactional(producer: tuple[int, int] | None) -> dict[str, Any]:
+    # GroupMetadataManager.storeOffsets builds the batch with the producer's id and epoch and
+    # base sequence 0 (the coordinator's appends skip sequence checks).
+    if producer is None:
+        return {}
+    return {
+        "producer_id": producer[0],
+        "producer_epoch": producer[1],
+        "base_sequence": 0,
+        "transactional": True,
+    }
 
 
 def now_ms() -> int:
@@ -73,6 +92,7 @@ class GroupCoordinator:
         self._logs = logs
         self._config = config
         self.machine = GroupStateMachine(config(), release, self._write)
+        self.machine.write_txn = self._write_txn
         # partition -> (leader epoch it was loaded for, state)
         self._partitions: dict[int, tuple[int, _Load]] = {}
         self._loads: dict[int, asyncio.Task[None]] = {}
@@ -220,11 +240,17 @@ class GroupCoordinator:
             for batch in iter_batches(data):
                 if batch.last_offset < offset or not isinstance(batch, RecordBatchV2):
                     continue
-                if not batch.is_control:
+                if batch.is_control:
+                    if batch.records_count:
+                        # A transaction's end: its offsets in this partition's groups.
+                        marker = read_end_txn_marker(batch)
+                        self.machine.complete_txn(batch.producer_id, marker.commit, _always, now)
+                else:
+                    producer = batch.producer_id if batch.is_transactional else None
                     for record in batch.records():
                         if record.key is None or record.offset < offset:
                             continue
-                        self.machine.replay(record.key, record.value, now)
+                        self.machine.replay(record.key, record.value, now, producer)
                         key = decode_key(record.key)
                         if key is not None:
                             seen.add(key.group)
@@ -252,9 +278,30 @@ class GroupCoordinator:
 
     # ---- writing -------------------------------------------------------------------------
 
-    def _write(self, group_id: str, records: Sequence[Record]) -> int:
+    def complete_txn(self, partition: int, producer_id: int, commit: bool) -> None:
+        """A transaction marker was written to ``__consumer_offsets``-`partition`: the
+        producer's pending offsets of that partition's groups are materialized or dropped
+        (GroupMetadataManager.handleTxnCompletion)."""
+        touched = self.machine.complete_txn(
+            producer_id, commit, lambda group: self.partition_for(group) == partition, now_ms()
+        )
+        for group_id in touched:
+            self.touch(group_id)
+
+    def _write_txn(
+        self, group_id: str, records: Sequence[Record], producer_id: int, producer_epoch: int
+    ) -> int:
+        return self._write(group_id, records, producer=(producer_id, producer_epoch))
+
+    def _write(
+        self,
+        group_id: str,
+        records: Sequence[Record],
+        producer: tuple[int, int] | None = None,
+    ) -> int:
         """Append the records as one batch to the group's partition, if this broker still
-        leads it (Kafka's storeGroup/storeOffsets through appendRecords)."""
+        leads it (Kafka's storeGroup/storeOffsets through appendRecords); with `producer`, a
+        transactional batch of that producer id and epoch (a TxnOffsetCommit)."""
         partition = self.partition_for(group_id)
         if partition is None:
             return ec.COORDINATOR_NOT_AVAILABLE
@@ -272,6 +319,7 @@ class GroupCoordinator:
                 ],
                 base_offset=base,
                 partition_leader_epoch=epoch,
+                **_transactional(producer),
             )
             log.append(
                 batch,

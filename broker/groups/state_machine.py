@@ -15,6 +15,11 @@ the caller runs `tick` when `next_deadline` passes. Writes go through ``write``:
 records (key, value or None for a tombstone) for the caller to append to the group's partition
 of ``__consumer_offsets``; it answers an error code (NONE when appended).
 
+Transactional offsets (TxnOffsetCommit, ``handleTxnCommitOffsets`` / ``doTxnCommitOffsets`` and
+``handleTxnCompletion``, docs/kafka-behaviour.md §17): stored through ``write_txn`` as records of
+the producer's transaction and kept pending (``broker.groups.txn_offsets``) until
+`complete_txn` sees the transaction's marker.
+
 Deliberately not here: whether this broker coordinates a group or is loading it (the caller
 checks first: Kafka's validateGroupStatus), the wire, the log, timers and tasks
 (``broker.groups.coordinator``).
@@ -40,6 +45,7 @@ from broker.groups.classic_group import (
     SyncResult,
     TopicPartition,
 )
+from broker.groups.txn_offsets import PendingTxnOffsets
 from broker.protocol import error_codes as ec
 from zk_layout.release import Release
 
@@ -52,6 +58,8 @@ OFFSET_METADATA_MAX_BYTES = 4096
 
 Record = tuple[bytes, bytes | None]
 Writer = Callable[[str, Sequence[Record]], int]
+# (group id, records, producer id, producer epoch) -> error code: a transactional batch.
+TxnWriter = Callable[[str, Sequence[Record], int, int], int]
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,9 @@ class GroupStateMachine:
         self.release = release
         self._write = write
         self.groups: dict[str, ClassicGroup] = {}
+        self.pending_txn = PendingTxnOffsets()
+        # Set by the coordinator: how a TxnOffsetCommit's records are appended.
+        self.write_txn: TxnWriter | None = None
 
     # ---- lookups -------------------------------------------------------------------------
 
@@ -661,6 +672,81 @@ class GroupStateMachine:
         self._drop_if_unused(group)
         return codes
 
+    def commit_txn_offsets(
+        self,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        member_id: str,
+        instance_id: str | None,
+        generation_id: int,
+        offsets: Mapping[TopicPartition, CommittedOffset],
+        now: int,
+    ) -> dict[TopicPartition, int]:
+        """Kafka's handleTxnCommitOffsets: a missing group is created Empty; the member checks
+        apply only when a generation, member id or instance id is given (validateOffsetCommit
+        with isTransactional); the offsets are written as the producer's transactional records
+        and stay pending until its marker (`complete_txn`)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = ClassicGroup(group_id, state_timestamp=now)
+        error = ec.NONE
+        if group.is_state(GroupState.DEAD):
+            error = ec.COORDINATOR_NOT_AVAILABLE
+        elif generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or instance_id is not None:
+            if instance_id is not None:
+                error = group.current_member_error(member_id, instance_id)
+            elif member_id != UNKNOWN_MEMBER_ID and member_id not in group.members:
+                error = ec.UNKNOWN_MEMBER_ID
+            if error == ec.NONE and generation_id != group.generation_id:
+                error = ec.ILLEGAL_GENERATION
+        if error != ec.NONE or self.write_txn is None:
+            self._drop_if_unused(group)
+            return dict.fromkeys(offsets, error if error != ec.NONE else ec.UNKNOWN_SERVER_ERROR)
+        limit = self.config.offset_metadata_max_bytes
+        codes: dict[TopicPartition, int] = {}
+        good: dict[TopicPartition, CommittedOffset] = {}
+        for tp, value in offsets.items():
+            if len(value.metadata) > limit:
+                codes[tp] = ec.OFFSET_METADATA_TOO_LARGE
+            else:
+                good[tp] = value
+        if good:
+            records = [
+                (
+                    rec.encode_offset_key(rec.OffsetKey(group_id, tp[0], tp[1])),
+                    self._offset_value(v),
+                )
+                for tp, v in good.items()
+            ]
+            error = self.write_txn(group_id, records, producer_id, producer_epoch)
+            if error == ec.NONE:
+                self.pending_txn.add(producer_id, group_id, good)
+            codes.update(dict.fromkeys(good, error))
+        self._drop_if_unused(group)
+        return codes
+
+    def complete_txn(
+        self, producer_id: int, commit: bool, in_partition: Callable[[str], bool], now: int
+    ) -> list[str]:
+        """The producer's transaction ended in the groups' partition (its marker was written
+        or replayed): a commit materializes its pending offsets, an abort drops them. Returns
+        the groups touched."""
+        done = self.pending_txn.complete(producer_id, in_partition)
+        for group_id, offsets in done.items():
+            group = self.groups.get(group_id)
+            if commit:
+                if group is None:
+                    group = self.groups[group_id] = ClassicGroup(group_id, state_timestamp=now)
+                group.offsets.update(offsets)
+            elif group is not None:
+                self._drop_if_unused(group)
+        return list(done)
+
+    def unstable_offset(self, group_id: str, tp: TopicPartition) -> bool:
+        """Whether OffsetFetch with require_stable must answer UNSTABLE_OFFSET_COMMIT."""
+        return self.pending_txn.is_pending(group_id, tp)
+
     def _offset_value(self, v: CommittedOffset) -> bytes:
         expiry = v.expire_timestamp is not None
         version = rec.offset_value_version(self.release, expiry)
@@ -698,6 +784,7 @@ class GroupStateMachine:
         if (
             group.is_state(GroupState.EMPTY)
             and not group.offsets
+            and not self.pending_txn.has_group(group.group_id)
             and not group.members
             and group.protocol_type is None
             and group.generation_id == 0
@@ -733,6 +820,9 @@ class GroupStateMachine:
         else:
             return ec.NON_EMPTY_GROUP, {}
         if eligible:
+            # GroupMetadata.removeOffsets: the partitions' pending transactional offsets go
+            # too (the transaction's commit brings nothing for them).
+            self.pending_txn.drop_partitions(group_id, eligible)
             self._remove_offsets(group, eligible, now)
             codes.update(dict.fromkeys(eligible, ec.NONE))
         return ec.NONE, codes
@@ -740,8 +830,10 @@ class GroupStateMachine:
     def _remove_offsets(
         self, group: ClassicGroup, partitions: Iterable[TopicPartition], now: int
     ) -> None:
-        """Tombstones for the offsets; the group itself goes once it is Empty with none left
-        (Kafka's cleanupGroupMetadata)."""
+        """Tombstones for the offsets; the group itself goes once it is Empty with none left,
+        committed or pending in a transaction (Kafka's cleanupGroupMetadata with
+        ``GroupMetadata.hasOffsets``). Expiry leaves pending transactional offsets alone
+        (``removeExpiredOffsets``); OffsetDelete is the caller that drops them."""
         present = [tp for tp in partitions if tp in group.offsets]
         records: list[Record] = [
             (rec.encode_offset_key(rec.OffsetKey(group.group_id, tp[0], tp[1])), None)
@@ -749,7 +841,11 @@ class GroupStateMachine:
         ]
         for tp in present:
             del group.offsets[tp]
-        if group.is_state(GroupState.EMPTY) and not group.offsets:
+        if (
+            group.is_state(GroupState.EMPTY)
+            and not group.offsets
+            and not self.pending_txn.has_group(group.group_id)
+        ):
             group.transition(GroupState.DEAD, now)
             records.append((rec.encode_group_key(rec.GroupKey(group.group_id)), None))
             self.groups.pop(group.group_id, None)
@@ -770,6 +866,10 @@ class GroupStateMachine:
                 ]
                 records.append((rec.encode_group_key(rec.GroupKey(group_id)), None))
                 group.offsets.clear()
+                # DeleteGroups goes by state alone: an Empty group goes even with offsets
+                # pending in a transaction, and they with it (Kafka drops the group object
+                # holding them: the transaction's end finds no group to complete them in).
+                self.pending_txn.drop_groups({group_id})
                 self.groups.pop(group_id, None)
                 self._write(group_id, records)
                 codes[group_id] = ec.NONE
@@ -841,12 +941,30 @@ class GroupStateMachine:
         )
         return self._write(group.group_id, [record])
 
-    def replay(self, key: bytes, value: bytes | None, now: int) -> None:
+    def replay(
+        self, key: bytes, value: bytes | None, now: int, producer_id: int | None = None
+    ) -> None:
         """Apply one record of the log (GroupMetadataManager.doLoadGroupsAndOffsets); a group
-        that ends with members is Stable, its members' sessions restarting now."""
+        that ends with members is Stable, its members' sessions restarting now. An offset of a
+        transactional batch (`producer_id`) stays pending until its marker is replayed."""
         try:
             decoded = rec.decode_key(key)
-            if isinstance(decoded, rec.OffsetKey):
+            if isinstance(decoded, rec.OffsetKey) and producer_id is not None:
+                if value is not None:
+                    ov = rec.decode_offset_value(value)
+                    offset = CommittedOffset(
+                        ov.offset,
+                        ov.leader_epoch,
+                        ov.metadata,
+                        ov.commit_timestamp,
+                        ov.expire_timestamp if ov.expire_timestamp >= 0 else None,
+                    )
+                    tp = (decoded.topic, decoded.partition)
+                    self.pending_txn.add(producer_id, decoded.group, {tp: offset})
+                    if decoded.group not in self.groups:
+                        created = ClassicGroup(decoded.group, state_timestamp=now)
+                        self.groups[decoded.group] = created
+            elif isinstance(decoded, rec.OffsetKey):
                 group = self.groups.get(decoded.group)
                 tp = (decoded.topic, decoded.partition)
                 if value is None:
@@ -916,7 +1034,9 @@ class GroupStateMachine:
     def unload(self, group_ids: Iterable[str]) -> None:
         """The partition moved away: waiting members learn NOT_COORDINATOR (Kafka's
         onGroupUnloaded) and the groups are forgotten here."""
-        for group_id in list(group_ids):
+        group_ids = list(group_ids)
+        self.pending_txn.drop_groups(set(group_ids))
+        for group_id in group_ids:
             group = self.groups.pop(group_id, None)
             if group is None:
                 continue

@@ -15,14 +15,17 @@ once per process (every broker of a process shares the image):
   notification drops the topic from the data plane's override cache
   (`broker.image.topic_configs`), which reads it again on the next Produce or Fetch;
   DescribeConfigs reads `/config/topics/<t>` itself as Kafka's `ZkConfigRepository` does.
-  Other entity types (clients, users, ips: quotas) are read and logged only;
+  A `users/...` or `clients/...` notification re-reads that entity into the image's client
+  quotas (`MetadataImage.client_quotas`, Kafka's `UserConfigHandler`/`ClientIdConfigHandler`
+  updating the quota managers), as is an `ips/...` one (connection creation rates);
 * a notification the release would not act on (format too old or too new), or one that does
   not decode, is logged and skipped;
 * after each pass, notifications whose ZooKeeper ctime is older than the expiration
   (Kafka: 15 minutes) are deleted; any process may delete them, a concurrent delete is fine.
 
-Besides notifications, `start()` loads every `/config/brokers/*` entity, so overrides written
-without a notification (as Kafka itself would see them after a restart) are known at once.
+Besides notifications, `start()` loads every `/config/brokers/*` entity and every user, client,
+user/client and ip entity (quotas), so values written without a notification (as Kafka itself
+would see them after a restart) are known at once.
 
 Deliberately not here: validation of what the entity holds (the broker applies the dynamic
 rules when it builds its config, `broker.rules.broker_config`), and writes other than the purge.
@@ -89,6 +92,7 @@ class ConfigWatcher:
 
     async def start(self) -> None:
         await self._load_broker_entities()
+        await self._load_quota_entities()
         self._worker = asyncio.get_running_loop().create_task(self._run())
         self._watch = await self.store.watch_children(ConfigChangesNode.path(), self._on_changes)
 
@@ -183,6 +187,16 @@ class ConfigWatcher:
         for name, props in zip(topics, configs[len(brokers) :], strict=True):
             if _unclean(props):
                 self._unclean_enabled(name)
+        quota_paths = [
+            p
+            for p in entity_paths
+            if p.partition("/")[0] in (ConfigType.USERS, ConfigType.CLIENTS, ConfigType.IPS)
+        ]
+        quota_props = await asyncio.gather(
+            *(self._read_entity(f"/config/{p}") for p in quota_paths)
+        )
+        for path, props in zip(quota_paths, quota_props, strict=True):
+            self.image.client_quotas.set_entity(path, props)
 
     def _unclean_enabled(self, topic: str | None) -> None:
         if self.on_unclean_enabled is not None:
@@ -207,6 +221,25 @@ class ConfigWatcher:
         configs = await asyncio.gather(*(self._read_entity(p) for p in paths))
         for name, props in zip(names, configs, strict=True):
             self.image.set_broker_config(name, props)
+
+    async def _load_quota_entities(self) -> None:
+        users_root = ConfigEntityTypeNode.path(ConfigType.USERS)
+        clients_root = ConfigEntityTypeNode.path(ConfigType.CLIENTS)
+        users = await self.store.get_children(users_root) or []
+        clients = await self.store.get_children(clients_root) or []
+        ips = await self.store.get_children(ConfigEntityTypeNode.path(ConfigType.IPS)) or []
+        nested = await self.store.get_children_many([f"{users_root}/{u}/clients" for u in users])
+        paths = [f"{ConfigType.USERS}/{u}" for u in users]
+        paths += [f"{ConfigType.CLIENTS}/{c}" for c in clients]
+        paths += [f"{ConfigType.IPS}/{i}" for i in ips]
+        paths += [
+            f"{ConfigType.USERS}/{u}/clients/{c}"
+            for u, cs in zip(users, nested, strict=True)
+            for c in cs or []
+        ]
+        configs = await asyncio.gather(*(self._read_entity(f"/config/{p}") for p in paths))
+        for path, props in zip(paths, configs, strict=True):
+            self.image.client_quotas.set_entity(path, props)
 
     async def _purge(self) -> None:
         cutoff_ms = time.time() * 1000 - self.change_expiration_ms

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from broker.image.topic_configs import TopicConfigCache
+from broker.security.quotas import ClientQuotaConfigs
 from zk_layout import BrokerInfo, PartitionState, TopicAssignment
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
@@ -111,6 +112,8 @@ class MetadataImage:
     broker_configs_version: int = 0
     # Topic overrides as the data plane applies them (read on demand, dropped on change).
     topic_configs: TopicConfigCache = field(default_factory=TopicConfigCache, repr=False)
+    # Client quota values per user/client entity (broker.image.config_watcher keeps them).
+    client_quotas: ClientQuotaConfigs = field(default_factory=ClientQuotaConfigs, repr=False)
     version: int = 0
     _assignments: dict[str, TopicAssignment] = field(default_factory=dict, repr=False)
     _names_by_id: dict[uuid.UUID, str] = field(default_factory=dict, repr=False)

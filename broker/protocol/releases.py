@@ -7,9 +7,9 @@ its ApiVersions response, for the APIs zkbroker implements or is about to
 (see ``API_NAMES``): admin and group APIs, group membership, and the data plane
 (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, DeleteRecords,
 InitProducerId, log dirs), SaslHandshake/SaslAuthenticate, the SCRAM credential
-APIs, UpdateFeatures and the inter-broker keys zkbroker serves (ControlledShutdown,
-AlterPartition, AllocateProducerIds). A key that is missing from a release's table was not
-advertised by that release.
+APIs, UpdateFeatures and the inter-broker keys (LeaderAndIsr, StopReplica, UpdateMetadata,
+ControlledShutdown, AlterPartition, Envelope, AllocateProducerIds). A key that is missing
+from a release's table was not advertised by that release.
 
 Where the numbers come from
 ---------------------------
@@ -56,9 +56,8 @@ range inside its line, so a patch release maps to its line (see
 
 Not covered
 -----------
-* Other API keys: ACLs, delegation tokens, transactions (AddPartitionsToTxn and the
-  rest), quotas, inter-broker APIs (LeaderAndIsr, ...), and so on. The emulator does not
-  take their versions from here.
+* Other API keys (KRaft-only ones such as Vote, Fetch snapshots, UnregisterBroker, and
+  keys newer than 3.9).
 * KRaft listeners (``broker``/``controller``) and other KRaft-only APIs. BrokerRegistration
   and BrokerHeartbeat are the exception: zkbroker serves them (KIP-631 leases), so they are
   listed from 2.8 with each release's ``validVersions`` although Kafka's JSON names only the
@@ -114,6 +113,9 @@ API_NAMES: Mapping[int, str] = MappingProxyType(
         1: "Fetch",
         2: "ListOffsets",  # "Offsets" in ApiKeys before 1.0
         3: "Metadata",
+        4: "LeaderAndIsr",
+        5: "StopReplica",
+        6: "UpdateMetadata",
         7: "ControlledShutdown",
         8: "OffsetCommit",
         9: "OffsetFetch",
@@ -131,26 +133,46 @@ API_NAMES: Mapping[int, str] = MappingProxyType(
         21: "DeleteRecords",
         22: "InitProducerId",
         23: "OffsetForLeaderEpoch",
+        24: "AddPartitionsToTxn",
+        25: "AddOffsetsToTxn",
+        26: "EndTxn",
+        27: "WriteTxnMarkers",
+        28: "TxnOffsetCommit",
+        29: "DescribeAcls",
+        30: "CreateAcls",
+        31: "DeleteAcls",
         32: "DescribeConfigs",
         33: "AlterConfigs",
         34: "AlterReplicaLogDirs",
         35: "DescribeLogDirs",
         36: "SaslAuthenticate",
         37: "CreatePartitions",
+        38: "CreateDelegationToken",
+        39: "RenewDelegationToken",
+        40: "ExpireDelegationToken",
+        41: "DescribeDelegationToken",
         42: "DeleteGroups",
         43: "ElectLeaders",  # "ElectPreferredLeaders" (v0 only) in 2.2 and 2.3
         44: "IncrementalAlterConfigs",
         45: "AlterPartitionReassignments",
         46: "ListPartitionReassignments",
         47: "OffsetDelete",
+        48: "DescribeClientQuotas",
+        49: "AlterClientQuotas",
         50: "DescribeUserScramCredentials",
         51: "AlterUserScramCredentials",
         56: "AlterPartition",  # "AlterIsr" before 3.2
         57: "UpdateFeatures",
+        58: "Envelope",
         67: "AllocateProducerIds",
         60: "DescribeCluster",
         62: "BrokerRegistration",
         63: "BrokerHeartbeat",
+        61: "DescribeProducers",
+        65: "DescribeTransactions",
+        66: "ListTransactions",
+        68: "ConsumerGroupHeartbeat",
+        69: "ConsumerGroupDescribe",
     }
 )
 
@@ -355,6 +377,50 @@ _HISTORY: Mapping[int, tuple[tuple[Release, int], ...]] = {
         ((2, 7), 4),  # v4: PRODUCER_FENCED (KIP-588)
         ((3, 8), 5),  # v5: TRANSACTION_ABORTABLE (KIP-890)
     ),
+    # --- The transaction coordinator (KIP-98, 0.11; the admin side KIP-664, 3.0).
+    24: (  # AddPartitionsToTxn
+        ((0, 11, 0), 0),  # v0: KIP-98
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 7), 2),  # v2: PRODUCER_FENCED (KIP-588)
+        ((2, 8), 3),  # v3: flexible
+        ((3, 6), 4),  # v4: batched, verify_only (KIP-890 part 1; unstable in 3.5)
+        ((3, 8), 5),  # v5: TRANSACTION_ABORTABLE (KIP-890)
+    ),
+    25: (  # AddOffsetsToTxn
+        ((0, 11, 0), 0),  # v0: KIP-98
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 7), 2),  # v2: PRODUCER_FENCED (KIP-588)
+        ((2, 8), 3),  # v3: flexible
+        ((3, 8), 4),  # v4: TRANSACTION_ABORTABLE (KIP-890)
+    ),
+    26: (  # EndTxn
+        ((0, 11, 0), 0),  # v0: KIP-98
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 7), 2),  # v2: PRODUCER_FENCED (KIP-588)
+        ((2, 8), 3),  # v3: flexible
+        ((3, 8), 4),  # v4: TRANSACTION_ABORTABLE (KIP-890)
+    ),
+    27: (  # WriteTxnMarkers (inter-broker: coordinator -> partition leaders)
+        ((0, 11, 0), 0),  # v0: KIP-98
+        ((2, 8), 1),  # v1: flexible
+    ),
+    28: (  # TxnOffsetCommit
+        ((0, 11, 0), 0),  # v0: KIP-98
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 1), 2),  # v2: committed leader epoch (KIP-320)
+        ((2, 5), 3),  # v3: flexible; generation, member and instance ids (KIP-447)
+        ((3, 8), 4),  # v4: TRANSACTION_ABORTABLE (KIP-890)
+    ),
+    61: (  # DescribeProducers
+        ((2, 8), 0),  # v0: KIP-664
+    ),
+    65: (  # DescribeTransactions
+        ((3, 0), 0),  # v0: KIP-664
+    ),
+    66: (  # ListTransactions
+        ((3, 0), 0),  # v0: KIP-664
+        ((3, 8), 1),  # v1: duration filter (KIP-994)
+    ),
     # --- Group membership (all four predate 0.10).
     11: (  # JoinGroup
         ((0, 10, 0), 0),
@@ -415,11 +481,61 @@ _HISTORY: Mapping[int, tuple[tuple[Release, int], ...]] = {
         ((2, 2), 1),  # v1: session_lifetime_ms (KIP-368 re-authentication)
         ((2, 5), 2),  # v2: flexible
     ),
+    48: (  # DescribeClientQuotas
+        ((2, 6), 0),  # v0: KIP-546
+        ((2, 8), 1),  # v1: flexible
+    ),
+    49: (  # AlterClientQuotas
+        ((2, 6), 0),  # v0: KIP-546
+        ((2, 8), 1),  # v1: flexible
+    ),
     50: (  # DescribeUserScramCredentials
         ((2, 7), 0),  # v0: KIP-554
     ),
     51: (  # AlterUserScramCredentials
         ((2, 7), 0),  # v0: KIP-554
+    ),
+    # --- ACLs (KIP-140, 0.11; prefixed patterns KIP-290, 2.0).
+    29: (  # DescribeAcls
+        ((0, 11, 0), 0),  # v0: KIP-140
+        ((2, 0), 1),  # v1: pattern types (KIP-290)
+        ((2, 5), 2),  # v2: flexible
+        ((3, 3), 3),  # v3: USER resource type (KIP-373)
+    ),
+    30: (  # CreateAcls
+        ((0, 11, 0), 0),  # v0: KIP-140
+        ((2, 0), 1),  # v1: pattern types (KIP-290)
+        ((2, 5), 2),  # v2: flexible
+        ((3, 3), 3),  # v3: USER resource type (KIP-373)
+    ),
+    31: (  # DeleteAcls
+        ((0, 11, 0), 0),  # v0: KIP-140
+        ((2, 0), 1),  # v1: pattern types (KIP-290)
+        ((2, 5), 2),  # v2: flexible
+        ((3, 3), 3),  # v3: USER resource type (KIP-373)
+    ),
+    # --- Delegation tokens (KIP-48; 1.1 and 2.0 from schemaVersions(), later the JSON).
+    38: (  # CreateDelegationToken
+        ((1, 1), 0),  # v0: KIP-48
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 4), 2),  # v2: flexible
+        ((3, 3), 3),  # v3: owner principal, token requester (KIP-373)
+    ),
+    39: (  # RenewDelegationToken
+        ((1, 1), 0),  # v0: KIP-48
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 5), 2),  # v2: flexible
+    ),
+    40: (  # ExpireDelegationToken
+        ((1, 1), 0),  # v0: KIP-48
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 5), 2),  # v2: flexible
+    ),
+    41: (  # DescribeDelegationToken
+        ((1, 1), 0),  # v0: KIP-48
+        ((2, 0), 1),  # v1: KIP-219 throttling
+        ((2, 5), 2),  # v2: flexible
+        ((3, 3), 3),  # v3: token requester (KIP-373)
     ),
     # --- Feature versioning (KIP-584): the controller rewrites /feature.
     57: (  # UpdateFeatures (2.7's JSON has no "listeners"; 2.8+ lists zkBroker)
@@ -440,6 +556,42 @@ _HISTORY: Mapping[int, tuple[tuple[Release, int], ...]] = {
     ),
     67: (  # AllocateProducerIds (listeners zkBroker and controller)
         ((3, 0), 0),  # v0: KIP-730
+    ),
+    4: (  # LeaderAndIsr
+        ((0, 10, 0), 0),
+        ((1, 0), 1),  # v1: is_new (KIP-112)
+        ((2, 2), 2),  # v2: broker epoch, partitions grouped by topic (KIP-380)
+        ((2, 4), 4),  # v3: adding/removing replicas (KIP-455); v4: flexible
+        ((2, 8), 5),  # v5: topic ids and request type (KIP-516)
+        ((3, 2), 6),  # v6: leader recovery state (KIP-704)
+        ((3, 4), 7),  # v7: KRaft controller flag (KIP-866)
+    ),
+    5: (  # StopReplica
+        ((0, 10, 0), 0),
+        ((2, 2), 1),  # v1: broker epoch, partitions grouped by topic (KIP-380)
+        ((2, 4), 2),  # v2: flexible
+        ((2, 6), 3),  # v3: leader epoch and delete flag per partition (KIP-570)
+        ((3, 4), 4),  # v4: KRaft controller flag (KIP-866)
+    ),
+    6: (  # UpdateMetadata (v0 and v1 predate 0.10)
+        ((0, 10, 0), 2),  # v2: rack (KIP-36)
+        ((0, 10, 2), 3),  # v3: listener names (KIP-103)
+        ((1, 0), 4),  # v4: offline replicas (KIP-112)
+        ((2, 2), 5),  # v5: broker epoch, partitions grouped by topic (KIP-380)
+        ((2, 4), 6),  # v6: flexible
+        ((2, 8), 7),  # v7: topic ids (KIP-516)
+        ((3, 4), 8),  # v8: KRaft controller flag (KIP-866)
+    ),
+    58: (  # Envelope: its JSON lists zkBroker from 3.4 (ZooKeeper migration, KIP-866)
+        ((3, 4), 0),  # v0: KIP-590
+    ),
+    # KIP-848's consumer group keys: their JSON lists zkBroker, so a ZooKeeper-mode broker
+    # advertises them, though it can only refuse them (the new coordinator is KRaft only).
+    68: (  # ConsumerGroupHeartbeat
+        ((3, 7), 0),  # v0: KIP-848
+    ),
+    69: (  # ConsumerGroupDescribe
+        ((3, 8), 0),  # v0: KIP-848
     ),
     # KIP-631 (SERVED_BEYOND_ZK_BROKER). Kafka's JSON marks these `"listeners":
     # ["controller"]` in every release (a ZK broker never advertised them); zkbroker serves

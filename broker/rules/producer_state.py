@@ -18,14 +18,20 @@ The table is rebuilt from the log's batch headers (`observe`), so it survives re
 `--log-dir`, and `synced_to` tells the caller from which offset batches written by another
 process must still be observed.
 
-Deliberately not here: transactions (ongoing transaction offsets, markers, the last stable
-offset: the transactions issue), producer id expiry (`producer.id.expiration.ms`, 1 day:
+An end marker (COMMIT/ABORT control batch) carries the producer's epoch as the coordinator
+bumped it: `check_marker` refuses an older one and `observe_marker` makes it the current epoch,
+fencing the producer's older epochs (``ProducerAppendInfo.appendEndTxnMarker``).
+
+Deliberately not here: transactions (ongoing transaction offsets, the last stable offset:
+``broker.storage.transactions``, whose open transactions `expire` is given so it never drops
+their producers), the schedule of producer id expiry (`producer.id.expiration.ms`, 1 day:
 entries are dropped with `expire`), and snapshots (the state is rebuilt by scanning).
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Container
 from dataclasses import dataclass, field
 
 from broker.protocol import error_codes
@@ -58,6 +64,9 @@ class ProducerEntry:
     epoch: int = NO_PRODUCER_EPOCH
     batches: deque[BatchMetadata] = field(default_factory=deque)
     last_timestamp: int = -1
+    # The offset of the producer's last end marker (-1: none): it keeps an entry without
+    # batches alive until retention passes it, so the fence it set holds.
+    marker_offset: int = -1
 
     @property
     def last_seq(self) -> int:
@@ -175,9 +184,43 @@ class ProducerStateTable:
         entry.last_timestamp = batch.max_timestamp
         self.synced_to = max(self.synced_to, batch.last_offset + 1)
 
-    def expire(self, now_ms: int, expiration_ms: int) -> int:
-        """Drop producers silent for longer than `producer.id.expiration.ms`."""
-        stale = [p for p, e in self.entries.items() if now_ms - e.last_timestamp >= expiration_ms]
+    def check_marker(
+        self, producer_id: int, epoch: int, offset: int, topic_partition: str
+    ) -> SequenceError | None:
+        """Kafka's `checkProducerEpoch` for an end marker written by the coordinator."""
+        entry = self.entries.get(producer_id)
+        if entry is None or epoch >= entry.epoch:
+            return None
+        return SequenceError(
+            error_codes.INVALID_PRODUCER_EPOCH,
+            f"Epoch of producer {producer_id} at offset {offset} in {topic_partition} is "
+            f"{epoch}, which is smaller than the last seen epoch {entry.epoch}",
+        )
+
+    def observe_marker(self, producer_id: int, epoch: int, offset: int, timestamp: int) -> None:
+        """Record an end marker: its epoch becomes the producer's (a new epoch forgets the
+        batches of the old one, as `ProducerStateEntry.maybeUpdateProducerEpoch` does)."""
+        entry = self.entries.get(producer_id)
+        if entry is None:
+            entry = self.entries[producer_id] = ProducerEntry(producer_id)
+        if epoch != entry.epoch:
+            entry.epoch = epoch
+            entry.batches.clear()
+        entry.last_timestamp = max(entry.last_timestamp, timestamp)
+        entry.marker_offset = offset
+        self.synced_to = max(self.synced_to, offset + 1)
+
+    def expire(
+        self, now_ms: int, expiration_ms: int, open_transactions: Container[int] = ()
+    ) -> int:
+        """Drop producers silent for longer than `producer.id.expiration.ms`, never one with a
+        transaction open in the partition (``ProducerStateManager.isProducerExpired`` checks
+        ``currentTxnFirstOffset``): its state must outlive the transaction's marker."""
+        stale = [
+            p
+            for p, e in self.entries.items()
+            if p not in open_transactions and now_ms - e.last_timestamp >= expiration_ms
+        ]
         for producer_id in stale:
             del self.entries[producer_id]
         return len(stale)
@@ -188,5 +231,32 @@ class ProducerStateTable:
             entry = self.entries[producer_id]
             while entry.batches and entry.batches[0].last_offset < log_start_offset:
                 entry.batches.popleft()
-            if not entry.batches:
+            if not entry.batches and entry.marker_offset < log_start_offset:
                 del self.entries[producer_id]
+
+
+# The transaction coordinator's transient answers a producer retries (AddPartitionsToTxnManager).
+_RETRIABLE_VERIFICATION = frozenset(
+    {
+        error_codes.COORDINATOR_NOT_AVAILABLE,
+        error_codes.NOT_COORDINATOR,
+        error_codes.COORDINATOR_LOAD_IN_PROGRESS,
+        error_codes.CONCURRENT_TRANSACTIONS,
+        error_codes.NETWORK_EXCEPTION,
+    }
+)
+
+
+def verification_error(code: int) -> int:
+    """What a partition leader answers when KIP-890's verification (3.6+) with the transaction
+    coordinator refuses a transactional write (Kafka 3.9's ``AddPartitionsToTxnManager``):
+    PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH, the coordinator's transient errors ->
+    NOT_ENOUGH_REPLICAS (retriable for every client), anything else (TRANSACTION_ABORTABLE too,
+    passed through only with transaction version 2) -> INVALID_TXN_STATE."""
+    if code == error_codes.NONE:
+        return code
+    if code == error_codes.PRODUCER_FENCED:
+        return error_codes.INVALID_PRODUCER_EPOCH
+    if code in _RETRIABLE_VERIFICATION:
+        return error_codes.NOT_ENOUGH_REPLICAS
+    return error_codes.INVALID_TXN_STATE

@@ -4,9 +4,12 @@
 AlterUserScramCredentials on any broker, plain kazoo writing Kafka's format plus a
 notification) applies to the next authentication.
 
-Notifications are processed in sequence order, each one above the last processed, the entity
-node re-read (the notification is only a trigger), like `broker.image.config_watcher` does for
-broker configs; purging old notifications is left to that watcher.
+With a `feed` (`MetadataImage.client_quotas`, what zkbroker's brokers pass) the cache does not
+watch /config/changes itself: the process's config watcher (`broker.image.config_watcher`), the
+one follower of the notifications, hands it every `users/<u>` entity it re-reads. Without one
+(a cache on its own), notifications are processed here, in sequence order, each one above the
+last processed, the entity node re-read (the notification is only a trigger); purging old
+notifications is left to that watcher either way.
 
 Deliberately not here: user+client quota entities (`users/<u>/clients/<c>`), delegation tokens.
 """
@@ -15,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
 
 import structlog
 
+from broker.security.quotas import ClientQuotaConfigs
 from broker.security.scram import MECHANISM_TYPES, ScramCredential
 from zk_layout import (
     ConfigChangeNotificationNode,
@@ -33,8 +38,13 @@ from zk_layout.store import Watch
 
 
 class CredentialCache:
-    def __init__(self, store: ZkStore, release: tuple[int, ...]) -> None:
+    def __init__(
+        self, store: ZkStore, release: tuple[int, ...], feed: ClientQuotaConfigs | None = None
+    ) -> None:
         self._store = store
+        self._feed = feed
+        # While start() loads: users the feed delivered meanwhile (newer than the load's read).
+        self._fed: set[str] | None = None
         self._release = release
         # user -> mechanism -> credential
         self._credentials: dict[str, dict[str, ScramCredential]] = {}
@@ -48,6 +58,14 @@ class CredentialCache:
         return self._credentials.get(user, {}).get(mechanism)
 
     async def start(self) -> None:
+        if self._feed is not None:
+            # Subscribed before the load: a change meanwhile is applied after it, never lost.
+            self._fed = set()
+            self._feed.subscribe_users(self._on_user)
+            names = await self._store.get_children(ConfigEntityTypeNode.path(ConfigType.USERS))
+            await asyncio.gather(*(self._reload(n) for n in names or []))
+            self._fed = None
+            return
         names = await self._store.get_children(ConfigEntityTypeNode.path(ConfigType.USERS)) or []
         # Notifications present now are replayed once; the load covers what they name.
         await self._skip_present()
@@ -59,6 +77,8 @@ class CredentialCache:
         self._wake.set()  # a notification created before the watch was set
 
     async def stop(self) -> None:
+        if self._feed is not None:
+            self._feed.unsubscribe_users(self._on_user)
         if self._watch is not None:
             self._watch.cancel()
             self._watch = None
@@ -120,6 +140,8 @@ class CredentialCache:
     async def _reload(self, sanitized: str) -> None:
         got = await self._store.get(ConfigEntityNode.path(ConfigType.USERS, sanitized))
         user = desanitize(sanitized)
+        if self._fed is not None and sanitized in self._fed:
+            return  # the feed already gave a newer read of this user
         if got is None:
             self._credentials.pop(user, None)
             return
@@ -128,6 +150,16 @@ class CredentialCache:
         except ZnodeFormatError as e:
             self._log.warning("credential_cache.undecodable", user=user, reason=str(e))
             return
+        self._apply(sanitized, props)
+
+    def _on_user(self, sanitized: str, props: Mapping[str, str]) -> None:
+        if self._fed is not None:
+            self._fed.add(sanitized)
+        self._apply(sanitized, props)
+
+    def _apply(self, sanitized: str, props: Mapping[str, str]) -> None:
+        """The user's entity as last read: its credentials replace the cached ones."""
+        user = desanitize(sanitized)
         credentials: dict[str, ScramCredential] = {}
         for mechanism in MECHANISM_TYPES:
             text = props.get(mechanism)

@@ -14,9 +14,17 @@ malformed message all fail with a `SaslFailed` (the client sees only the authent
 generic message, which never reveals whether the user exists); an authorization id other than
 the user name fails with a `SaslAuthenticationFailed` whose message the client sees.
 
+SCRAM extensions (Kafka's `ScramExtensions`, `key=value` attributes after the client-first
+nonce) are taken off before scramp parses the message (it refuses them) and kept in the
+AuthMessage, as Kafka's `ClientFirstMessage` keeps them. With `tokenauth=true` (Kafka's
+`ScramLoginModule.TOKEN_AUTH_CONFIG`) the user name is a delegation token id, looked up through
+`token_lookup` (`broker.security.delegation_tokens`): an unknown token fails with "Token
+Authentication failed: Invalid tokenId : <id>" (the client sees the generic message), and the
+authorization id is the token owner's name; other extensions are ignored, as in Kafka
+(docs/kafka-behaviour.md §18).
+
 Deliberately not here: an authorization id equal to the user name (scramp refuses any; it
-fails with the generic message where Kafka accepts it), delegation-token authentication (the
-`tokenauth` extension is ignored, as Kafka ignores unknown extensions), and the SCRAM client.
+fails with the generic message where Kafka accepts it) and the SCRAM client.
 """
 
 from __future__ import annotations
@@ -109,6 +117,19 @@ def salted_password(mechanism: str, password: str, salt: bytes, iterations: int)
 CredentialLookup = Callable[[str], "ScramCredential | None"]
 
 
+@dataclass(frozen=True)
+class TokenCredential:
+    """A delegation token's SCRAM credential, its owner's name and its expiry (ms)."""
+
+    credential: ScramCredential
+    owner_name: str
+    expiry_timestamp_ms: int
+
+
+# token id -> the token's credential for this exchange's mechanism, None when unknown.
+TokenLookup = Callable[[str], "TokenCredential | None"]
+
+
 class _UnknownUser(Exception):
     pass
 
@@ -117,9 +138,17 @@ class ScramServer:
     """One SCRAM exchange, server side: client-first -> server-first, client-final ->
     server-final, then complete."""
 
-    def __init__(self, mechanism: str, lookup: CredentialLookup) -> None:
+    def __init__(
+        self, mechanism: str, lookup: CredentialLookup, token_lookup: TokenLookup | None = None
+    ) -> None:
         self.mechanism = mechanism
         self._lookup = lookup
+        self._token_lookup = token_lookup
+        #: Set by a `tokenauth=true` login: the principal is token-authenticated and the
+        #: session ends with the token (KIP-368's credential lifetime).
+        self.token_authenticated = False
+        self.token_expiry_ms: int | None = None
+        self._owner_name = ""
         self._server = scramp.ScramMechanism(mechanism).make_server(self._auth_info)
         self._stage = 0
         self._gs2_header = ""
@@ -175,6 +204,18 @@ class ScramServer:
         if self._stage == 0:
             self._stage = 1
             authzid, username = _gs2_names(text)
+            flag, _, rest = text.partition(",")
+            authz, _, bare = rest.partition(",")
+            core, extensions = _split_extensions(bare)
+            if extensions.get("tokenauth", "").lower() == "true":  # Boolean.parseBoolean
+                login = self._token_lookup(username) if self._token_lookup else None
+                if login is None:
+                    raise SaslFailed(f"Token Authentication failed: Invalid tokenId : {username}")
+                credential = login.credential
+                self._lookup = lambda _user: credential
+                self.token_authenticated = True
+                self.token_expiry_ms = login.expiry_timestamp_ms
+                self._owner_name = login.owner_name
             if authzid:
                 # Kafka looks the user up first (unknown: the generic failure), then refuses a
                 # foreign authorization id with its own message. scramp accepts no authzid at
@@ -187,16 +228,16 @@ class ScramServer:
                         "different from username"
                     )
             try:
-                self._server.set_client_first(text)
+                self._server.set_client_first(f"{flag},{authz},{core}")
                 first: str = self._server.get_server_first()
             except (scramp.ScramException, _UnknownUser, ValueError) as e:
                 raise SaslFailed(f"Authentication failed: {e}") from None
-            flag, authz, self._client_first_bare = text.split(",", 2)
+            self._client_first_bare = bare  # extensions included, as in Kafka's AuthMessage
             self._gs2_header = f"{flag},{authz},"
             self._server_first = first
             self._nonce = first.split(",", 1)[0][2:]
             self._credential = self._lookup(username)
-            self.authorization_id = username
+            self.authorization_id = self._owner_name if self.token_authenticated else username
             return first.encode("utf-8")
         if self._stage == 1:
             self._stage = 2
@@ -215,6 +256,20 @@ def _client_final_parts(message: str) -> tuple[str, str, bytes, str]:
     if not sep or len(attrs) < 2 or not attrs[0].startswith("c=") or not attrs[1].startswith("r="):
         raise ValueError(f"Invalid SCRAM client final message format: {message}")
     return attrs[0][2:], attrs[1][2:], base64.b64decode(proof, validate=True), without_proof
+
+
+def _split_extensions(bare: str) -> tuple[str, dict[str, str]]:
+    """(`n=...,r=...`, the extensions after the nonce) of a client-first-bare message."""
+    parts = bare.split(",")
+    head = parts[:2]
+    extensions: dict[str, str] = {}
+    for part in parts[2:]:
+        key, sep, value = part.partition("=")
+        if sep and key.isalpha() and len(key) > 1:
+            extensions[key] = value
+        else:
+            head.append(part)  # not an extension: scramp judges it
+    return ",".join(head), extensions
 
 
 def _gs2_names(client_first: str) -> tuple[str, str]:

@@ -25,9 +25,15 @@ connection starts re-authentication (at most once a second, same mechanism and p
 it fails), and a request arriving after the session expired closes the connection
 (`broker.server.listener`).
 
+Delegation tokens (KIP-48): a SCRAM login with the `tokenauth=true` extension authenticates the
+token id with its HMAC against the broker's token cache (`broker.security.delegation_tokens`);
+the session's principal is `User:<token owner>`, marked token-authenticated, and the session
+lifetime is bounded by the token's expiry (Kafka's credential lifetime: without
+`connections.max.reauth.ms` the lifetime is the token's remaining time, with it the smaller).
+
 Deliberately not here: GSSAPI (and the 0.9 clients' header-less GSSAPI first token),
-OAUTHBEARER, delegation-token SCRAM, `sasl.server.max.receive.size` reconfiguration (fixed at
-Kafka's default 524288 bytes).
+OAUTHBEARER, `sasl.server.max.receive.size` reconfiguration (fixed at Kafka's default 524288
+bytes).
 """
 
 from __future__ import annotations
@@ -62,7 +68,7 @@ from broker.protocol.messages.sasl_authenticate import SaslAuthenticateResponse
 from broker.protocol.messages.sasl_handshake import SaslHandshakeResponse
 from broker.security.listener_config import ListenerSecurity
 from broker.security.sasl import PlainServer, SaslAuthenticationFailed, SaslFailed, SaslServer
-from broker.security.scram import ScramCredential, ScramServer
+from broker.security.scram import ScramCredential, ScramServer, TokenCredential
 from handlers.context import BrokerView, ConnectionInfo, RequestContext
 from handlers.registry import ApiTable
 
@@ -100,6 +106,8 @@ class Session:
     # time.monotonic() after which the session is over (KIP-368); None = never.
     expires_at: float | None
     last_reauth_started: float = 0.0
+    # Logged in with a delegation token (SCRAM tokenauth=true).
+    token_authenticated: bool = False
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and now > self.expires_at
@@ -285,9 +293,17 @@ class SaslAuthenticator:
         if mechanism == "PLAIN":
             return PlainServer(self._security.plain_users)
         lookup = self._credentials
+        tokens = self._broker.delegation_tokens
+
+        def token_lookup(token_id: str) -> TokenCredential | None:
+            login = tokens.login(token_id, mechanism) if tokens is not None else None
+            if login is None:
+                return None
+            return TokenCredential(login.credential, login.owner_name, login.expiry_timestamp_ms)
+
         if lookup is None:
-            return ScramServer(mechanism, lambda _user: None)
-        return ScramServer(mechanism, lambda user: lookup(user, mechanism))
+            return ScramServer(mechanism, lambda _user: None, token_lookup)
+        return ScramServer(mechanism, lambda user: lookup(user, mechanism), token_lookup)
 
     def _session(self, server: SaslServer, previous: Session | None) -> tuple[Session, int]:
         principal = f"User:{server.authorization_id}"
@@ -299,8 +315,17 @@ class SaslAuthenticator:
                 f"{new_type}.{new_name}"
             )
         lifetime_ms = max(0, self._security.reauth_ms.get(server.mechanism, 0))
-        expires = self._now() + lifetime_ms / 1000 if lifetime_ms > 0 else None
-        return Session(server.mechanism, principal, expires), lifetime_ms
+        token_expiry = getattr(server, "token_expiry_ms", None)
+        if token_expiry is not None:
+            # ReauthInfo.calcCompletionTimesAndReturnSessionLifetimeMs with a credential
+            # lifetime: the token's remaining time, or the smaller of it and the max.
+            remaining = max(0, token_expiry - int(time.time() * 1000))
+            lifetime_ms = min(lifetime_ms, remaining) if lifetime_ms > 0 else remaining
+            expires = self._now() + lifetime_ms / 1000
+        else:
+            expires = self._now() + lifetime_ms / 1000 if lifetime_ms > 0 else None
+        token = bool(getattr(server, "token_authenticated", False))
+        return Session(server.mechanism, principal, expires, token_authenticated=token), lifetime_ms
 
     async def _raw_token(
         self, server: SaslServer, token: bytes, previous: Session | None

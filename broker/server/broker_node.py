@@ -44,13 +44,19 @@ from broker.image.metadata_image import MetadataImage
 from broker.rules.broker_config import BrokerConfig
 from broker.rules.broker_loggers import BrokerLoggers
 from broker.rules.fetch_sessions import FetchSessionCache
+from broker.security.authorizer import AclAuthorizer, authorizer_configured, config_from
 from broker.security.credential_cache import CredentialCache
+from broker.security.delegation_tokens import DelegationTokenManager, TokenConfig
+from broker.security.quotas import QuotaManagerSlot
 from broker.security.tls import server_context
 from broker.server.hooks import HookChain
 from broker.server.listener import BrokerServer
 from broker.server.producer_ids import ProducerIdAllocator
 from broker.settings import Settings
 from broker.storage import LogManager
+from broker.transactions.config import txn_config
+from broker.transactions.coordinator import TransactionCoordinator
+from broker.transactions.local_brokers import LocalBrokers
 from handlers.registry import ApiTable, api_table
 from zk_layout import DEFAULT_ENTITY, BrokerInfo, Endpoint, ZkStore
 from zk_layout.store import SessionState
@@ -67,11 +73,17 @@ class BrokerNode:
         hooks: HookChain | None = None,
         controller_events: EventObserver | None = None,
         logs: LogManager | None = None,
+        local_brokers: LocalBrokers | None = None,
     ) -> None:
         self._hooks = hooks
         # The partition logs every broker of the process shares (one of its own when alone).
         self._logs = logs if logs is not None else LogManager(None)
+        # The brokers of the process sharing those logs (the engine's), for the transaction
+        # coordinator's direct marker writes and verifications.
+        self._local_brokers = local_brokers if local_brokers is not None else LocalBrokers()
         self._fetch_sessions = FetchSessionCache()
+        # Client quotas (`broker.security.quotas`): this broker's sensors and buckets.
+        self.quota_slot = QuotaManagerSlot()
         self._producer_ids = ProducerIdAllocator(broker_id)
         # Told the name and timing of every event of the controller this broker may hold.
         self._controller_events = controller_events
@@ -82,6 +94,10 @@ class BrokerNode:
         self._store: ZkStore | None = None
         self._server: BrokerServer | None = None
         self._credentials: CredentialCache | None = None
+        # Delegation tokens (KIP-48): loaded and followed while the broker runs.
+        self._tokens: DelegationTokenManager | None = None
+        # The ACL authorizer (authorizer.class.name), started with the broker.
+        self._authorizer: AclAuthorizer | None = None
         # Listeners after the first (Settings.extra_listeners), by name.
         self._extra_servers: dict[str, BrokerServer] = {}
         self._extra_bound: dict[str, int] = {}
@@ -100,6 +116,8 @@ class BrokerNode:
         # The classic group coordinator: its groups live in the shared logs of
         # __consumer_offsets; started and stopped with the broker.
         self._group_coordinator = self._new_group_coordinator()
+        # The transaction coordinator: __transaction_state in the same shared logs.
+        self._transaction_coordinator = self._new_transaction_coordinator()
 
     # ---- BrokerView --------------------------------------------------------------------
 
@@ -124,6 +142,14 @@ class BrokerNode:
         if self._store is None:
             raise RuntimeError(f"broker {self._broker_id} is not running")
         return self._store
+
+    @property
+    def delegation_tokens(self) -> DelegationTokenManager | None:
+        return self._tokens
+
+    @property
+    def authorizer(self) -> AclAuthorizer | None:
+        return self._authorizer
 
     @property
     def is_controller(self) -> bool:
@@ -181,6 +207,22 @@ class BrokerNode:
             self._logs,
             self._settings.kafka_version,
             lambda: group_config(self.broker_config.configured),
+        )
+
+    @property
+    def transaction_coordinator(self) -> TransactionCoordinator:
+        return self._transaction_coordinator
+
+    def _new_transaction_coordinator(self) -> TransactionCoordinator:
+        return TransactionCoordinator(
+            self._broker_id,
+            self._image,
+            self._logs,
+            self._settings.kafka_version,
+            lambda: txn_config(self.broker_config.configured, self._settings.kafka_version),
+            self.next_producer_id,
+            self._settings.listener_name,
+            self._local_brokers,
         )
 
     def knows_scram_credential(self, user: str, mechanism: str) -> bool:
@@ -246,12 +288,33 @@ class BrokerNode:
             zookeeper,
             session_timeout=settings.zk_session_timeout_s,
             max_buffer_bytes=settings.zookeeper_max_buffer_bytes,
+            auth=settings.zookeeper_auth,
         )
         try:
             securities = {name: settings.security_of(name) for name, _, _ in settings.listeners}
             if any(m.startswith("SCRAM-") for sec in securities.values() for m in sec.mechanisms):
-                self._credentials = CredentialCache(self._store, settings.kafka_version)
+                self._credentials = CredentialCache(
+                    self._store, settings.kafka_version, feed=self._image.client_quotas
+                )
                 await self._credentials.start()
+            self._tokens = DelegationTokenManager(
+                self._store,
+                TokenConfig.from_configs(dict(settings.broker_configs), settings.kafka_version),
+                settings.kafka_version,
+                is_controller=lambda: self.is_controller,
+                broker_id=self._broker_id,
+            )
+            await self._tokens.start()
+            configs = dict(settings.broker_configs)
+            if authorizer_configured(configs):
+                self._authorizer = AclAuthorizer(
+                    self._store,
+                    config_from(configs),
+                    # Prefixed ACLs need inter.broker.protocol.version 2.0+ (KIP-290).
+                    extended_acl_support=settings.kafka_version >= (2, 0),
+                    broker_id=self._broker_id,
+                )
+                await self._authorizer.start()
             port = self._bound_port
             self._server = self._new_server(
                 settings.listener_name,
@@ -278,6 +341,9 @@ class BrokerNode:
             # A restarted broker starts with no group in memory and loads what it leads.
             self._group_coordinator = self._new_group_coordinator()
             await self._group_coordinator.start()
+            self._transaction_coordinator = self._new_transaction_coordinator()
+            await self._transaction_coordinator.start()
+            self._local_brokers.register(self._broker_id, self)
         except BaseException:
             await self.stop()
             raise
@@ -306,6 +372,8 @@ class BrokerNode:
             self._reregistration.cancel()
             self._reregistration = None
         try:
+            self._local_brokers.unregister(self._broker_id, self)
+            await self._transaction_coordinator.stop()
             await self._group_coordinator.stop()
             if self._elector is not None:
                 elector, self._elector = self._elector, None
@@ -324,6 +392,14 @@ class BrokerNode:
                     credentials, self._credentials = self._credentials, None
                     with contextlib.suppress(Exception):
                         await credentials.stop()
+                if self._tokens is not None:
+                    tokens, self._tokens = self._tokens, None
+                    with contextlib.suppress(Exception):
+                        await tokens.stop()
+                if self._authorizer is not None:
+                    authorizer, self._authorizer = self._authorizer, None
+                    with contextlib.suppress(Exception):
+                        await authorizer.stop()
                 if self._store is not None:
                     # Closing the session removes /brokers/ids/<id> (and /controller if held).
                     store, self._store = self._store, None
@@ -335,15 +411,9 @@ class BrokerNode:
         """The registration: one endpoint per listener, in `listeners` order, with its
         protocol (Kafka writes them and listener_security_protocol_map from 0.10.2)."""
         settings = self._settings
-        ports = self.ports
         endpoints = tuple(
-            Endpoint(
-                name,
-                self.host if i == 0 else (settings.advertised_host or host),
-                ports[name],
-                settings.security_of(name).protocol,
-            )
-            for i, (name, host, _) in enumerate(settings.listeners)
+            Endpoint(name, host, port, settings.security_of(name).protocol)
+            for name, host, port in settings.advertised_endpoints(self._broker_id, self.ports)
         )
         return BrokerInfo.create(self._broker_id, endpoints, rack=self.rack)
 

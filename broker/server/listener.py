@@ -81,6 +81,7 @@ import structlog
 from broker.asyncutil import SLICE_S, gc_paused
 from broker.protocol import (
     CodecError,
+    RequestHeader,
     decode_request_body,
     decode_request_header,
     encode_response,
@@ -98,6 +99,11 @@ from broker.protocol.framing import (
 from broker.rules.broker_config import BrokerConfig
 from broker.security.listener_config import ListenerSecurity
 from broker.security.principal_mapping import NoMatchingRule, rfc2253
+from broker.security.quotas import (
+    ip_connection_throttle_ms,
+    quota_manager_of,
+    set_throttle_time,
+)
 from broker.server.admission import (
     AdmissionLimits,
     ConnectionQuotas,
@@ -198,6 +204,8 @@ class BrokerServer:
         self._memory_freed = asyncio.Event()
         self._accept_errors = ReportThrottle(ACCEPT_ERROR_LOG_INTERVAL_S)
         self._rejections = ReportThrottle(REJECTION_LOG_INTERVAL_S)
+        # connection id -> seconds its next read waits (client quotas, KIP-219 muting)
+        self._mutes: dict[str, float] = {}
         self._resolving: asyncio.Task[None] | None = None
 
     async def start(self) -> int:
@@ -379,6 +387,13 @@ class BrokerServer:
     def _admit(self, conn: socket.socket, address: Any) -> None:
         self._refresh_limits()
         ip = normalize_ip(str(address[0])) if address else "?"
+        throttle_ms = ip_connection_throttle_ms(self._broker, ip)
+        if throttle_ms > 0:
+            # KIP-612: over the ip's connection_creation_rate the connection is held unserved
+            # and closed after the throttle time (Kafka's Acceptor DelayedCloseSocket).
+            asyncio.get_running_loop().call_later(throttle_ms / 1000, conn.close)
+            self._log.info("connection.throttled", peer_ip=ip, throttle_ms=throttle_ms)
+            return
         refused = self._quotas.admit(ip)
         if refused is not None:
             # Kafka: TooManyConnectionsException, logged at INFO, socket closed at once.
@@ -408,6 +423,42 @@ class BrokerServer:
         self._idle.remove(connection_id)
         self._quotas.release(ip)
         self._slot_freed.set()
+
+    def _throttle(
+        self,
+        header: RequestHeader,
+        conn: ConnectionInfo,
+        request_bytes: int,
+        response: Any,
+        data: bytes,
+        started: float,
+    ) -> bytes:
+        """Client quotas (`broker.security.quotas`): record the request, and when a quota is
+        violated put the throttle time in the response and mute the connection for it."""
+        quotas = self._broker.image.client_quotas
+        if not quotas:
+            return data
+        settings = self._broker.settings
+        manager = quota_manager_of(self._broker, quotas, dict(settings.broker_configs))
+        throttle_ms = manager.throttle_ms(
+            header.api_key,
+            conn.principal,
+            header.client_id,
+            request_bytes,
+            len(data),
+            time.perf_counter() - started,
+        )
+        # A handler's own throttle (controller mutations, KIP-599) mutes the connection too.
+        own = getattr(response, "throttle_time_ms", 0)
+        mute_ms = max(throttle_ms, own if isinstance(own, int) else 0)
+        if mute_ms > 0:
+            self._mutes[conn.connection_id] = mute_ms / 1000
+        if throttle_ms <= 0:
+            return data
+        self._log.debug("request.throttled", client_id=header.client_id, throttle_ms=throttle_ms)
+        if set_throttle_time(response, throttle_ms):
+            return encode_response(header, response)
+        return data
 
     def _close(self, connection_id: str, reason: str) -> None:
         """Close an idle connection (its task waits for a request, nothing is in flight)."""
@@ -576,7 +627,10 @@ class BrokerServer:
         principal: str = ANONYMOUS,
     ) -> None:
         conn = ConnectionInfo(
-            connection_id=connection_id, peer=peer, listener_name=self._listener_name
+            connection_id=connection_id,
+            peer=peer,
+            listener_name=self._listener_name,
+            principal=principal,
         )
         log = self._log.bind(connection_id=conn.connection_id, peer=peer)
         if principal != ANONYMOUS:  # a client certificate's (SSL); SASL binds its own below
@@ -612,6 +666,8 @@ class BrokerServer:
                     log.info("connection.closing", reason=f"SASL authentication: {reason}")
                     return
                 principal = session.principal
+                conn.principal = principal
+                conn.token_authenticated = session.token_authenticated
                 log = log.bind(principal=principal)
                 log.debug("sasl.authenticated", mechanism=session.mechanism)
                 idle.touch(connection_id, now())
@@ -653,6 +709,7 @@ class BrokerServer:
                             log.info("connection.closing", reason=reason)
                             break
                         log.debug("sasl.reauthenticated", mechanism=session.mechanism)
+                        conn.token_authenticated = session.token_authenticated
                         idle.touch(connection_id, now())
                         continue
                     if session.expired(clock):
@@ -666,14 +723,21 @@ class BrokerServer:
                 if response == _UNANSWERED:
                     idle.touch(connection_id, now())
                     continue
+                mute_s = self._mutes.pop(connection_id, 0.0)
+                if mute_s and self._broker.settings.kafka_version < (2, 0):
+                    await asyncio.sleep(mute_s)  # before KIP-219 the response itself waits
+                    mute_s = 0.0
                 writer.write(size_prefixed(response))
                 await writer.drain()
+                if mute_s:
+                    await asyncio.sleep(mute_s)  # KIP-219: answered at once, then muted
                 idle.touch(connection_id, now())
         except (ConnectionError, OSError) as e:
             reason = f"socket error: {e}"
         except asyncio.CancelledError:
             reason = self._close_reasons.pop(connection_id, "broker stopping")
         finally:
+            self._mutes.pop(connection_id, None)
             writer.close()
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(writer.wait_closed(), 1.0)
@@ -803,6 +867,7 @@ class BrokerServer:
                     request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
                 ),
             )
+        data = self._throttle(header, conn, len(frame), response, data, started)
         record: RequestRecord | None = None
         if call is not None:
             record = _record(call, response, received_at, started, intervention)

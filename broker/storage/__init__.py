@@ -6,11 +6,13 @@
   epoch, DeleteRecords, retention.
 - `OffsetOutOfRange`, `TimestampOffset`: what reads and lookups raise and return.
 - `cleaner` (imported by its users, not re-exported): log compaction, Kafka's LogCleaner.
+- `transactions` (imported by its users): each log's ongoing and aborted transactions, the
+  last stable offset (``PartitionLog.transactions``), and writing an end marker.
 
 Follows Kafka's ``UnifiedLog``, ``LocalLog``, ``LogSegment``, ``LeaderEpochFileCache``,
 ``LogManager``, ``OffsetCheckpointFile``, ``PartitionMetadataFile`` and ``LogCleaner`` (see
-each module). Deliberately not here: replication, transactions, tiered storage, and the API
-rules (``handlers``). Imports only ``broker.protocol`` (records), ``broker.rules``
+each module). Deliberately not here: replication, the transaction coordinator, tiered storage,
+and the API rules (``handlers``). Imports only ``broker.protocol`` (records), ``broker.rules``
 (producer state), ``broker.asyncutil`` (slicing the cleaner's work), ``zk_layout`` (the Uuid
 text form), structlog and the standard library.
 """

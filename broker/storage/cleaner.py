@@ -26,12 +26,21 @@ Follows Kafka 3.9's ``LogCleaner`` (``Cleaner.doClean``, ``cleanSegments``, ``cl
   their original offsets and timestamps, the original base offset and last offset delta,
   producer id / epoch / base sequence, compression, timestamp type and leader epoch; a
   batch whose records all stay is copied as is. A batch left empty is dropped, except the
-  last batch of each producer the log knows (kept empty: it carries the producer's last
-  sequence and epoch) and the last batch of the cleaning round (it carries the end offset).
-* Control batches: without transactions (zkbroker refuses transactional produce) there is
-  no transaction index, so an ABORT marker counts as one whose transaction's batches are
-  gone, and a COMMIT marker is discardable when this round saw no transactional batch of
-  its producer before it: both get a delete horizon and go after it, as Kafka's rules give.
+  last data batch of each producer the log knows (kept empty: it carries the producer's last
+  sequence and epoch), or, for a producer without one, its marker of the current epoch (kept
+  empty after its delete horizon), and the last batch of the cleaning round (it carries the
+  end offset).
+* Transactions (docs/kafka-behaviour.md §17, Kafka's ``CleanedTransactionMetadata``): the
+  round stops below the last stable offset, so every transaction it sees is decided. The
+  batches of ABORTED transactions (the partition's aborted index, ``broker.storage.
+  transactions``) go whatever their keys and never enter the offset map; an ABORT marker
+  whose batches were seen this round stays, with its index entry, and in a later round (no
+  batch of it left) gets a delete horizon, as does a COMMIT marker with no batch of its
+  transaction before it; after the horizon the marker goes. The aborted index keeps, for the
+  offsets a group rewrote, the entries whose marker stayed with batches seen (the cleaned
+  ``.txnindex``). One transaction state spans the round, not one per group as in Kafka, so a
+  COMMIT marker never goes while a batch of its transaction survives in an earlier group
+  (zkbroker rebuilds transactions from the files: such a batch would reopen a transaction).
 * Segments are cleaned in groups, as ``groupSegmentsBySize``: consecutive segments whose
   sizes add up to at most ``segment.bytes``, whose (estimated) index sizes stay within
   ``segment.index.bytes`` and whose offsets fit a group's int32 relative offsets. Each group
@@ -49,8 +58,10 @@ Deliberately not here / simplified: the offset map holds the keys themselves in 
 uncleanable offset); no cleaner threads, I/O throttling or backoff (the retention task runs
 `clean_log` every ``log.retention.check.interval.ms``); no ``.deleted`` files (old segments
 are unlinked at once: other processes keep reading them through their open descriptors
-until they re-index); aborted transactions (no transaction index); and a crash after the
-swap was committed restores Kafka's ``LogLoader`` semantics only (``PartitionLog``).
+until they re-index); another process re-indexing a cleaned log rebuilds its aborted index
+from the batches left (an entry whose batches were all removed is gone a round earlier than
+Kafka drops it); and a crash after the swap was committed restores Kafka's ``LogLoader``
+semantics only (``PartitionLog``).
 """
 
 from __future__ import annotations
@@ -94,6 +105,7 @@ from broker.protocol.records.constants import (
 )
 from broker.storage.partition_log import PartitionLog
 from broker.storage.segment import Segment, SegmentStore
+from broker.storage.transactions import AbortedTxn
 
 _log = structlog.get_logger(__name__)
 
@@ -187,7 +199,9 @@ def plan_cleaning(log: PartitionLog, now_ms: int, config: CompactionConfig) -> C
             if n + 1 >= len(segments) or segments[n + 1].base_offset > offset
         ]
 
-    uncleanable = min(end, active.base_offset)
+    # Never at or past the last stable offset: everything cleaned is decided (committed or
+    # aborted), so the aborted index tells which batches to drop.
+    uncleanable = min(end, log.last_stable_offset, active.base_offset)
     lag = max(config.min_compaction_lag_ms, 0)
     if lag > 0:
         young = next(
@@ -292,17 +306,63 @@ class _OffsetMap:
 
 
 @dataclass
+class _AbortedInProgress:
+    """Kafka's ``AbortedTransactionMetadata``: an aborted transaction the cleaner is inside,
+    and whether it saw one of its batches."""
+
+    txn: AbortedTxn
+    saw_batch: bool = False
+
+
+@dataclass
 class _TxnState:
-    """Kafka's ``CleanedTransactionMetadata`` without aborted transactions (no index)."""
+    """Kafka's ``CleanedTransactionMetadata``: which batches belong to aborted transactions
+    (from the partition's aborted index, consumed in first-offset order as the cleaner
+    advances), which markers may go, and the aborted index entries that stay (the cleaned
+    ``.txnindex``: those whose marker stays because a batch of theirs was seen).
 
+    One state spans the whole round (Kafka starts one per group of segments): a COMMIT marker
+    is then never dropped while a batch of its transaction survives in an earlier group, so a
+    rebuild of the transaction state from the files (which is how zkbroker loads it: no
+    producer snapshots) never sees a transaction without its end."""
+
+    aborted: list[AbortedTxn] = field(default_factory=list)
     ongoing_committed: set[int] = field(default_factory=set)
+    ongoing_aborted: dict[int, _AbortedInProgress] = field(default_factory=dict)
+    kept_aborted: list[AbortedTxn] = field(default_factory=list)
+    _next: int = 0
 
-    def on_batch(self, batch: RecordBatchV2) -> bool:
-        if batch.is_transactional:
-            self.ongoing_committed.add(batch.producer_id)
-        return False  # never part of a known aborted transaction
+    @classmethod
+    def overlapping(cls, txns: Sequence[AbortedTxn], lo: int, hi: int) -> _TxnState:
+        """``collectAbortedTransactions(lo, hi)``: the entries overlapping [lo, hi), sorted by
+        first offset (Kafka's min-heap)."""
+        found = [t for t in txns if t.last_offset >= lo and t.first_offset < hi]
+        return cls(aborted=sorted(found, key=lambda t: t.first_offset))
+
+    def _consume_up_to(self, offset: int) -> None:
+        while self._next < len(self.aborted) and self.aborted[self._next].first_offset <= offset:
+            txn = self.aborted[self._next]
+            self.ongoing_aborted.setdefault(txn.producer_id, _AbortedInProgress(txn))
+            self._next += 1
+
+    def on_batch(self, batch: Batch) -> bool:
+        """``onBatchRead``: True when the batch belongs to an aborted transaction (its records
+        go, whatever their keys)."""
+        if not isinstance(batch, RecordBatchV2):
+            return False
+        self._consume_up_to(batch.last_offset)
+        if not batch.is_transactional:
+            return False
+        aborted = self.ongoing_aborted.get(batch.producer_id)
+        if aborted is not None:
+            aborted.saw_batch = True
+            return True
+        self.ongoing_committed.add(batch.producer_id)
+        return False
 
     def on_control(self, batch: RecordBatchV2, records: list[Record]) -> bool:
+        """``onControlBatchRead``: True when the marker may go (after its delete horizon)."""
+        self._consume_up_to(batch.last_offset)
         if not records:
             return True  # an already cleaned empty marker batch
         key = records[0].key
@@ -310,6 +370,11 @@ class _TxnState:
             return False
         _version, kind = _CONTROL_KEY.unpack_from(key)
         if kind == _ABORT:
+            aborted = self.ongoing_aborted.pop(batch.producer_id, None)
+            if aborted is not None and aborted.saw_batch:
+                # Its batches were removed just now: the marker and index entry stay a round.
+                self.kept_aborted.append(aborted.txn)
+                return False
             return True
         if kind == _COMMIT:
             if batch.producer_id in self.ongoing_committed:
@@ -343,6 +408,7 @@ async def _build_offset_map(
 ) -> _OffsetMap:
     """Kafka's ``buildOffsetMap`` over the dirty segments [start, end)."""
     omap = _OffsetMap()
+    txn = _TxnState.overlapping(log.transactions.aborted, start, end)
     dirty = [
         s
         for n, s in enumerate(segments)
@@ -357,7 +423,11 @@ async def _build_offset_map(
                 continue
             data, i = _read_span(log, seg, i)
             for batch in iter_batches(data):
-                if not (isinstance(batch, RecordBatchV2) and batch.is_control):
+                if isinstance(batch, RecordBatchV2) and batch.is_control:
+                    txn.on_control(batch, batch.records())
+                elif not txn.on_batch(batch):
+                    # An aborted transaction's records never enter the map (they go anyway,
+                    # and must not shadow a committed record of the same key).
                     for record in batch.records():
                         if record.key is not None and record.offset >= start:
                             omap.offsets[record.key] = record.offset
@@ -382,7 +452,7 @@ class _Filter:
     now_ms: int
     delete_retention_ms: int
     upper_bound: int
-    last_of_producers: dict[int, int]
+    last_of_producers: dict[int, tuple[int | None, int]]
     txn: _TxnState
     stats: CleanerStats
 
@@ -453,14 +523,23 @@ class _Filter:
         return b""
 
     def _last_of_producer(self, batch: RecordBatchV2) -> bool:
+        """``isBatchLastRecordOfProducer``: the batch holding the producer's last data offset,
+        or, when it has none, its marker of the current epoch (it carries the epoch that
+        fences older ones)."""
         last = self.last_of_producers.get(batch.producer_id)
-        return last is not None and not batch.is_control and batch.last_offset == last
+        if last is None:
+            return False
+        data_offset, epoch = last
+        if data_offset is not None:
+            return batch.last_offset == data_offset
+        return batch.is_control and batch.producer_epoch == epoch
 
     def filter_legacy(self, entry: LegacyEntry, retain_deletes: bool) -> bytes:
         """A magic 0/1 entry: kept whole, dropped, or (a compressed wrapper losing some
         inner records) re-encoded with the kept ones, as Kafka's builder does."""
         records = entry.records()
         self.stats.records_read += len(records)
+        self.txn.on_batch(entry)  # never transactional; keeps the aborted list in step
         kept = [r for r in records if self.retain_record(entry, r, retain_deletes)]
         self.stats.records_written += len(kept)
         if len(kept) == len(records):
@@ -604,7 +683,7 @@ async def clean_log(
         delete_retention_ms=config.delete_retention_ms,
         upper_bound=plan.first_uncleanable_offset,
         last_of_producers=log.last_producer_offsets(),
-        txn=_TxnState(),
+        txn=_TxnState.overlapping(log.transactions.aborted, 0, end_offset),
         stats=stats,
     )
     to_clean = [s for s in segments[:-1] if s.base_offset < end_offset]
@@ -620,6 +699,7 @@ async def clean_log(
         if not swapped:
             stats.groups_abandoned += 1
             break
+        _keep_cleaned_index(log, group, filt.txn)
     if stats.groups_abandoned == 0:
         log.set_first_dirty_offset(end_offset)
     stats.elapsed_s = time.perf_counter() - started
@@ -695,6 +775,18 @@ async def _clean_group(
         group, store, last_modified_ms=group[-1].store.last_modified_ms()
     )
     return replaced is not None
+
+
+def _keep_cleaned_index(log: PartitionLog, group: list[Segment], txn: _TxnState) -> None:
+    """The swapped group's ``.txnindex`` becomes the cleaned one (``cleanSegments`` writes
+    ``cleanedIndex``): of the aborted entries whose marker lies in the group's offsets, those
+    whose marker stayed with batches seen remain."""
+    segments = log.cleanable_segments()
+    base = group[0].base_offset
+    after = next((s.base_offset for s in segments if s.base_offset > base), None)
+    if after is None:
+        return
+    log.transactions.keep_aborted_between(base, after, set(txn.kept_aborted))
 
 
 def _flush(store: SegmentStore, pending: list[bytes], stats: CleanerStats) -> None:

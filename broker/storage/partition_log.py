@@ -30,8 +30,15 @@ notice a rewritten segment by its inode and re-index the log from the files (the
 epoch cache from ``leader-epoch-checkpoint`` first, since cleaning may drop an epoch's first
 batch).
 
+Transactions (``broker.storage.transactions``, docs/kafka-behaviour.md §17): every magic 2
+batch with the transactional flag is observed in offset order by the same index callback that
+keeps the producers (appends, other processes' batches, rebuilds), so `last_stable_offset` and
+`aborted_transactions` are what Kafka's ``ProducerStateManager`` / ``TransactionIndex`` give;
+a non-transactional batch costs one flag test. An end marker's epoch fences the producer's older
+epochs (``ProducerAppendInfo.appendEndTxnMarker``).
+
 Deliberately not here: replication (every replica reads this one log, so the high watermark
-is the log end offset), transactions (last stable offset, aborted transactions), tiered
+is the log end offset), ``.txnindex`` and producer snapshot files (rebuilt by scanning), tiered
 storage, ``.index`` / ``.timeindex`` files, fsync, and the API rules a handler checks (who may
 append, DeleteRecords above the high watermark, sizes of a produce request).
 """
@@ -72,6 +79,7 @@ from broker.storage.segment import (
     scan_store,
     segment_file_name,
 )
+from broker.storage.transactions import AbortedTxn, PartitionTransactions
 from broker.storage.types import UNDEFINED_EPOCH, OffsetOutOfRange, TimestampOffset
 
 _log = structlog.get_logger(__name__)
@@ -123,6 +131,8 @@ class PartitionLog:
         self._epochs = LeaderEpochCache()
         # Idempotent producers' sequences (`broker.rules.producer_state`), kept by the index.
         self.producers = ProducerStateTable()
+        # Ongoing and aborted transactions (`broker.storage.transactions`), kept by the index.
+        self.transactions = PartitionTransactions()
         self._lock_fd = -1
         self._lock_depth = 0
         self._dir_stamp = 0
@@ -308,9 +318,14 @@ class PartitionLog:
         if self._log_end_offset < self.producers.synced_to:
             # Another log under the same name (recreated topic): its producers are not ours.
             self.producers = ProducerStateTable()
+            self.transactions = PartitionTransactions()
             for seg in self._segments:
                 scan_from = Segment(seg.base_offset, seg.store)
                 scan_store(scan_from, self._observe_producer)
+        elif self._log_end_offset < self.transactions.synced_to:
+            self.transactions = PartitionTransactions()
+            for seg in self._segments:
+                scan_store(Segment(seg.base_offset, seg.store), self._observe_transactional)
         self._log_start_offset = self._segments[0].base_offset
         self._refresh_log_start_offset()
 
@@ -337,6 +352,17 @@ class PartitionLog:
     def high_watermark(self) -> int:
         """Every replica reads this log, so everything appended is replicated."""
         return self._log_end_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """Where read_committed consumers stop: the first open transaction's first offset,
+        else the high watermark (Kafka's ``UnifiedLog.lastStableOffset``)."""
+        return self.transactions.last_stable_offset(self._log_end_offset)
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [fetch_offset, upper_bound_offset) (Kafka's
+        ``UnifiedLog.collectAbortedTransactions``)."""
+        return self.transactions.aborted_transactions(fetch_offset, upper_bound_offset)
 
     @property
     def size_bytes(self) -> int:
@@ -498,8 +524,20 @@ class PartitionLog:
         self._segments.append(seg)
         self._bases.append(seg.base_offset)
 
+    def _observe_transactional(self, batch: Batch, _base_offset: int, _epoch: int) -> None:
+        if isinstance(batch, RecordBatchV2) and batch.is_transactional:
+            self.transactions.observe(batch)
+
     def _observe_producer(self, batch: Batch, base_offset: int, _epoch: int) -> None:
-        if isinstance(batch, RecordBatchV2) and batch.has_producer_id and not batch.is_control:
+        if not isinstance(batch, RecordBatchV2) or not batch.has_producer_id:
+            return
+        if batch.is_control:
+            # An end marker carries the coordinator's epoch for the producer: older ones are
+            # fenced from here on (ProducerAppendInfo.appendEndTxnMarker).
+            self.producers.observe_marker(
+                batch.producer_id, batch.producer_epoch, batch.last_offset, batch.max_timestamp
+            )
+        else:
             self.producers.observe(
                 ProducerBatch(
                     producer_id=batch.producer_id,
@@ -519,6 +557,10 @@ class PartitionLog:
         # log sees batches again; the table already holds them (and more than cleaning left).
         if batch.last_offset >= self.producers.synced_to:
             self._observe_producer(batch, base_offset, epoch)
+        # The transactional flag test is all a non-transactional batch pays.
+        if batch.is_transactional and batch.last_offset >= self.transactions.synced_to:
+            assert isinstance(batch, RecordBatchV2)
+            self.transactions.observe(batch)
         if is_v2(magic):
             latest = self._epochs.latest_epoch
             # Only a newer epoch starts an entry: an older one (a process whose metadata
@@ -715,6 +757,8 @@ class PartitionLog:
         freed = sum(seg.size for seg in doomed)
         for seg in doomed:
             seg.store.delete()
+        # Each deleted segment's .txnindex goes with it in Kafka.
+        self.transactions.drop_segments_below(self._segments[0].base_offset)
         if self._segments[0].base_offset > self._log_start_offset:
             self._log_start_offset = self._segments[0].base_offset
             self._epochs.truncate_from_start(self._log_start_offset)
@@ -769,13 +813,19 @@ class PartitionLog:
         the log was closed with its topic)."""
         return not self._closed and any(seg is segment for seg in self._segments)
 
-    def last_producer_offsets(self) -> dict[int, int]:
-        """Each known producer's last batch's last offset (Kafka's
-        ``lastRecordsOfActiveProducers``): the cleaner keeps those batches, even empty."""
+    def expire_producers(self, now_ms: int, expiration_ms: int) -> int:
+        """Drop producers silent for ``producer.id.expiration.ms``, except those with a
+        transaction open here (``ProducerStateManager.removeExpiredProducers``)."""
+        return self.producers.expire(now_ms, expiration_ms, self.transactions.ongoing)
+
+    def last_producer_offsets(self) -> dict[int, tuple[int | None, int]]:
+        """Each known producer's last data batch's last offset (None when it has none, e.g.
+        after a marker bumped its epoch) and its epoch (Kafka's
+        ``lastRecordsOfActiveProducers``): the cleaner keeps those batches, even empty, or
+        without data the producer's marker of that epoch."""
         return {
-            pid: entry.batches[-1].last_offset
+            pid: (entry.batches[-1].last_offset if entry.batches else None, entry.epoch)
             for pid, entry in self.producers.entries.items()
-            if entry.batches
         }
 
     def create_cleaned_store(self, base_offset: int) -> SegmentStore:

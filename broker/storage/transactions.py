@@ -10,12 +10,14 @@ nothing; the coordinator-epoch and non-transactional-write checks with Kafka's m
 bound). `append_end_txn_marker` writes a COMMIT/ABORT control batch
 (``broker.protocol.records.control``) at the log end and records it.
 
-How it is used: the caller observes every v2 batch of the partition in offset order (appends,
-and the log's batches when rebuilding); the state is then what Kafka's would be. It is kept
-off ``PartitionLog.append`` on purpose so a non-transactional produce pays nothing for it.
+How it is used: ``PartitionLog`` observes every transactional v2 batch in offset order from its
+index callback (appends, other processes' batches, rebuilds) and holds the state as
+``PartitionLog.transactions``; a non-transactional batch costs one flag test there. The log
+cleaner (``broker.storage.cleaner``) reads the aborted index to drop aborted records and, after
+rewriting segments, keeps only the entries whose marker stayed (`keep_aborted_between`).
 
-Deliberately not here: the producer epoch and sequence checks (``broker.rules.producer_state``;
-it does not yet see the epoch an end marker carries after a fence), ``.txnindex`` files and
+Deliberately not here: the producer epoch and sequence checks (``broker.rules.producer_state``,
+which also takes the epoch an end marker carries), ``.txnindex`` files and
 snapshots (the state is rebuilt by observing batches), KIP-890's partition-leader verification,
 and deciding when a marker is written (the transaction coordinator).
 """
@@ -23,11 +25,14 @@ and deciding when a marker is written (the transaction coordinator).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from broker.protocol import error_codes as ec
 from broker.protocol.records import RecordBatchV2, iter_batches
 from broker.protocol.records.control import encode_end_txn_marker, read_end_txn_marker
-from broker.storage.partition_log import PartitionLog
+
+if TYPE_CHECKING:  # the log holds this state: imported for the marker helper's type only
+    from broker.storage.partition_log import PartitionLog
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +154,11 @@ class PartitionTransactions:
                 break
         return found
 
+    def keep_aborted_between(self, lo: int, hi: int, kept: set[AbortedTxn]) -> None:
+        """The log cleaner rewrote the offsets [lo, hi): of the entries whose marker lies there,
+        only ``kept`` remain (the cleaned segment's ``.txnindex``, ``broker.storage.cleaner``)."""
+        self.aborted = [t for t in self.aborted if not lo <= t.last_offset < hi or t in kept]
+
     def drop_segments_below(self, first_segment_base: int) -> None:
         """Retention deleted the segments below this base: their index entries (the ones whose
         marker lay in them) go with them, as each segment's .txnindex file does."""
@@ -157,7 +167,7 @@ class PartitionTransactions:
 
 def append_end_txn_marker(
     log: PartitionLog,
-    txns: PartitionTransactions,
+    txns: PartitionTransactions | None = None,
     *,
     commit: bool,
     producer_id: int,
@@ -167,8 +177,11 @@ def append_end_txn_marker(
     now_ms: int,
 ) -> TxnAppendError | CompletedTxn | None:
     """Write a COMMIT/ABORT marker at the log end (as a WriteTxnMarkers append does) and record
-    it: an error if the coordinator is a zombie, else the transaction it completed (None for
-    an empty one). The caller holds the partition for appends, as for any produce."""
+    it: an error if the producer epoch is older than the log's (INVALID_PRODUCER_EPOCH) or the
+    coordinator is a zombie (Kafka's order: ``checkProducerEpoch`` then
+    ``checkCoordinatorEpoch``), else the transaction it completed (None for an empty one).
+    ``txns`` defaults to the log's own state (which the append itself updates); another one is
+    updated here. The caller holds the partition for appends, as for any produce."""
     offset = log.log_end_offset
     data = encode_end_txn_marker(
         commit=commit,
@@ -180,9 +193,16 @@ def append_end_txn_marker(
         partition_leader_epoch=leader_epoch,
     )
     batch = RecordBatchV2(data)
-    error = txns.check(batch, f"{log.topic}-{log.partition}")
+    name = f"{log.topic}-{log.partition}"
+    fenced = log.producers.check_marker(producer_id, producer_epoch, offset, name)
+    if fenced is not None:
+        return TxnAppendError(fenced.code, fenced.message)
+    own = txns is None or txns is log.transactions
+    state = log.transactions if txns is None else txns
+    error = state.check(batch, name)
     if error is not None:
         return error
+    first = state.ongoing.get(producer_id)
     log.append(
         data,
         base_offset=offset,
@@ -192,4 +212,7 @@ def append_end_txn_marker(
         leader_epoch=leader_epoch,
         now_ms=now_ms,
     )
-    return txns.observe(batch)
+    if not own:
+        return state.observe(batch)
+    # The log's index observed the marker while appending.
+    return None if first is None else CompletedTxn(producer_id, first, offset, not commit)

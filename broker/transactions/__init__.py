@@ -1,7 +1,10 @@
-"""The transaction coordinator's room (KIP-98): what it keeps in ``__transaction_state``.
+"""The transaction coordinator (KIP-98; docs/kafka-behaviour.md §17).
 
-Today the record codec (`broker.transactions.records`) and replaying a partition of the log
-(`broker.transactions.loading`); the state machine and the coordinator's decisions are pure
-code in ``broker.rules.transaction_state`` and ``broker.rules.transaction_decisions``. Nothing
-here is wired to the wire APIs yet (docs/kafka-behaviour.md §17).
+`coordinator` is one broker's coordinator (the asyncio shell: partitions of
+``__transaction_state`` it leads, loading, appends, timers); `records` and `loading` are what it
+keeps in that log and how a partition is replayed; `marker_writer` sends COMMIT/ABORT markers to
+every partition of a transaction (directly to a broker of this process, `local_brokers`, or
+WriteTxnMarkers over `peer_client`); `config` reads its broker configs. The decisions are pure
+code in ``broker.rules.transaction_state`` and ``broker.rules.transaction_decisions``; what a
+partition leader does with a marker is ``broker.transactions.markers`` (the data plane's).
 """

@@ -10,13 +10,16 @@ stops it again (also at interpreter exit).
 
 What it deliberately does not do:
 
-* no ensembles, TLS, SASL or ACLs: it is one standalone server on loopback;
+* no ensembles or TLS: it is one standalone server on loopback (znode ACLs and digest
+  authentication are ZooKeeper's own and work; ``zk_layout.store.client``); SASL only as
+  DIGEST-MD5 for the users given (``sasl_users``: a JAAS ``Server`` section), no Kerberos;
 * no durability: ``forceSync=no``, and by default the data lives in a
   temporary directory that is deleted on stop;
 * no downloading or installing of ZooKeeper or Java: when either is missing it
   raises :class:`ZooKeeperNotFoundError`, whose message says how to install it;
 * no ZooKeeper client protocol: callers use kazoo. Only the four-letter-word
-  commands (``ruok``, ``srvr``, ``conf``) are spoken here, for health checks;
+  commands (``ruok``, ``srvr``, ``conf``) are spoken here, for health checks, and
+  ``4lw.commands.whitelist`` allows only those three (docs/kafka-behaviour.md §19);
 * no Windows support: stopping relies on POSIX process groups and signals.
 """
 
@@ -38,7 +41,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Final, Self
 from xml.sax.saxutils import escape as xml_escape
 
 import structlog
@@ -46,6 +49,7 @@ import structlog
 __all__ = [
     "DEFAULT_START_TIMEOUT",
     "DEFAULT_SYSTEM_JAR_DIRS",
+    "FOUR_LETTER_WORDS",
     "LOOPBACK",
     "QUORUM_PEER_MAIN",
     "EmbeddedZooKeeper",
@@ -59,6 +63,7 @@ __all__ = [
     "pick_free_port",
     "render_log4j_properties",
     "render_logback_xml",
+    "render_server_jaas",
     "render_zoo_cfg",
     "send_four_letter_word",
 ]
@@ -75,6 +80,7 @@ QUORUM_PEER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 ZOO_CFG_NAME = "zoo.cfg"
 LOG4J_CONFIG_NAME = "log4j.properties"
 LOGBACK_CONFIG_NAME = "logback.xml"
+JAAS_CONFIG_NAME = "jaas.conf"
 LOG_FILE_NAME = "zookeeper.log"
 # The JVM's own stdout/stderr (crash messages, "could not find main class",
 # SLF4J binding warnings) are not logging-framework output, so they get a file
@@ -247,6 +253,10 @@ def find_java(*, env: Mapping[str, str] | None = None) -> str:
 # --------------------------------------------------------------------------
 
 
+#: The four-letter words zkbroker sends to the embedded server, the only ones it allows.
+FOUR_LETTER_WORDS: Final = ("ruok", "srvr", "conf")
+
+
 def _properties_value(value: str) -> str:
     # zoo.cfg and log4j.properties are java.util.Properties files, where a
     # backslash is an escape character and a newline ends the value.
@@ -261,8 +271,10 @@ def render_zoo_cfg(
     data_dir: str | os.PathLike[str],
     host: str = LOOPBACK,
     tick_time_ms: int = 2000,
+    sasl: bool = False,
 ) -> str:
-    """Render the ``zoo.cfg`` of a standalone, test-friendly ZooKeeper."""
+    """Render the ``zoo.cfg`` of a standalone, test-friendly ZooKeeper (with ``sasl``, one
+    that authenticates SASL clients, DIGEST-MD5 against its JAAS ``Server`` section)."""
     lines = [
         "# Written by zkbroker (broker/zookeeper.py) for a throw-away ZooKeeper.",
         f"tickTime={tick_time_ms}",
@@ -275,15 +287,42 @@ def render_zoo_cfg(
         "maxClientCnxns=0",
         # The admin server would grab port 8080 and collide between instances.
         "admin.enableServer=false",
-        # Health checks and people debugging tests use ruok/srvr/conf/stat/dump.
-        "4lw.commands.whitelist=*",
+        # Only the four-letter words this module speaks (readiness: ruok + srvr; which data
+        # dir a server on a reused port serves: conf). ZooKeeper's own default whitelist is
+        # srvr only; `*` would also hand anyone on the host `dump` (every session and its
+        # ephemerals), `wchp` and `envi` (the JVM's environment).
+        f"4lw.commands.whitelist={','.join(FOUR_LETTER_WORDS)}",
         # Short-lived data: purging snapshots would only cost time.
         "autopurge.purgeInterval=0",
         # Tests create and delete thousands of znodes; fsync on every
         # transaction makes that slow and buys nothing for throw-away data.
         "forceSync=no",
     ]
+    if sasl:
+        lines.append(f"authProvider.1={SASL_AUTH_PROVIDER}")
     return "\n".join(lines) + "\n"
+
+
+#: ZooKeeper's SASL authentication provider: a SASL client's identity is ``sasl:<user>``.
+SASL_AUTH_PROVIDER: Final = "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
+
+
+def render_server_jaas(users: Mapping[str, str]) -> str:
+    """A JAAS file whose ``Server`` section lets ``users`` log in with SASL DIGEST-MD5
+    (ZooKeeper's DigestLoginModule, ``user_<name>="password"``)."""
+
+    def quoted(text: str) -> str:
+        if "\n" in text or "\r" in text:
+            raise ValueError("a line break cannot be written into a JAAS file")
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    for user in users:
+        if not user.replace("_", "").replace("-", "").isalnum():
+            raise ValueError(f"a ZooKeeper SASL user name is letters, digits, - and _: {user!r}")
+    options = "".join(f"\n    user_{u}={quoted(p)}" for u, p in users.items())
+    return (
+        f"Server {{\n  org.apache.zookeeper.server.auth.DigestLoginModule required{options};\n}};\n"
+    )
 
 
 def render_log4j_properties(log_file: str | os.PathLike[str]) -> str:
@@ -329,15 +368,22 @@ def build_java_command(
     logback_config: str | os.PathLike[str],
     heap: str = DEFAULT_HEAP,
     max_buffer_bytes: int | None = None,
+    jaas_config: str | os.PathLike[str] | None = None,
 ) -> list[str]:
     """Return the argv that starts ZooKeeper with ``config_file`` (and, when given, a
-    ``jute.maxbuffer`` other than ZooKeeper's 0xfffff)."""
+    ``jute.maxbuffer`` other than ZooKeeper's 0xfffff, and a JAAS file for SASL)."""
     # The server refuses (drops the connection of) any request packet larger than this.
     jute = [] if max_buffer_bytes is None else [f"-Djute.maxbuffer={max_buffer_bytes}"]
+    jaas = (
+        []
+        if jaas_config is None
+        else [f"-Djava.security.auth.login.config={Path(jaas_config).absolute()}"]
+    )
     return [
         java,
         f"-Xmx{heap}",
         *jute,
+        *jaas,
         # One short-lived server per test session (or several): fewer GC
         # threads and C1-only JIT start faster and use less memory.
         "-XX:+UseSerialGC",
@@ -506,9 +552,12 @@ class EmbeddedZooKeeper:
         start_timeout: float = DEFAULT_START_TIMEOUT,
         heap: str = DEFAULT_HEAP,
         max_buffer_bytes: int | None = None,
+        sasl_users: Mapping[str, str] | None = None,
     ) -> None:
         self._requested_port = port
         self._max_buffer_bytes = max_buffer_bytes
+        # SASL DIGEST-MD5 users (zkbroker's --zookeeper-auth sasl); None: no SASL.
+        self._sasl_users = dict(sasl_users) if sasl_users else None
         # resolve(): ZooKeeper reports the path it was given, and the
         # ownership check in _serves_data_dir compares paths literally.
         self._requested_data_dir = Path(data_dir).resolve() if data_dir is not None else None
@@ -699,7 +748,13 @@ class EmbeddedZooKeeper:
         logback_config = data_dir / LOGBACK_CONFIG_NAME
         log_file = data_dir / LOG_FILE_NAME
         out_file = data_dir / STDOUT_FILE_NAME
-        config_file.write_text(render_zoo_cfg(port=port, data_dir=data_dir), encoding="utf-8")
+        sasl = self._sasl_users is not None
+        config_file.write_text(
+            render_zoo_cfg(port=port, data_dir=data_dir, sasl=sasl), encoding="utf-8"
+        )
+        jaas_config = data_dir / JAAS_CONFIG_NAME if self._sasl_users is not None else None
+        if jaas_config is not None and self._sasl_users is not None:
+            jaas_config.write_text(render_server_jaas(self._sasl_users), encoding="utf-8")
         log4j_config.write_text(render_log4j_properties(log_file), encoding="utf-8")
         logback_config.write_text(render_logback_xml(log_file), encoding="utf-8")
         command = build_java_command(
@@ -710,6 +765,7 @@ class EmbeddedZooKeeper:
             logback_config=logback_config,
             heap=self._heap,
             max_buffer_bytes=self._max_buffer_bytes,
+            jaas_config=jaas_config,
         )
         # Quote only this attempt's log lines when it fails.
         log_offset, out_offset = _file_size(log_file), _file_size(out_file)

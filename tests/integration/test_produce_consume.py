@@ -399,7 +399,8 @@ def test_idempotent_retries_are_not_written_twice(cluster: Cluster) -> None:
         assert send(0, epoch=1) == (error_codes.NONE, 4)
         assert send(4, epoch=0)[0] == error_codes.INVALID_PRODUCER_EPOCH
         transactional = client.request(4, InitProducerIdRequest(transactional_id="tx"))
-        assert transactional.error_code == error_codes.NOT_COORDINATOR
+        # The coordinator checks the timeout first: 0 is outside (0, transaction.max.timeout.ms].
+        assert transactional.error_code == error_codes.INVALID_TRANSACTION_TIMEOUT
     assert [r.value for r in cluster.records("idem")] == [b"r0", b"r1", b"r2", b"r3", b"r0", b"r1"]
 
 

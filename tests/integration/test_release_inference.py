@@ -19,17 +19,11 @@ from broker import Cluster
 from broker.protocol.releases import RELEASES
 from zk_layout.release import release_name
 
-# Releases kafka-python tells apart only by keys zkbroker does not serve yet (the security
-# issue's DescribeAcls/DescribeClientQuotas, the transactions issue's AddPartitionsToTxn and
-# LeaderAndIsr): it infers the newest release those keys leave. tests/unit/
-# test_kafka_python_inference.py shows that serving them makes these exact too.
-UNTIL_SECURITY_AND_TRANSACTIONS = {
-    (2, 5): (2, 4),
-    (2, 6): (2, 4),
-    (3, 3): (3, 2),
-    (3, 4): (3, 2),
-    (3, 6): (3, 5),
-}
+# Releases kafka-python would infer as another one: none, now that zkbroker serves every key
+# its probes use (DescribeAcls v2/v3 for 2.5/3.3, DescribeClientQuotas for 2.6,
+# LeaderAndIsr v7 for 3.4, AddPartitionsToTxn v4 for 3.6); tests/unit/
+# test_kafka_python_inference.py shows which key decides each release.
+INFERRED_AS_ANOTHER: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
 def _kafka_python_name(release: tuple[int, ...]) -> tuple[int, ...]:
@@ -48,5 +42,5 @@ def test_kafka_python_infers_the_emulated_release(
         inferred = admin._manager.broker_version
     finally:
         admin.close()
-    expected = UNTIL_SECURITY_AND_TRANSACTIONS.get(release, release)
+    expected = INFERRED_AS_ANOTHER.get(release, release)
     assert inferred == _kafka_python_name(expected)

@@ -95,6 +95,33 @@ def test_api_versions_v4_on_kafka_3_9(cluster_factory) -> None:
             7: (0, 3),
             56: (0, 3),
             67: (0, 0),
+            4: (0, 7),
+            5: (0, 4),
+            6: (0, 8),
+            58: (0, 0),
+            27: (0, 1),
+            28: (0, 4),
+            61: (0, 0),
+            68: (0, 0),
+            69: (0, 0),
+            # Delegation tokens (issue 15).
+            38: (0, 3),
+            39: (0, 2),
+            40: (0, 2),
+            41: (0, 3),
+            # Client quotas (issue 15).
+            48: (0, 1),
+            49: (0, 1),
+            # ACLs (issue 15).
+            29: (0, 3),
+            30: (0, 3),
+            31: (0, 3),
+            # The transaction coordinator (issue 14).
+            24: (0, 5),
+            25: (0, 4),
+            26: (0, 4),
+            65: (0, 0),
+            66: (0, 1),
         }
         # The 3.9 controller wrote /feature enabled with no features: epoch = its zk version.
         assert wait_until(lambda: cluster.engine.image.finalized_features_epoch == 0)
@@ -268,8 +295,9 @@ def test_release_table_narrows_api_versions(cluster_factory) -> None:
         # ApiVersions, Metadata, the data plane (Produce, Fetch, ListOffsets) and the group
         # APIs (JoinGroup/SyncGroup/Heartbeat/LeaveGroup, OffsetCommit/Fetch,
         # GroupCoordinator, DescribeGroups, ListGroups), SaslHandshake and ControlledShutdown
-        # are what zkbroker serves of 0.10.0.
-        served = (18, 3, 0, 1, 2, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 7)
+        # and the inter-broker keys (ControlledShutdown, LeaderAndIsr, StopReplica,
+        # UpdateMetadata) are what 0.10.0 served: zkbroker serves all of them.
+        served = (18, 3, 0, 1, 2, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 7, 4, 5, 6)
         assert keys == {k: advertised_range((0, 10, 0), k) for k in served}
         assert keys[7] == (1, 1)  # Protocol.java's {null, V1}: v1 only
         assert (keys[0], keys[1], keys[2]) == ((0, 2), (0, 2), (0, 0))

@@ -78,6 +78,7 @@ def test_removed_in_4_matches_kafka_4_specs() -> None:
     assert checked >= 15
     # Among the APIs zkbroker serves, as the specs' README says: Metadata v0-3 stayed.
     assert 3 in DEPRECATED_IN_3_9 and 3 not in REMOVED_IN_4_0
-    # Produce v0-2, Fetch v0-3, ListOffsets v0, OffsetForLeaderEpoch v0-1 and the log-dir
-    # APIs v0 went too.
-    assert {k for k in REMOVED_IN_4_0 if k in API_SPECS} == {0, 1, 2, 8, 9, 19, 20, 23, 32, 34, 35}
+    # Produce v0-2, Fetch v0-3, ListOffsets v0, OffsetForLeaderEpoch v0-1, the log-dir APIs
+    # v0, the ACL APIs v0 and the delegation-token APIs v0 went too.
+    served = {0, 1, 2, 8, 9, 19, 20, 23, 29, 30, 31, 32, 34, 35, 38, 39, 40, 41}
+    assert {k for k in REMOVED_IN_4_0 if k in API_SPECS} == served

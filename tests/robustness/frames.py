@@ -381,6 +381,37 @@ def is_silent(api_key: int, body: Any) -> bool:
     return api_key == PRODUCE and getattr(body, "acks", None) == 0
 
 
+# Kafka's ACL enums (ResourceType, PatternType, AclOperation, AclPermissionType): how many
+# codes each defines; 0 is UNKNOWN.
+_ACL_ENUM_SIZES = (8, 5, 15, 4)
+ENVELOPE, DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = 58, 29, 30, 31
+
+
+def closes_after_decoding(api_key: int, body: Any) -> str | None:
+    """Why Kafka closes the connection on a request that decodes (None when it answers):
+    Envelope on a ZooKeeper broker without forwarding (KafkaApis.handleEnvelope), and the ACL
+    requests whose `validate` fails while the request is parsed: Create/DeleteAcls with an
+    UNKNOWN (0) element, DescribeAcls with any element `fromCode` maps to UNKNOWN."""
+    if api_key == ENVELOPE:
+        return "Envelope: forwarding is not enabled on a ZooKeeper broker"
+    if api_key == DESCRIBE_ACLS:
+        codes = (body.resource_type_filter, body.pattern_type_filter, body.operation,
+                 body.permission_type)  # fmt: skip
+        if any(not 0 < c < n for c, n in zip(codes, _ACL_ENUM_SIZES, strict=True)):
+            return "DescribeAcls filter with an UNKNOWN element"
+    if api_key == CREATE_ACLS:
+        for c in body.creations:
+            if 0 in (c.resource_type, c.resource_pattern_type, c.operation, c.permission_type):
+                return "CreateAcls with an UNKNOWN element"
+    if api_key == DELETE_ACLS:
+        for f in body.filters:
+            codes = (f.resource_type_filter, f.pattern_type_filter, f.operation,
+                     f.permission_type)  # fmt: skip
+            if 0 in codes:
+                return "DeleteAcls filter with an UNKNOWN element"
+    return None
+
+
 def probe_frame() -> bytes:
     """An ApiVersions v0 request (size-prefixed): after a silent request, its answer proves
     the broker read on without answering that one."""
@@ -418,6 +449,9 @@ def predict(payload: bytes) -> Prediction:
         body = decode_request_body(header, payload, offset)
     except CodecError as e:
         return Prediction(False, header.api_key, header.api_version, reason=f"body: {e}")
+    closes = closes_after_decoding(header.api_key, body)
+    if closes is not None:
+        return Prediction(False, header.api_key, header.api_version, reason=closes)
     waits = (
         header.api_key in WAITING_APIS
         and not getattr(body, "validate_only", False)

@@ -33,6 +33,7 @@ from broker.zookeeper.embedded import (
     pick_free_port,
     render_log4j_properties,
     render_logback_xml,
+    render_server_jaas,
     render_zoo_cfg,
     send_four_letter_word,
 )
@@ -66,10 +67,32 @@ def test_zoo_cfg_has_the_test_friendly_settings(tmp_path: Path) -> None:
         "clientPortAddress": "127.0.0.1",
         "maxClientCnxns": "0",
         "admin.enableServer": "false",
-        "4lw.commands.whitelist": "*",
+        "4lw.commands.whitelist": "ruok,srvr,conf",
         "autopurge.purgeInterval": "0",
         "forceSync": "no",
     }
+
+
+def test_sasl_server_configuration(tmp_path: Path) -> None:
+    cfg = _properties(render_zoo_cfg(port=1, data_dir=tmp_path, sasl=True))
+    assert cfg["authProvider.1"] == "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
+    assert render_server_jaas({"kafka": 'p"w\\x'}) == (
+        "Server {\n"
+        "  org.apache.zookeeper.server.auth.DigestLoginModule required\n"
+        '    user_kafka="p\\"w\\\\x";\n'
+        "};\n"
+    )
+    with pytest.raises(ValueError):
+        render_server_jaas({"bad user": "x"})
+    command = build_java_command(
+        java="java",
+        classpath="cp",
+        config_file=tmp_path / "zoo.cfg",
+        log4j_config=tmp_path / "l",
+        logback_config=tmp_path / "b",
+        jaas_config=tmp_path / "jaas.conf",
+    )
+    assert f"-Djava.security.auth.login.config={tmp_path / 'jaas.conf'}" in command
 
 
 def test_zoo_cfg_escapes_backslashes_and_rejects_line_breaks() -> None:

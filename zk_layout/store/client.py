@@ -40,11 +40,22 @@ with the outcome unknown. Writes (``create``, ``set``, multis) whose estimated p
 the ``max_buffer_bytes`` the client was connected with are refused before sending, with
 ``RequestTooLargeError``: nothing was written.
 
+ACLs and authentication (Kafka's ``zookeeper.set.acl``; docs/kafka-behaviour.md §19): a client
+connected with a ``ZkAuth`` sends ``addauth digest user:password`` on every (re)connection (or logs
+in with SASL DIGEST-MD5, which the server checks: a refused password fails ``connect`` with
+``ZkAuthError``), and every znode it creates (plain creates, multis, parents, the chroot) gets
+``ZkData.defaultAcls`` of its path (``zk_layout.nodes.secure_paths``): creator-only for everything
+when ``set_acl``, world-readable except for sensitive paths. ZooKeeper's digest provider accepts any
+password (it only names the session ``digest:user:<hash>``), so ``connect`` itself checks that the
+session may write ``/brokers`` when it exists and refuses with ``ZkAuthError`` otherwise: a wrong
+password, or no credentials for a secured cluster, fails at start instead of at the first write.
+
 Deliberately not here: retries (a ``ZkConnectionError`` is surfaced; whether the write happened is
 unknown, as in ZooKeeper), the controller's watch/failover loop, re-registration after session
 expiry (the broker package listens with ``add_session_listener`` and calls
-``ZkStore.register_broker`` again), ACLs other than open (Kafka's secure mode), SASL/auth, and
-anything that knows Kafka's layout beyond the controller-epoch fence.
+``ZkStore.register_broker`` again), Kerberos (GSSAPI) to ZooKeeper, changing the ACLs of
+existing znodes (Kafka's zookeeper-security-migration), and anything that knows Kafka's layout
+beyond the controller-epoch fence and its default ACLs.
 """
 
 from __future__ import annotations
@@ -57,7 +68,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Self, TypeVar
 
 from kazoo import exceptions as kazoo_exc
@@ -77,7 +88,7 @@ from kazoo.protocol.serialization import (
 )
 from kazoo.protocol.states import EventType, KazooState
 from kazoo.protocol.states import ZnodeStat as _KazooZnodeStat
-from kazoo.security import OPEN_ACL_UNSAFE
+from kazoo.security import ACL, Id
 
 from zk_layout.errors import (
     BadVersionError,
@@ -92,6 +103,12 @@ from zk_layout.errors import (
 )
 from zk_layout.nodes.base import ZNode
 from zk_layout.nodes.controller import ControllerEpochNode
+from zk_layout.nodes.secure_paths import (
+    OWNERSHIP_PROBE_PATH,
+    default_acls,
+    digest_id,
+    writable_by,
+)
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +150,61 @@ class RequestTooLargeError(ZkOperationError):
         super().__init__(message, op=op, path=path)
         self.size = size
         self.limit = limit
+
+
+class ZkAuthError(ZkConnectionError):
+    """The session cannot act as zkbroker must: its credentials were refused, or it may not
+    write the cluster's znodes (a wrong digest password, or none for a secured cluster)."""
+
+
+@dataclass(frozen=True)
+class ZkAuth:
+    """Credentials of zkbroker's own ZooKeeper sessions, and Kafka's ``zookeeper.set.acl``
+    (whether the znodes it creates get Kafka's secure ACLs). ``scheme`` ``digest``: an
+    ``addauth digest`` on each connection (identity ``digest:user:<hash>``); ``sasl``: a SASL
+    DIGEST-MD5 login the server checks (identity ``sasl:user``, Kafka's way, through JAAS)."""
+
+    user: str
+    password: str = field(repr=False)
+    set_acl: bool = True
+    scheme: str = "digest"
+
+    def __post_init__(self) -> None:
+        if not self.user or ":" in self.user:
+            raise ValueError(
+                f"a ZooKeeper digest user is a non-empty name without ':', got {self.user!r}"
+            )
+        if self.scheme not in ("digest", "sasl"):
+            raise ValueError(f"ZooKeeper authentication is digest or sasl, got {self.scheme!r}")
+
+    @classmethod
+    def parse(cls, text: str, *, set_acl: bool = True, scheme: str = "digest") -> ZkAuth:
+        """``user:password`` (the password may hold ':')."""
+        user, sep, password = text.partition(":")
+        if not sep:
+            raise ValueError("ZooKeeper digest credentials are user:password")
+        return cls(user, password, set_acl, scheme)
+
+    @property
+    def kazoo_options(self) -> dict[str, Any]:
+        """KazooClient keyword arguments: ``auth_data`` (sent as ``addauth`` on every
+        connection) or ``sasl_options`` (pure-sasl's DIGEST-MD5)."""
+        if self.scheme == "sasl":
+            return {
+                "sasl_options": {
+                    "mechanism": "DIGEST-MD5",
+                    "username": self.user,
+                    "password": self.password,
+                }
+            }
+        return {"auth_data": [("digest", f"{self.user}:{self.password}")]}
+
+    @property
+    def identity(self) -> Id:
+        """The identity ZooKeeper gives the session (what ``auth`` ACLs name)."""
+        if self.scheme == "sasl":
+            return Id("sasl", self.user)
+        return digest_id(self.user, self.password)
 
 
 def request_bytes(ops: Sequence[tuple[str, bytes | None]]) -> int:
@@ -239,17 +311,29 @@ def _parent(path: str) -> str:
     return parent or "/"
 
 
-def _ensure_chroot_blocking(servers: str, chroot: str, timeout: float, session: float) -> None:
+def _ensure_chroot_blocking(
+    servers: str, chroot: str, timeout: float, session: float, auth: ZkAuth | None
+) -> None:
     """Create the chroot (null data, parents too) from a chroot-less session, as Kafka does
-    before connecting inside it. Runs in an executor thread."""
-    client = KazooClient(hosts=servers, timeout=session, handler=SequentialThreadingHandler())
+    before connecting inside it, with the ACLs of each path. Runs in an executor thread."""
+    client = KazooClient(
+        hosts=servers,
+        timeout=session,
+        handler=SequentialThreadingHandler(),
+        **(auth.kazoo_options if auth else {}),
+    )
     client.start(timeout=timeout)
+    secure = auth is not None and auth.set_acl
     try:
         prefix = ""
         for part in chroot.strip("/").split("/"):
             prefix += "/" + part
+            # Looked at first: creating an existing node one may not create under
+            # (a secured chroot's parents) answers NoAuth rather than NodeExists.
+            if client.exists(prefix) is not None:
+                continue
             with contextlib.suppress(kazoo_exc.NodeExistsError):
-                client.create(prefix, None)
+                client.create(prefix, None, acl=default_acls(secure, prefix))
     finally:
         client.stop()
         client.close()
@@ -596,9 +680,13 @@ class ZkClient:
         client: KazooClient,
         loop: asyncio.AbstractEventLoop,
         max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES,
+        auth: ZkAuth | None = None,
     ) -> None:
         self._client = client
         self._loop = loop
+        #: Whether created znodes get Kafka's secure ACLs (``zookeeper.set.acl``).
+        self.secure_acls = auth is not None and auth.set_acl
+        self._auth = auth
         #: The server's ``jute.maxbuffer``: writes whose request would exceed it are refused
         #: here (``RequestTooLargeError``) instead of costing the connection.
         self.max_buffer_bytes = max_buffer_bytes
@@ -631,27 +719,37 @@ class ZkClient:
         timeout: float = 10.0,
         session_timeout: float = 18.0,
         max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES,
+        auth: ZkAuth | None = None,
     ) -> Self:
         """Connect to ``hosts`` (``"h1:2181,h2:2181[/chroot]"``).
 
         ``timeout`` bounds the wait for the first connection; ``session_timeout`` is the
         requested session timeout (Kafka's default ``zookeeper.session.timeout.ms`` is 18 s; the
         server clamps it to 2-20 ticks). A chroot is created first if missing, from a separate
-        chroot-less session, as Kafka does.
+        chroot-less session, as Kafka does. With ``auth`` the sessions authenticate with its
+        digest and, when ``/brokers`` exists, ``ZkAuthError`` is raised unless they may write it.
         """
         loop = asyncio.get_running_loop()
         servers, chroot = _split_chroot(hosts)
         try:
             if chroot:
                 await asyncio.to_thread(
-                    _ensure_chroot_blocking, servers, chroot, timeout, session_timeout
+                    _ensure_chroot_blocking, servers, chroot, timeout, session_timeout, auth
                 )
             client = KazooClient(
                 hosts=servers + chroot,
                 timeout=session_timeout,
                 handler=SequentialThreadingHandler(),
+                **(auth.kazoo_options if auth else {}),
             )
             await asyncio.to_thread(client.start, timeout)
+        except (kazoo_exc.AuthFailedError, kazoo_exc.NoAuthError) as exc:
+            raise ZkAuthError(
+                f"ZooKeeper at {hosts!r} refused zkbroker's credentials: {exc!r}",
+                op="connect",
+                path=chroot or None,
+                cause=exc,
+            ) from exc
         except (kazoo_exc.KazooException, KazooTimeoutError) as exc:
             raise ZkConnectionError(
                 f"cannot connect to ZooKeeper at {hosts!r} within {timeout}s: {exc!r}",
@@ -659,7 +757,50 @@ class ZkClient:
                 path=chroot or None,
                 cause=exc,
             ) from exc
-        return cls(client, loop, max_buffer_bytes)
+        store = cls(client, loop, max_buffer_bytes, auth)
+        try:
+            await store._check_may_write(hosts)
+        except BaseException:
+            await store.close()
+            raise
+        return store
+
+    async def _check_may_write(self, hosts: str) -> None:
+        """Refuse a session that could not write the cluster's znodes: ZooKeeper's digest
+        provider takes any password, so a wrong one only shows as NoAuth on the first write."""
+        try:
+            acls, _stat = await self._bridge(
+                self._client.get_acls_async(OWNERSHIP_PROBE_PATH), "get_acls", OWNERSHIP_PROBE_PATH
+            )
+        except NoNodeError:
+            return  # a new cluster: this session creates (and owns) it
+        except ZkConnectionError:
+            raise
+        except ZkOperationError as e:  # NoAuth: not even readable by this session
+            raise ZkAuthError(
+                f"ZooKeeper at {hosts!r}: zkbroker's session may not read the ACL of "
+                f"{OWNERSHIP_PROBE_PATH} ({e}); give the credentials the cluster was created "
+                "with (--zookeeper-digest USER:PASSWORD)",
+                op="connect",
+                path=OWNERSHIP_PROBE_PATH,
+            ) from e
+        auth = self._auth
+        identities = [auth.identity] if auth else []
+        if writable_by(acls, identities):
+            return
+        owners = ", ".join(f"{a.id.scheme}:{a.id.id}" for a in acls if a.perms & 4) or "nobody"
+        who = f"{auth.scheme} user {auth.user!r}" if auth else "a session without credentials"
+        raise ZkAuthError(
+            f"ZooKeeper at {hosts!r}: {OWNERSHIP_PROBE_PATH} may be written only by {owners}, "
+            f"and zkbroker authenticated as {who} cannot write it; give the credentials the "
+            "cluster was created with (--zookeeper-digest USER:PASSWORD)",
+            op="connect",
+            path=OWNERSHIP_PROBE_PATH,
+        )
+
+    def acls_for(self, path: str) -> list[ACL]:
+        """The ACLs a znode created at ``path`` gets (Kafka's ``ZkData.defaultAcls``)."""
+        return default_acls(self.secure_acls, path)
 
     async def close(self) -> None:
         """Stop watches and listeners, close the session (its ephemerals vanish at once)."""
@@ -794,13 +935,12 @@ class ZkClient:
             max(ops, key=lambda o: len(o.data or b"")).path if ops else None,
             [(self._full_path(op.path), op.data) for op in ops],
         )
-        acl = self._client.default_acl or OPEN_ACL_UNSAFE
         requests: list[Any] = []
         for op in ops:
             full = self._full_path(op.path)
             if op.kind == "create":
                 flags = (1 if op.ephemeral else 0) | (2 if op.sequence else 0)
-                requests.append(Create(full, op.data, acl, flags))
+                requests.append(Create(full, op.data, self.acls_for(op.path), flags))
             elif op.kind == "set":
                 requests.append(SetData(full, op.data, op.version))
             elif op.kind == "delete":
@@ -1026,7 +1166,9 @@ class ZkClient:
         self, path: str, data: bytes | None, ephemeral: bool, sequence: bool
     ) -> str:
         self._check_size("create", path, [(self._full_path(path), data)])
-        ar = self._client.create_async(path, data, ephemeral=ephemeral, sequence=sequence)
+        ar = self._client.create_async(
+            path, data, acl=self.acls_for(path), ephemeral=ephemeral, sequence=sequence
+        )
         return str(await self._bridge(ar, "create", path))
 
     async def create(

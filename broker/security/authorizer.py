@@ -1,0 +1,376 @@
+"""Kafka's ZooKeeper ACL authorizer (``kafka.security.authorizer.AclAuthorizer``, 3.9).
+
+- On when ``authorizer.class.name`` is ``kafka.security.authorizer.AclAuthorizer`` (or the
+  pre-2.4 ``kafka.security.auth.SimpleAclAuthorizer``); configured by ``super.users``
+  (``;``-separated principals) and ``allow.everyone.if.no.acl.found``.
+- Start (``configure``): create ``/kafka-acl[-extended/prefixed]/<Type>`` and both change roots,
+  follow ``/kafka-acl-changes`` and ``/kafka-acl-extended-changes``, then load every ACL into the
+  cache. Each notification (``Topic:foo`` for literal patterns, the JSON event for prefixed ones)
+  makes every broker re-read that one resource's znode (``processAclChangeNotification``), so an
+  ACL written by any client in Kafka's format applies in every process. Notifications older
+  than 15 minutes are deleted while processing (``ZkNodeChangeNotificationListener``).
+- Writes (``updateResourceAcls``): read the cached version, then a versioned set, create, or
+  versioned delete when no ACL remains; on a version conflict re-read and retry (at most 10
+  retries, 100-150 ms apart); then update the cache and write a change notification.
+- Create: a name with ``/`` or unknown elements is INVALID_REQUEST "Failed to create ACL";
+  PREFIXED needs ``inter.broker.protocol.version`` >= 2.0 (UNSUPPORTED_VERSION).
+- Matching and the decision: ``broker.rules.acl_matching``.
+
+Kafka's behaviour followed here: AclAuthorizer.scala, ZkAclStore/ZkAclChangeStore.scala.
+
+Deliberately not here: the request-level rules (KafkaApis/AclApis: SECURITY_DISABLED, the
+CLUSTER name; see ``handlers/*_acls.py``), the audit log's exact lines, an
+``authorizer.zookeeper.url`` of its own (the broker's ZooKeeper session is used), and
+``authorizeByResourceType``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import structlog
+
+from broker.protocol import error_codes
+from broker.rules import acl_matching as m
+from zk_layout import BadVersionError, NodeExistsError, NoNodeError, ZnodeFormatError
+from zk_layout.nodes.acl import (
+    EXTENDED_ACL_CHANGES,
+    LITERAL_ACL_CHANGES,
+    AclChangeNode,
+    AclEntry,
+    AclNode,
+    ExtendedAclChangeNode,
+    ResourcePattern,
+    acl_persistent_paths,
+    acl_store_root,
+)
+from zk_layout.release import Release
+from zk_layout.store import Watch, ZkStore
+
+log = structlog.get_logger(__name__)
+
+AUTHORIZER_CLASSES = frozenset(
+    {"kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer"}
+)
+SUPER_USERS = "super.users"
+ALLOW_EVERYONE = "allow.everyone.if.no.acl.found"
+MAX_UPDATE_RETRIES = 10
+_Change = Callable[[frozenset[m.Entry]], frozenset[m.Entry]]
+_ANY_RELEASE: Release = (3, 9)  # the ACL znode formats never changed
+CHANGE_EXPIRATION_MS = 15 * 60 * 1000
+
+
+def authorizer_configured(configs: Mapping[str, str]) -> bool:
+    return configs.get("authorizer.class.name", "").strip() in AUTHORIZER_CLASSES
+
+
+def config_from(configs: Mapping[str, str]) -> m.AuthorizerConfig:
+    return m.AuthorizerConfig(
+        super_users=m.parse_super_users(configs.get(SUPER_USERS, "")),
+        allow_if_no_acls=configs.get(ALLOW_EVERYONE, "false").strip().lower() == "true",
+    )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One result: Kafka's error code and message (None on success)."""
+
+    error_code: int = error_codes.NONE
+    error_message: str | None = None
+
+
+def _zk_pattern(p: m.Pattern) -> ResourcePattern:
+    return ResourcePattern(
+        m.RESOURCE_TYPE_NAMES[p.resource_type], p.name, m.PATTERN_TYPE_NAMES[p.pattern_type]
+    )
+
+
+def _entry_to_zk(e: m.Entry) -> AclEntry:
+    return AclEntry(
+        principal=e.principal,
+        permission_type=m.PERMISSION_NAMES[e.permission],
+        operation=m.OPERATION_NAMES[e.operation],
+        host=e.host,
+    )
+
+
+def _entry_from_zk(e: AclEntry) -> m.Entry:
+    return m.Entry(
+        e.principal, e.host, m.operation_code(e.operation), m.permission_code(e.permission_type)
+    )
+
+
+class AclAuthorizer:
+    """One broker's authorizer over its ZooKeeper session."""
+
+    def __init__(
+        self,
+        store: ZkStore,
+        config: m.AuthorizerConfig,
+        *,
+        extended_acl_support: bool = True,
+        broker_id: int = -1,
+    ) -> None:
+        self._store = store
+        self.config = config
+        self._extended = extended_acl_support
+        self.index = m.AclIndex()
+        self._lock = asyncio.Lock()
+        self._log = log.bind(broker_id=broker_id)
+        self._watches: list[Watch] = []
+        self._seen: dict[str, int] = {LITERAL_ACL_CHANGES: -1, EXTENDED_ACL_CHANGES: -1}
+        self._pending: dict[str, list[str]] = {}
+        self._processor: asyncio.Task[None] | None = None
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        for path in acl_persistent_paths():
+            # Before 2.0 (no extended ACL support) only the literal store exists.
+            if self._extended or not path.startswith(("/kafka-acl-extended", EXTENDED_ACL_CHANGES)):
+                await self._store.ensure_path(path)
+        # Listeners first, then the cache, so no change falls between (AclAuthorizer.configure).
+        roots = (
+            (LITERAL_ACL_CHANGES, EXTENDED_ACL_CHANGES)
+            if self._extended
+            else (LITERAL_ACL_CHANGES,)
+        )
+        for root in roots:
+            self._watches.append(
+                await self._store.watch_children(root, functools.partial(self._on_changes, root))
+            )
+        async with self._lock:
+            await self._load_all()
+        self._log.info("authorizer.loaded", resources=len(self.index.acls))
+
+    async def stop(self) -> None:
+        for w in self._watches:
+            w.cancel()
+        self._watches = []
+        if self._processor is not None:
+            self._processor.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._processor
+            self._processor = None
+
+    # ---- decisions ----------------------------------------------------------------------------
+
+    def authorize(
+        self, principal: str, host: str, operation: int, resource_type: int, name: str
+    ) -> bool:
+        return m.authorize(self.index, self.config, principal, host, operation, resource_type, name)
+
+    def authorized_operations(
+        self, principal: str, host: str, resource_type: int, name: str
+    ) -> int:
+        return m.authorized_operations_bits(
+            self.index, self.config, principal, host, resource_type, name
+        )
+
+    def describe(self, flt: m.BindingFilter) -> list[m.Binding]:
+        return list(self.index.bindings(flt))
+
+    # ---- ZooKeeper ----------------------------------------------------------------------------
+
+    async def _read(self, pattern: m.Pattern) -> tuple[frozenset[m.Entry], int]:
+        """getVersionedAclsForResource: the entries and znode version (-1 when absent)."""
+        got = await self._store.get(AclNode.for_resource(_zk_pattern(pattern)))
+        if got is None:
+            return frozenset(), -1
+        try:
+            entries = AclNode.decode(got[0] or b"")
+        except ZnodeFormatError as e:
+            self._log.error("authorizer.unreadable_acls", pattern=str(pattern), reason=str(e))
+            entries = frozenset()
+        return frozenset(_entry_from_zk(e) for e in entries), got[1].version
+
+    async def _load_all(self) -> None:
+        for pattern_type in (m.PT_LITERAL, m.PT_PREFIXED):
+            root = acl_store_root(m.PATTERN_TYPE_NAMES[pattern_type])
+            for type_name in await self._store.get_children(root) or []:
+                resource_type = m.RESOURCE_TYPE_CODES.get(type_name)
+                if resource_type is None:
+                    self._log.warning("authorizer.unknown_resource_type", type=type_name)
+                    continue
+                for name in await self._store.get_children(f"{root}/{type_name}") or []:
+                    pattern = m.Pattern(resource_type, name, pattern_type)
+                    entries, version = await self._read(pattern)
+                    self.index.put(pattern, entries, version)
+
+    async def _notify(self, pattern: m.Pattern) -> None:
+        zk = _zk_pattern(pattern)
+        if pattern.pattern_type == m.PT_LITERAL:
+            path, data = AclChangeNode.create_path(), AclChangeNode.encode(zk, _ANY_RELEASE)
+        else:
+            path = ExtendedAclChangeNode.create_path()
+            data = ExtendedAclChangeNode.encode(zk, _ANY_RELEASE)
+        await self._store.create(path, data, sequence=True, makepath=True)
+
+    async def _update(self, pattern: m.Pattern, change: _Change) -> bool:
+        """updateResourceAcls: versioned read-modify-write; True when the ACLs changed."""
+        if pattern in self.index.acls:
+            current = self.index.acls[pattern]
+            version = self.index.versions[pattern]
+        else:
+            current, version = await self._read(pattern)
+        path = AclNode.for_resource(_zk_pattern(pattern))
+        for attempt in range(MAX_UPDATE_RETRIES + 1):
+            new = change(current)
+            try:
+                if new:
+                    data = AclNode.encode(frozenset(_entry_to_zk(e) for e in new), _ANY_RELEASE)
+                    if version >= 0:
+                        stat = await self._store.set(path, data, version)
+                        new_version = stat.version
+                    else:
+                        await self._store.create(path, data, makepath=True)
+                        new_version = 0
+                else:
+                    if version >= 0:
+                        await self._store.delete(path, version)
+                    new_version = -1
+                break
+            except (BadVersionError, NodeExistsError, NoNodeError):
+                if attempt == MAX_UPDATE_RETRIES:
+                    raise RuntimeError(
+                        f"Failed to update ACLs for {pattern} after trying a maximum of "
+                        f"{MAX_UPDATE_RETRIES} times"
+                    ) from None
+                await asyncio.sleep((100 + random.randrange(50)) / 1000)
+                current, version = await self._read(pattern)
+        self.index.put(pattern, new, new_version)
+        if new != current:
+            await self._notify(pattern)
+            return True
+        return False
+
+    # ---- the API operations -----------------------------------------------------------------
+
+    async def create(self, bindings: Sequence[m.Binding]) -> list[Outcome]:
+        """AclAuthorizer.createAcls: one outcome per binding, in order."""
+        results: list[Outcome | None] = [None] * len(bindings)
+        groups: dict[m.Pattern, list[int]] = {}
+        for i, b in enumerate(bindings):
+            # Kafka: UnsupportedVersion (no prefixed ACLs before IBP 2.0) or an invalid
+            # binding, both wrapped in InvalidRequestException("Failed to create ACL").
+            old_ibp = not self._extended and b.pattern.pattern_type == m.PT_PREFIXED
+            if old_ibp or _is_unknown(b) or "/" in b.pattern.name:
+                results[i] = Outcome(error_codes.INVALID_REQUEST, "Failed to create ACL")
+            else:
+                groups.setdefault(b.pattern, []).append(i)
+        async with self._lock:
+            for pattern, indexes in groups.items():
+                added = frozenset(bindings[i].entry for i in indexes)
+                try:
+                    await self._update(pattern, added.union)
+                    outcome = Outcome()
+                except Exception as e:  # Kafka: apiException(e) -> UNKNOWN_SERVER_ERROR
+                    self._log.error("authorizer.create_failed", pattern=str(pattern), error=repr(e))
+                    outcome = Outcome(error_codes.UNKNOWN_SERVER_ERROR, None)
+                for i in indexes:
+                    results[i] = outcome
+        return [r if r is not None else Outcome() for r in results]
+
+    async def delete(
+        self, filters: Sequence[m.BindingFilter]
+    ) -> list[list[tuple[m.Binding, Outcome]]]:
+        """AclAuthorizer.deleteAcls: per filter, the bindings it deleted."""
+        deleted: dict[m.Binding, int] = {}
+        failed: dict[m.Binding, Outcome] = {}
+        async with self._lock:
+            resources = list(self.index.patterns())
+            for f in filters:
+                if f.matches_at_most_one():
+                    resources.extend(p for p in f.exact_patterns() if p not in resources)
+            for pattern in resources:
+                matching = [(f, i) for i, f in enumerate(filters) if f.matches_pattern(pattern)]
+                if not matching:
+                    continue
+                being_deleted: dict[m.Binding, int] = {}
+
+                def remove(
+                    cur: frozenset[m.Entry],
+                    pattern: m.Pattern = pattern,
+                    matching: list[tuple[m.BindingFilter, int]] = matching,
+                    being_deleted: dict[m.Binding, int] = being_deleted,
+                ) -> frozenset[m.Entry]:
+                    gone = set()
+                    for entry in cur:
+                        for f, i in matching:
+                            if f.matches_entry(entry):
+                                binding = m.Binding(pattern, entry)
+                                deleted.setdefault(binding, i)
+                                being_deleted.setdefault(binding, i)
+                                gone.add(entry)
+                                break
+                    return cur - gone
+
+                try:
+                    await self._update(pattern, remove)
+                except Exception as e:
+                    self._log.error("authorizer.delete_failed", pattern=str(pattern), error=repr(e))
+                    for binding in being_deleted:
+                        failed.setdefault(binding, Outcome(error_codes.UNKNOWN_SERVER_ERROR))
+        out: list[list[tuple[m.Binding, Outcome]]] = [[] for _ in filters]
+        for binding, i in deleted.items():
+            out[i].append((binding, failed.get(binding, Outcome())))
+        return out
+
+    # ---- change notifications ---------------------------------------------------------------
+
+    def _on_changes(self, root: str, children: list[str] | None) -> None:
+        self._pending[root] = children or []
+        if self._processor is None or self._processor.done():
+            self._processor = asyncio.create_task(self._process_changes())
+
+    async def _process_changes(self) -> None:
+        while self._pending:
+            root, children = self._pending.popitem()
+            node: type[AclChangeNode] | type[ExtendedAclChangeNode] = (
+                AclChangeNode if root == LITERAL_ACL_CHANGES else ExtendedAclChangeNode
+            )
+            names = sorted((node.sequence_number(c), c) for c in children if node.is_child_name(c))
+            for sequence, name in names:
+                if sequence <= self._seen[root]:
+                    continue
+                path = f"{root}/{name}"
+                try:
+                    got = await self._store.get(path)
+                    if got is not None:
+                        zk = node.decode(got[0] or b"")
+                        pattern = m.Pattern(
+                            m.RESOURCE_TYPE_CODES[zk.resource_type],
+                            zk.name,
+                            m.PATTERN_TYPE_CODES[zk.pattern_type],
+                        )
+                        async with self._lock:
+                            entries, version = await self._read(pattern)
+                            self.index.put(pattern, entries, version)
+                        self._log.info(
+                            "authorizer.acl_change_processed",
+                            pattern=str(pattern),
+                            acls=len(entries),
+                            zk_version=version,
+                        )
+                        if got[1].ctime < time.time() * 1000 - CHANGE_EXPIRATION_MS:
+                            with contextlib.suppress(NoNodeError):
+                                await self._store.delete(path)
+                except Exception as e:  # one bad notification must not stop the listener
+                    self._log.error("authorizer.notification_failed", path=path, error=repr(e))
+                self._seen[root] = sequence
+
+
+def _is_unknown(b: m.Binding) -> bool:
+    """AclBinding.isUnknown: an element Kafka did not recognise (a code outside its enums)."""
+    return (
+        b.pattern.resource_type not in m.RESOURCE_TYPE_NAMES
+        or b.pattern.pattern_type not in m.PATTERN_TYPE_NAMES
+        or b.entry.operation not in m.OPERATION_NAMES
+        or b.entry.permission not in m.PERMISSION_NAMES
+    )

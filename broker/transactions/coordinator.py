@@ -1,0 +1,775 @@
+"""One broker's transaction coordinator: the asyncio shell around the transaction decisions.
+
+Kafka 3.9's ``TransactionCoordinator`` with ``TransactionStateManager``'s partition handling
+(docs/kafka-behaviour.md §17, KIP-98): a transactional id belongs to partition
+``abs(hashCode(id)) % transaction.state.log.num.partitions`` of ``__transaction_state`` and its
+coordinator is that partition's leader, with the leader epoch as coordinator epoch. This broker
+loads the partitions its metadata image says it leads by replaying their log
+(``broker.transactions.loading``; COORDINATOR_LOAD_IN_PROGRESS meanwhile) and forgets them when
+leadership moves (NOT_COORDINATOR). Every transition is appended to the partition's log before
+it takes effect, so the next leader finds the same state; transactions it finds in
+PrepareCommit/PrepareAbort get their markers written and are completed, as
+``loadTransactionsForTxnTopicPartition`` does.
+
+EndTxn answers once the Prepare record is written; the markers (`broker.transactions.marker_writer`)
+then go to every partition of the transaction and CompleteCommit/CompleteAbort is appended. While
+that runs, the id's transition is pending and its other requests answer CONCURRENT_TRANSACTIONS.
+A periodic task follows leadership, aborts transactions older than their timeout (with Kafka's
+epoch fence) every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``, and expires
+idle ids (a tombstone) every ``transaction.remove.expired.transaction.cleanup.interval.ms``.
+
+Decisions run without an ``await`` between the check and the append, so two requests of one id
+never interleave (Kafka holds the metadata lock for the same span).
+
+Deliberately not here: the decisions and error codes (``broker.rules.transaction_decisions``),
+the wire (``handlers``), creating ``__transaction_state`` (``handlers.find_coordinator``),
+TV2 (KIP-890 part 2; ZooKeeper mode never runs it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from enum import Enum
+
+import structlog
+
+from broker.asyncutil import Pacer
+from broker.image.metadata_image import MetadataImage
+from broker.protocol import error_codes as ec
+from broker.protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnTopic,
+    AddPartitionsToTxnTransaction,
+)
+from broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
+from broker.rules import transaction_decisions as decide
+from broker.rules.transaction_state import (
+    IllegalTransition,
+    TopicPartition,
+    TxnMetadata,
+    TxnState,
+    TxnTransit,
+    is_epoch_exhausted,
+)
+from broker.storage import LogManager, PartitionLog
+from broker.transactions import loading, peer_client
+from broker.transactions import records as rec
+from broker.transactions.config import TxnConfig
+from broker.transactions.local_brokers import LocalBrokers
+from broker.transactions.marker_writer import MarkerWriter
+from zk_layout.release import Release
+
+TRANSACTION_TOPIC = "__transaction_state"
+_CHECK_INTERVAL_S = 0.2
+_LOAD_AT_ONCE_BYTES = 256 * 1024
+_READ_BYTES = 1 << 20
+
+_log = structlog.get_logger(__name__)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class _Load(Enum):
+    LOADING = "loading"
+    LOADED = "loaded"
+
+
+@dataclass(slots=True)
+class _Partition:
+    coordinator_epoch: int
+    load: _Load
+    txns: dict[str, TxnMetadata]
+
+
+@dataclass(frozen=True, slots=True)
+class InitAnswer:
+    error: int
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+def unknown_partitions(
+    image: MetadataImage, partitions: list[TopicPartition]
+) -> dict[TopicPartition, int] | None:
+    """KafkaApis' check before the coordinator sees AddPartitionsToTxn: if any partition is not
+    in the metadata, it gets UNKNOWN_TOPIC_OR_PARTITION and every other one
+    OPERATION_NOT_ATTEMPTED; None when all are known."""
+    unknown = set()
+    for topic, partition in partitions:
+        image_topic = image.topics.get(topic)
+        if image_topic is None or partition not in image_topic.partitions:
+            unknown.add((topic, partition))
+    if not unknown:
+        return None
+    return {
+        tp: ec.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ec.OPERATION_NOT_ATTEMPTED
+        for tp in partitions
+    }
+
+
+class TransactionCoordinator:
+    def __init__(
+        self,
+        broker_id: int,
+        image: MetadataImage,
+        logs: LogManager,
+        release: Release,
+        config: Callable[[], TxnConfig],
+        producer_ids: Callable[[], Awaitable[int]],
+        listener: str,
+        local: LocalBrokers,
+    ) -> None:
+        self.broker_id = broker_id
+        self._image = image
+        self._logs = logs
+        self._release = release
+        self._config = config
+        self._producer_ids = producer_ids
+        self._listener = listener
+        self._partitions: dict[int, _Partition] = {}
+        self._loads: dict[int, asyncio.Task[None]] = {}
+        self._completions: dict[int, set[asyncio.Task[None]]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._active = False
+        self._last_abort = 0
+        self._last_expiry = 0
+        self._local = local
+        self.markers = MarkerWriter(broker_id, image, logs, release, listener, local)
+        self._log = _log.bind(broker_id=broker_id)
+
+    # ---- lifecycle -----------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    async def start(self) -> None:
+        self._active = True
+        self._last_abort = self._last_expiry = now_ms()
+        self._tasks = [asyncio.get_running_loop().create_task(self._follow())]
+
+    async def stop(self) -> None:
+        self._active = False
+        tasks = self._tasks + list(self._loads.values())
+        tasks += [t for ts in self._completions.values() for t in ts]
+        self._tasks, self._loads, self._completions = [], {}, {}
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._partitions.clear()
+
+    # ---- where an id lives ---------------------------------------------------------------
+
+    def partition_count(self) -> int | None:
+        topic = self._image.topics.get(TRANSACTION_TOPIC)
+        if topic is None or not topic.assignment:
+            return None
+        return len(topic.assignment)
+
+    def partition_for(self, transactional_id: str) -> int | None:
+        count = self.partition_count()
+        return None if count is None else decide.partition_for(transactional_id, count)
+
+    def leader_of(self, partition: int) -> tuple[int, int]:
+        """(leader, leader epoch) of a transaction log partition, (-1, -1) when unknown."""
+        topic = self._image.topics.get(TRANSACTION_TOPIC)
+        state = None if topic is None else topic.partitions.get(partition)
+        return (-1, -1) if state is None else (state.leader, state.leader_epoch)
+
+    def status(self, transactional_id: str) -> int:
+        """getTransactionState's errors: COORDINATOR_NOT_AVAILABLE when inactive or without a
+        log, NOT_COORDINATOR when another broker leads the id's partition,
+        COORDINATOR_LOAD_IN_PROGRESS while loading it, else NONE."""
+        if not self._active:
+            return ec.COORDINATOR_NOT_AVAILABLE
+        partition = self.partition_for(transactional_id)
+        if partition is None:
+            return ec.COORDINATOR_NOT_AVAILABLE
+        held = self._ensure(partition)
+        if held is None:
+            return ec.NOT_COORDINATOR
+        return ec.COORDINATOR_LOAD_IN_PROGRESS if held.load is _Load.LOADING else ec.NONE
+
+    def _metadata(self, transactional_id: str) -> TxnMetadata | None:
+        partition = self.partition_for(transactional_id)
+        held = None if partition is None else self._partitions.get(partition)
+        return None if held is None else held.txns.get(transactional_id)
+
+    def _ensure(self, partition: int) -> _Partition | None:
+        leader, epoch = self.leader_of(partition)
+        held = self._partitions.get(partition)
+        if leader != self.broker_id:
+            if held is not None:
+                self._unload(partition)
+            return None
+        if held is not None and held.coordinator_epoch == epoch:
+            return held
+        if held is not None:
+            self._unload(partition)
+        log = self._open(partition)
+        held = _Partition(epoch, _Load.LOADING, {})
+        self._partitions[partition] = held
+        if log.size_bytes <= _LOAD_AT_ONCE_BYTES:
+            # A small log (every log of a fresh cluster) is replayed at once: Kafka loads as
+            # soon as it leads, so clients rarely see LOAD_IN_PROGRESS.
+            entries: list[tuple[bytes | None, bytes | None]] = []
+            self._read(log, log.log_start_offset, entries, None)
+            self._finish_load(partition, held, entries, time.monotonic())
+        else:
+            self._loads[partition] = asyncio.get_running_loop().create_task(
+                self._load(partition, held)
+            )
+        return held
+
+    def _unload(self, partition: int) -> None:
+        """Leadership moved: forget the ids and stop writing their markers (Kafka's
+        removeTransactionsForTxnTopicPartition and removeMarkersForTxnTopicPartition)."""
+        task = self._loads.pop(partition, None)
+        if task is not None:
+            task.cancel()
+        for completion in self._completions.pop(partition, set()):
+            completion.cancel()
+        held = self._partitions.pop(partition, None)
+        self._log.info(
+            "txn.partition_unloaded",
+            partition=partition,
+            ids=0 if held is None else len(held.txns),
+        )
+
+    async def _load(self, partition: int, held: _Partition) -> None:
+        pacer = Pacer()
+        start = time.monotonic()
+        log = self._open(partition)
+        offset = log.log_start_offset
+        entries: list[tuple[bytes | None, bytes | None]] = []
+        try:
+            while offset < log.log_end_offset:
+                next_offset = self._read(log, offset, entries, _READ_BYTES)
+                if next_offset == offset:
+                    break
+                offset = next_offset
+                if pacer.due():
+                    await pacer.pause()
+        except Exception:
+            self._log.exception("txn.load_failed", partition=partition)
+        self._loads.pop(partition, None)
+        self._finish_load(partition, held, entries, start)
+
+    @staticmethod
+    def _read(
+        log: PartitionLog,
+        offset: int,
+        entries: list[tuple[bytes | None, bytes | None]],
+        limit: int | None,
+    ) -> int:
+        while offset < log.log_end_offset:
+            data = log.read(offset, limit or _READ_BYTES)
+            if not data:
+                break
+            for batch in iter_batches(data):
+                if batch.last_offset < offset or not isinstance(batch, RecordBatchV2):
+                    continue
+                if not batch.is_control:
+                    entries.extend((r.key, r.value) for r in batch.records() if r.offset >= offset)
+                offset = batch.last_offset + 1
+            if limit is not None:
+                break
+        return offset
+
+    def _finish_load(
+        self,
+        partition: int,
+        held: _Partition,
+        entries: list[tuple[bytes | None, bytes | None]],
+        start: float,
+    ) -> None:
+        held.txns = loading.replay(entries)
+        held.load = _Load.LOADED
+        owing = loading.owing_markers(held.txns)
+        self._log.info(
+            "txn.partition_loaded",
+            partition=partition,
+            ids=len(held.txns),
+            owing_markers=len(owing),
+            coordinator_epoch=held.coordinator_epoch,
+            ms=round((time.monotonic() - start) * 1000, 1),
+        )
+        for meta in owing:
+            commit = meta.state is TxnState.PREPARE_COMMIT
+            transit = decide.end_txn_appended(
+                meta,
+                meta.producer_id,
+                meta.producer_epoch,
+                commit,
+                held.coordinator_epoch,
+                held.coordinator_epoch,
+                now_ms(),
+            )
+            if isinstance(transit, TxnTransit):
+                self._complete_later(partition, held, meta, transit, commit)
+
+    def _open(self, partition: int) -> PartitionLog:
+        topic = self._image.topics.get(TRANSACTION_TOPIC)
+        return self._logs.get_or_create(
+            TRANSACTION_TOPIC, partition, topic.topic_id if topic else None
+        )
+
+    # ---- writing -------------------------------------------------------------------------
+
+    def _append(self, transactional_id: str, transit: TxnTransit | None) -> int:
+        """Append the id's record (a tombstone for None) if this broker still coordinates it
+        at the epoch it loaded (``appendTransactionToLog``; a lost leadership is
+        NOT_COORDINATOR, as Kafka maps NOT_LEADER_OR_FOLLOWER)."""
+        partition = self.partition_for(transactional_id)
+        held = None if partition is None else self._partitions.get(partition)
+        if partition is None or held is None:
+            return ec.NOT_COORDINATOR
+        leader, epoch = self.leader_of(partition)
+        if leader != self.broker_id or epoch != held.coordinator_epoch:
+            return ec.NOT_COORDINATOR
+        key = rec.encode_key(transactional_id)
+        value = None
+        if transit is not None:
+            value = rec.encode_value(rec.value_of(transit), rec.value_version(self._release))
+        now = now_ms()
+        try:
+            log = self._open(partition)
+            with log.append_lock():
+                base = log.log_end_offset
+                batch = encode_batch(
+                    [NewRecord(offset=base, timestamp=now, key=key, value=value)],
+                    base_offset=base,
+                    partition_leader_epoch=epoch,
+                )
+                log.append(
+                    batch,
+                    base_offset=base,
+                    last_offset=base,
+                    max_timestamp=now,
+                    offset_of_max_timestamp=base,
+                    leader_epoch=epoch,
+                )
+        except Exception:
+            # A storage failure: Kafka maps KAFKA_STORAGE_ERROR of this append to NOT_COORDINATOR.
+            self._log.exception("txn.append_failed", partition=partition)
+            return ec.NOT_COORDINATOR
+        return ec.NONE
+
+    def _write(self, meta: TxnMetadata, transit: TxnTransit, epoch_fence: bool = False) -> int:
+        """Append a prepared transit and complete it, or abandon it when the append fails."""
+        error = self._append(meta.transactional_id, transit)
+        if error == ec.NONE:
+            meta.complete_transition(transit)
+        else:
+            meta.abandon_transition(epoch_fence)
+        return error
+
+    # ---- requests ------------------------------------------------------------------------
+
+    async def init_producer_id(
+        self, transactional_id: str, timeout_ms: int, expected: tuple[int, int] | None
+    ) -> InitAnswer:
+        """handleInitProducerId for a transactional id (the idempotent case is the handler's)."""
+        if not transactional_id:
+            return InitAnswer(ec.INVALID_REQUEST)
+        # Kafka validates the timeout before looking the id up.
+        if not decide.valid_timeout(timeout_ms, self._config().max_timeout_ms):
+            return InitAnswer(ec.INVALID_TRANSACTION_TIMEOUT)
+        status = self.status(transactional_id)
+        if status != ec.NONE:
+            return InitAnswer(status)
+        meta = self._metadata(transactional_id)
+        spare: list[int] = []
+        if meta is None or is_epoch_exhausted(meta.producer_epoch):
+            # Producer ids come from ZooKeeper-claimed blocks (an await): fetched before the
+            # decision so that the check and the append run without one in between.
+            spare.append(await self._producer_ids())
+            status = self.status(transactional_id)
+            if status != ec.NONE:
+                return InitAnswer(status)
+            meta = self._metadata(transactional_id)
+
+        def next_id() -> int:
+            if not spare:
+                raise IllegalTransition("no producer id was fetched for this decision")
+            return spare.pop()
+
+        cfg = self._config()
+        result = decide.init_producer_id(
+            meta,
+            transactional_id,
+            timeout_ms,
+            cfg.max_timeout_ms,
+            expected,
+            next_id,
+            now_ms(),
+        )
+        if result.metadata is not None:
+            partition = self.partition_for(transactional_id)
+            assert partition is not None
+            self._partitions[partition].txns[transactional_id] = result.metadata
+            meta = result.metadata
+        if result.error != ec.NONE or result.transit is None or meta is None:
+            return InitAnswer(result.error)
+        if result.fence:
+            # Fence the running producer: abort its transaction with the bumped epoch and let
+            # the new producer retry (Kafka answers CONCURRENT_TRANSACTIONS once aborting).
+            error = self._end(
+                meta,
+                result.transit.producer_id,
+                result.transit.producer_epoch,
+                commit=False,
+                from_client=False,
+            )
+            return InitAnswer(ec.CONCURRENT_TRANSACTIONS if error == ec.NONE else error)
+        error = self._write(meta, result.transit)
+        if error != ec.NONE:
+            return InitAnswer(error)
+        self._log.info(
+            "txn.producer_initialized",
+            transactional_id=transactional_id,
+            producer_id=result.producer_id,
+            producer_epoch=result.producer_epoch,
+        )
+        return InitAnswer(ec.NONE, result.producer_id, result.producer_epoch)
+
+    def add_partitions(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Iterable[TopicPartition],
+    ) -> int:
+        """handleAddPartitionsToTransaction (AddOffsetsToTxn passes the offsets partition)."""
+        if not transactional_id:
+            return ec.INVALID_REQUEST
+        status = self.status(transactional_id)
+        if status != ec.NONE:
+            return status
+        meta = self._metadata(transactional_id)
+        got = decide.add_partitions(
+            meta, transactional_id, producer_id, producer_epoch, partitions, now_ms()
+        )
+        if isinstance(got, int) or meta is None:
+            return got if isinstance(got, int) else ec.UNKNOWN_SERVER_ERROR
+        return self._write(meta, got)
+
+    def verify(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: list[TopicPartition],
+    ) -> dict[TopicPartition, int]:
+        """handleVerifyPartitionsInTransaction (AddPartitionsToTxn v4+ verify_only)."""
+        if not transactional_id:
+            return dict.fromkeys(partitions, ec.INVALID_REQUEST)
+        status = self.status(transactional_id)
+        if status != ec.NONE:
+            return dict.fromkeys(partitions, status)
+        return decide.verify_partitions(
+            self._metadata(transactional_id),
+            transactional_id,
+            producer_id,
+            producer_epoch,
+            partitions,
+            self._release,
+        )
+
+    async def verify_for_produce(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: list[TopicPartition],
+    ) -> dict[TopicPartition, int]:
+        """KIP-890 part 1 (3.6+): a partition leader asks the id's coordinator whether each
+        partition is in the producer's ongoing transaction. This broker's coordinator answers
+        directly, another broker of this process through its coordinator, a broker elsewhere
+        through AddPartitionsToTxn v4 ``verify_only`` on its inter-broker listener. Codes are
+        the coordinator's as it answers them; mapping them for the producer (Kafka's
+        ``AddPartitionsToTxnManager``) is the caller's. An unknown or unreachable coordinator
+        answers COORDINATOR_NOT_AVAILABLE."""
+        partition = self.partition_for(transactional_id)
+        if partition is None:
+            return dict.fromkeys(partitions, ec.COORDINATOR_NOT_AVAILABLE)
+        leader, _ = self.leader_of(partition)
+        coordinator: TransactionCoordinator | None = self
+        if leader != self.broker_id:
+            peer = self._local.running(leader)
+            coordinator = None if peer is None else peer.transaction_coordinator
+        if coordinator is not None:
+            # What the coordinator's KafkaApis would check first, then the coordinator.
+            unknown = unknown_partitions(coordinator._image, partitions)
+            if unknown is not None:
+                return unknown
+            return coordinator.verify(transactional_id, producer_id, producer_epoch, partitions)
+        endpoint = peer_client.endpoint_of(self._image, leader, self._listener)
+        if endpoint is None:
+            return dict.fromkeys(partitions, ec.COORDINATOR_NOT_AVAILABLE)
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in partitions:
+            by_topic.setdefault(topic, []).append(index)
+        request = AddPartitionsToTxnRequest(
+            transactions=[
+                AddPartitionsToTxnTransaction(
+                    transactional_id=transactional_id,
+                    producer_id=producer_id,
+                    producer_epoch=producer_epoch,
+                    verify_only=True,
+                    topics=[
+                        AddPartitionsToTxnTopic(name=t, partitions=p) for t, p in by_topic.items()
+                    ],
+                )
+            ]
+        )
+        try:
+            response = await peer_client.send(*endpoint, 4, request)
+        except peer_client.PeerUnavailable as e:
+            self._log.warning("txn.verify_unreachable", coordinator=leader, error=str(e))
+            return dict.fromkeys(partitions, ec.COORDINATOR_NOT_AVAILABLE)
+        if response.error_code != ec.NONE:
+            return dict.fromkeys(partitions, response.error_code)
+        answers: dict[TopicPartition, int] = {}
+        for result in response.results_by_transaction:
+            for topic_result in result.topic_results:
+                for p in topic_result.results_by_partition:
+                    answers[(topic_result.name, p.partition_index)] = p.partition_error_code
+        return {tp: answers.get(tp, ec.UNKNOWN_SERVER_ERROR) for tp in partitions}
+
+    def end_txn(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
+    ) -> int:
+        """endTransaction from a client's EndTxn."""
+        if not transactional_id:
+            return ec.INVALID_REQUEST
+        status = self.status(transactional_id)
+        if status != ec.NONE:
+            return status
+        meta = self._metadata(transactional_id)
+        if meta is None:
+            return ec.INVALID_PRODUCER_ID_MAPPING
+        return self._end(meta, producer_id, producer_epoch, commit, from_client=True)
+
+    def _end(
+        self,
+        meta: TxnMetadata,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        from_client: bool,
+    ) -> int:
+        result = decide.end_txn(
+            meta,
+            meta.transactional_id,
+            producer_id,
+            producer_epoch,
+            commit,
+            now_ms(),
+            from_client=from_client,
+            release=self._release,
+        )
+        if result.transit is None:
+            return result.error
+        partition = self.partition_for(meta.transactional_id)
+        held = None if partition is None else self._partitions.get(partition)
+        if partition is None or held is None:
+            meta.abandon_transition(result.epoch_fence)
+            return ec.NOT_COORDINATOR
+        epoch_at_append = held.coordinator_epoch
+        error = self._write(meta, result.transit, result.epoch_fence)
+        if error != ec.NONE:
+            return error
+        self._log.info(
+            "txn.prepared",
+            transactional_id=meta.transactional_id,
+            state=meta.state.label,
+            partitions=len(meta.partitions),
+            from_client=from_client,
+        )
+        complete = decide.end_txn_appended(
+            meta,
+            result.transit.producer_id,
+            result.transit.producer_epoch,
+            commit,
+            epoch_at_append,
+            held.coordinator_epoch,
+            now_ms(),
+        )
+        if isinstance(complete, int):
+            return complete
+        self._complete_later(partition, held, meta, complete, commit)
+        return ec.NONE
+
+    def _complete_later(
+        self,
+        partition: int,
+        held: _Partition,
+        meta: TxnMetadata,
+        transit: TxnTransit,
+        commit: bool,
+    ) -> None:
+        task = asyncio.get_running_loop().create_task(self._complete(held, meta, transit, commit))
+        tasks = self._completions.setdefault(partition, set())
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    async def _complete(
+        self, held: _Partition, meta: TxnMetadata, transit: TxnTransit, commit: bool
+    ) -> None:
+        """Write every marker, then CompleteCommit/CompleteAbort (Kafka's
+        TransactionMarkerChannelManager then tryAppendToLog)."""
+        try:
+            await self.markers.write(
+                sorted(meta.partitions),
+                producer_id=transit.producer_id,
+                producer_epoch=transit.producer_epoch,
+                coordinator_epoch=held.coordinator_epoch,
+                commit=commit,
+                still_owner=lambda: self._owns(meta.transactional_id, held),
+            )
+        except asyncio.CancelledError:
+            meta.abandon_transition()
+            raise
+        if not self._owns(meta.transactional_id, held):
+            meta.abandon_transition()  # the next coordinator completes it from the log
+            return
+        error = self._write(meta, transit)
+        self._log.info(
+            "txn.completed",
+            transactional_id=meta.transactional_id,
+            state=meta.state.label,
+            error=ec.name_of(error),
+        )
+
+    def _owns(self, transactional_id: str, held: _Partition) -> bool:
+        partition = self.partition_for(transactional_id)
+        return (
+            self._active
+            and partition is not None
+            and self._partitions.get(partition) is held
+            and self.leader_of(partition) == (self.broker_id, held.coordinator_epoch)
+        )
+
+    # ---- admin ---------------------------------------------------------------------------
+
+    def describe(self, transactional_id: str) -> tuple[int, TxnMetadata | None]:
+        """handleDescribeTransactions for one id (an id being expired, Dead, is not found)."""
+        if self._active and not transactional_id:
+            return ec.INVALID_REQUEST, None
+        status = self.status(transactional_id)
+        if status != ec.NONE:
+            return status, None
+        meta = self._metadata(transactional_id)
+        if meta is None or meta.state is TxnState.DEAD:
+            return ec.TRANSACTIONAL_ID_NOT_FOUND, None
+        return ec.NONE, meta
+
+    def list_states(
+        self, states: set[TxnState], producer_ids: set[int], duration_ms: int
+    ) -> tuple[int, list[TxnMetadata]]:
+        """listTransactionStates over the partitions this broker leads; Dead ids (being
+        removed) are never listed."""
+        if not self._active:
+            return ec.COORDINATOR_NOT_AVAILABLE, []
+        count = self.partition_count() or 0
+        held = [h for h in (self._ensure(p) for p in range(count)) if h is not None]
+        if any(h.load is _Load.LOADING for h in held):
+            return ec.COORDINATOR_LOAD_IN_PROGRESS, []
+        now = now_ms()
+        found = []
+        for h in held:
+            for meta in h.txns.values():
+                if meta.state is TxnState.DEAD:
+                    continue
+                if producer_ids and meta.producer_id not in producer_ids:
+                    continue
+                if states and meta.state not in states:
+                    continue
+                if duration_ms >= 0 and now - meta.start_timestamp <= duration_ms:
+                    continue
+                found.append(meta)
+        return ec.NONE, found
+
+    # ---- timers --------------------------------------------------------------------------
+
+    def _abort_timed_out(self) -> None:
+        """abortTimedOutTransactions: fence and abort every transaction past its timeout."""
+        now = now_ms()
+        for held in list(self._partitions.values()):
+            if held.load is not _Load.LOADED:
+                continue
+            for meta in decide.timed_out(list(held.txns.values()), now):
+                result = decide.abort_timed_out(meta, meta.producer_id, now, self._release)
+                if result.transit is None:
+                    continue
+                # PrepareAbort with the fenced (bumped) epoch is pending: write it, then markers.
+                self._log.info(
+                    "txn.timed_out",
+                    transactional_id=meta.transactional_id,
+                    producer_id=meta.producer_id,
+                    producer_epoch=result.transit.producer_epoch,
+                )
+                self._after_prepare(held, meta, result.transit, result.epoch_fence)
+
+    def _after_prepare(
+        self, held: _Partition, meta: TxnMetadata, transit: TxnTransit, epoch_fence: bool
+    ) -> None:
+        partition = self.partition_for(meta.transactional_id)
+        error = self._write(meta, transit, epoch_fence)
+        if error != ec.NONE or partition is None:
+            return
+        complete = decide.end_txn_appended(
+            meta,
+            transit.producer_id,
+            transit.producer_epoch,
+            False,
+            held.coordinator_epoch,
+            held.coordinator_epoch,
+            now_ms(),
+        )
+        if isinstance(complete, TxnTransit):
+            self._complete_later(partition, held, meta, complete, commit=False)
+
+    def _expire_ids(self, cfg: TxnConfig) -> None:
+        """removeExpiredTransactionalIds: a tombstone for ids idle past
+        transactional.id.expiration.ms, then forget them."""
+        now = now_ms()
+        for held in list(self._partitions.values()):
+            if held.load is not _Load.LOADED:
+                continue
+            for meta in decide.expired(list(held.txns.values()), now, cfg.id_expiration_ms):
+                meta.prepare_dead()
+                if self._append(meta.transactional_id, None) == ec.NONE:
+                    held.txns.pop(meta.transactional_id, None)
+                    self._log.info("txn.id_expired", transactional_id=meta.transactional_id)
+                else:
+                    meta.abandon_transition()
+
+    async def _follow(self) -> None:
+        while True:
+            try:
+                count = self.partition_count() or 0
+                for partition in range(count):
+                    self._ensure(partition)
+                for partition in [p for p in self._partitions if p >= count]:
+                    self._unload(partition)
+                cfg = self._config()
+                now = now_ms()
+                if now - self._last_abort >= cfg.abort_interval_ms:
+                    self._last_abort = now
+                    self._abort_timed_out()
+                if now - self._last_expiry >= cfg.remove_expired_interval_ms:
+                    self._last_expiry = now
+                    self._expire_ids(cfg)
+            except Exception:
+                self._log.exception("txn.follow_failed")
+            await asyncio.sleep(_CHECK_INTERVAL_S)

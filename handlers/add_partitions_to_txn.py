@@ -1,0 +1,149 @@
+"""AddPartitionsToTxn (key 24), versions 0-5: partitions join a producer's transaction.
+
+Kafka 3.9's ``KafkaApis.handleAddPartitionsToTxnRequest`` (docs/kafka-behaviour.md §17):
+
+* v0-v3 (clients): one transaction at the top level, answered in ``results_by_topic_v3_and_below``;
+* v4+ (KIP-890 part 1, 3.6+: brokers verifying a produce): a batch of transactions, each
+  answered in ``results_by_transaction``; ``verify_only`` transactions are only checked
+  (``handleVerifyPartitionsInTransaction``: a partition not in the transaction is
+  TRANSACTION_ABORTABLE from 3.8, INVALID_TXN_STATE before), the others added;
+* a partition whose topic or partition this broker does not know fails the whole transaction:
+  it gets UNKNOWN_TOPIC_OR_PARTITION and every other partition OPERATION_NOT_ATTEMPTED;
+* otherwise the coordinator's error (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
+  INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS, ...) goes to every
+  partition of the transaction; PRODUCER_FENCED is INVALID_PRODUCER_EPOCH below v2 and before
+  2.7 (``fenced_error``).
+
+Authorization (as KafkaApis): v4+ needs CLUSTER_ACTION on the cluster (the whole request is
+CLUSTER_AUTHORIZATION_FAILED); v0-3 need WRITE on the transactional id (every partition
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then WRITE per topic: a topic without it, and an
+internal topic always (Kafka leaves internal topics out of the check, even without an
+authorizer), is TOPIC_AUTHORIZATION_FAILED, unknown partitions UNKNOWN_TOPIC_OR_PARTITION and
+the other partitions OPERATION_NOT_ATTEMPTED.
+
+Deliberately not here: the coordinator's decisions.
+"""
+
+from __future__ import annotations
+
+from broker.image.metadata_image import INTERNAL_TOPICS
+from broker.protocol import error_codes
+from broker.protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnPartitionResult,
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    AddPartitionsToTxnResult,
+    AddPartitionsToTxnTopic,
+    AddPartitionsToTxnTopicResult,
+    AddPartitionsToTxnTransaction,
+)
+from broker.rules.transaction_decisions import fenced_error
+from broker.rules.transaction_state import TopicPartition
+from broker.transactions.coordinator import unknown_partitions
+from handlers.context import RequestContext
+from handlers.support import authorization as auth
+
+API_KEY = 24
+MIN_VERSION = 0
+MAX_VERSION = 5
+
+
+def _partitions(topics: list[AddPartitionsToTxnTopic]) -> list[TopicPartition]:
+    seen: dict[TopicPartition, None] = {}
+    for topic in topics:
+        for partition in topic.partitions:
+            seen[(topic.name, partition)] = None
+    return list(seen)
+
+
+def _topic_results(errors: dict[TopicPartition, int]) -> list[AddPartitionsToTxnTopicResult]:
+    by_topic: dict[str, list[AddPartitionsToTxnPartitionResult]] = {}
+    for (topic, partition), code in errors.items():
+        by_topic.setdefault(topic, []).append(
+            AddPartitionsToTxnPartitionResult(partition_index=partition, partition_error_code=code)
+        )
+    return [
+        AddPartitionsToTxnTopicResult(name=name, results_by_partition=results)
+        for name, results in by_topic.items()
+    ]
+
+
+def _transaction(
+    ctx: RequestContext, txn: AddPartitionsToTxnTransaction
+) -> dict[TopicPartition, int]:
+    partitions = _partitions(txn.topics)
+    if ctx.version < 4:
+        refused = _client_refusals(ctx, txn.transactional_id, partitions)
+        if refused is not None:
+            return refused
+    unknown = unknown_partitions(ctx.image, partitions)
+    if unknown is not None:
+        return unknown
+    coordinator = ctx.broker.transaction_coordinator
+    if txn.verify_only:
+        return coordinator.verify(
+            txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions
+        )
+    error = coordinator.add_partitions(
+        txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions
+    )
+    return dict.fromkeys(partitions, fenced_error(error, ctx.release, API_KEY, ctx.version))
+
+
+def _client_refusals(
+    ctx: RequestContext, transactional_id: str, partitions: list[TopicPartition]
+) -> dict[TopicPartition, int] | None:
+    """v0-3's checks: WRITE on the transactional id, then on each (non-internal) topic."""
+    if not auth.authorize(ctx, auth.WRITE, auth.TRANSACTIONAL_ID, transactional_id):
+        return dict.fromkeys(partitions, error_codes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    topics = {t for t, _ in partitions if t not in INTERNAL_TOPICS}
+    writable = auth.filter_authorized(ctx, auth.WRITE, auth.TOPIC, topics)
+    if all(t in writable for t, _ in partitions):
+        return None
+    known = [tp for tp in partitions if tp[0] in writable]
+    others = unknown_partitions(ctx.image, known) or {}
+    return {
+        tp: error_codes.TOPIC_AUTHORIZATION_FAILED
+        if tp[0] not in writable
+        else others.get(tp, error_codes.OPERATION_NOT_ATTEMPTED)
+        for tp in partitions
+    }
+
+
+async def handle(
+    ctx: RequestContext, request: AddPartitionsToTxnRequest
+) -> AddPartitionsToTxnResponse:
+    if ctx.version < 4:
+        txn = AddPartitionsToTxnTransaction(
+            transactional_id=request.v3_and_below_transactional_id,
+            producer_id=request.v3_and_below_producer_id,
+            producer_epoch=request.v3_and_below_producer_epoch,
+            topics=request.v3_and_below_topics,
+        )
+        return AddPartitionsToTxnResponse(
+            results_by_topic_v3_and_below=_topic_results(_transaction(ctx, txn))
+        )
+    # v4+ come from brokers (authorizeClusterOperation).
+    if not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):
+        return error_response(request, ctx.version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
+    return AddPartitionsToTxnResponse(
+        results_by_transaction=[
+            AddPartitionsToTxnResult(
+                transactional_id=txn.transactional_id,
+                topic_results=_topic_results(_transaction(ctx, txn)),
+            )
+            for txn in request.transactions
+        ]
+    )
+
+
+def error_response(
+    request: AddPartitionsToTxnRequest, version: int, code: int, message: str | None
+) -> AddPartitionsToTxnResponse:
+    """Kafka's getErrorResponse: v4+ a top-level code; below, the code on every partition."""
+    if version >= 4:
+        return AddPartitionsToTxnResponse(error_code=code)
+    partitions = _partitions(request.v3_and_below_topics)
+    return AddPartitionsToTxnResponse(
+        results_by_topic_v3_and_below=_topic_results(dict.fromkeys(partitions, code))
+    )

@@ -1,0 +1,134 @@
+"""AlterClientQuotas (key 49), versions 0-1 (KIP-546, Kafka 2.6+), as a ZooKeeper-mode broker
+answers it (KafkaApis.handleAlterClientQuotasRequest, ZkAdminManager.alterClientQuotas):
+
+- each entry's entity is a map of entity type to name (a repeated type: the last wins; a null
+  name is the `<default>` entity) and is checked as Kafka's `parseAndSanitizeQuotaEntity`
+  (`broker.rules.quota_entities.entity_target`): empty entity, unknown type, empty name, ip
+  combined with user/client-id, an ip that is neither an address nor a resolvable host name are
+  INVALID_REQUEST with Kafka's messages;
+- the ops are applied in order to what the entity node holds now: a removal drops the key, a
+  set needs a quota key of the entity type ("Invalid configuration key <k>") and, for LONG/INT
+  keys, an integral value ("Configuration <k> must be a LONG value");
+- unless `validate_only`, the node (`/config/users/<u>`, `/config/clients/<c>`,
+  `/config/users/<u>/clients/<c>`, `/config/ips/<ip>`, names sanitized) is written with its
+  `/config/changes` notification (`change_entity_config`), so every broker's config watcher
+  applies it and `kafka-configs --zookeeper` sees it. Any broker answers (no controller needed).
+- one result per entity; an entity named twice is altered twice and answered once (the last
+  result), as Kafka's result map.
+
+With an authorizer, ALTER_CONFIGS on the cluster is checked before anything else; without it
+every entity is answered CLUSTER_AUTHORIZATION_FAILED (null message) and nothing is validated
+or written, as KafkaApis.handleAlterClientQuotasRequest answers.
+
+Not emulated: the removal of a quota node left empty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+from broker.protocol import error_codes
+from broker.protocol.messages.alter_client_quotas import (
+    AlterClientQuotasRequest,
+    AlterClientQuotasResponse,
+)
+from broker.protocol.messages.alter_client_quotas import (
+    AlterClientQuotasResponseEntityData as EntityData,
+)
+from broker.protocol.messages.alter_client_quotas import (
+    AlterClientQuotasResponseEntryData as EntryData,
+)
+from broker.rules.quota_entities import (
+    EntityTarget,
+    QuotaEntity,
+    QuotaError,
+    QuotaOp,
+    apply_ops,
+    invalid_ip,
+    is_ip_literal,
+)
+from broker.rules.quota_entities import entity_target as target_of
+from handlers.context import RequestContext
+from handlers.support import authorization as auth
+from zk_layout import DEFAULT_ENTITY, ConfigEntityNode, ZnodeFormatError, desanitize
+from zk_layout.store.admin_zk import change_entity_config
+
+API_KEY = 49
+MIN_VERSION = 0
+MAX_VERSION = 1
+
+
+async def _resolvable(host: str) -> bool:
+    """InetAddress.getByName: an address literal, or a name the resolver knows."""
+    if is_ip_literal(host):
+        return True
+    try:
+        await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return False
+    return True
+
+
+async def _alter(
+    ctx: RequestContext, target: EntityTarget, ops: list[QuotaOp], validate_only: bool
+) -> None:
+    ip = target.ip
+    if ip is not None and ip != DEFAULT_ENTITY and not await _resolvable(desanitize(ip)):
+        raise invalid_ip(ip)
+    store = ctx.broker.store
+    path = ConfigEntityNode.path(target.config_type, target.path_name)
+    got = await store.get(path)
+    try:
+        props = ConfigEntityNode.decode(got[0] or b"") if got is not None else {}
+    except ZnodeFormatError:
+        props = {}
+    updated = apply_ops(props, ops, target.keys)
+    if validate_only:
+        return
+    if "/" in target.path_name:
+        # /config/users/<u>/clients: Kafka's createRecursive makes the parents as needed.
+        await store.ensure_path(path.rsplit("/", 1)[0])
+    await change_entity_config(store, target.config_type, target.path_name, updated, ctx.release)
+
+
+async def handle(
+    ctx: RequestContext, request: AlterClientQuotasRequest
+) -> AlterClientQuotasResponse:
+    if not auth.authorize_cluster(ctx, auth.ALTER_CONFIGS):
+        return error_response(request, ctx.version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
+    results: dict[QuotaEntity, tuple[int, str | None]] = {}
+    for entry in request.entries:
+        entity = QuotaEntity.from_pairs((e.entity_type, e.entity_name) for e in entry.entity)
+        ops = [QuotaOp(op.key, op.value, op.remove) for op in entry.ops]
+        try:
+            await _alter(ctx, target_of(entity, ctx.release), ops, request.validate_only)
+            outcome: tuple[int, str | None] = (error_codes.NONE, None)
+        except QuotaError as e:
+            outcome = (e.code, e.message)
+        results[entity] = outcome
+    return AlterClientQuotasResponse(
+        throttle_time_ms=0,
+        entries=[_entry(entity, code, message) for entity, (code, message) in results.items()],
+    )
+
+
+def _entry(entity: QuotaEntity, code: int, message: str | None) -> EntryData:
+    return EntryData(
+        error_code=code,
+        error_message=message,
+        entity=[EntityData(entity_type=t, entity_name=n) for t, n in entity.entries],
+    )
+
+
+def error_response(
+    request: AlterClientQuotasRequest, version: int, code: int, message: str | None
+) -> AlterClientQuotasResponse:
+    """Kafka's getErrorResponse: the error for every entity of the request."""
+    entities = dict.fromkeys(
+        QuotaEntity.from_pairs((e.entity_type, e.entity_name) for e in entry.entity)
+        for entry in request.entries
+    )
+    return AlterClientQuotasResponse(
+        throttle_time_ms=0, entries=[_entry(e, code, message) for e in entities]
+    )

@@ -1,0 +1,91 @@
+"""DescribeAcls (key 29), versions 0-3, as a ZooKeeper-mode broker answers it (AclApis
+.handleDescribeAcls over AclAuthorizer.acls; docs: broker/security/authorizer.py):
+
+- CLUSTER_AUTHORIZATION_FAILED without DESCRIBE on the cluster;
+- SECURITY_DISABLED "No Authorizer is configured." without an authorizer;
+- otherwise every cached binding the filter matches (ResourcePatternFilter: ANY, MATCH,
+  LITERAL, PREFIXED; null name/principal/host match anything), grouped by resource pattern.
+- A filter with an UNKNOWN element (code 0, or a code the enum does not define, which Kafka's
+  `fromCode` makes UNKNOWN) fails Kafka's request parsing: the connection closes.
+
+Versions: v1 pattern types (KIP-290), v2 flexible, v3 the USER resource type (KIP-373).
+Not emulated: the throttle.
+"""
+
+from __future__ import annotations
+
+from broker.protocol import error_codes
+from broker.protocol.messages.describe_acls import (
+    AclDescription,
+    DescribeAclsRequest,
+    DescribeAclsResource,
+    DescribeAclsResponse,
+)
+from handlers.context import NoResponse, RequestContext
+from handlers.support import authorization as auth
+
+API_KEY = 29
+MIN_VERSION = 0
+MAX_VERSION = 3
+
+
+async def handle(
+    ctx: RequestContext, request: DescribeAclsRequest
+) -> DescribeAclsResponse | NoResponse:
+    r = request
+    if auth.filter_is_unknown(
+        r.resource_type_filter, r.pattern_type_filter, r.operation, r.permission_type
+    ):
+        return NoResponse(close_reason="DescribeAclsRequest contains UNKNOWN elements")
+    if not auth.authorize_cluster(ctx, auth.DESCRIBE):
+        return error_response(
+            r,
+            ctx.version,
+            error_codes.CLUSTER_AUTHORIZATION_FAILED,
+            auth.cluster_denied_message(ctx, auth.DESCRIBE),
+        )
+    authorizer = ctx.broker.authorizer
+    if authorizer is None:
+        return error_response(r, ctx.version, error_codes.SECURITY_DISABLED, auth.NO_AUTHORIZER)
+    flt = auth.binding_filter(
+        ctx.version,
+        r.resource_type_filter,
+        r.resource_name_filter,
+        r.pattern_type_filter,
+        r.principal_filter,
+        r.host_filter,
+        r.operation,
+        r.permission_type,
+    )
+    resources: list[DescribeAclsResource] = []
+    for binding in authorizer.describe(flt):
+        p, e = binding.pattern, binding.entry
+        last = resources[-1] if resources else None
+        if last is None or (last.resource_type, last.resource_name, last.pattern_type) != (
+            p.resource_type,
+            p.name,
+            p.pattern_type,
+        ):
+            last = DescribeAclsResource(
+                resource_type=p.resource_type, resource_name=p.name, pattern_type=p.pattern_type
+            )
+            resources.append(last)
+        last.acls.append(
+            AclDescription(
+                principal=e.principal,
+                host=e.host,
+                operation=e.operation,
+                permission_type=e.permission,
+            )
+        )
+    return DescribeAclsResponse(
+        throttle_time_ms=0, error_code=0, error_message=None, resources=resources
+    )
+
+
+def error_response(
+    request: DescribeAclsRequest, version: int, code: int, message: str | None
+) -> DescribeAclsResponse:
+    return DescribeAclsResponse(
+        throttle_time_ms=0, error_code=code, error_message=message, resources=[]
+    )

@@ -1,0 +1,144 @@
+"""LeaderAndIsr (key 4): the controller telling a broker which partitions it leads or follows.
+v0 from 0.10.0, v1 from 1.0 (is_new, KIP-112), v2 from 2.2 (broker epoch, grouped by topic,
+KIP-380), v3-v4 from 2.4 (adding/removing replicas KIP-455; flexible), v5 from 2.8 (topic ids
+and type, KIP-516), v6 from 3.2 (leader recovery state, KIP-704), v7 from 3.4 (KRaft
+controller flag, KIP-866).
+
+As a ZooKeeper-mode broker answers it from any sender (KafkaApis.handleLeaderAndIsrRequest,
+ReplicaManager.becomeLeaderOrFollower; docs/kafka-behaviour.md §20):
+1. CLUSTER_ACTION on the cluster, else CLUSTER_AUTHORIZATION_FAILED everywhere;
+2. a broker epoch (v2+) below this broker's registration czxid: STALE_BROKER_EPOCH for every
+   partition (a newer one: UNKNOWN_SERVER_ERROR everywhere before 2.6, accepted from 2.6,
+   KAFKA-9839);
+3. a controller epoch below the last one the broker knows (`/controller_epoch`):
+   STALE_CONTROLLER_EPOCH for every partition;
+4. per partition, against the leader epoch the broker holds (the one the controller wrote to
+   the state znode, -1 for a partition it has no log of): a topic id other than the log's
+   INCONSISTENT_TOPIC_ID; a newer epoch is applied when the request's replicas name this
+   broker (else UNKNOWN_TOPIC_OR_PARTITION); an older one, or the same one,
+   STALE_CONTROLLER_EPOCH (the same one with a topic id the log lacks: NONE, the id is
+   recorded, as Kafka 2.8+ assigns ids to old logs).
+
+"Applied" in zkbroker: the partition's log is opened or created (Kafka's makeLeader/
+makeFollower create it), with the request's topic id. Who leads stays what ZooKeeper says:
+every zkbroker broker derives leadership from the controller's state znodes, so a request
+claiming a leadership the controller never wrote changes no answer to Metadata, Produce or
+Fetch (a real broker would act on it until the controller's next request corrected it).
+The broker's last-seen controller epoch is not raised by a request either (see
+handlers.support.control_requests).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from broker.protocol import error_codes
+from broker.protocol.messages.leader_and_isr import (
+    LeaderAndIsrPartitionError,
+    LeaderAndIsrPartitionState,
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
+    LeaderAndIsrTopicError,
+)
+from handlers.context import RequestContext
+from handlers.support import authorization as auth
+from handlers.support import control_requests as control
+
+API_KEY = 4
+MIN_VERSION = 0
+MAX_VERSION = 7
+
+_ZERO_UUID = uuid.UUID(int=0)
+
+
+def _states(
+    request: LeaderAndIsrRequest, version: int
+) -> list[tuple[uuid.UUID | None, LeaderAndIsrPartitionState]]:
+    if version < 2:
+        return [(None, s) for s in request.ungrouped_partition_states]
+    out = []
+    for topic in request.topic_states:
+        topic_id = topic.topic_id if version >= 5 and topic.topic_id != _ZERO_UUID else None
+        for s in topic.partition_states:
+            s.topic_name = topic.topic_name
+            out.append((topic_id, s))
+    return out
+
+
+def _respond(
+    request: LeaderAndIsrRequest,
+    version: int,
+    code: int,
+    results: list[tuple[uuid.UUID | None, LeaderAndIsrPartitionState, int]],
+) -> LeaderAndIsrResponse:
+    if version < 5:
+        return LeaderAndIsrResponse(
+            error_code=code,
+            partition_errors=[
+                LeaderAndIsrPartitionError(
+                    topic_name=s.topic_name, partition_index=s.partition_index, error_code=e
+                )
+                for _, s, e in results
+            ],
+        )
+    topics: dict[str, LeaderAndIsrTopicError] = {}
+    ids = {t.topic_name: t.topic_id for t in request.topic_states}
+    for _, s, e in results:
+        topic = topics.get(s.topic_name)
+        if topic is None:
+            topic = topics[s.topic_name] = LeaderAndIsrTopicError(
+                topic_id=ids.get(s.topic_name, _ZERO_UUID)
+            )
+        topic.partition_errors.append(
+            LeaderAndIsrPartitionError(partition_index=s.partition_index, error_code=e)
+        )
+    return LeaderAndIsrResponse(error_code=code, topics=list(topics.values()))
+
+
+def error_response(
+    request: LeaderAndIsrRequest, version: int, code: int, message: str | None
+) -> LeaderAndIsrResponse:
+    """LeaderAndIsrRequest.getErrorResponse: the error at the top and on every partition."""
+    return _respond(request, version, code, [(t, s, code) for t, s in _states(request, version)])
+
+
+async def handle(ctx: RequestContext, request: LeaderAndIsrRequest) -> LeaderAndIsrResponse:
+    version = ctx.version
+    if not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):  # authorizeClusterOperation
+        return error_response(request, version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
+    epochs = await control.read_epochs(ctx)
+    release = ctx.broker.settings.kafka_version
+    epoch_error = control.broker_epoch_error(request.broker_epoch, epochs.broker_epoch, release)
+    if epoch_error is None and request.controller_epoch < epochs.controller_epoch:
+        epoch_error = error_codes.STALE_CONTROLLER_EPOCH
+    if epoch_error is not None:
+        control.log_refused(
+            ctx, "LeaderAndIsr", epoch_error, request.controller_epoch, request.broker_epoch
+        )
+        return error_response(request, version, epoch_error, None)
+    results = [
+        (topic_id, s, _decide(ctx, topic_id, s)) for topic_id, s in _states(request, version)
+    ]
+    return _respond(request, version, error_codes.NONE, results)
+
+
+def _decide(ctx: RequestContext, topic_id: uuid.UUID | None, s: LeaderAndIsrPartitionState) -> int:
+    """One partition, as ReplicaManager.becomeLeaderOrFollower decides it."""
+    logs = ctx.broker.logs
+    log = logs.get(s.topic_name, s.partition_index)
+    topic = ctx.broker.image.topics.get(s.topic_name)
+    held = topic.partitions.get(s.partition_index) if topic is not None else None
+    # Partition.getLeaderEpoch: -1 for a partition the broker does not host yet.
+    current = held.leader_epoch if held is not None and log is not None else -1
+    log_id = log.topic_id if log is not None else None
+    if topic_id is not None and log_id is not None and topic_id != log_id:
+        return error_codes.INCONSISTENT_TOPIC_ID
+    if s.leader_epoch > current:
+        if ctx.broker.broker_id not in s.replicas:
+            return error_codes.UNKNOWN_TOPIC_OR_PARTITION
+        logs.get_or_create(s.topic_name, s.partition_index, topic_id)
+        return error_codes.NONE
+    if s.leader_epoch == current and topic_id is not None and log is not None and log_id is None:
+        log.topic_id = topic_id
+        return error_codes.NONE
+    return error_codes.STALE_CONTROLLER_EPOCH

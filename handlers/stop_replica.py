@@ -1,0 +1,134 @@
+"""StopReplica (key 5): the controller telling a broker to stop replicas (and maybe delete
+them). v0 from 0.10.0, v1 from 2.2 (broker epoch, grouped by topic, KIP-380), v2 from 2.4
+(flexible), v3 from 2.6 (per-partition leader epoch and delete flag, KIP-570), v4 from 3.4
+(KRaft controller flag, KIP-866).
+
+As a ZooKeeper-mode broker answers it from any sender (KafkaApis.handleStopReplicaRequest,
+ReplicaManager.stopReplicas; docs/kafka-behaviour.md §20):
+1. CLUSTER_ACTION on the cluster, else CLUSTER_AUTHORIZATION_FAILED everywhere;
+2. a broker epoch (v1+) below this broker's registration: STALE_BROKER_EPOCH, no partitions
+   (a newer one before 2.6: UNKNOWN_SERVER_ERROR on every partition, KAFKA-9839);
+3. a controller epoch below `/controller_epoch`: STALE_CONTROLLER_EPOCH, no partitions;
+4. per partition hosted here (a log exists): a leader epoch (v3+) older than the one the
+   broker holds is FENCED_LEADER_EPOCH; the sentinels -1 (no epoch: v0-v2) and -2 (topic
+   being deleted), or an epoch at least as new, stop it: NONE. A partition not hosted is
+   NONE too (Kafka deletes leftover files of it).
+
+"Stopped" in zkbroker: there is no replica fetcher to stop, so stopping without deletion
+changes nothing. Deletion: a zkbroker partition log holds every replica's copy at once
+(design.md, the data plane), so deleting it deletes the data of the replicas Kafka would
+keep. It is deleted only when Kafka would delete every copy: the topic is gone from, or
+being deleted in, ZooKeeper (the controller's topic deletion). Otherwise the log stays and
+the answer is still NONE (this broker's replica is the one "deleted").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from broker.protocol import error_codes
+from broker.protocol.messages.stop_replica import (
+    StopReplicaPartitionError,
+    StopReplicaRequest,
+    StopReplicaResponse,
+)
+from handlers.context import RequestContext
+from handlers.support import authorization as auth
+from handlers.support import control_requests as control
+
+API_KEY = 5
+MIN_VERSION = 0
+MAX_VERSION = 4
+
+
+@dataclass(frozen=True)
+class _Stop:
+    topic: str
+    partition: int
+    leader_epoch: int
+    delete: bool
+
+
+def _stops(request: StopReplicaRequest, version: int) -> list[_Stop]:
+    if version == 0:
+        return [
+            _Stop(p.topic_name, p.partition_index, control.NO_EPOCH, request.delete_partitions)
+            for p in request.ungrouped_partitions
+        ]
+    if version < 3:
+        return [
+            _Stop(t.name, p, control.NO_EPOCH, request.delete_partitions)
+            for t in request.topics
+            for p in t.partition_indexes
+        ]
+    return [
+        _Stop(t.topic_name, p.partition_index, p.leader_epoch, p.delete_partition)
+        for t in request.topic_states
+        for p in t.partition_states
+    ]
+
+
+def error_response(
+    request: StopReplicaRequest, version: int, code: int, message: str | None
+) -> StopReplicaResponse:
+    """StopReplicaRequest.getErrorResponse: the error at the top and on every partition."""
+    return StopReplicaResponse(
+        error_code=code,
+        partition_errors=[
+            StopReplicaPartitionError(
+                topic_name=s.topic, partition_index=s.partition, error_code=code
+            )
+            for s in _stops(request, version)
+        ],
+    )
+
+
+async def handle(ctx: RequestContext, request: StopReplicaRequest) -> StopReplicaResponse:
+    version = ctx.version
+    if not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):  # authorizeClusterOperation
+        return error_response(request, version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
+    epochs = await control.read_epochs(ctx)
+    release = ctx.broker.settings.kafka_version
+    epoch_error = control.broker_epoch_error(request.broker_epoch, epochs.broker_epoch, release)
+    if epoch_error is None and request.controller_epoch < epochs.controller_epoch:
+        epoch_error = error_codes.STALE_CONTROLLER_EPOCH
+    if epoch_error is not None:
+        control.log_refused(
+            ctx, "StopReplica", epoch_error, request.controller_epoch, request.broker_epoch
+        )
+    if epoch_error in (error_codes.STALE_BROKER_EPOCH, error_codes.STALE_CONTROLLER_EPOCH):
+        return StopReplicaResponse(error_code=epoch_error)  # no partitions, as Kafka's
+    if epoch_error is not None:
+        return error_response(request, version, epoch_error, None)
+    answers = []
+    doomed: set[str] = set()
+    for s in _stops(request, version):
+        code = _decide(ctx, s)
+        if code == error_codes.NONE and s.delete and _every_copy_goes(ctx, s.topic):
+            doomed.add(s.topic)
+        answers.append(
+            StopReplicaPartitionError(
+                topic_name=s.topic, partition_index=s.partition, error_code=code
+            )
+        )
+    for topic in sorted(doomed):
+        ctx.broker.logs.delete_topic(topic)
+    return StopReplicaResponse(error_code=error_codes.NONE, partition_errors=answers)
+
+
+def _decide(ctx: RequestContext, s: _Stop) -> int:
+    if ctx.broker.logs.get(s.topic, s.partition) is None:
+        return error_codes.NONE  # HostedPartition.None
+    topic = ctx.broker.image.topics.get(s.topic)
+    held = topic.partitions.get(s.partition) if topic is not None else None
+    current = held.leader_epoch if held is not None else -1
+    if s.leader_epoch in (control.NO_EPOCH, control.EPOCH_DURING_DELETE):
+        return error_codes.NONE
+    if s.leader_epoch >= current:
+        return error_codes.NONE
+    return error_codes.FENCED_LEADER_EPOCH
+
+
+def _every_copy_goes(ctx: RequestContext, topic: str) -> bool:
+    image = ctx.broker.image
+    return topic not in image.topics or topic in image.topics_being_deleted

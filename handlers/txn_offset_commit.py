@@ -1,0 +1,178 @@
+"""TxnOffsetCommit (key 28), versions 0-4: a consumer group's offsets inside a transaction.
+
+Kafka 3.9's ``KafkaApis.handleTxnOffsetCommitRequest`` and ``GroupCoordinator.
+handleTxnCommitOffsets`` / ``doTxnCommitOffsets`` with ``GroupMetadataManager.storeOffsets``
+(docs/kafka-behaviour.md §17):
+- a partition missing from this broker's metadata: UNKNOWN_TOPIC_OR_PARTITION (the rest go on);
+- the group: an empty id INVALID_GROUP_ID, then the coordinator's status
+  (COORDINATOR_NOT_AVAILABLE without ``__consumer_offsets``, COORDINATOR_LOAD_IN_PROGRESS,
+  NOT_COORDINATOR);
+- from 3.6 (KIP-890 part 1), when the producer has no ongoing transaction in the group's
+  ``__consumer_offsets`` partition, the transaction coordinator verifies the partition is in
+  the transaction; a refusal is answered as Produce maps it, then
+  ``maybeConvertOffsetCommitError`` (NOT_ENOUGH_REPLICAS -> COORDINATOR_NOT_AVAILABLE);
+- a missing group is created Empty; v3+ generation, member and instance checks (KIP-447);
+  metadata over ``offset.metadata.max.bytes``: OFFSET_METADATA_TOO_LARGE; the rest is written as
+  the producer's transactional records and stays pending until the transaction's marker
+  (``GroupStateMachine.commit_txn_offsets``).
+
+Authorization first (with an authorizer): WRITE on the transactional id, then READ on the
+group, else the error on every partition (TRANSACTIONAL_ID_ / GROUP_AUTHORIZATION_FAILED); then
+READ per topic: a topic without it is TOPIC_AUTHORIZATION_FAILED, before the unknown check.
+
+Deliberately not here: ZooKeeper-registry groups (transactional offsets live only in
+``__consumer_offsets``, as in Kafka).
+"""
+
+from __future__ import annotations
+
+from broker.groups.classic_group import CommittedOffset
+from broker.groups.coordinator import OFFSETS_TOPIC, now_ms
+from broker.protocol import error_codes
+from broker.protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+    TxnOffsetCommitResponsePartition,
+    TxnOffsetCommitResponseTopic,
+)
+from broker.rules.producer_state import verification_error
+from handlers.context import RequestContext
+from handlers.support import authorization as auth
+from handlers.support.group_coordination import coordinator, group_status, offsets_topic_ready
+from handlers.support.partitions import Located, locate, open_log
+
+API_KEY = 28
+MIN_VERSION = 0
+MAX_VERSION = 4
+
+VERIFICATION_RELEASE = (3, 6)  # KIP-890 part 1
+GROUP_METADATA_VERSION = 3  # KIP-447: generation, member id, instance id
+
+# GroupMetadataManager.maybeConvertOffsetCommitError for what verification can answer.
+_CONVERTED = {
+    error_codes.NOT_ENOUGH_REPLICAS: error_codes.COORDINATOR_NOT_AVAILABLE,
+    error_codes.UNKNOWN_TOPIC_OR_PARTITION: error_codes.COORDINATOR_NOT_AVAILABLE,
+    error_codes.NOT_LEADER_OR_FOLLOWER: error_codes.NOT_COORDINATOR,
+}
+
+TopicPartition = tuple[str, int]
+
+
+async def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
+    image = ctx.image
+    readable: set[str] | None = None
+    if auth.has_authorizer(ctx):
+        if not auth.authorize(ctx, auth.WRITE, auth.TRANSACTIONAL_ID, request.transactional_id):
+            code = error_codes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            return error_response(request, ctx.version, code, None)
+        if not auth.authorize(ctx, auth.READ, auth.GROUP, request.group_id):
+            code = error_codes.GROUP_AUTHORIZATION_FAILED
+            return error_response(request, ctx.version, code, None)
+        readable = auth.filter_authorized(
+            ctx, auth.READ, auth.TOPIC, {t.name for t in request.topics}
+        )
+    codes: dict[TopicPartition, int] = {}
+    wanted: dict[TopicPartition, CommittedOffset] = {}
+    now = now_ms()
+    for topic in request.topics:
+        known = image.topics.get(topic.name)
+        denied = readable is not None and topic.name not in readable
+        for p in topic.partitions:
+            tp = (topic.name, p.partition_index)
+            if denied:
+                codes[tp] = error_codes.TOPIC_AUTHORIZATION_FAILED
+            elif known is None or p.partition_index not in known.partitions:
+                codes[tp] = error_codes.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                wanted[tp] = CommittedOffset(
+                    offset=p.committed_offset,
+                    leader_epoch=p.committed_leader_epoch if ctx.version >= 2 else -1,
+                    metadata=p.committed_metadata or "",
+                    commit_timestamp=now,
+                    expire_timestamp=None,
+                )
+    if wanted:
+        codes.update(await _commit(ctx, request, wanted, now))
+    return _response(request, codes)
+
+
+async def _commit(
+    ctx: RequestContext,
+    request: TxnOffsetCommitRequest,
+    wanted: dict[TopicPartition, CommittedOffset],
+    now: int,
+) -> dict[TopicPartition, int]:
+    group_id = request.group_id
+    if not group_id:
+        return dict.fromkeys(wanted, error_codes.INVALID_GROUP_ID)
+    if not offsets_topic_ready(ctx):
+        return dict.fromkeys(wanted, error_codes.COORDINATOR_NOT_AVAILABLE)
+    status = group_status(ctx, group_id)
+    if status != error_codes.NONE:
+        return dict.fromkeys(wanted, status)
+    verified = await _verify(ctx, request)
+    if verified != error_codes.NONE:
+        return dict.fromkeys(wanted, _CONVERTED.get(verified, verified))
+    with_members = ctx.version >= GROUP_METADATA_VERSION
+    gc = coordinator(ctx)
+    result = gc.machine.commit_txn_offsets(
+        group_id,
+        request.producer_id,
+        request.producer_epoch,
+        request.member_id if with_members else "",
+        request.group_instance_id if with_members else None,
+        request.generation_id if with_members else -1,
+        wanted,
+        now,
+    )
+    gc.touch(group_id)
+    return result
+
+
+async def _verify(ctx: RequestContext, request: TxnOffsetCommitRequest) -> int:
+    """KIP-890 part 1 for the group's ``__consumer_offsets`` partition (3.6+)."""
+    if ctx.release < VERIFICATION_RELEASE:
+        return error_codes.NONE
+    partition = coordinator(ctx).partition_for(request.group_id)
+    if partition is None:
+        return error_codes.COORDINATOR_NOT_AVAILABLE
+    located = locate(ctx.image, ctx.broker.broker_id, OFFSETS_TOPIC, partition)
+    if not isinstance(located, Located):
+        return located
+    log, _config = await open_log(ctx, located)
+    pid, epoch = request.producer_id, request.producer_epoch
+    entry = log.producers.entries.get(pid)
+    if pid in log.transactions.ongoing and entry is not None and entry.epoch == epoch:
+        return error_codes.NONE
+    answers = await ctx.broker.transaction_coordinator.verify_for_produce(
+        request.transactional_id, pid, epoch, [(OFFSETS_TOPIC, partition)]
+    )
+    code = answers.get((OFFSETS_TOPIC, partition), error_codes.UNKNOWN_SERVER_ERROR)
+    return verification_error(code)
+
+
+def _response(
+    request: TxnOffsetCommitRequest, codes: dict[TopicPartition, int]
+) -> TxnOffsetCommitResponse:
+    return TxnOffsetCommitResponse(
+        topics=[
+            TxnOffsetCommitResponseTopic(
+                name=topic.name,
+                partitions=[
+                    TxnOffsetCommitResponsePartition(
+                        partition_index=p.partition_index,
+                        error_code=codes[(topic.name, p.partition_index)],
+                    )
+                    for p in topic.partitions
+                ],
+            )
+            for topic in request.topics
+        ]
+    )
+
+
+def error_response(
+    request: TxnOffsetCommitRequest, version: int, code: int, message: str | None
+) -> TxnOffsetCommitResponse:
+    codes = {(t.name, p.partition_index): code for t in request.topics for p in t.partitions}
+    return _response(request, codes)
