@@ -1,4 +1,5 @@
-"""Kafka's ZooKeeper ACL authorizer (``kafka.security.authorizer.AclAuthorizer``, 3.9).
+"""Kafka's ZooKeeper ACL authorizer (``kafka.security.authorizer.AclAuthorizer``, 3.9;
+docs/kafka-behaviour.md §21).
 
 - On when ``authorizer.class.name`` is ``kafka.security.authorizer.AclAuthorizer`` (or the
   pre-2.4 ``kafka.security.auth.SimpleAclAuthorizer``); configured by ``super.users``

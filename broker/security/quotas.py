@@ -1,6 +1,7 @@
 """Client quotas of a broker: the quota values of every entity (kept current by the config
 watcher) and the per-broker sensors that turn traffic into throttle times, as Kafka's
-`ClientQuotaManager` (produce, fetch) and `ClientRequestQuotaManager` (request) do.
+`ClientQuotaManager` (produce, fetch) and `ClientRequestQuotaManager` (request) do
+(docs/kafka-behaviour.md §22).
 
 * `ClientQuotaConfigs` (one per process, `MetadataImage.client_quotas`): sanitized entity path
   below /config (`users/alice`, `users/<default>/clients/app`, `clients/<default>`) -> quota
