@@ -147,7 +147,10 @@ class Cluster:
         if security is not None:
             if settings is not None:
                 raise ValueError("give security with options, not with a Settings")
-            self.security = security.prepare()
+            release = options.get("kafka_version")
+            self.security = security.prepare(
+                parse_release(release) if isinstance(release, str) else release
+            )
             options["listener_name"] = self.security.listener_name
             options["broker_configs"] = (
                 *tuple(options.get("broker_configs", ())),

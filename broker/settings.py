@@ -16,6 +16,11 @@ from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, Release, release
 from broker.rules.acl_matching import AUTHORIZER_ONLY_CONFIGS, parse_super_users
 from broker.rules.broker_config_catalog import broker_config_key
 from broker.rules.config_catalog import InvalidConfig, validate_value
+from broker.security.inter_broker import (
+    InterBrokerSecurity,
+    inter_broker_listener_name,
+    inter_broker_security,
+)
 from broker.security.listener_config import PROTOCOLS, ListenerSecurity, listener_security
 from broker.security.tls import server_context
 from zk_layout.store.client import ZkAuth
@@ -158,6 +163,9 @@ class Settings:
             security = self.security_of(name)
             if security.tls:
                 server_context(security.configs)
+        # ... and with an inter-broker client it cannot build: a TLS client context, or a
+        # SASL login (mechanism among the listener's, the broker's username and password).
+        self.inter_broker_security()
 
     @property
     def listeners(self) -> tuple[tuple[str, str, int], ...]:
@@ -181,6 +189,18 @@ class Settings:
         if default_map is not None and "listener.security.protocol.map" not in configs:
             configs["listener.security.protocol.map"] = default_map
         return listener_security(configs, listener, self.kafka_version)
+
+    @property
+    def inter_broker_listener(self) -> str:
+        """The listener brokers reach each other on (`broker.security.inter_broker`)."""
+        return inter_broker_listener_name(dict(self.broker_configs), self.listener_name)
+
+    def inter_broker_security(self) -> InterBrokerSecurity:
+        """How a broker dials its peers' inter-broker listener; ValueError when Kafka would
+        not start with it."""
+        return inter_broker_security(
+            self.security_of(self.inter_broker_listener), self.kafka_version
+        )
 
     @property
     def listener_security(self) -> ListenerSecurity:
@@ -261,7 +281,9 @@ class Settings:
         if default_map is not None:
             # Kafka's default map names only the protocols (overridden by --broker-config).
             configs["listener.security.protocol.map"] = default_map
-        if listener != DEFAULT_LISTENER:
+        if listener != DEFAULT_LISTENER and "security.inter.broker.protocol" not in dict(
+            self.broker_configs
+        ):  # Kafka refuses both keys together
             configs["inter.broker.listener.name"] = listener
         rack = self.rack_of(broker_id)
         if rack is not None:
@@ -402,6 +424,8 @@ def _check_listeners(settings: Settings) -> None:
                     )
             ranges.append((name, port, port + count - 1))
     inter = dict(settings.broker_configs).get("inter.broker.listener.name")
+    if inter is None and "security.inter.broker.protocol" in dict(settings.broker_configs):
+        inter = settings.inter_broker_listener  # the listener named after the protocol
     if inter is not None and inter.strip().upper() not in names:
         raise ValueError(
             "requirement failed: inter.broker.listener.name must be a listener name defined in "

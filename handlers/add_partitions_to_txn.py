@@ -96,7 +96,8 @@ def _client_refusals(
     """v0-3's checks: WRITE on the transactional id, then on each (non-internal) topic."""
     if not auth.authorize(ctx, auth.WRITE, auth.TRANSACTIONAL_ID, transactional_id):
         return dict.fromkeys(partitions, error_codes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    topics = {t for t, _ in partitions if t not in INTERNAL_TOPICS}
+    # One name per partition: Kafka's resourceRefCount counts partitions here.
+    topics = [t for t, _ in partitions if t not in INTERNAL_TOPICS]
     writable = auth.filter_authorized(ctx, auth.WRITE, auth.TOPIC, topics)
     if all(t in writable for t, _ in partitions):
         return None

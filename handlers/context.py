@@ -137,6 +137,10 @@ class ConnectionInfo:
     # `tokenauth=true`): Kafka's KafkaPrincipal.tokenAuthenticated.
     principal: str = "User:ANONYMOUS"
     token_authenticated: bool = False
+    # Kafka's names for this connection (broker.rules.request_description): the network
+    # processor its Acceptor would have chosen and SocketServer's `local-remote-index` id.
+    processor: int = 0
+    kafka_connection_id: str = ""
 
 
 @dataclass
@@ -144,6 +148,8 @@ class RequestContext:
     header: RequestHeader
     broker: BrokerView
     connection: ConnectionInfo
+    # The request's bytes after its size prefix (what Kafka's request buffer holds).
+    size: int = 0
 
     @property
     def version(self) -> int:

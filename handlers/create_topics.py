@@ -3,8 +3,13 @@
 Kafka 2.8's order (docs/kafka-behaviour.md §2.1; KafkaApis.handleCreateTopicsRequest,
 ZkAdminManager.createTopics, AdminZkClient.validateTopicCreate):
 1. not the active controller: NOT_CONTROLLER for every topic, nothing else (every version);
-2. a name given twice: INVALID_REQUEST "Found multiple entries for this topic." on every
-   entry with that name, none of them created;
+2. `__cluster_metadata` (Topic.CLUSTER_METADATA_TOPIC_NAME): 3.9 -> INVALID_REQUEST
+   "Creation of internal topic __cluster_metadata is prohibited."; 3.4-3.8 leave it out of the
+   creatable topics, so (after the duplicate check) TOPIC_AUTHORIZATION_FAILED "Authorization
+   failed." with topic_config_error_code TOPIC_AUTHORIZATION_FAILED, authorizer or not; a name
+   given twice:
+   INVALID_REQUEST "Found multiple entries for this topic." on every entry with that name,
+   none of them created;
 3. then per topic, in request order and independently: already known -> TOPIC_ALREADY_EXISTS;
    null config values -> INVALID_REQUEST (2.8-3.2) / INVALID_CONFIG (3.3+); a count or
    replication factor together with assignments -> INVALID_REQUEST; -1/-1 resolved to the
@@ -40,9 +45,15 @@ Manual assignments larger than the limit get the same error. The placement, the 
 checks of a manual assignment and the loop over the request's topics run in slices
 (`broker.asyncutil`), so other clients of every broker of the process are served meanwhile.
 
-With an authorizer: CREATE on the cluster or on the topic, else TOPIC_AUTHORIZATION_FAILED
-"Authorization failed."; the v5+ configs are not hidden without DESCRIBE_CONFIGS (Kafka
-answers topic_config_error_code TOPIC_AUTHORIZATION_FAILED there: not emulated).
+With an authorizer (KafkaApis 2.4-3.9, ZkAdminManager.maybePopulateMetadataAndConfigs /
+populateIds): CREATE on the cluster (its denial not audited) or on the topic, else
+TOPIC_AUTHORIZATION_FAILED "Authorization failed.". DESCRIBE_CONFIGS on each topic (denials not
+audited) decides what a v5+ answer shows: without it `topic_config_error_code` is
+TOPIC_AUTHORIZATION_FAILED and the topic comes back without configs, with num_partitions and
+replication_factor -1 and (v7) a zero topic id, validate_only too. Kafka sets that code on
+every entry before anything else and clears it only where the creation itself then fails, so
+a duplicate or a topic refused CREATE keeps it, and one that fails validation, the quota or the
+timeout does not.
 Controller mutation quota (KIP-599, releases 2.7+; `broker.security.quotas.mutation_quota_for`):
 a topic that passed every check is charged its partition count before its write (never for
 validate_only); from v6 a topic met with the quota already exhausted is answered
@@ -102,6 +113,8 @@ MIN_VERSION = 0
 MAX_VERSION = 7
 
 ZERO_UUID = uuid.UUID(int=0)
+# Topic.CLUSTER_METADATA_TOPIC_NAME: KafkaApis 3.9 refuses to create it.
+METADATA_TOPIC = "__cluster_metadata"
 
 
 @dataclass
@@ -299,11 +312,14 @@ async def _validate_replica_lists(assignment: dict[int, list[int]], pacer: Pacer
         )
 
 
-def _result(name: str, error: ApiError) -> CreatableTopicResult:
+def _result(name: str, error: ApiError, configs_hidden: bool = False) -> CreatableTopicResult:
     return CreatableTopicResult(
         name=name,
         error_code=error.code,
         error_message=error.wire_message,
+        topic_config_error_code=(
+            error_codes.TOPIC_AUTHORIZATION_FAILED if configs_hidden else error_codes.NONE
+        ),
         num_partitions=-1,
         replication_factor=-1,
         configs=[],
@@ -356,10 +372,27 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
     quota = mutation_quota_for(
         ctx.broker, API_KEY, ctx.version, ctx.connection.principal, ctx.header.client_id
     )
-    # KafkaApis: CREATE on the cluster, else CREATE on each topic.
+    # KafkaApis: CREATE on the cluster, else CREATE on each topic; DESCRIBE_CONFIGS on each
+    # topic decides whether a v5+ answer shows its configs (neither denial is audited).
     may_create: set[str] | None = None
-    if auth.has_authorizer(ctx) and not auth.authorize_cluster(ctx, auth.CREATE):
-        may_create = auth.filter_authorized(ctx, auth.CREATE, auth.TOPIC, counts)
+    may_describe: set[str] | None = None
+    if auth.has_authorizer(ctx):
+        names = [n for n in counts if n != METADATA_TOPIC] if release >= (3, 4) else list(counts)
+        if not auth.authorize_cluster(ctx, auth.CREATE, log_if_denied=False):
+            may_create = auth.filter_authorized(ctx, auth.CREATE, auth.TOPIC, names)
+        may_describe = auth.filter_authorized(
+            ctx, auth.DESCRIBE_CONFIGS, auth.TOPIC, names, log_if_denied=False
+        )
+
+    # 3.4-3.8 leave __cluster_metadata out of the topics anyone may create (or see the configs
+    # of), with or without an authorizer: "Authorization failed."; 3.9 names the reason.
+    metadata_refused = (3, 4) <= release < (3, 9)
+
+    def hidden(name: str) -> bool:
+        """Kafka's topic_config_error_code: the configs are not the principal's to see."""
+        if metadata_refused and name == METADATA_TOPIC:
+            return True
+        return may_describe is not None and name not in may_describe
 
     # Validation runs topic by topic in request order, as Kafka's does (a topic validated
     # earlier counts as existing for later collision checks); the writes then go out
@@ -370,13 +403,23 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
     for topic in request.topics:
         if pacer.due():
             await pacer.pause()
-        if counts[topic.name] > 1:
-            error = ApiError(error_codes.INVALID_REQUEST, "Found multiple entries for this topic.")
+        if topic.name == METADATA_TOPIC and release >= (3, 9):
+            error = ApiError(
+                error_codes.INVALID_REQUEST,
+                f"Creation of internal topic {METADATA_TOPIC} is prohibited.",
+            )
             results.append(_result(topic.name, error))
             continue
-        if may_create is not None and topic.name not in may_create:
+        # Errors found before the creation keep Kafka's topic_config_error_code.
+        if counts[topic.name] > 1:
+            error = ApiError(error_codes.INVALID_REQUEST, "Found multiple entries for this topic.")
+            results.append(_result(topic.name, error, hidden(topic.name)))
+            continue
+        if (metadata_refused and topic.name == METADATA_TOPIC) or (
+            may_create is not None and topic.name not in may_create
+        ):
             error = ApiError(error_codes.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
-            results.append(_result(topic.name, error))
+            results.append(_result(topic.name, error, hidden(topic.name)))
             continue
         try:
             planned = await creator.plan(topic, pacer)
@@ -391,7 +434,9 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
         result = CreatableTopicResult(
             name=topic.name, error_code=error_codes.NONE, error_message=None
         )
-        if ctx.version >= 5:
+        if hidden(topic.name):
+            result.topic_config_error_code = error_codes.TOPIC_AUTHORIZATION_FAILED
+        elif ctx.version >= 5:
             _fill_metadata(result, planned, release, ctx.broker.broker_config)
         results.append(result)
         if not request.validate_only:
@@ -431,7 +476,9 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
         elif isinstance(outcome, BaseException):
             raise outcome
         else:
-            result.topic_id = outcome.topic_id or ZERO_UUID
+            # ZkAdminManager.populateIds: only for a principal allowed to see the configs.
+            if not hidden(result.name):
+                result.topic_id = outcome.topic_id or ZERO_UUID
             created[result.name] = outcome
 
     if controller is not None and expected:
@@ -457,6 +504,7 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
 def _timed_out(result: CreatableTopicResult) -> None:
     result.error_code = error_codes.REQUEST_TIMED_OUT
     result.error_message = None
+    result.topic_config_error_code = error_codes.NONE
     result.configs = []
     result.num_partitions = -1
     result.replication_factor = -1

@@ -5,7 +5,8 @@ AuthHelper.computeDescribeClusterResponse):
 - brokers: alive brokers with an endpoint for the listener the request arrived on, with
   their rack (null when unset); controller_id from the metadata image, -1 when unknown.
 - cluster_authorized_operations: when asked, the principal's cluster operations (every one
-  without an authorizer), Integer.MIN_VALUE otherwise.
+  without an authorizer; 0 without DESCRIBE on the cluster, checked and audited first),
+  Integer.MIN_VALUE otherwise.
 - v1 endpoint_type (KIP-919): 1 (brokers) is answered; 2 (controllers) asked of a broker
   gets MISMATCHED_ENDPOINT_TYPE, any other value UNSUPPORTED_ENDPOINT_TYPE, with Kafka's
   messages. From emulated release 3.7 a controller id that is not among the listed brokers
@@ -68,7 +69,12 @@ async def handle(ctx: RequestContext, request: DescribeClusterRequest) -> Descri
         controller_id=controller_id,
         brokers=brokers,
         cluster_authorized_operations=(
-            auth.authorized_operations(ctx, auth.CLUSTER, auth.CLUSTER_NAME)
+            # AuthHelper.computeDescribeClusterResponse: DESCRIBE on the cluster first, else 0.
+            (
+                auth.authorized_operations(ctx, auth.CLUSTER, auth.CLUSTER_NAME)
+                if auth.authorize_cluster(ctx, auth.DESCRIBE)
+                else 0
+            )
             if request.include_cluster_authorized_operations
             else acl_operations.NOT_REQUESTED
         ),

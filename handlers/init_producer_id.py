@@ -73,9 +73,10 @@ def _denied(ctx: RequestContext, transactional_id: str | None) -> int | None:
         if not auth.authorize(ctx, auth.WRITE, auth.TRANSACTIONAL_ID, transactional_id):
             return error_codes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
         return None
-    if auth.authorize_cluster(ctx, auth.IDEMPOTENT_WRITE) or auth.authorize_by_resource_type(
-        ctx, auth.WRITE, auth.TOPIC
-    ):
+    # KafkaApis: the IDEMPOTENT_WRITE denial is not audited (logIfDenied = false).
+    if auth.authorize_cluster(
+        ctx, auth.IDEMPOTENT_WRITE, log_if_denied=False
+    ) or auth.authorize_by_resource_type(ctx, auth.WRITE, auth.TOPIC):
         return None
     return error_codes.CLUSTER_AUTHORIZATION_FAILED
 

@@ -71,9 +71,11 @@ async def handle(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsR
                 group_id=group, protocol_type=PROTOCOL_TYPE, group_state=state, group_type=CLASSIC
             )
         )
-    if not auth.authorize_cluster(ctx, auth.DESCRIBE):
+    # KafkaApis: neither check's denial is audited (logIfDenied = false).
+    if not auth.authorize_cluster(ctx, auth.DESCRIBE, log_if_denied=False):
         # KafkaApis: without DESCRIBE on the cluster, only the groups it may DESCRIBE.
-        groups = [g for g in groups if auth.authorize(ctx, auth.DESCRIBE, auth.GROUP, g.group_id)]
+        may = auth.checker(ctx, log_if_denied=False)
+        groups = [g for g in groups if may(auth.DESCRIBE, auth.GROUP, g.group_id)]
     return ListGroupsResponse(error_code=error_codes.NONE, groups=groups)
 
 

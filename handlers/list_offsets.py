@@ -133,7 +133,7 @@ async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffset
     topics: list[ListOffsetsTopicResponse] = []
     unauthorized: list[ListOffsetsTopicResponse] = []
     describable = (
-        auth.filter_authorized(ctx, auth.DESCRIBE, auth.TOPIC, {t.name for t in request.topics})
+        auth.filter_authorized(ctx, auth.DESCRIBE, auth.TOPIC, [t.name for t in request.topics])
         if auth.has_authorizer(ctx)
         else None
     )

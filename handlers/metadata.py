@@ -28,8 +28,10 @@ Answered from the process's metadata image (docs/kafka-behaviour.md §8;
 - *_authorized_operations: when asked, what the principal may do (everything the resource
   type supports without an authorizer), Integer.MIN_VALUE otherwise.
 - With an authorizer (KafkaApis): topics without DESCRIBE are left out of "all topics" and
-  answered TOPIC_AUTHORIZATION_FAILED (by id: UNKNOWN_TOPIC_ID, no name) after the others when
-  named; auto-creation needs CREATE on the cluster or the topic, else TOPIC_AUTHORIZATION_FAILED.
+  answered TOPIC_AUTHORIZATION_FAILED (by id: with the id, no name) after the others when
+  named, without authorized operations (2.6+: the schema default; 2.3-2.5: 0); unknown ids
+  come first; auto-creation needs CREATE on the cluster or the topic, else
+  TOPIC_AUTHORIZATION_FAILED; cluster authorized operations need DESCRIBE on the cluster, else 0.
 
 - Auto-creation (2.8 AutoTopicCreationManager in ZooKeeper mode, on any broker): a specific
   missing topic is created when `--auto-create-topics` is on and the request allows it
@@ -308,7 +310,7 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
         (lambda name: auth.authorized_operations(ctx, auth.TOPIC, name)) if secured else None,
     )
     # KafkaApis: topics without DESCRIBE are left out of "all topics", and answered
-    # TOPIC_AUTHORIZATION_FAILED (UNKNOWN_TOPIC_ID by id) after the others when named.
+    # TOPIC_AUTHORIZATION_FAILED (with the id when asked by id) after the others when named.
     denied: list[MetadataResponseTopic] = []
     by_id = (
         version >= 12
@@ -316,7 +318,8 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
         and request.topics is not None
         and any(t.topic_id != ZERO_UUID for t in request.topics)
     )
-    allowed_to = auth.checker(ctx)
+    # KafkaApis: denials are not audited for "all topics" (logIfDenied = !isAllTopics).
+    allowed_to = auth.checker(ctx, log_if_denied=requested is not None)
     if requested is None:
         for topic in list(image.visible_topics()):
             if secured and not allowed_to(auth.DESCRIBE, auth.TOPIC, topic.name):
@@ -327,6 +330,7 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
     elif by_id:
         assert request.topics is not None
         seen: set[uuid.UUID] = set()
+        known = []
         for t in request.topics:
             if t.topic_id == ZERO_UUID or t.topic_id in seen:
                 continue
@@ -335,12 +339,15 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
                 await pacer.pause()
             by_id_topic = image.topic_by_id(t.topic_id)
             found = image.listed_topic(by_id_topic.name) if by_id_topic else None
-            if found is not None and not auth.authorize(ctx, auth.DESCRIBE, auth.TOPIC, found.name):
-                denied.append(_missing(None, t.topic_id, error_codes.UNKNOWN_TOPIC_ID))
-            elif found is None:
+            if found is None:  # KafkaApis answers unknown ids before every other topic
                 topics.append(_missing(None, t.topic_id, error_codes.UNKNOWN_TOPIC_ID))
+            elif not auth.authorize(ctx, auth.DESCRIBE, auth.TOPIC, found.name):
+                # "Topic IDs are not considered sensitive information" (KafkaApis 3.1+).
+                denied.append(_missing(None, t.topic_id, error_codes.TOPIC_AUTHORIZATION_FAILED))
             else:
-                topics.append(await render.topic(found, pacer))
+                known.append(found)
+        for found in known:
+            topics.append(await render.topic(found, pacer))
     else:
         auto_create = ctx.broker.settings.auto_create_topics and (
             version < 4 or request.allow_auto_topic_creation
@@ -361,7 +368,11 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
                     missing.append(name)
                 if pacer.due():
                     await pacer.pause()
-            if missing and secured and not auth.authorize_cluster(ctx, auth.CREATE):
+            if (
+                missing
+                and secured
+                and not auth.authorize_cluster(ctx, auth.CREATE, log_if_denied=False)
+            ):
                 may_create = auth.filter_authorized(ctx, auth.CREATE, auth.TOPIC, missing)
                 no_create = [n for n in missing if n not in may_create]
                 # Kafka lists these after the authorized topics, before the undescribable.
@@ -383,10 +394,10 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
             else:  # UNKNOWN_TOPIC_OR_PARTITION or INVALID_TOPIC_EXCEPTION, when encoded
                 topics.add_source(name)
     for answer in denied:
-        if secured and request.include_topic_authorized_operations and answer.name:
-            answer.topic_authorized_operations = auth.authorized_operations(
-                ctx, auth.TOPIC, answer.name
-            )
+        # KafkaApis computes authorized operations for the topics it answers only; a refused
+        # one keeps the schema default (2.6+) or TopicMetadata's 0 (2.3-2.5).
+        if secured and ctx.release < (2, 6):
+            answer.topic_authorized_operations = 0
         topics.append(answer)
 
     return MetadataResponse(
@@ -396,7 +407,12 @@ async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataRespo
         controller_id=image.controller_id,
         topics=topics,
         cluster_authorized_operations=(
-            auth.authorized_operations(ctx, auth.CLUSTER, auth.CLUSTER_NAME)
+            # KafkaApis: DESCRIBE on the cluster first, else 0.
+            (
+                auth.authorized_operations(ctx, auth.CLUSTER, auth.CLUSTER_NAME)
+                if auth.authorize_cluster(ctx, auth.DESCRIBE)
+                else 0
+            )
             if secured and request.include_cluster_authorized_operations
             else acl_operations.cluster_operations(request.include_cluster_authorized_operations)
         ),

@@ -76,9 +76,11 @@ async def handle(
     topics: list[OffsetForLeaderTopicResult] = []
     unauthorized: list[OffsetForLeaderTopicResult] = []
     describable: set[str] | None = None
-    if auth.has_authorizer(ctx) and not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):
+    if auth.has_authorizer(ctx) and not auth.authorize_cluster(
+        ctx, auth.CLUSTER_ACTION, log_if_denied=False
+    ):
         describable = auth.filter_authorized(
-            ctx, auth.DESCRIBE, auth.TOPIC, {t.topic for t in request.topics}
+            ctx, auth.DESCRIBE, auth.TOPIC, [t.topic for t in request.topics]
         )
     for topic in request.topics:
         if describable is not None and topic.topic not in describable:

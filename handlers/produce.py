@@ -233,7 +233,7 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
                 auth.TRANSACTIONAL_ID_DENIED,
             )
         writable = auth.filter_authorized(
-            ctx, auth.WRITE, auth.TOPIC, {t.name for t in request.topic_data}
+            ctx, auth.WRITE, auth.TOPIC, [t.name for t in request.topic_data]
         )
     internal_allowed = ctx.header.client_id == ADMIN_CLIENT_ID
     pacer = Pacer()

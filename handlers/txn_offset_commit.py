@@ -69,7 +69,7 @@ async def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOff
             code = error_codes.GROUP_AUTHORIZATION_FAILED
             return error_response(request, ctx.version, code, None)
         readable = auth.filter_authorized(
-            ctx, auth.READ, auth.TOPIC, {t.name for t in request.topics}
+            ctx, auth.READ, auth.TOPIC, [t.name for t in request.topics]
         )
     codes: dict[TopicPartition, int] = {}
     wanted: dict[TopicPartition, CommittedOffset] = {}

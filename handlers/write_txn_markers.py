@@ -9,7 +9,8 @@ for ``__consumer_offsets``, the group coordinator's pending transactional offset
 The answer lists the markers by producer id and their partitions by topic, as Kafka's does.
 
 With an authorizer the sender needs CLUSTER_ACTION on the cluster (``authorizeClusterOperation``),
-else every partition is CLUSTER_AUTHORIZATION_FAILED (``getErrorResponse``).
+else every partition is CLUSTER_AUTHORIZATION_FAILED (``getErrorResponse``); 3.9 first accepts
+ALTER on the cluster instead (its denial not audited).
 
 Deliberately not here: the message-format check (every log here is magic 2).
 """
@@ -35,7 +36,10 @@ MAX_VERSION = 1
 
 
 async def handle(ctx: RequestContext, request: WriteTxnMarkersRequest) -> WriteTxnMarkersResponse:
-    if not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):
+    altering = ctx.release >= (3, 9) and auth.authorize_cluster(
+        ctx, auth.ALTER, log_if_denied=False
+    )
+    if not altering and not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):
         return error_response(request, ctx.version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
     pacer = Pacer()
     results: list[WritableTxnMarkerResult] = []

@@ -12,6 +12,7 @@
   ALTER_CONFIGS implies DESCRIBE_CONFIGS. A match is on principal (or ``User:*``), host (or
   ``*``) and operation (or ALL).
 
+* ``explain`` is the same decision with its reason and matching entry, for the audit log.
 * ``authorize_by_resource_type`` is ``AclAuthorizer.authorizeByResourceType`` (InitProducerId
   without a transactional id: WRITE on any topic): an exact operation or ALL, no implication.
 
@@ -290,16 +291,7 @@ def _matching(
     host: str,
     perm: int,
 ) -> bool:
-    for entries in groups:
-        for e in entries:
-            if (
-                e.permission == perm
-                and (e.principal == principal or e.principal == WILDCARD_PRINCIPAL)
-                and (e.operation in operations or e.operation == ALL)
-                and (e.host == WILDCARD_HOST or e.host == host)
-            ):
-                return True
-    return False
+    return _first_matching(groups, operations, principal, host, perm) is not None
 
 
 def authorize(
@@ -330,6 +322,62 @@ def authorize(
         index.decisions.clear()
     index.decisions[key] = decided
     return decided
+
+
+def _first_matching(
+    groups: list[frozenset[Entry]],
+    operations: tuple[int, ...],
+    principal: str,
+    host: str,
+    perm: int,
+) -> Entry | None:
+    for entries in groups:
+        for e in entries:
+            if (
+                e.permission == perm
+                and (e.principal == principal or e.principal == WILDCARD_PRINCIPAL)
+                and (e.operation in operations or e.operation == ALL)
+                and (e.host == WILDCARD_HOST or e.host == host)
+            ):
+                return e
+    return None
+
+
+# Why a decision went the way it did (the audit log's `reason`).
+SUPER_USER, NO_ACLS_FOUND, DENY_ACL, ALLOW_ACL, NO_MATCHING_ALLOW = (
+    "super_user",
+    "no_acls_found",
+    "deny_acl",
+    "allow_acl",
+    "no_matching_allow_acl",
+)
+
+
+def explain(
+    index: AclIndex,
+    config: AuthorizerConfig,
+    principal: str,
+    host: str,
+    operation: int,
+    resource_type: int,
+    name: str,
+) -> tuple[bool, str, Entry | None]:
+    """`authorize` with what decided it, for the audit log (AclAuthorizer's debug lines: "is a
+    super user", "No acl found for resource", "... based on acl = ..."): the decision, one of
+    the reasons above and the entry that matched. Not memoized: only audited decisions ask."""
+    if principal in config.super_users:
+        return True, SUPER_USER, None
+    groups = index.applicable(resource_type, name)
+    if not groups:
+        return config.allow_if_no_acls, NO_ACLS_FOUND, None
+    deny = _first_matching(groups, (operation,), principal, host, DENY)
+    if deny is not None:
+        return False, DENY_ACL, deny
+    implied = _IMPLIED_BY.get(operation, (operation,))
+    allow = _first_matching(groups, implied, principal, host, ALLOW)
+    if allow is not None:
+        return True, ALLOW_ACL, allow
+    return False, NO_MATCHING_ALLOW, None
 
 
 def authorized_operations_bits(

@@ -182,6 +182,11 @@ class BrokerConfig:
             names = set(broker_config_keys(self.release))
             for layer in (self.static, self.dynamic_default, self.dynamic_broker):
                 names.update(n for n, _ in layer)
+            if normalize_release(self.release) < (1, 1):
+                # AdminManager 0.11-1.0 lists `config.values` only: originals that are not
+                # KafkaConfig keys (super.users, allow.everyone.if.no.acl.found) are left out;
+                # 1.1+ adds `config.originals`, shown as sensitive (ConfigHelper.allConfigs).
+                names = {n for n in names if broker_config_key(n, self.release) is not None}
         else:
             names = {n for n, _ in self.dynamic_default}
         return [self._entry(name, per_broker) for name in sorted(names)]

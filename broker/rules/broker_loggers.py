@@ -10,7 +10,8 @@ The loggers here are those Kafka's stock `config/log4j.properties` configures (w
 levels; 3.x adds `org.apache.kafka.controller`) plus the class loggers of the broker parts a
 ZooKeeper-mode admin request goes through, which a running Kafka broker always has. Levels
 are per broker and last as long as the broker object; they do not change zkbroker's own
-(Python) logging, which is process-wide.
+(Python) logging, which is process-wide, except that `kafka.authorizer.logger`'s level also
+decides which authorizer audit lines the broker writes (`handlers.support.authorization`).
 
 `check_op` raises `LoggerOpError` with the code and message the emulated release answers;
 the three generations (2.4-3.1 inside ZkAdminManager, 3.2-3.6 ConfigAdminManager, 3.7+

@@ -16,13 +16,24 @@ docs/kafka-behaviour.md §21).
 - Create: a name with ``/`` or unknown elements is INVALID_REQUEST "Failed to create ACL";
   PREFIXED needs ``inter.broker.protocol.version`` >= 2.0 (UNSUPPORTED_VERSION).
 - Matching and the decision: ``broker.rules.acl_matching``.
+- The audit log (``logAuditMessage``): ``decide`` with an ``Audit`` logs the decision as one
+  structlog event ``authorizer.audit`` on the logger ``kafka.authorizer.logger``, denied at
+  INFO and allowed at DEBUG, with the parts of Kafka's line as fields (``principal``, ``result``
+  ``Allowed``/``Denied``, ``operation`` ``Describe``, ``host``, ``resource``
+  ``Topic:LITERAL:name``, ``request`` the ApiKeys name, ``resource_ref_count``) and what its
+  debug lines add (``reason``: ``super_user``, ``no_acls_found``, ``deny_acl``, ``allow_acl``
+  or ``no_matching_allow_acl``; ``acl``: the entry that matched, as AclEntry prints it). Whether
+  a call is logged (``Action.logIfAllowed`` / ``logIfDenied``, the levels) is the caller's
+  ``Audit`` (``handlers.support.authorization``); without one a decision costs what it did.
+  Kafka's TRACE lines (decisions with a log flag off, authorized-operations probes) are not
+  emitted: Python logging has no TRACE level.
 
 Kafka's behaviour followed here: AclAuthorizer.scala, ZkAclStore/ZkAclChangeStore.scala.
 
 Deliberately not here: the request-level rules (KafkaApis/AclApis: SECURITY_DISABLED, the
-CLUSTER name; see ``handlers/*_acls.py``), the audit log's exact lines, an
-``authorizer.zookeeper.url`` of its own (the broker's ZooKeeper session is used), and
-``authorizeByResourceType``.
+CLUSTER name; see ``handlers/*_acls.py``), an ``authorizer.zookeeper.url`` of its own (the
+broker's ZooKeeper session is used), and ``authorizeByResourceType``'s matching
+(``broker.rules.acl_matching``).
 """
 
 from __future__ import annotations
@@ -55,6 +66,8 @@ from zk_layout.release import Release
 from zk_layout.store import Watch, ZkStore
 
 log = structlog.get_logger(__name__)
+#: Kafka's audit logger (AclAuthorizer.authorizerLogger), also a stdlib logger of that name.
+AUDIT_LOGGER = "kafka.authorizer.logger"
 
 AUTHORIZER_CLASSES = frozenset(
     {"kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer"}
@@ -76,6 +89,37 @@ def config_from(configs: Mapping[str, str]) -> m.AuthorizerConfig:
         super_users=m.parse_super_users(configs.get(SUPER_USERS, "")),
         allow_if_no_acls=configs.get(ALLOW_EVERYONE, "false").strip().lower() == "true",
     )
+
+
+@dataclass(frozen=True)
+class Audit:
+    """How one request's decisions are audited: Kafka's ApiKeys name of the request and which
+    results are logged (the Action's flags, already narrowed by the log levels)."""
+
+    request: str
+    allowed: bool
+    denied: bool
+
+
+# SecurityUtils.resourceTypeName for the audit line of authorizeByResourceType's pattern.
+_NONE_RESOURCE = "UNKNOWN:NONE"
+
+
+def _acl_text(e: m.Entry) -> str:
+    """AclEntry.toString: ``User:alice has ALLOW permission for operations: READ from hosts: *``."""
+    permission = m.PERMISSION_NAMES.get(e.permission, "UNKNOWN").upper()
+    operation = _ENUM_NAMES.get(e.operation, "UNKNOWN")
+    return (
+        f"{e.principal} has {permission} permission for operations: {operation} "
+        f"from hosts: {e.host}"
+    )
+
+
+# AclOperation's enum names, as AclEntry.toString prints them.
+_ENUM_NAMES = {
+    op: "".join("_" + c if c.isupper() and i else c for i, c in enumerate(name)).upper()
+    for op, name in m.OPERATION_NAMES.items()
+}
 
 
 @dataclass(frozen=True)
@@ -124,6 +168,7 @@ class AclAuthorizer:
         self.index = m.AclIndex()
         self._lock = asyncio.Lock()
         self._log = log.bind(broker_id=broker_id)
+        self._audit_log = structlog.get_logger(AUDIT_LOGGER).bind(broker_id=broker_id)
         self._watches: list[Watch] = []
         self._seen: dict[str, int] = {LITERAL_ACL_CHANGES: -1, EXTENDED_ACL_CHANGES: -1}
         self._pending: dict[str, list[str]] = {}
@@ -166,6 +211,81 @@ class AclAuthorizer:
         self, principal: str, host: str, operation: int, resource_type: int, name: str
     ) -> bool:
         return m.authorize(self.index, self.config, principal, host, operation, resource_type, name)
+
+    def decide(
+        self,
+        principal: str,
+        host: str,
+        operation: int,
+        resource_type: int,
+        name: str,
+        audit: Audit,
+        ref_count: int = 1,
+    ) -> bool:
+        """authorizeAction with Kafka's audit line (logAuditMessage) when `audit` asks for it."""
+        allowed = m.authorize(
+            self.index, self.config, principal, host, operation, resource_type, name
+        )
+        if audit.allowed if allowed else audit.denied:
+            self._audit(principal, host, operation, resource_type, name, audit, ref_count)
+        return allowed
+
+    def _audit(
+        self,
+        principal: str,
+        host: str,
+        operation: int,
+        resource_type: int,
+        name: str,
+        audit: Audit,
+        ref_count: int,
+    ) -> None:
+        allowed, reason, entry = m.explain(
+            self.index, self.config, principal, host, operation, resource_type, name
+        )
+        fields: dict[str, object] = {
+            "principal": principal,
+            "result": "Allowed" if allowed else "Denied",
+            "operation": m.OPERATION_NAMES.get(operation, str(operation)),
+            "host": host,
+            "resource": f"{m.RESOURCE_TYPE_NAMES.get(resource_type, 'Unknown')}:LITERAL:{name}",
+            "request": audit.request,
+            "resource_ref_count": ref_count,
+            "reason": reason,
+        }
+        if entry is not None:
+            fields["acl"] = _acl_text(entry)
+        if allowed:
+            self._audit_log.debug("authorizer.audit", **fields)
+        else:
+            self._audit_log.info("authorizer.audit", **fields)
+
+    def audit_by_resource_type(
+        self,
+        principal: str,
+        host: str,
+        operation: int,
+        resource_type: int,
+        allowed: bool,
+        audit: Audit,
+    ) -> None:
+        """authorizeByResourceType's audit line: its action names the pattern
+        ``<Type>:UNKNOWN:NONE``; a super user is allowed without one."""
+        if principal in self.config.super_users or not (audit.allowed if allowed else audit.denied):
+            return
+        fields: dict[str, object] = {
+            "principal": principal,
+            "result": "Allowed" if allowed else "Denied",
+            "operation": m.OPERATION_NAMES.get(operation, str(operation)),
+            "host": host,
+            "resource": f"{m.RESOURCE_TYPE_NAMES.get(resource_type, 'Unknown')}:{_NONE_RESOURCE}",
+            "request": audit.request,
+            "resource_ref_count": 0,
+        }
+        if allowed:
+            self._audit_log.debug("authorizer.audit", **fields)
+        else:
+            self._audit_log.info("authorizer.audit", **fields)
 
     def authorized_operations(
         self, principal: str, host: str, resource_type: int, name: str

@@ -10,9 +10,20 @@ becomes, when the cluster starts (`prepare`):
   `ssl.keystore.location`, a truststore and `ssl.client.auth` for mTLS,
   `connections.max.reauth.ms`, `ssl.principal.mapping.rules`;
 - for TLS, a fresh CA, a server certificate for `localhost`/`127.0.0.1`/`::1` and one client
-  certificate (CN=`client_cn`), PEM files in a temporary directory removed with the cluster;
+  certificate (CN=`client_cn`), PEM files in a temporary directory removed with the cluster
+  (or in `certificates_dir`, made once and kept, for clusters of several processes);
 - the SCRAM users' credentials, which the cluster writes to `/config/users/<user>` once it is
-  up (as kafka-configs would) and waits for every broker to know.
+  up (as kafka-configs would) and waits for every broker to know;
+- the brokers' own login towards each other, as a Kafka broker needs it on a secured
+  inter-broker listener (`broker.security.inter_broker`): `sasl.mechanism.inter.broker.protocol`
+  (`inter_broker_mechanism`, default the first mechanism) with the `username`/`password` of
+  `inter_broker_user` (default the first user) in that mechanism's JAAS config, and for TLS
+  the test CA as truststore, so brokers of clusters in other processes on the same ZooKeeper
+  (the same `Security` given to each; with TLS, the same `certificates_dir`, so that they
+  share one CA) reach each other's brokers with no further setup. With
+  the authorizer on, that user needs CLUSTER_ACTION (`super.users`), as in Kafka. With no
+  users at all the brokers log in as `zkbroker-inter-broker` with a random password nobody
+  installed: fine within one process, refused by brokers of another.
 
 `client_config(kind, user)` gives what a client needs: kafka-python / aiokafka keyword
 arguments or a confluent-kafka (librdkafka) config dict.
@@ -23,6 +34,7 @@ keystores, certificate rotation.
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import ssl
 import tempfile
@@ -31,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from broker.security.jaas import plain_jaas_config
+from broker.security.jaas import plain_jaas_config, scram_jaas_config
 from broker.security.listener_config import PROTOCOLS, SUPPORTED_MECHANISMS
 
 
@@ -46,6 +58,14 @@ class Security:
     principal_mapping_rules: str | None = None
     reauth_ms: int = 0
     scram_iterations: int = 4096
+    # The brokers' inter-broker login: a user of `users` (default the first) and a mechanism
+    # of `mechanisms` (default the first).
+    inter_broker_user: str | None = None
+    inter_broker_mechanism: str | None = None
+    # TLS certificates shared by clusters of several processes: made there once (by whichever
+    # process comes first), then reused, and never removed by a cluster. None: a fresh CA
+    # per cluster in a temporary directory, removed with it.
+    certificates_dir: str | None = None
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS or self.protocol == "PLAINTEXT":
@@ -55,6 +75,12 @@ class Security:
             raise ValueError(f"unsupported SASL mechanisms {unknown}")
         if self.client_auth not in ("none", "requested", "required"):
             raise ValueError("client_auth is none, requested or required")
+        if self.inter_broker_user is not None and self.inter_broker_user not in self.users:
+            raise ValueError(f"inter_broker_user {self.inter_broker_user!r} is not in users")
+        if self.inter_broker_mechanism is not None and (
+            not self.sasl or self.inter_broker_mechanism not in self.mechanisms
+        ):
+            raise ValueError("inter_broker_mechanism must be one of mechanisms (SASL only)")
 
     @property
     def sasl(self) -> bool:
@@ -68,47 +94,109 @@ class Security:
     def scram_mechanisms(self) -> tuple[str, ...]:
         return tuple(m for m in self.mechanisms if m.startswith("SCRAM-")) if self.sasl else ()
 
-    def prepare(self) -> PreparedSecurity:
-        """Certificates written, broker configs built (call once per cluster)."""
-        directory = Path(tempfile.mkdtemp(prefix="zkbroker-tls-")) if self.tls else None
+    @property
+    def inter_broker_login(self) -> tuple[str, str]:
+        """(user name, password) the brokers log in to each other with (SASL)."""
+        user = self.inter_broker_user or next(iter(self.users), None)
+        if user is None:
+            return "zkbroker-inter-broker", secrets.token_urlsafe(16)
+        return user, self.users[user]
+
+    def prepare(self, release: tuple[int, ...] | None = None) -> PreparedSecurity:
+        """Certificates written, broker configs built (call once per cluster) for `release`
+        (the latest by default): before 1.1 a broker's JAAS login is no broker config, so
+        none is written (its brokers then cannot log in to other processes' brokers)."""
+        directory = None
+        if self.tls:
+            directory = (
+                _shared_certificates(Path(self.certificates_dir), self.client_cn)
+                if self.certificates_dir is not None
+                else _write_certificates(
+                    Path(tempfile.mkdtemp(prefix="zkbroker-tls-")), self.client_cn
+                )
+            )
         configs: dict[str, str] = {}
         listener = self.protocol
         prefix = f"listener.name.{listener.lower()}."
         if self.sasl:
             configs["sasl.enabled.mechanisms"] = ",".join(self.mechanisms)
+            # No mechanism at all: the listener's own check refuses it with its reason.
+            mechanism = self.inter_broker_mechanism or next(iter(self.mechanisms), "GSSAPI")
+            login = self.inter_broker_login
+            configs["sasl.mechanism.inter.broker.protocol"] = mechanism
             if "PLAIN" in self.mechanisms:
-                configs[f"{prefix}plain.sasl.jaas.config"] = plain_jaas_config(dict(self.users))
+                configs[f"{prefix}plain.sasl.jaas.config"] = plain_jaas_config(
+                    dict(self.users), login if mechanism == "PLAIN" else None
+                )
+            if mechanism.startswith("SCRAM-") and (release is None or release >= (1, 1)):
+                configs[f"{prefix}{mechanism.lower()}.sasl.jaas.config"] = scram_jaas_config(*login)
             if self.reauth_ms:
                 configs["connections.max.reauth.ms"] = str(self.reauth_ms)
         ca_file = client_cert = client_key = None
         if directory is not None:
-            import trustme  # the `security` extra: only TLS needs it
-
-            ca = trustme.CA()
-            server = ca.issue_cert("localhost", "127.0.0.1", "::1")
-            client = ca.issue_cert(f"{self.client_cn}@zkbroker.test", common_name=self.client_cn)
             ca_file = str(directory / "ca.pem")
-            ca.cert_pem.write_to_path(ca_file)
             keystore = str(directory / "server.pem")
-            server.private_key_and_cert_chain_pem.write_to_path(keystore)
             client_cert = str(directory / "client.pem")
             client_key = str(directory / "client-key.pem")
-            for blob in client.cert_chain_pems:
-                blob.write_to_path(client_cert, append=True)
-            client.private_key_pem.write_to_path(client_key)
             configs["ssl.keystore.type"] = "PEM"
             configs["ssl.keystore.location"] = keystore
+            # The CA is the truststore of every broker, as a Kafka broker dialing its peers
+            # needs one (and, with client_auth, for the clients' certificates).
+            configs["ssl.truststore.type"] = "PEM"
+            configs["ssl.truststore.location"] = ca_file
             if self.client_auth != "none":
-                configs["ssl.truststore.type"] = "PEM"
-                configs["ssl.truststore.location"] = ca_file
                 # Kafka applies ssl.client.auth to SASL_SSL only as a listener override.
                 key = "ssl.client.auth" if self.protocol == "SSL" else f"{prefix}ssl.client.auth"
                 configs[key] = self.client_auth
             if self.principal_mapping_rules is not None:
                 configs["ssl.principal.mapping.rules"] = self.principal_mapping_rules
         return PreparedSecurity(
-            self, listener, configs, directory, ca_file, client_cert, client_key
+            self,
+            listener,
+            configs,
+            directory if self.certificates_dir is None else None,  # a shared one stays
+            ca_file,
+            client_cert,
+            client_key,
         )
+
+
+_CERTIFICATE_FILES = ("ca.pem", "server.pem", "client.pem", "client-key.pem")
+
+
+def _write_certificates(directory: Path, client_cn: str) -> Path:
+    """A fresh CA, a server certificate for localhost (the brokers' keystore, also their
+    client certificate towards each other) and one client certificate, as PEM files."""
+    import trustme  # the `security` extra: only TLS needs it
+
+    ca = trustme.CA()
+    server = ca.issue_cert("localhost", "127.0.0.1", "::1")
+    client = ca.issue_cert(f"{client_cn}@zkbroker.test", common_name=client_cn)
+    ca.cert_pem.write_to_path(str(directory / "ca.pem"))
+    server.private_key_and_cert_chain_pem.write_to_path(str(directory / "server.pem"))
+    for blob in client.cert_chain_pems:
+        blob.write_to_path(str(directory / "client.pem"), append=True)
+    client.private_key_pem.write_to_path(str(directory / "client-key.pem"))
+    return directory
+
+
+def _shared_certificates(directory: Path, client_cn: str) -> Path:
+    """`directory` with the certificates: made in a sibling temporary directory and renamed
+    into place, so processes starting together all end up with the first one's files."""
+    if all((directory / name).exists() for name in _CERTIFICATE_FILES):
+        return directory
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    fresh = Path(tempfile.mkdtemp(prefix=".zkbroker-tls-", dir=directory.parent))
+    _write_certificates(fresh, client_cn)
+    try:
+        if directory.exists() and not any(directory.iterdir()):
+            directory.rmdir()
+        fresh.rename(directory)
+    except OSError:  # another process was first: keep its certificates
+        shutil.rmtree(fresh, ignore_errors=True)
+    if not all((directory / name).exists() for name in _CERTIFICATE_FILES):
+        raise ValueError(f"certificates_dir {directory}: not zkbroker's certificates")
+    return directory
 
 
 @dataclass

@@ -7,6 +7,9 @@ password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";` gi
 `user_<name>` options). Values may be quoted (with backslash escapes) or bare words, as Java's
 StreamTokenizer reads them.
 
+The `username`/`password` options (a broker's own login towards its peers) are read by
+`broker.security.sasl_client`.
+
 Deliberately not here: JAAS files (`java.security.auth.login.config`) and other modules' options.
 """
 
@@ -80,11 +83,20 @@ def plain_users(text: str) -> dict[str, str]:
     return users
 
 
-def plain_jaas_config(users: dict[str, str]) -> str:
-    """A PlainLoginModule entry naming these users (the toolkit's and CLI's convenience)."""
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-    def quote(value: str) -> str:
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-    options = " ".join(f"user_{name}={quote(pw)}" for name, pw in users.items())
+def plain_jaas_config(users: dict[str, str], login: tuple[str, str] | None = None) -> str:
+    """A PlainLoginModule entry naming these users (the toolkit's and CLI's convenience) and,
+    with `login`, the broker's own `username`/`password` (its inter-broker login)."""
+    options = " ".join(f"user_{name}={_quote(pw)}" for name, pw in users.items())
+    if login is not None:
+        options = f"username={_quote(login[0])} password={_quote(login[1])} {options}".strip()
     return f"{PLAIN_LOGIN_MODULE} required {options};"
+
+
+def scram_jaas_config(username: str, password: str) -> str:
+    """A ScramLoginModule entry with the broker's own login (its inter-broker login)."""
+    module = "org.apache.kafka.common.security.scram.ScramLoginModule"
+    return f"{module} required username={_quote(username)} password={_quote(password)};"

@@ -1,4 +1,7 @@
-"""The server TLS context of a listener from Kafka's `ssl.*` configs, PEM only (KIP-651).
+"""The TLS contexts of a listener from Kafka's `ssl.*` configs, PEM only (KIP-651): the server
+context a listener accepts with, and the client context a broker dials the inter-broker
+listener of its peers with (Kafka's `SslFactory` in CLIENT mode, as
+`ChannelBuilders.clientChannelBuilder` builds it from the inter-broker listener's configs).
 
 - key and certificate chain: `ssl.keystore.type=PEM` with `ssl.keystore.location` (a PEM file
   holding the private key and the certificate chain) or `ssl.keystore.key` +
@@ -8,6 +11,13 @@
 - `ssl.client.auth`: none / requested (a certificate is asked for and verified when sent) /
   required (a client without a valid certificate fails the handshake);
 - `ssl.enabled.protocols`: the lowest listed TLS version is the minimum.
+
+The client context (`client_context`) trusts the listener's `ssl.truststore.*` (the system's
+CAs without one, as Kafka falls back to the JVM's default truststore), presents the broker's
+own keystore as its client certificate when one is configured (mTLS), verifies the peer's
+host name when `ssl.endpoint.identification.algorithm` is `https` (the default since 2.0,
+KIP-294; empty before, and empty disables it; the chain is verified either way) and takes its
+lowest TLS version from `ssl.enabled.protocols`.
 
 The handshake runs in asyncio's SSL protocol (`loop.connect_accepted_socket`), never blocking
 the event loop for other connections.
@@ -35,6 +45,56 @@ _VERSIONS = {
 def server_context(configs: Mapping[str, str]) -> ssl.SSLContext:
     """ValueError with the reason when the configs do not make a usable context."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    if not _load_keystore(ctx, configs):
+        raise ValueError(
+            "an SSL listener needs ssl.keystore.location or ssl.keystore.certificate.chain"
+        )
+    has_truststore = _load_truststore(ctx, configs)
+    client_auth = configs.get("ssl.client.auth", "none").strip().lower()
+    if client_auth == "required":
+        ctx.verify_mode = ssl.CERT_REQUIRED
+    elif client_auth == "requested":
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+    else:
+        ctx.verify_mode = ssl.CERT_NONE
+    if ctx.verify_mode != ssl.CERT_NONE and not has_truststore:
+        raise ValueError(f"ssl.client.auth={client_auth} needs a truststore of client CAs")
+    _set_protocols(ctx, configs)
+    return ctx
+
+
+def client_context(
+    configs: Mapping[str, str], endpoint_identification_default: str | None = "https"
+) -> ssl.SSLContext:
+    """The context a broker connects to a peer's listener with, from that listener's
+    effective configs; `endpoint_identification_default` is the release's default of
+    `ssl.endpoint.identification.algorithm` ("https" since 2.0, None before). ValueError with
+    the reason when the configs do not make a usable context."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if not _load_truststore(ctx, configs):
+        # Kafka's SslFactory without a truststore uses the JVM's default trust managers.
+        ctx.load_default_certs(ssl.Purpose.SERVER_AUTH)
+    # Kafka's client-mode SslFactory presents the keystore whenever one is configured: the
+    # peer asks for it when its ssl.client.auth wants client certificates (mTLS).
+    _load_keystore(ctx, configs)
+    algorithm = configs.get(
+        "ssl.endpoint.identification.algorithm", endpoint_identification_default or ""
+    )
+    algorithm = (algorithm or "").strip()
+    if algorithm and algorithm.lower() != "https":
+        raise ValueError(
+            f"ssl.endpoint.identification.algorithm={algorithm}: zkbroker knows https or "
+            "empty (no host name verification)"
+        )
+    # The chain is verified either way; only the host name check follows the algorithm.
+    ctx.check_hostname = bool(algorithm)
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    _set_protocols(ctx, configs)
+    return ctx
+
+
+def _load_keystore(ctx: ssl.SSLContext, configs: Mapping[str, str]) -> bool:
+    """Load `ssl.keystore.*` into ctx; False when none is configured."""
     keystore_type = configs.get("ssl.keystore.type", "JKS").upper()
     location = configs.get("ssl.keystore.location")
     chain = configs.get("ssl.keystore.certificate.chain")
@@ -48,7 +108,8 @@ def server_context(configs: Mapping[str, str]) -> ssl.SSLContext:
         if keystore_type != "PEM":
             raise ValueError("ssl.keystore.key requires ssl.keystore.type=PEM")
         _load_pem_text(ctx, chain, key, password)
-    elif location:
+        return True
+    if location:
         if keystore_type != "PEM":
             raise ValueError(
                 f"ssl.keystore.type={keystore_type}: zkbroker reads PEM keystores only "
@@ -58,34 +119,31 @@ def server_context(configs: Mapping[str, str]) -> ssl.SSLContext:
             ctx.load_cert_chain(location, password=password)
         except (OSError, ssl.SSLError) as e:
             raise ValueError(f"ssl.keystore.location {location}: {e}") from None
-    else:
-        raise ValueError(
-            "an SSL listener needs ssl.keystore.location or ssl.keystore.certificate.chain"
-        )
+        return True
+    return False
+
+
+def _load_truststore(ctx: ssl.SSLContext, configs: Mapping[str, str]) -> bool:
+    """Load `ssl.truststore.*` into ctx; False when none is configured."""
     trust_type = configs.get("ssl.truststore.type", "JKS").upper()
     trust_location = configs.get("ssl.truststore.location")
     trust_text = configs.get("ssl.truststore.certificates")
-    if trust_location or trust_text:
-        if trust_type != "PEM":
-            raise ValueError(
-                f"ssl.truststore.type={trust_type}: zkbroker reads PEM truststores only"
-            )
-        try:
-            if trust_text:
-                ctx.load_verify_locations(cadata=trust_text)
-            else:
-                ctx.load_verify_locations(cafile=trust_location)
-        except (OSError, ssl.SSLError) as e:
-            raise ValueError(f"ssl.truststore: {e}") from None
-    client_auth = configs.get("ssl.client.auth", "none").strip().lower()
-    if client_auth == "required":
-        ctx.verify_mode = ssl.CERT_REQUIRED
-    elif client_auth == "requested":
-        ctx.verify_mode = ssl.CERT_OPTIONAL
-    else:
-        ctx.verify_mode = ssl.CERT_NONE
-    if ctx.verify_mode != ssl.CERT_NONE and not (trust_location or trust_text):
-        raise ValueError(f"ssl.client.auth={client_auth} needs a truststore of client CAs")
+    if not (trust_location or trust_text):
+        return False
+    if trust_type != "PEM":
+        raise ValueError(f"ssl.truststore.type={trust_type}: zkbroker reads PEM truststores only")
+    try:
+        if trust_text:
+            ctx.load_verify_locations(cadata=trust_text)
+        else:
+            ctx.load_verify_locations(cafile=trust_location)
+    except (OSError, ssl.SSLError) as e:
+        raise ValueError(f"ssl.truststore: {e}") from None
+    return True
+
+
+def _set_protocols(ctx: ssl.SSLContext, configs: Mapping[str, str]) -> None:
+    """`ssl.enabled.protocols`: its lowest TLS version is the context's minimum."""
     protocols = [
         p.strip() for p in configs.get("ssl.enabled.protocols", "TLSv1.2,TLSv1.3").split(",")
     ]
@@ -93,7 +151,6 @@ def server_context(configs: Mapping[str, str]) -> ssl.SSLContext:
     if versions:
         with contextlib.suppress(ValueError):
             ctx.minimum_version = min(versions)
-    return ctx
 
 
 def _load_pem_text(ctx: ssl.SSLContext, chain: str, key: str, password: str | None) -> None:

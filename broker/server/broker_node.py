@@ -221,7 +221,7 @@ class BrokerNode:
             self._settings.kafka_version,
             lambda: txn_config(self.broker_config.configured, self._settings.kafka_version),
             self.next_producer_id,
-            self._settings.listener_name,
+            self._settings.inter_broker_security(),
             self._local_brokers,
         )
 

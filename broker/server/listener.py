@@ -97,6 +97,8 @@ from broker.protocol.framing import (
     size_prefixed,
 )
 from broker.rules.broker_config import BrokerConfig
+from broker.rules.request_description import connection_id as kafka_connection_id
+from broker.rules.request_description import processor_of
 from broker.security.listener_config import ListenerSecurity
 from broker.security.principal_mapping import NoMatchingRule, rfc2253
 from broker.security.quotas import (
@@ -193,6 +195,7 @@ class BrokerServer:
         self._by_id: dict[str, asyncio.Task[None]] = {}
         self._close_reasons: dict[str, str] = {}
         self._ids = itertools.count(1)
+        self._admitted = 0  # connections admitted so far: Kafka's Acceptor round robin
         self._log = structlog.get_logger(__name__).bind(broker_id=broker.broker_id)
         self.port = port
         self._limits_version = -1
@@ -408,8 +411,9 @@ class BrokerServer:
             return
         peer = f"{address[0]}:{address[1]}" if address else "?"
         connection_id = f"{self._broker.broker_id}-{next(self._ids)}"
+        kafka_names = self._kafka_names(conn)
         task = asyncio.get_running_loop().create_task(
-            self._serve_socket(conn, connection_id, ip, peer)
+            self._serve_socket(conn, connection_id, ip, peer, kafka_names)
         )
         self._connections.add(task)
         self._by_id[connection_id] = task
@@ -551,8 +555,32 @@ class BrokerServer:
 
     # ---- one connection ----------------------------------------------------------------
 
+    def _kafka_names(self, sock: socket.socket) -> tuple[int, str]:
+        """The processor and connection id Kafka would give this admitted connection (what
+        ClusterAuthorizationException prints; `broker.rules.request_description`)."""
+        accepted = self._admitted
+        self._admitted += 1
+        try:
+            settings = self._broker.settings
+            names = [name for name, _, _ in settings.listeners]
+            index = names.index(self._listener_name) if self._listener_name in names else 0
+            threads = int(self._broker.broker_config.value("num.network.threads") or "3")
+            slot = processor_of(accepted, index, threads)
+            local, remote = sock.getsockname(), sock.getpeername()
+        except (AttributeError, ValueError, OSError):  # a bare test broker, a socket gone
+            return 0, ""
+        ident = kafka_connection_id(
+            settings.kafka_version, (local[0], local[1]), (remote[0], remote[1]), slot.index
+        )
+        return slot.processor, ident
+
     async def _serve_socket(
-        self, sock: socket.socket, connection_id: str, ip: str, peer: str
+        self,
+        sock: socket.socket,
+        connection_id: str,
+        ip: str,
+        peer: str,
+        kafka_names: tuple[int, str] = (0, ""),
     ) -> None:
         try:
             if self._ssl_context is not None:
@@ -567,7 +595,7 @@ class BrokerServer:
                     sock.close()
                     raise
                 principal = ANONYMOUS
-            await self._serve(reader, writer, connection_id, peer, principal)
+            await self._serve(reader, writer, connection_id, peer, principal, kafka_names)
         except (ConnectionError, OSError, asyncio.CancelledError):
             pass
         finally:
@@ -625,12 +653,15 @@ class BrokerServer:
         connection_id: str,
         peer: str,
         principal: str = ANONYMOUS,
+        kafka_names: tuple[int, str] = (0, ""),
     ) -> None:
         conn = ConnectionInfo(
             connection_id=connection_id,
             peer=peer,
             listener_name=self._listener_name,
             principal=principal,
+            processor=kafka_names[0],
+            kafka_connection_id=kafka_names[1],
         )
         log = self._log.bind(connection_id=conn.connection_id, peer=peer)
         if principal != ANONYMOUS:  # a client certificate's (SSL); SASL binds its own below
@@ -831,7 +862,7 @@ class BrokerServer:
                     rlog.warning("connection.closing", reason=f"{intervention.source}: drop")
                     return None
 
-        ctx = RequestContext(header=header, broker=self._broker, connection=conn)
+        ctx = RequestContext(header=header, broker=self._broker, connection=conn, size=len(frame))
         if intervention is not None and intervention.error_code is not None:
             response = entry.error_response(
                 request, header.api_version, intervention.error_code, intervention.error_message

@@ -55,6 +55,7 @@ from broker.rules.transaction_state import (
     TxnTransit,
     is_epoch_exhausted,
 )
+from broker.security.inter_broker import InterBrokerSecurity
 from broker.storage import LogManager, PartitionLog
 from broker.transactions import loading, peer_client
 from broker.transactions import records as rec
@@ -122,7 +123,7 @@ class TransactionCoordinator:
         release: Release,
         config: Callable[[], TxnConfig],
         producer_ids: Callable[[], Awaitable[int]],
-        listener: str,
+        inter_broker: InterBrokerSecurity,
         local: LocalBrokers,
     ) -> None:
         self.broker_id = broker_id
@@ -131,7 +132,6 @@ class TransactionCoordinator:
         self._release = release
         self._config = config
         self._producer_ids = producer_ids
-        self._listener = listener
         self._partitions: dict[int, _Partition] = {}
         self._loads: dict[int, asyncio.Task[None]] = {}
         self._completions: dict[int, set[asyncio.Task[None]]] = {}
@@ -140,7 +140,19 @@ class TransactionCoordinator:
         self._last_abort = 0
         self._last_expiry = 0
         self._local = local
-        self.markers = MarkerWriter(broker_id, image, logs, release, listener, local)
+        # Two channels to other processes' brokers, as Kafka's marker channel and its
+        # AddPartitionsToTxnManager each have their own NetworkClient.
+        self.markers = MarkerWriter(
+            broker_id,
+            image,
+            logs,
+            release,
+            peer_client.PeerClient(inter_broker, client_id=f"broker-{broker_id}-txn-marker-sender"),
+            local,
+        )
+        self._verify_peers = peer_client.PeerClient(
+            inter_broker, client_id=f"broker-{broker_id}-add-partitions-to-txn-sender"
+        )
         self._log = _log.bind(broker_id=broker_id)
 
     # ---- lifecycle -----------------------------------------------------------------------
@@ -165,6 +177,9 @@ class TransactionCoordinator:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._partitions.clear()
+        # After the tasks: none of them can open a connection again.
+        await self.markers.close()
+        await self._verify_peers.close()
 
     # ---- where an id lives ---------------------------------------------------------------
 
@@ -512,7 +527,7 @@ class TransactionCoordinator:
             if unknown is not None:
                 return unknown
             return coordinator.verify(transactional_id, producer_id, producer_epoch, partitions)
-        endpoint = peer_client.endpoint_of(self._image, leader, self._listener)
+        endpoint = self._verify_peers.endpoint_of(self._image, leader)
         if endpoint is None:
             return dict.fromkeys(partitions, ec.COORDINATOR_NOT_AVAILABLE)
         by_topic: dict[str, list[int]] = {}
@@ -532,7 +547,10 @@ class TransactionCoordinator:
             ]
         )
         try:
-            response = await peer_client.send(*endpoint, 4, request)
+            response = await self._verify_peers.send(*endpoint, 4, request)
+        except peer_client.PeerAuthenticationFailed as e:
+            self._log.error("txn.verify_failed", coordinator=leader, error=e.error, message=str(e))
+            return dict.fromkeys(partitions, ec.COORDINATOR_NOT_AVAILABLE)
         except peer_client.PeerUnavailable as e:
             self._log.warning("txn.verify_unreachable", coordinator=leader, error=str(e))
             return dict.fromkeys(partitions, ec.COORDINATOR_NOT_AVAILABLE)

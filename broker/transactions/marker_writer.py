@@ -11,7 +11,11 @@ coordinator writes the markers again from the log.
 
 A leader running in this process (the engine's ``LocalBrokers``) gets the marker through
 ``broker.transactions.markers.apply_marker``; any other leader gets a WriteTxnMarkers request on
-its inter-broker listener (``broker.transactions.peer_client``).
+its inter-broker listener, with that listener's TLS and SASL (``broker.transactions.peer_client``:
+one authenticated connection per leader, reused). A leader that refuses this broker's TLS
+handshake or SASL login gets ``txn.marker_failed`` logged with the error and the marker is
+retried, as Kafka's InterBrokerSendThread logs an authentication error and re-queues the
+markers.
 
 Deliberately not here: the transaction's state (``broker.transactions.coordinator``), what a
 leader does with a marker (``broker.transactions.markers``, ``handlers.write_txn_markers``).
@@ -58,6 +62,7 @@ DROPPED = frozenset({ec.UNSUPPORTED_FOR_MESSAGE_FORMAT, ec.UNSUPPORTED_VERSION})
 
 _log = structlog.get_logger(__name__)
 
+
 class MarkerWriter:
     def __init__(
         self,
@@ -65,7 +70,7 @@ class MarkerWriter:
         image: MetadataImage,
         logs: LogManager,
         release: Release,
-        listener: str,
+        peers: peer_client.PeerClient,
         local: LocalBrokers,
     ) -> None:
         self._broker_id = broker_id
@@ -73,8 +78,12 @@ class MarkerWriter:
         self._image = image
         self._logs = logs
         self._release = release
-        self._listener = listener
+        self._peers = peers
         self._log = _log.bind(broker_id=broker_id)
+
+    async def close(self) -> None:
+        """Close the connections to other processes' leaders."""
+        await self._peers.close()
 
     async def write(
         self,
@@ -154,7 +163,7 @@ class MarkerWriter:
                 coordinator_epoch=coordinator_epoch,
                 commit=commit,
             )
-        endpoint = peer_client.endpoint_of(self._image, leader, self._listener)
+        endpoint = self._peers.endpoint_of(self._image, leader)
         if endpoint is None:
             return ec.LEADER_NOT_AVAILABLE
         request = WriteTxnMarkersRequest(
@@ -171,7 +180,17 @@ class MarkerWriter:
         # v1 (flexible) since 2.8 (KIP-590's flexible versions); before, v0.
         version = 1 if release_at_least(self._release, (2, 8)) else 0
         try:
-            response = await peer_client.send(*endpoint, version, request)
+            response = await self._peers.send(*endpoint, version, request)
+        except peer_client.PeerAuthenticationFailed as e:
+            self._log.error(
+                "txn.marker_failed",
+                topic=topic,
+                partition=partition,
+                leader=leader,
+                error=e.error,
+                message=str(e),
+            )
+            return ec.REQUEST_TIMED_OUT  # retried: the credentials may be fixed meanwhile
         except peer_client.PeerUnavailable as e:
             self._log.warning("txn.marker_unreachable", leader=leader, error=str(e))
             return ec.REQUEST_TIMED_OUT

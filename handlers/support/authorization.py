@@ -4,6 +4,19 @@ With no authorizer configured every check passes and authorized-operations field
 operation the resource type supports (``broker.rules.acl_operations``), as Kafka answers. The
 principal is the connection's (``User:ANONYMOUS`` on PLAINTEXT), the host its client's address.
 
+Audit lines (AclAuthorizer.logAuditMessage, ``broker.security.authorizer``): every check logs
+its decision unless the call passes Kafka's ``logIfAllowed=false`` / ``logIfDenied=false``
+(KafkaApis 3.9 does for Metadata of all topics, CREATE on the cluster, DESCRIBE_CONFIGS in
+CreateTopics, ListGroups, OffsetForLeaderEpoch's CLUSTER_ACTION, WriteTxnMarkers' ALTER,
+InitProducerId's IDEMPOTENT_WRITE); authorized-operations probes log nothing. A denial is
+logged when the broker's emulated `kafka.authorizer.logger` (a BROKER_LOGGER resource, INFO as
+Kafka's stock log4j.properties sets it) and the process's Python logger of that name both let
+INFO through, an allowed decision when both let DEBUG through. Which results are logged is
+settled once per check (once per request for `checker` / `filter_authorized`), so with the
+levels hiding them a decision costs what it did before. `resource_ref_count` is how often the
+names handed to `filter_authorized` repeat a name, as Kafka's filterByAuthorized counts them
+(handlers pass one name per topic entry, or per partition where Kafka does).
+
 Deliberately not here: which API checks which operation (each handler, as KafkaApis does) and
 the matching itself (``broker.rules.acl_matching``).
 """
@@ -11,11 +24,22 @@ the matching itself (``broker.rules.acl_matching``).
 from __future__ import annotations
 
 import functools
+import logging
+import re
+import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 
 from broker.protocol import error_codes
+from broker.protocol.framing import api_name
 from broker.rules import acl_matching as m
 from broker.rules import acl_operations
+from broker.rules.request_description import (
+    RequestFacts,
+    java_host_address,
+    not_authorized_message,
+)
+from broker.security.authorizer import AUDIT_LOGGER, Audit
 from handlers.context import RequestContext
 
 # Re-exported for handlers: operation and resource-type codes.
@@ -43,62 +67,133 @@ CLUSTER_DENIED = "Cluster authorization failed."
 
 
 def client_host(ctx: RequestContext) -> str:
-    """The client's address, as ``clientAddress.getHostAddress`` (``peer`` is ``host:port``)."""
+    """The client's address, as ``clientAddress.getHostAddress`` prints it (``peer`` is
+    ``host:port``; IPv6 in Java's full form, which is what an ACL's host is compared with)."""
     peer = ctx.connection.peer
     host = peer.rpartition(":")[0] if ":" in peer else peer
-    return host.strip("[]")
+    return java_host_address(host.strip("[]"))
 
 
 def has_authorizer(ctx: RequestContext) -> bool:
     return getattr(ctx.broker, "authorizer", None) is not None
 
 
-def authorize(ctx: RequestContext, operation: int, resource_type: int, name: str) -> bool:
+# log4j's levels as Python's numbers (TRACE below DEBUG).
+_LOG4J_LEVELS = {"TRACE": 5, "DEBUG": 10, "INFO": 20, "WARN": 30, "ERROR": 40, "FATAL": 50}
+_audit_logger = logging.getLogger(AUDIT_LOGGER)
+
+
+@functools.cache
+def request_name(api_key: int) -> str:
+    """Kafka's ApiKeys constant for the audit line: `CreateTopics` -> `CREATE_TOPICS`."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", api_name(api_key)).upper()
+
+
+def audit_of(ctx: RequestContext, log_if_allowed: bool, log_if_denied: bool) -> Audit | None:
+    """Which results of this check get an audit line; None when neither does."""
+    if not (log_if_allowed or log_if_denied):
+        return None
+    emulated = _LOG4J_LEVELS.get(ctx.broker.broker_loggers.effective(AUDIT_LOGGER), 20)
+    allowed = log_if_allowed and emulated <= 10 and _audit_logger.isEnabledFor(logging.DEBUG)
+    denied = log_if_denied and emulated <= 20 and _audit_logger.isEnabledFor(logging.INFO)
+    if not (allowed or denied):
+        return None
+    return Audit(request_name(ctx.header.api_key), allowed, denied)
+
+
+def authorize(
+    ctx: RequestContext,
+    operation: int,
+    resource_type: int,
+    name: str,
+    *,
+    log_if_allowed: bool = True,
+    log_if_denied: bool = True,
+) -> bool:
     """AuthHelper.authorize: True when no authorizer is configured."""
     authorizer = getattr(ctx.broker, "authorizer", None)
     if authorizer is None:
         return True
-    return bool(
-        authorizer.authorize(
-            ctx.connection.principal, client_host(ctx), operation, resource_type, name
-        )
-    )
+    principal, host = ctx.connection.principal, client_host(ctx)
+    audit = audit_of(ctx, log_if_allowed, log_if_denied)
+    if audit is None:
+        return bool(authorizer.authorize(principal, host, operation, resource_type, name))
+    return bool(authorizer.decide(principal, host, operation, resource_type, name, audit))
 
 
-def checker(ctx: RequestContext) -> Callable[[int, int, str], bool]:
-    """`authorize` with the connection's principal and host bound once, for loops over many
-    resources (Metadata of every topic)."""
+def checker(
+    ctx: RequestContext, *, log_if_allowed: bool = True, log_if_denied: bool = True
+) -> Callable[[int, int, str], bool]:
+    """`authorize` with the connection's principal, host and audit settled once, for loops over
+    many resources (Metadata of every topic)."""
     authorizer = getattr(ctx.broker, "authorizer", None)
     if authorizer is None:
         return lambda operation, resource_type, name: True
-    return functools.partial(authorizer.authorize, ctx.connection.principal, client_host(ctx))
+    principal, host = ctx.connection.principal, client_host(ctx)
+    audit = audit_of(ctx, log_if_allowed, log_if_denied)
+    if audit is None:
+        return functools.partial(authorizer.authorize, principal, host)
+
+    def check(operation: int, resource_type: int, name: str) -> bool:
+        return bool(authorizer.decide(principal, host, operation, resource_type, name, audit))
+
+    return check
 
 
-def authorize_cluster(ctx: RequestContext, operation: int) -> bool:
-    return authorize(ctx, operation, m.CLUSTER, m.CLUSTER_NAME)
+def authorize_cluster(
+    ctx: RequestContext, operation: int, *, log_if_allowed: bool = True, log_if_denied: bool = True
+) -> bool:
+    return authorize(
+        ctx,
+        operation,
+        m.CLUSTER,
+        m.CLUSTER_NAME,
+        log_if_allowed=log_if_allowed,
+        log_if_denied=log_if_denied,
+    )
 
 
 def authorize_by_resource_type(ctx: RequestContext, operation: int, resource_type: int) -> bool:
     """AuthHelper.authorizeByResourceType: `operation` on at least one resource of the type
-    (InitProducerId without a transactional id: WRITE on any topic). True with no authorizer."""
+    (InitProducerId without a transactional id: WRITE on any topic). True with no authorizer.
+    Audited as Kafka's action on ``<Type>:UNKNOWN:NONE`` with both log flags on."""
     authorizer = getattr(ctx.broker, "authorizer", None)
     if authorizer is None:
         return True
-    return m.authorize_by_resource_type(
-        authorizer.index,
-        authorizer.config,
-        ctx.connection.principal,
-        client_host(ctx),
-        operation,
-        resource_type,
+    principal, host = ctx.connection.principal, client_host(ctx)
+    allowed = m.authorize_by_resource_type(
+        authorizer.index, authorizer.config, principal, host, operation, resource_type
     )
+    audit = audit_of(ctx, True, True)
+    if audit is not None:
+        authorizer.audit_by_resource_type(principal, host, operation, resource_type, allowed, audit)
+    return allowed
 
 
 def filter_authorized(
-    ctx: RequestContext, operation: int, resource_type: int, names: Iterable[str]
+    ctx: RequestContext,
+    operation: int,
+    resource_type: int,
+    names: Iterable[str],
+    *,
+    log_if_allowed: bool = True,
+    log_if_denied: bool = True,
 ) -> set[str]:
-    """AuthHelper.filterByAuthorized: the names the principal may do `operation` on."""
-    return {n for n in names if authorize(ctx, operation, resource_type, n)}
+    """AuthHelper.filterByAuthorized: the names the principal may do `operation` on, each
+    decided once; audited with how often `names` holds it (Kafka's resourceRefCount)."""
+    authorizer = getattr(ctx.broker, "authorizer", None)
+    if authorizer is None:
+        return set(names)
+    principal, host = ctx.connection.principal, client_host(ctx)
+    audit = audit_of(ctx, log_if_allowed, log_if_denied)
+    if audit is None:
+        decide = functools.partial(authorizer.authorize, principal, host, operation, resource_type)
+        return {n for n in set(names) if decide(n)}
+    return {
+        n
+        for n, count in Counter(iter(names)).items()
+        if authorizer.decide(principal, host, operation, resource_type, n, audit, count)
+    }
 
 
 def authorized_operations(ctx: RequestContext, resource_type: int, name: str) -> int:
@@ -146,13 +241,25 @@ def filter_is_unknown(
 
 
 def cluster_denied_message(ctx: RequestContext, operation: int) -> str:
-    """ClusterAuthorizationException's text: Kafka prints the whole RequestChannel.Request;
-    zkbroker names the API, connection and principal instead."""
-    return (
-        f"Request(apiKey={ctx.header.api_key}, connectionId={ctx.connection.connection_id}, "
-        f"principal={ctx.connection.principal}) needs "
-        f"{m.OPERATION_NAMES.get(operation, str(operation)).upper()} permission."
+    """ClusterAuthorizationException's text, "Request $request is not authorized." with the
+    request as Kafka's RequestChannel.Request prints it (`broker.rules.request_description`);
+    the operation refused is not part of it."""
+    del operation  # Kafka's text does not name it; kept so each call site says what it checks
+    conn = ctx.connection
+    listener = conn.listener_name
+    facts = RequestFacts(
+        processor=conn.processor,
+        connection_id=conn.kafka_connection_id or conn.connection_id,
+        principal=conn.principal,
+        client_host=client_host(ctx),
+        listener_name=listener,
+        security_protocol=ctx.broker.settings.security_of(listener).protocol,
+        api_key=ctx.header.api_key,
+        size=ctx.size,
+        received_ms=time.time_ns() // 1_000_000,
+        received_ns=time.monotonic_ns(),
     )
+    return not_authorized_message(ctx.release, facts)
 
 
 def binding_filter(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from broker.cli.main import build_parser, settings_from_args
-from broker.security.jaas import plain_jaas_config
+from broker.security.jaas import plain_jaas_config, scram_jaas_config
 from broker.settings import Settings
 
 
@@ -17,6 +17,12 @@ def parse(*argv: str) -> Settings:
 SASL = (
     "--broker-config",
     "sasl.enabled.mechanisms=SCRAM-SHA-512",
+    # Kafka refuses a SASL inter-broker listener without the brokers' own login.
+    "--broker-config",
+    "sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512",
+    "--broker-config",
+    "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config="
+    + scram_jaas_config("admin", "admin-secret"),
 )
 
 
@@ -107,11 +113,12 @@ def test_custom_listener_names_keep_plaintext_by_default() -> None:
 
 
 def test_plain_users_from_the_listener_jaas_config() -> None:
-    jaas = plain_jaas_config({"alice": "a", "bob": "b"})
+    jaas = plain_jaas_config({"alice": "a", "bob": "b"}, login=("alice", "a"))
     s = Settings(
         listener_name="SASL_PLAINTEXT",
         broker_configs=(
             ("sasl.enabled.mechanisms", "PLAIN"),
+            ("sasl.mechanism.inter.broker.protocol", "PLAIN"),
             ("listener.name.sasl_plaintext.plain.sasl.jaas.config", jaas),
         ),
     )

@@ -37,12 +37,13 @@ def _image(*endpoints: Endpoint) -> MetadataImage:
     return image
 
 
-def test_endpoint_prefers_the_listener_then_plaintext() -> None:
+def test_endpoint_is_the_inter_broker_listener_only() -> None:
     sasl = Endpoint("SASL", "h1", 9093, "SASL_PLAINTEXT")
     plain = Endpoint("PLAIN", None, 9092, "PLAINTEXT")
     assert endpoint_of(_image(sasl, plain), 1, "SASL") == ("h1", 9093)
-    assert endpoint_of(_image(sasl, plain), 1, "OTHER") == ("127.0.0.1", 9092)
-    assert endpoint_of(_image(sasl), 1, "OTHER") == ("h1", 9093)
+    assert endpoint_of(_image(sasl, plain), 1, "PLAIN") == ("127.0.0.1", 9092)
+    # Kafka never dials another listener than the inter-broker one (tests/unit/test_peer_client.py).
+    assert endpoint_of(_image(sasl, plain), 1, "OTHER") is None
     assert endpoint_of(_image(sasl), 2, "SASL") is None
 
 

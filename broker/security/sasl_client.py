@@ -1,0 +1,173 @@
+"""The client side of SASL PLAIN and SCRAM, and the login a broker uses towards its peers.
+
+A broker authenticates to another broker's inter-broker listener as Kafka's
+`ChannelBuilders.clientChannelBuilder(..., JaasContext.Type.SERVER, ...)` does: with the
+mechanism `sasl.mechanism.inter.broker.protocol` (Kafka's default GSSAPI) and the `username` /
+`password` options of the listener's JAAS login for that mechanism
+(`listener.name.<l>.<mechanism>.sasl.jaas.config`; zkbroker has no JAAS file, so the plain
+`sasl.jaas.config` stands in for its `KafkaServer` entry, as on the server side, see
+`broker.security.listener_config`). Kafka's `SaslClientCallbackHandler` takes the name and
+password from whichever login module put them in the subject, so both `PlainLoginModule` and
+`ScramLoginModule` entries serve.
+
+- `PlainClient`: RFC 4616's `authzid NUL authcid NUL passwd` with an empty authzid, as Kafka's
+  (the JDK's) PLAIN client sends it;
+- `ScramClient`: RFC 5802 with the `scramp` library (client-first, client-final, then the
+  server signature is verified: a server that cannot prove it knows the credential fails the
+  login); scramp escapes the user name as Kafka's `ScramFormatter.saslName` does (`,` ->
+  `=2C`, `=` -> `=3D`).
+
+`inter_broker_login` raises ValueError with Kafka's message (KafkaConfig.validateValues) when
+the mechanism is not one of the listener's `sasl.enabled.mechanisms`, and with zkbroker's own
+when no JAAS login gives the broker a user name and password. Releases before 1.1 took the
+broker's JAAS login from a file only (`sasl.jaas.config` is no broker config there); zkbroker
+reads no JAAS file, so such a broker has no login and its peer calls fail, logged.
+
+Deliberately not here: the wire (SaslHandshake/SaslAuthenticate, `broker.transactions.
+peer_client`), GSSAPI and OAUTHBEARER, SCRAM extensions (delegation-token logins are for
+clients, not brokers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import scramp
+
+from broker.security.jaas import JaasError, parse_modules
+from broker.security.listener_config import ListenerSecurity, listener_prefix
+
+SCRAM_LOGIN_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+
+
+class SaslClientFailed(Exception):
+    """The exchange cannot go on (the server's answer is malformed or unproven)."""
+
+
+@dataclass(frozen=True)
+class SaslLogin:
+    """Who a broker is towards its peers: mechanism, user name and password."""
+
+    mechanism: str
+    username: str
+    password: str = field(repr=False)
+
+
+class SaslClient(Protocol):
+    mechanism: str
+    complete: bool
+
+    def first(self) -> bytes: ...
+
+    def evaluate(self, challenge: bytes) -> bytes | None:
+        """The next token for the server's `challenge`; None once nothing more is sent."""
+        ...
+
+
+class PlainClient:
+    mechanism = "PLAIN"
+
+    def __init__(self, username: str, password: str) -> None:
+        self._token = b"\x00" + username.encode("utf-8") + b"\x00" + password.encode("utf-8")
+        self.complete = False
+
+    def first(self) -> bytes:
+        return self._token
+
+    def evaluate(self, challenge: bytes) -> bytes | None:
+        # PLAIN is one token: the server's (empty) answer ends the exchange.
+        self.complete = True
+        return None
+
+
+class ScramClient:
+    def __init__(self, mechanism: str, username: str, password: str) -> None:
+        self.mechanism = mechanism
+        self._client = scramp.ScramClient([mechanism], username, password)
+        self._stage = 0
+        self.complete = False
+
+    def first(self) -> bytes:
+        first: str = self._client.get_client_first()
+        return first.encode("utf-8")
+
+    def evaluate(self, challenge: bytes) -> bytes | None:
+        try:
+            text = challenge.decode("utf-8")
+            if self._stage == 0:
+                self._stage = 1
+                self._client.set_server_first(text)
+                final: str = self._client.get_client_final()
+                return final.encode("utf-8")
+            if self._stage == 1:
+                self._stage = 2
+                self._client.set_server_final(text)
+                self.complete = True
+                return None
+        except (UnicodeDecodeError, scramp.ScramException, ValueError) as e:
+            raise SaslClientFailed(f"{self.mechanism}: {e}") from None
+        raise SaslClientFailed(f"{self.mechanism}: unexpected challenge after the exchange")
+
+
+def new_client(login: SaslLogin) -> SaslClient:
+    if login.mechanism == "PLAIN":
+        return PlainClient(login.username, login.password)
+    return ScramClient(login.mechanism, login.username, login.password)
+
+
+def jaas_credentials(text: str) -> tuple[str, str] | None:
+    """(username, password) of the first PlainLoginModule / ScramLoginModule entry naming
+    both, None when none does."""
+    for module, _, options in parse_modules(text):
+        if module not in (
+            "org.apache.kafka.common.security.plain.PlainLoginModule",
+            SCRAM_LOGIN_MODULE,
+        ):
+            continue
+        username, password = options.get("username"), options.get("password")
+        if username is not None and password is not None:
+            return username, password
+    return None
+
+
+def inter_broker_login(
+    security: ListenerSecurity, jaas_in_configs: bool = True
+) -> SaslLogin | None:
+    """The broker's login on its SASL inter-broker listener `security` (whose effective
+    configs carry the broker-wide keys too); ValueError when Kafka (or zkbroker) would not
+    start with it. Without `jaas_in_configs` (releases before 1.1, whose brokers read their
+    JAAS login from a file only) a missing login is None: zkbroker reads no JAAS file, so
+    such a broker cannot log in to its peers."""
+    own: Mapping[str, str] = security.configs
+    mechanism = own.get("sasl.mechanism.inter.broker.protocol", "GSSAPI").strip()
+    if mechanism not in security.mechanisms:
+        raise ValueError(
+            "requirement failed: sasl.mechanism.inter.broker.protocol must be included in "
+            "sasl.enabled.mechanisms when SASL is used for inter-broker communication "
+            f"(inter-broker listener {security.listener_name} enables "
+            f"{','.join(security.mechanisms)}; sasl.mechanism.inter.broker.protocol is "
+            f"{mechanism})"
+        )
+    listener = security.listener_name.lower()
+    key = f"{listener_prefix(listener)}{mechanism.lower()}.sasl.jaas.config"
+    jaas = own.get(f"{mechanism.lower()}.sasl.jaas.config", own.get("sasl.jaas.config"))
+    if jaas is None and not jaas_in_configs:
+        return None
+    if jaas is None:
+        raise ValueError(
+            f"Could not find a 'KafkaServer' or '{listener}.KafkaServer' entry in the JAAS "
+            f"configuration: set {key} with the broker's username and password (its "
+            f"inter-broker login with {mechanism})"
+        )
+    try:
+        credentials = jaas_credentials(jaas)
+    except JaasError as e:
+        raise ValueError(f"{key}: {e}") from None
+    if credentials is None:
+        raise ValueError(
+            f"{key}: no username and password for the broker's inter-broker login with "
+            f'{mechanism} (give the login module username="..." password="...")'
+        )
+    return SaslLogin(mechanism, *credentials)
