@@ -21,7 +21,10 @@ Deliberately not here: the transformations (`tables`), reading capture files (`i
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -62,21 +65,24 @@ def write(requests: DataFrame, dataset: str, mode: str) -> dict[str, RunCounts]:
     run (`run_id`), counted by the cube."""
     from pyspark.sql import functions as F
 
-    # The cube is small and both the fault sequences and the line counts read it: cache it.
+    # The cube is small, written and then read for the line counts: cache it.
     cube = tables.request_cube(requests).coalesce(1).cache()
 
     def write_cube() -> None:
-        cube.write.mode(mode).parquet(f"{dataset}/{CUBE}")  # computes the cache too
+        with _timed(CUBE):
+            cube.write.mode(mode).parquet(f"{dataset}/{CUBE}")  # computes the cache too
 
     def write_histogram() -> None:
-        histogram = tables.latency_histogram(requests).coalesce(1)
-        histogram.write.mode(mode).parquet(f"{dataset}/{HISTOGRAM}")
+        with _timed(HISTOGRAM):
+            histogram = tables.latency_histogram(requests).coalesce(1)
+            histogram.write.mode(mode).parquet(f"{dataset}/{HISTOGRAM}")
 
     def write_events() -> None:
-        cube_written.result()  # the fault sequences come from the cached cube
-        # Not coalesced: that would run the sequences' window in one task.
-        events = tables.fault_events(tables.with_client(requests), cube)
-        events.write.mode(mode).parquet(f"{dataset}/{FAULT_EVENTS}")
+        with _timed(FAULT_EVENTS):
+            # Not coalesced: that would run the sequences' window in one task. The faulted
+            # sequences come from the requests, so this starts beside the cube.
+            events = tables.fault_events(tables.with_client(requests))
+            events.write.mode(mode).parquet(f"{dataset}/{FAULT_EVENTS}")
 
     try:
         # Spark jobs at once from driver threads: the histogram's scan runs beside the
@@ -93,6 +99,13 @@ def write(requests: DataFrame, dataset: str, mode: str) -> dict[str, RunCounts]:
         return {r["run_id"]: RunCounts(r["lines"], r["bad"]) for r in counted.collect()}
     finally:
         cube.unpersist()
+
+
+@contextmanager
+def _timed(name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    yield
+    log.info("report.aggregate", table=name, seconds=round(time.perf_counter() - started, 2))
 
 
 def exists(spark: SparkSession, dataset: str) -> bool:

@@ -84,6 +84,14 @@ def error_name(code: Column) -> Column:
 RUN_COLUMNS = ("run_id", "run_name", "project", "release", "commit", "ci_job", "kafka_version")
 
 
+def run_name_of(run_id: Column) -> Column:
+    """A run's name: its capture file's name (the last part of `run_id`). Derived where rows
+    are few (aggregated), never per request."""
+    from pyspark.sql import functions as F
+
+    return F.regexp_extract(run_id, r"([^/]+)$", 1)
+
+
 def request_cube(requests: DataFrame) -> DataFrame:
     """The requests counted per run x client (id, software, version) x API x version x
     faulted x the distinct error codes answered, with the first and last request time; bad
@@ -93,10 +101,12 @@ def request_cube(requests: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     valid = F.col("valid")
-    # Grouped by run_id alone of the run columns, by api_key not the API's name: the others
-    # are functions of those (taken from any row), and every key is hashed for every row.
-    cube = requests.groupBy(
-        "run_id",
+    run_columns = [c for c in RUN_COLUMNS if c != "run_name"]
+    # The run columns and the API's name are functions of run_id and api_key, so grouping by
+    # them too adds no group; taking them with `first` instead would put strings in the
+    # aggregation buffer, which only a sort-based aggregate holds (a sort of every request).
+    keys: list[Column | str] = [
+        *run_columns,
         valid.alias("valid"),
         F.when(valid, F.coalesce("client_software_name", F.lit(UNKNOWN))).alias(
             "client_software"
@@ -105,19 +115,32 @@ def request_cube(requests: DataFrame) -> DataFrame:
             "client_version"
         ),
         F.when(valid, F.coalesce("client_id", F.lit(""))).alias("client_id"),
+        F.when(valid, F.col("api")).alias("api"),
         F.when(valid, F.col("api_key")).alias("api_key"),
         F.when(valid, F.col("api_version")).alias("api_version"),
         (valid & F.col("intervention").isNotNull()).alias("faulted"),
-        F.when(valid, F.array_sort(F.array_distinct("error_codes"))).alias("codes"),
-    ).agg(
-        *[F.first(c).alias(c) for c in RUN_COLUMNS if c != "run_id"],
-        F.first(F.when(valid, F.col("api"))).alias("api"),
+    ]
+    # Two steps: the requests grouped by their codes as answered, then those few rows by the
+    # distinct codes in order (sorting and de-duplicating every request's codes instead took
+    # a third of the whole aggregation).
+    answered = requests.groupBy(*keys, F.when(valid, F.col("error_codes")).alias("answered")).agg(
         F.count("*").alias("n"),
         F.min(F.when(valid, F.col("time"))).alias("first_time"),
         F.max(F.when(valid, F.col("time"))).alias("last_time"),
     )
+    names = [*run_columns, "valid", *CLIENT, "client_id", "api", "api_key", "api_version",
+             "faulted"]
+    cube = answered.groupBy(
+        *names, F.array_sort(F.array_distinct("answered")).alias("codes")
+    ).agg(
+        F.sum("n").alias("n"),
+        F.min("first_time").alias("first_time"),
+        F.max("last_time").alias("last_time"),
+    )
     return cube.select(
-        *RUN_COLUMNS, "valid", "client_software", "client_version", "client_id", "api",
+        "run_id",
+        run_name_of(F.col("run_id")).alias("run_name"),
+        *RUN_COLUMNS[2:], "valid", "client_software", "client_version", "client_id", "api",
         "api_key", "api_version", "faulted", "codes", "n", "first_time", "last_time",
     )
 
@@ -373,16 +396,19 @@ def latency_histogram(requests: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     latency_us = F.col("latency_us")
+    keys = ("run_id", "api_key", "api_version", "bucket")
     return (
         requests.where(F.col("valid") & F.col("intervention").isNull())
-        # run_name and the API's name are functions of run_id and api_key (as in the cube).
-        .groupBy("run_id", "api_key", "api_version", latency_bucket(latency_us).alias("bucket"))
+        # The API's name is a function of api_key (a key adding no group: see request_cube),
+        # run_name of run_id.
+        .groupBy(*keys[:3], latency_bucket(latency_us).alias("bucket"), "api")
         .agg(
-            F.first("run_name").alias("run_name"),
-            F.first("api").alias("api"),
             F.count("*").alias("n"),
             F.min(latency_us).alias("min_us"),
             F.max(latency_us).alias("max_us"),
+        )
+        .select(
+            *keys, run_name_of(F.col("run_id")).alias("run_name"), "api", "n", "min_us", "max_us"
         )
     )
 
@@ -439,23 +465,27 @@ def latency_runs(histogram: DataFrame, cube: DataFrame) -> DataFrame:
 # -- 4. faults -------------------------------------------------------------------------------
 
 
-def fault_events(clients: DataFrame, cube: DataFrame) -> DataFrame:
-    """One row per request a fault intervened on, with what the same client did next."""
+def fault_events(clients: DataFrame, cube: DataFrame | None = None) -> DataFrame:
+    """One row per request a fault intervened on, with what the same client did next. The
+    sequences with a fault are read from `cube` when given, else from the faulted requests
+    themselves (a filtered scan: the events need not wait for the cube)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     keys = ["run_id", "client_id", *CLIENT, "api"]
+    fault = F.col("intervention")
+    if cube is not None:
+        faulted = _valid(cube).where(F.col("faulted")).select(*keys)
+    else:
+        faulted = clients.where(fault.isNotNull()).select(
+            *[F.coalesce(k, F.lit("")).alias(k) if k == "client_id" else F.col(k) for k in keys]
+        )
     # The (run, client, API) sequences that had a fault, numbered: the requests of those
     # sequences are sorted carrying that number, not the key strings, and only what the
     # answer needs, so the sort of millions of rows stays narrow enough not to spill.
-    sequences = (
-        _valid(cube)
-        .where(F.col("faulted"))
-        .select(*keys)
-        .distinct()
-        .select("*", F.row_number().over(Window.orderBy(*keys)).alias("sequence"))
+    sequences = faulted.distinct().select(
+        "*", F.row_number().over(Window.orderBy(*keys)).alias("sequence")
     )
-    fault = F.col("intervention")
     requests = clients.select(
         *[c for c in keys if c != "client_id"],
         # Null client ids would never join; "" stands for them (the cube's spelling too).

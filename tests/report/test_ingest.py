@@ -12,6 +12,7 @@ import pytest
 
 from broker.report.ingest import ingest, list_inputs, load_requests, same_path
 from broker.report.synthetic import SyntheticConfig, events, fast_line
+from broker.report.tables import run_name_of
 
 pytestmark = pytest.mark.spark
 
@@ -39,7 +40,7 @@ def test_bad_lines_are_counted_per_file_not_dropped(spark: Any, tmp_path: Path) 
     )
     result = ingest(spark, [str(tmp_path / "in")], str(tmp_path / "ds"))
     assert (result.files_ingested, result.lines, result.bad_lines) == (2, 92, 4)
-    df = load_requests(spark, str(tmp_path / "ds"))
+    df = _with_run_name(load_requests(spark, str(tmp_path / "ds")))
     counts = {
         r["run_name"]: (r["lines"], r["bad"])
         for r in df.selectExpr("run_name", "valid")
@@ -58,6 +59,12 @@ def test_bad_lines_are_counted_per_file_not_dropped(spark: Any, tmp_path: Path) 
     assert "request" not in df.columns and "response" not in df.columns
 
 
+def _with_run_name(df: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    return df.withColumn("run_name", run_name_of(F.col("run_id")))
+
+
 def test_projects_meta_gzip_and_globs(spark: Any, tmp_path: Path) -> None:
     folder = tmp_path / "ci" / "project=orders"
     folder.mkdir(parents=True)
@@ -69,12 +76,19 @@ def test_projects_meta_gzip_and_globs(spark: Any, tmp_path: Path) -> None:
                     "extra": "ignored"}, indent=2)
     )
     (folder / "notes.txt").write_text("not a capture")
+    other = tmp_path / "ci" / "project=billing"
+    other.mkdir()
+    (other / "c.jsonl").write_text("".join(_lines(10, 5)))
     files = list_inputs(spark, [str(tmp_path / "ci" / "*")])
-    assert [Path(f.path).name for f in files] == ["a.jsonl", "b.jsonl.gz"]
-    assert files[0].meta_path is not None and files[1].meta_path is None
+    # Sorted by path: project=billing first.
+    assert [Path(f.path).name for f in files] == ["c.jsonl", "a.jsonl", "b.jsonl.gz"]
+    assert files[1].meta_path is not None and files[2].meta_path is None
     ingest(spark, [str(tmp_path / "ci")], str(tmp_path / "ds"))
+    requests = load_requests(spark, str(tmp_path / "ds"))
+    # The run's name is derived from run_id where rows are few, never stored per request.
+    assert "run_name" not in requests.columns
     rows = (
-        load_requests(spark, str(tmp_path / "ds"))
+        _with_run_name(requests)
         .groupBy("run_name", "project", "release", "commit", "ci_job", "kafka_version")
         .count()
         .collect()
@@ -82,6 +96,7 @@ def test_projects_meta_gzip_and_globs(spark: Any, tmp_path: Path) -> None:
     assert sorted(tuple(r) for r in rows) == [
         ("a.jsonl", "orders", "0.1.0", "abc", "ci/7", "2.8", 30),
         ("b.jsonl.gz", "orders", None, None, None, None, 20),
+        ("c.jsonl", "billing", None, None, None, None, 10),
     ]
 
 
@@ -198,7 +213,7 @@ def test_lines_parse_the_same_whatever_their_key_order_and_bodies(
     (folder / "b-reordered.jsonl").write_text("".join(reordered))
     result = ingest(spark, [str(folder)], str(tmp_path / "ds"))
     assert (result.lines, result.bad_lines) == (60, 0)
-    df = load_requests(spark, str(tmp_path / "ds"))
+    df = _with_run_name(load_requests(spark, str(tmp_path / "ds")))
     columns = [c for c in df.columns if c not in ("run_id", "run_name", "ingest_batch")]
 
     def rows(name: str) -> list[tuple[Any, ...]]:

@@ -312,6 +312,9 @@ def test_fault_events_retries_and_time_to_success(spark: Any, rows_df: Build) ->
         ]
     )
     got = tables.fault_events(tables.with_client(df), tables.request_cube(df))
+    # The ingest finds the faulted sequences in the requests themselves (not waiting for the
+    # cube): the same events.
+    _eq(tables.fault_events(tables.with_client(df)), got)
     expected = _df(
         spark,
         "run_id string, client_id string, client_software string, client_version string, "
