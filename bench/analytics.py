@@ -3,7 +3,9 @@
 Generates N capture lines (default 1M; `--lines 10000000` on request) with the real format
 (`broker.report.synthetic`: the capture hook's exact lines, ~1.1 KB each with their bodies),
 split into `--runs` files, cached in `--dir` between runs. Then, in one run:
-- SparkSession ready (local[2], driver memory 1 GB, as `zkbroker report` starts it);
+- SparkSession ready (local[2], driver memory 1 GB, as `zkbroker report` starts it, with
+  its class-data archive: the first run on a machine writes it as the JVM exits, and says
+  so; its figures are then a first run's);
 - the whole job from JSONL (ingest to Parquet + every table + page + summary);
 - the job again from the ingested Parquet (no inputs: reports only);
 - a plain-Python single pass computing the same main tables (`broker.report.reference`),
@@ -40,7 +42,7 @@ from broker.log import configure_logging
 from broker.report import reference
 from broker.report.job import run_report
 from broker.report.options import ReportOptions
-from broker.report.session import SparkSettings, build_session
+from broker.report.session import SparkSettings, build_session, plan_class_archive, stop_session
 from broker.report.synthetic import SyntheticConfig, write_runs
 
 
@@ -166,7 +168,9 @@ def main() -> int:
     out = Path(tempfile.mkdtemp(prefix="zkbroker-bench-report-"))
     print(f"{args.lines:,} lines, {len(paths)} files, {size_gb:.2f} GB; master {args.master}")
 
-    ready, spark = timed(lambda: build_session(SparkSettings(master=args.master)))
+    settings = SparkSettings(master=args.master)
+    archive = plan_class_archive(settings)
+    ready, spark = timed(lambda: build_session(settings, archive))
     # CPU seconds beside wall time: on a machine shared with other work, wall time measures
     # the load as much as the job.
     jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
@@ -183,7 +187,7 @@ def main() -> int:
         cpu["parquet"] = process_cpu_s(jvm) - before
         rss = jvm_peak_rss_mb(spark)
     finally:
-        spark.stop()
+        stop_session(spark, archive, ok=True)
     before = python_cpu_s()
     one, ref = timed(lambda: python_one(paths))
     cpu["one"] = python_cpu_s() - before
@@ -226,6 +230,10 @@ def main() -> int:
             f"  <= {target:.0f} s {'ok' if seconds <= target else 'MISSED'}")
         print(f"{name:44} {shown}{verdict}")
     print(f"load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print("class-data archive: " + (
+        "none (off, or a JDK before 13)" if archive is None
+        else f"used ({archive.final})" if archive.writing is None
+        else f"none yet; this run wrote {archive.final} for the runs after it"))
     print(f"\nrequests {totals['requests']:,}, bad lines {totals['bad_lines']}, counts exact: "
           f"{'yes' if exact else 'NO'}; JVM peak RSS "
           f"{'n/a' if rss is None else f'{rss:,.0f} MB'} (target <= 1,536 MB)")

@@ -13,8 +13,11 @@ the union of every batch's. Reports thus never read the row-level dataset (milli
 only these tables (thousands of rows, plus one per fault).
 
 The requests of the batch are read back from the Parquet just written (a few narrow columns,
-vectorised), not re-parsed from JSON. A dataset written before these tables existed gets them
-computed once from its requests (the job checks `exists`).
+vectorised), not re-parsed from JSON. The cube and the histogram are computed at once; the
+fault events follow the cube, which names the sequences with a fault (only their requests
+are sorted) and says whether two sequences share a hash (`tables.fault_plan`). A dataset
+written before these tables existed gets them computed once from its requests (the job
+checks `exists`). Reports read the aggregates cached, small ones in one partition.
 
 Deliberately not here: the transformations (`tables`), reading capture files (`ingest`).
 """
@@ -78,25 +81,42 @@ def write(requests: DataFrame, dataset: str, mode: str) -> dict[str, RunCounts]:
             histogram.write.mode(mode).parquet(f"{dataset}/{HISTOGRAM}")
 
     def write_events() -> None:
+        # The sequences with a fault are read from the cube: a scan of every request less.
+        cube_written.result()
         with _timed(FAULT_EVENTS):
-            # Not coalesced: that would run the sequences' window in one task. The faulted
-            # sequences come from the requests, so this starts beside the cube.
-            events = tables.fault_events(tables.with_client(requests))
+            plan = tables.fault_plan(cube).first()
+            assert plan is not None
+            if plan["collision"]:
+                log.warning("report.fault_events.hash_shared", using="the sequences' strings")
+            shuffle = requests.sparkSession.conf.get("spark.sql.shuffle.partitions")
+            partitions = tables.sort_partitions(plan["requests"], int(shuffle or 1))
+            # Not coalesced: the sequences' window runs in `partitions` tasks.
+            events = tables.fault_events(
+                tables.with_client(requests), cube, plan["collision"], partitions
+            )
             events.write.mode(mode).parquet(f"{dataset}/{FAULT_EVENTS}")
 
-    try:
-        # Spark jobs at once from driver threads: the histogram's scan runs beside the
-        # cube's, and planning, code generation and commits on the driver overlap tasks.
-        with ThreadPoolExecutor(3, thread_name_prefix="report-aggregate") as pool:
-            cube_written = pool.submit(write_cube)
-            others = [pool.submit(write_histogram), pool.submit(write_events)]
-            for future in [cube_written, *others]:
-                future.result()
+    def count_lines() -> dict[str, RunCounts]:
+        cube_written.result()
         counted = cube.groupBy("run_id").agg(
             F.sum("n").alias("lines"),
             F.sum(F.when(~F.col("valid"), F.col("n")).otherwise(F.lit(0))).alias("bad"),
         )
         return {r["run_id"]: RunCounts(r["lines"], r["bad"]) for r in counted.collect()}
+
+    try:
+        # Spark jobs at once from driver threads: the histogram's scan runs beside the
+        # cube's, and planning, code generation and commits on the driver overlap tasks;
+        # the fault events and the line counts follow the cube. (The ingest's listing of
+        # files is written only after all of them: a failed aggregate leaves the files to
+        # be ingested again, never listed as done.)
+        with ThreadPoolExecutor(4, thread_name_prefix="report-aggregate") as pool:
+            cube_written = pool.submit(write_cube)
+            others = [pool.submit(write_histogram), pool.submit(write_events)]
+            counted = pool.submit(count_lines)
+            for future in [cube_written, *others]:
+                future.result()
+            return counted.result()
     finally:
         cube.unpersist()
 
@@ -108,6 +128,20 @@ def _timed(name: str) -> Iterator[None]:
     log.info("report.aggregate", table=name, seconds=round(time.perf_counter() - started, 2))
 
 
+# Aggregates up to this size (Parquet bytes) are read into one partition. At 10M requests
+# the largest, the latency histogram, is a few MB; a dataset of many months may exceed it,
+# and is then read in Parquet's splits, every table's work spread over the executors.
+ONE_PARTITION_BYTES = 64 * 1024 * 1024
+
+
+def _size(spark: SparkSession, uri: str) -> int:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    path = jvm.org.apache.hadoop.fs.Path(uri)
+    fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    return int(fs.getContentSummary(path).getLength())
+
+
 def exists(spark: SparkSession, dataset: str) -> bool:
     jvm = spark.sparkContext._jvm
     assert jvm is not None
@@ -117,10 +151,16 @@ def exists(spark: SparkSession, dataset: str) -> bool:
 
 
 def load(spark: SparkSession, dataset: str) -> Aggregates:
-    """Every batch's aggregates, cached (each is read by several tables)."""
-    read = spark.read.parquet
-    return Aggregates(
-        cube=read(f"{dataset}/{CUBE}").cache(),
-        histogram=read(f"{dataset}/{HISTOGRAM}").cache(),
-        fault_events=read(f"{dataset}/{FAULT_EVENTS}").cache(),
-    )
+    """Every batch's aggregates, cached (each is read by several tables); small ones in one
+    partition."""
+    def read(name: str) -> DataFrame:
+        uri = f"{dataset}/{name}"
+        df = spark.read.parquet(uri)
+        if _size(spark, uri) <= ONE_PARTITION_BYTES:
+            # One partition: every table's aggregations, windows and joins then need no
+            # shuffle (a single partition satisfies any distribution), so a table is one or
+            # two Spark jobs instead of a job per stage: ~80 jobs a report -> ~45, ~1 s less.
+            df = df.coalesce(1)
+        return df.cache()
+
+    return Aggregates(cube=read(CUBE), histogram=read(HISTOGRAM), fault_events=read(FAULT_EVENTS))

@@ -37,7 +37,12 @@ from urllib.parse import unquote
 import structlog
 
 from broker.report import aggregates
-from broker.report.schema import CORRUPT_COLUMN, REQUIRED_FOR_REPORTS, capture_read_schema
+from broker.report.schema import (
+    CORRUPT_COLUMN,
+    REQUIRED_FOR_REPORTS,
+    capture_read_schema,
+    typed_column,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -49,7 +54,6 @@ META_SUFFIX = ".meta.json"
 META_FIELDS = ("release", "commit", "ci_job", "kafka_version")
 DEFAULT_PROJECT = "default"
 REQUESTS_TABLE = "requests"
-TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS]XXX"
 INGESTED_TABLE = "ingested"
 PROJECT_FOLDER = re.compile(r"/project=([^/]+)/")
 
@@ -121,26 +125,30 @@ def project_of(path: str) -> str:
     return match.group(1) if match else DEFAULT_PROJECT
 
 
-def read_captures(spark: SparkSession, files: Sequence[SourceFile]) -> DataFrame:
-    """The capture lines of `files` with `run_id`, `project` and `valid` (bodies left out).
+def read_captures(spark: SparkSession, files: Sequence[SourceFile]) -> dict[str, DataFrame]:
+    """The capture lines of `files` per project, with `run_id`, `project` and `valid`
+    (bodies left out).
 
     Run columns that are functions of the file are not computed per line: the project is a
-    literal of each project's read (one read per project, united), and the run's name is
-    derived from `run_id` by the aggregates (a regular expression over a million lines took
-    as long as parsing a third of them)."""
+    literal of each project's read, and the run's name is derived from `run_id` by the
+    aggregates (a regular expression over a million lines took as long as parsing a third
+    of them). Each project is its own frame, written on its own: the union of several
+    projects, written partitioned by project, made Spark sort every line by project first."""
     from pyspark.sql import functions as F
 
-    by_project: dict[str, list[str]] = {}
+    by_project: dict[str, list[SourceFile]] = {}
     for f in files:
-        by_project.setdefault(project_of(f.path), []).append(f.path)
-    parts = [
-        _read_project(spark, paths).select("*", F.lit(project).alias("project"))
-        for project, paths in sorted(by_project.items())
-    ]
-    df = parts[0]
-    for part in parts[1:]:
-        df = df.unionByName(part)
-    return _with_meta(spark, df, files)
+        by_project.setdefault(project_of(f.path), []).append(f)
+    return {
+        project: _with_meta(
+            spark,
+            _read_project(spark, [f.path for f in own]).select(
+                "*", F.lit(project).alias("project")
+            ),
+            own,
+        )
+        for project, own in sorted(by_project.items())
+    }
 
 
 def _read_project(spark: SparkSession, paths: list[str]) -> DataFrame:
@@ -150,24 +158,23 @@ def _read_project(spark: SparkSession, paths: list[str]) -> DataFrame:
         spark.read.schema(capture_read_schema())
         .option("mode", "PERMISSIVE")
         .option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
-        # The capture writer's own form (microseconds, "Z"): without a format Spark tries its
-        # default one first and falls back per value, ~20% slower on the whole read.
-        .option("timestampFormat", TIMESTAMP_FORMAT)
         .json(paths)
+    )
+    typed = raw.select(
+        *[
+            # Narrow types the reports group by (JSON integers are read as longs).
+            F.col(c).cast("int").alias(c) if c in ("api_key", "api_version") else typed_column(c)
+            for c in raw.columns
+            if c != CORRUPT_COLUMN
+        ],
+        F.col(CORRUPT_COLUMN),
+        F.col("_metadata.file_path").alias("run_id"),
     )
     valid = F.col(CORRUPT_COLUMN).isNull()
     for name in REQUIRED_FOR_REPORTS:
         valid = valid & F.col(name).isNotNull()
-    return raw.select(
-        *[
-            # Narrow types the reports group by (JSON integers are read as longs).
-            F.col(c).cast("int").alias(c) if c in ("api_key", "api_version") else F.col(c)
-            for c in raw.columns
-            if c != CORRUPT_COLUMN
-        ],
-        valid.alias("valid"),
-        F.col("_metadata.file_path").alias("run_id"),
-    )
+    fields = [c for c in typed.columns if c not in (CORRUPT_COLUMN, "run_id")]
+    return typed.select(*fields, valid.alias("valid"), "run_id")
 
 
 def _with_meta(spark: SparkSession, df: DataFrame, files: Sequence[SourceFile]) -> DataFrame:
@@ -225,9 +232,13 @@ def ingest(
         return IngestResult(len(files), 0, 0, 0)
     batch = uuid.uuid4().hex
     mode = "append" if incremental else "overwrite"
-    df = read_captures(spark, new).withColumn("ingest_batch", F.lit(batch))
+    requests_uri = f"{dataset}/{REQUESTS_TABLE}"
     started = time.perf_counter()
-    df.write.mode(mode).partitionBy("project").parquet(f"{dataset}/{REQUESTS_TABLE}")
+    if not incremental:
+        _delete(spark, requests_uri)  # an overwrite, one project at a time
+    for df in read_captures(spark, new).values():
+        df = df.withColumn("ingest_batch", F.lit(batch))
+        df.write.mode("append").partitionBy("project").parquet(requests_uri)
     log.info("report.ingest.parsed", seconds=round(time.perf_counter() - started, 2))
     started = time.perf_counter()
     # The batch's aggregates, from the Parquet just written (narrow columns, no JSON parsing);
@@ -256,6 +267,13 @@ def ingest(
     bad = sum(c[1] for c in counts.values())
     log.info("report.ingested", files=len(new), lines=lines, bad_lines=bad)
     return IngestResult(len(files), len(new), lines, bad)
+
+
+def _delete(spark: SparkSession, uri: str) -> None:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    path = jvm.org.apache.hadoop.fs.Path(uri)
+    path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
 
 
 def load_requests(spark: SparkSession, dataset: str) -> DataFrame:

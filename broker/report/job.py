@@ -43,7 +43,13 @@ from broker.report.options import (
     ReportOptions,
     parse_options,
 )
-from broker.report.session import MissingDependencyError, build_session, check_dependencies
+from broker.report.session import (
+    MissingDependencyError,
+    build_session,
+    check_dependencies,
+    plan_class_archive,
+    stop_session,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -282,10 +288,15 @@ def build_summary(
 def run_report(options: ReportOptions, spark: SparkSession | None = None) -> ReportResult:
     """Run the whole job; `spark` is used as is when given (and left running)."""
     from broker.report.page import render_page
+    from broker.report.plots import load_in_background
 
+    load_in_background()
     own = spark is None
+    archive = None
     if spark is None:
-        spark = build_session(options.spark)
+        archive = plan_class_archive(options.spark)
+        spark = build_session(options.spark, archive)
+    ok = False
     try:
         ingested = None
         if options.inputs:
@@ -319,10 +330,11 @@ def run_report(options: ReportOptions, spark: SparkSession | None = None) -> Rep
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         (out / "report.html").write_text(render_page(options.title, summary, rows), "utf-8")
         log.info("report.done", out=str(out), findings=len(findings), exit_code=code)
+        ok = True
         return ReportResult(code, summary, rows, findings)
     finally:
         if own:
-            spark.stop()
+            stop_session(spark, archive, ok)
 
 
 def _sort_rows(rows: dict[str, list[dict[str, Any]]]) -> None:

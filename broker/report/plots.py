@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import io
+import threading
 from collections import defaultdict
 from typing import Any
 
@@ -34,6 +35,12 @@ def _pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def load_in_background() -> None:
+    """Import matplotlib (~0.6 s) on a thread of its own, while Spark works: the page is
+    drawn only at the end of a run, which then does not wait for the import."""
+    threading.Thread(target=_pyplot, name="report-plots-import", daemon=True).start()
 
 
 def matrix_plot(matrix: Rows) -> str | None:

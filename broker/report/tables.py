@@ -28,7 +28,9 @@ Definitions (the README repeats them):
   against an exact plain-Python computation);
 - a **retry** is a later request of the same API by the same client (client id + software)
   in the same run; a fault is **recovered** at the first such request answered without error
-  and without fault; `retries` counts the requests up to and including that one.
+  and without fault; `retries` counts the requests up to and including that one. Only the
+  sequences (run x client x API) with a fault are sorted, keyed by a 64-bit hash of their
+  strings, or by the strings when the cube shows two sequences sharing a hash.
 
 Only the DataFrame API: every expression runs in the JVM (no UDFs, no Python on executors).
 Deliberately not here: reading files (`ingest`), rendering (`page`, `plots`), exit codes.
@@ -433,8 +435,11 @@ def _percentiles(histogram: DataFrame, keys: list[str]) -> DataFrame:
     )
 
     def at_rank(p: float) -> Column:
+        # The first bucket reaching the rank has the smallest latency of the buckets that
+        # do (buckets are latency ranges, in order), so a plain minimum finds it: a minimum
+        # of (bucket, latency) structs would need Spark's sort-based aggregate.
         reached = F.col("at_or_below") >= F.ceil(F.lit(p) * F.col("total"))
-        return F.min(F.when(reached, F.struct("bucket", "min_us")))["min_us"]
+        return F.min(F.when(reached, F.col("min_us")))
 
     return buckets.groupBy(*keys).agg(
         F.sum("n").alias("requests"),
@@ -465,51 +470,106 @@ def latency_runs(histogram: DataFrame, cube: DataFrame) -> DataFrame:
 # -- 4. faults -------------------------------------------------------------------------------
 
 
-def fault_events(clients: DataFrame, cube: DataFrame | None = None) -> DataFrame:
-    """One row per request a fault intervened on, with what the same client did next. The
-    sequences with a fault are read from `cube` when given, else from the faulted requests
-    themselves (a filtered scan: the events need not wait for the cube)."""
+# A sequence: the requests of one API by one client in one run, in time order.
+SEQUENCE = ("run_id", "client_id", *CLIENT, "api")
+# Requests per task of the fault events' sort: ~80 bytes each in the sorter, so two tasks
+# at once sort in memory within a 1 GB driver (the whole of them in 4 tasks spilled 0.5 GB
+# at 10M requests).
+ROWS_PER_SORT_TASK = 1_000_000
+
+
+def sequence_hash(*columns: Column) -> Column:
+    """The 64-bit key the fault events sort a sequence's requests under, in place of its
+    strings (a broadcast join of every request on five strings took a third of the events'
+    time, and the strings would widen every sorted row). `fault_plan` checks that no two
+    sequences share one; if two ever do, the events use the strings instead."""
+    from pyspark.sql import functions as F
+
+    return F.xxhash64(*columns)
+
+
+def _sequences(cube: DataFrame) -> DataFrame:
+    """Every sequence of the cube (client ids as the cube spells them: "" for none), with
+    its requests, whether a fault intervened in it, and its hash."""
+    from pyspark.sql import functions as F
+
+    return (
+        _valid(cube)
+        .groupBy(*SEQUENCE)
+        .agg(F.sum("n").alias("n"), F.max("faulted").alias("faulted"))
+        .select("*", sequence_hash(*[F.col(k) for k in SEQUENCE]).alias("sequence"))
+    )
+
+
+def fault_plan(cube: DataFrame) -> DataFrame:
+    """One row: `requests`, the requests of the sequences with a fault (what the events
+    sort), and `collision`, whether two sequences share a hash. Read from the cube (small)."""
+    from pyspark.sql import functions as F
+
+    per_hash = _sequences(cube).groupBy("sequence").agg(
+        F.count("*").alias("sequences"),
+        F.sum(F.when(F.col("faulted"), F.col("n")).otherwise(F.lit(0))).alias("n"),
+    )
+    return per_hash.agg(
+        F.coalesce(F.sum("n"), F.lit(0)).cast("long").alias("requests"),
+        F.coalesce(F.max("sequences") > 1, F.lit(False)).alias("collision"),
+    )
+
+
+def sort_partitions(requests: int, minimum: int) -> int:
+    """Tasks for sorting `requests` rows: enough that each sorts in memory."""
+    return max(minimum, -(-requests // ROWS_PER_SORT_TASK))
+
+
+def fault_events(
+    clients: DataFrame,
+    cube: DataFrame,
+    exact_keys: bool = False,
+    partitions: int | None = None,
+) -> DataFrame:
+    """One row per request a fault intervened on, with what the same client did next.
+
+    The sequences with a fault come from `cube` (the requests' cube); only their requests
+    are sorted, keyed by `sequence_hash` unless `exact_keys` (`fault_plan` says when a hash
+    is shared), in `partitions` tasks when given (`sort_partitions`), else Spark's shuffle
+    partitions. A sorted row carries only what the window reads; what an event reports of
+    its fault rides in one struct, null on the other requests."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    keys = ["run_id", "client_id", *CLIENT, "api"]
     fault = F.col("intervention")
-    if cube is not None:
-        faulted = _valid(cube).where(F.col("faulted")).select(*keys)
-    else:
-        faulted = clients.where(fault.isNotNull()).select(
-            *[F.coalesce(k, F.lit("")).alias(k) if k == "client_id" else F.col(k) for k in keys]
-        )
-    # The (run, client, API) sequences that had a fault, numbered: the requests of those
-    # sequences are sorted carrying that number, not the key strings, and only what the
-    # answer needs, so the sort of millions of rows stays narrow enough not to spill.
-    sequences = faulted.distinct().select(
-        "*", F.row_number().over(Window.orderBy(*keys)).alias("sequence")
-    )
+    sequences = _sequences(cube).where(F.col("faulted"))
+    by = list(SEQUENCE) if exact_keys else ["sequence"]
+    # The cube's spelling of the keys: "" for a request without a client id.
+    keys = [F.coalesce(k, F.lit("")) if k == "client_id" else F.col(k) for k in SEQUENCE]
     requests = clients.select(
-        *[c for c in keys if c != "client_id"],
-        # Null client ids would never join; "" stands for them (the cube's spelling too).
-        F.coalesce("client_id", F.lit("")).alias("client_id"),
+        *([k.alias(n) for k, n in zip(keys, SEQUENCE, strict=True)] if exact_keys
+          else [sequence_hash(*keys).alias("sequence")]),
         "time",
         "connection_id",
         "correlation_id",
-        "api_version",
-        fault.isNotNull().alias("faulted"),
         (fault.isNull() & (F.size("error_codes") == 0)).alias("success"),
-        fault.source.alias("source"),
-        fault.kind.alias("kind"),
-        fault.error_code.cast("int").alias("error_code"),
-    )
-    seq = requests.join(F.broadcast(sequences), keys).drop(*keys)
+        F.when(
+            fault.isNotNull(),
+            F.struct(
+                F.col("api_version"),
+                fault.source.alias("source"),
+                fault.kind.alias("kind"),
+                fault.error_code.cast("int").alias("error_code"),
+            ),
+        ).alias("fault"),
+    ).join(F.broadcast(sequences.select(*by)), by, "left_semi")
+    if partitions is not None:
+        requests = requests.repartition(partitions, *by)
     # Newest first, so "the next success" is the nearest one among the rows already seen: a
     # frame growing from the partition's start, which Spark computes incrementally (a frame
     # "1 following .. unbounded following" is recomputed for every row: quadratic).
-    order = Window.partitionBy("sequence").orderBy(
+    order = Window.partitionBy(*by).orderBy(
         F.desc("time"), F.desc("connection_id"), F.desc("correlation_id")
     )
     later = order.rowsBetween(Window.unboundedPreceding, -1)
     success = F.col("success")
-    seq = seq.select(
+    seq = requests.select(
         "*",
         F.row_number().over(order).alias("rn"),  # counts down as time goes on
     ).select(
@@ -518,13 +578,10 @@ def fault_events(clients: DataFrame, cube: DataFrame | None = None) -> DataFrame
         F.last(F.when(success, F.col("time")), ignorenulls=True).over(later).alias("success_at"),
     )
     recovered = F.col("success_rn").isNotNull()
-    events = seq.where(F.col("faulted")).select(
-        "sequence",
+    events = seq.where(F.col("fault").isNotNull()).select(
+        *by,
         "time",
-        "api_version",
-        "source",
-        "kind",
-        "error_code",
+        "fault.*",
         recovered.alias("recovered"),
         F.when(recovered, F.col("rn") - F.col("success_rn")).alias("retries"),
         F.when(
@@ -532,8 +589,10 @@ def fault_events(clients: DataFrame, cube: DataFrame | None = None) -> DataFrame
             (F.unix_micros("success_at") - F.unix_micros("time")) / F.lit(1000.0),
         ).alias("time_to_success_ms"),
     )
-    return events.join(F.broadcast(sequences), "sequence").select(
-        *keys,
+    if not exact_keys:  # the few events get their sequence's strings back
+        events = events.join(F.broadcast(sequences.select(*SEQUENCE, "sequence")), "sequence")
+    return events.select(
+        *SEQUENCE,
         "time",
         "api_version",
         "source",

@@ -193,12 +193,14 @@ class PeerClient:
                 raise PeerAuthenticationFailed(
                     f"{host}:{port}: SSL handshake failed: {e}", "SSL_HANDSHAKE_FAILED"
                 ) from e
-            except asyncio.IncompleteReadError as e:
+            except (asyncio.IncompleteReadError, ConnectionResetError) as e:
                 self._drop(key)
                 if dialled and self._security.ssl_context is not None:
                     # A TLS peer that closes before its first answer refused the handshake
                     # after it completed on this side: TLS 1.3 checks the client certificate
                     # then (ssl.client.auth=required without, or with an untrusted, one).
+                    # Closed with our request unread, the peer's socket resets rather than
+                    # ends: which of the two arrives first is a race, the refusal the same.
                     raise PeerAuthenticationFailed(
                         f"{host}:{port}: SSL handshake failed: the peer closed the connection "
                         "before its first answer (client certificate refused?)",

@@ -506,3 +506,49 @@ def test_tls_refusals_are_authentication_failures(zk_connect: str, tmp_path: Pat
                 await client.close()
 
         assert asyncio.run(accepted()) == 0  # the broker's own keystore and truststore
+
+
+def test_a_tls_peer_resetting_before_its_first_answer_refused_the_handshake(
+    tmp_path: Path,
+) -> None:
+    """TLS 1.3 refuses a client certificate after the handshake completed on the client's
+    side: the peer then closes, and with the request unread its socket may reset instead of
+    ending. Both are the same refusal (regression: a reset was reported as an unreachable
+    peer, once in a full run of the suite). A real TLS server that resets every connection
+    right after its handshake."""
+    import asyncio
+    import socket
+    import ssl
+    import struct
+
+    from broker.protocol.messages.api_versions import ApiVersionsRequest
+    from broker.security.inter_broker import InterBrokerSecurity
+    from broker.transactions.peer_client import PeerAuthenticationFailed, PeerClient
+
+    tls = _Tls(tmp_path)
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_context.load_cert_chain(tls.broker)
+    client_context = ssl.create_default_context(cafile=tls.ca)
+
+    async def scenario() -> PeerAuthenticationFailed:
+        async def reset(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.read(4)  # the request has started arriving: the handshake is done
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()  # a reset, with the rest of the request unread
+
+        server = await asyncio.start_server(reset, "127.0.0.1", 0, ssl=server_context)
+        port = server.sockets[0].getsockname()[1]
+        client = PeerClient(InterBrokerSecurity("SSL", "SSL", ssl_context=client_context))
+        try:
+            with pytest.raises(PeerAuthenticationFailed) as failure:
+                await client.send("127.0.0.1", port, 0, ApiVersionsRequest())
+            return failure.value
+        finally:
+            await client.close()
+            server.close()
+            await server.wait_closed()
+
+    refused = asyncio.run(scenario())
+    assert refused.error == "SSL_HANDSHAKE_FAILED"
+    assert "before its first answer" in str(refused)

@@ -19,6 +19,11 @@ import pytest
 
 from broker.report.session import java_available
 
+# Report runs of the tests start JVMs without a class-data archive: none written to the
+# user's cache, and every run starts as a first run would. test_cli writes and maps one in
+# a folder of its own.
+os.environ.setdefault("ZKBROKER_CLASS_ARCHIVE", "off")
+
 NO_SPARK_REASON = (
     "Java not found: Spark needs a JRE (apt-get install openjdk-17-jre-headless)"
     if not java_available()

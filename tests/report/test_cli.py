@@ -61,16 +61,35 @@ def test_usage_errors_exit_2(args: list[str], tmp_path: Path) -> None:
 
 
 @pytest.mark.spark
-@pytest.mark.timeout(300)  # a JVM of its own
-def test_findings_exit_3_from_the_command(tmp_path: Path) -> None:
+@pytest.mark.timeout(600)  # two JVMs of their own
+def test_findings_exit_3_from_the_command_whose_second_run_maps_the_first_ones_archive(
+    tmp_path: Path,
+) -> None:
+    """Two runs of the command: the first writes the JVM's class-data archive as its JVM
+    exits, the second maps it; both answer the same."""
     write_runs(str(tmp_path / "in"), SyntheticConfig(lines=400, runs=1), fast=True)
-    done = subprocess.run(
-        [ZKBROKER, "report", str(tmp_path / "in"), "--out", str(tmp_path / "out"),
-         "--master", "local[1]", "--fail-on", "removed-in:4.0", "--driver-memory", "512m"],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert done.returncode == 3, done.stderr[-3000:]
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["exit_code"] == 3
-    assert [f["client"] for f in summary["findings"]] == ["unknown unknown"]
-    assert (tmp_path / "out" / "report.html").stat().st_size > 10_000
+    kept = tmp_path / "archives"
+    env = {**os.environ, "ZKBROKER_CLASS_ARCHIVE": str(kept)}
+    summaries = []
+    for run in ("first", "second"):
+        out = tmp_path / run
+        done = subprocess.run(
+            [ZKBROKER, "report", str(tmp_path / "in"), "--out", str(out),
+             "--master", "local[1]", "--fail-on", "removed-in:4.0", "--driver-memory", "512m"],
+            capture_output=True, text=True, timeout=300, env=env,
+        )
+        assert done.returncode == 3, done.stderr[-3000:]
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["exit_code"] == 3
+        assert [f["client"] for f in summary["findings"]] == ["unknown unknown"]
+        assert (out / "report.html").stat().st_size > 10_000
+        summaries.append(summary)
+        archives = list(kept.glob("*.jsa"))
+        if run == "first":
+            assert "report.class_archive.written" in done.stdout + done.stderr
+            assert len(archives) == 1 and archives[0].stat().st_size > 10_000_000
+            assert not list(kept.glob("*.partial"))
+        else:
+            assert "using=True" in done.stdout + done.stderr
+            assert "report.class_archive.written" not in done.stdout + done.stderr
+    assert summaries[0]["totals"] == summaries[1]["totals"]

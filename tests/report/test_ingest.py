@@ -166,6 +166,16 @@ def test_incremental_reuses_the_aggregates_of_earlier_batches_and_merges_exactly
     )
 
 
+def _one_file_dataset(spark: Any, tmp_path: Path) -> str:
+    """A dataset ingested from one capture file of 300 lines; its URI."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "a.jsonl").write_text("".join(_lines(300, 4)))
+    dataset = str(tmp_path / "ds")
+    ingest(spark, [str(inputs)], dataset)
+    return dataset
+
+
 def test_a_dataset_without_aggregates_gets_them_from_its_requests(
     spark: Any, tmp_path: Path
 ) -> None:
@@ -173,11 +183,7 @@ def test_a_dataset_without_aggregates_gets_them_from_its_requests(
 
     from broker.report import aggregates
 
-    inputs = tmp_path / "in"
-    inputs.mkdir()
-    (inputs / "a.jsonl").write_text("".join(_lines(300, 4)))
-    dataset = str(tmp_path / "ds")
-    ingest(spark, [str(inputs)], dataset)
+    dataset = _one_file_dataset(spark, tmp_path)
     expected = _report_rows(spark, dataset, tmp_path / "out1")
     for kind in (aggregates.CUBE, aggregates.HISTOGRAM, aggregates.FAULT_EVENTS):
         shutil.rmtree(Path(dataset, kind))  # as a dataset ingested before they existed
@@ -225,3 +231,24 @@ def test_lines_parse_the_same_whatever_their_key_order_and_bodies(
     # The trailer's own error codes, not the body's.
     codes = {c for r in df.select("error_codes").collect() for c in r.error_codes}
     assert not codes & {9099, 9007}
+
+
+def test_small_aggregates_are_read_into_one_partition_so_tables_need_no_shuffle(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from broker.report import aggregates, tables
+
+    dataset = _one_file_dataset(spark, tmp_path)
+
+    def exchanges() -> int:
+        loaded = aggregates.load(spark, dataset)
+        try:
+            plan = tables.matrix(loaded.cube)._jdf.queryExecution().executedPlan().toString()
+            return int(plan.count("Exchange"))
+        finally:
+            loaded.unpersist()
+
+    assert exchanges() == 0
+    # Past the size, the aggregates keep Parquet's splits: the tables shuffle.
+    monkeypatch.setattr(aggregates, "ONE_PARTITION_BYTES", 0)
+    assert exchanges() > 0

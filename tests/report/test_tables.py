@@ -311,10 +311,8 @@ def test_fault_events_retries_and_time_to_success(spark: Any, rows_df: Build) ->
             {**ct, "time": at(50), "intervention": fault("drop", None)},  # never recovered
         ]
     )
-    got = tables.fault_events(tables.with_client(df), tables.request_cube(df))
-    # The ingest finds the faulted sequences in the requests themselves (not waiting for the
-    # cube): the same events.
-    _eq(tables.fault_events(tables.with_client(df)), got)
+    cube = tables.request_cube(df)
+    got = tables.fault_events(tables.with_client(df), cube)
     expected = _df(
         spark,
         "run_id string, client_id string, client_software string, client_version string, "
@@ -328,11 +326,45 @@ def test_fault_events_retries_and_time_to_success(spark: Any, rows_df: Build) ->
         ],
     )
     _eq(got, expected)
+    # The same events keyed by the sequences' strings, and sorted in more tasks.
+    _eq(tables.fault_events(tables.with_client(df), cube, exact_keys=True), expected)
+    _eq(tables.fault_events(tables.with_client(df), cube, partitions=3), expected)
+    # Two requests of the faulted sequences, the cube says.
+    assert tables.fault_plan(cube).first().asDict() == {"requests": 4, "collision": False}
     summary = tables.fault_summary(got).collect()
     assert {(r.kind, r.faults, r.recovered, r.max_retries) for r in summary} == {
         ("error", 1, 1, 2),
         ("drop", 1, 0, None),
     }
+
+
+def test_fault_events_use_the_strings_when_two_sequences_share_a_hash(
+    spark: Any, rows_df: Build, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pyspark.sql import functions as F
+
+    ct = {"api": "CreateTopics", "api_key": 19, "api_version": 7}
+    df = rows_df(
+        [
+            {**ct, "time": at(0), "intervention": fault("error", 44), "error_codes": [44]},
+            {"time": at(5)},  # Metadata, another sequence: a success, but not a retry
+            {**ct, "time": at(20)},  # the retry that succeeded
+        ]
+    )
+    # Every sequence under one hash: the two sequences collide.
+    monkeypatch.setattr(tables, "sequence_hash", lambda *columns: F.lit(7).cast("long"))
+    cube = tables.request_cube(df)
+    assert tables.fault_plan(cube).first()["collision"] is True
+    exact = tables.fault_events(tables.with_client(df), cube, exact_keys=True)
+    assert [(r.retries, r.time_to_success_ms) for r in exact.collect()] == [(1, 20.0)]
+    # What the shared hash would have answered: the Metadata request taken for the success.
+    merged = tables.fault_events(tables.with_client(df), cube)
+    assert [(r.retries, r.time_to_success_ms) for r in merged.collect()] == [(1, 5.0)]
+
+
+def test_sort_partitions_keep_a_task_within_memory() -> None:
+    assert tables.sort_partitions(0, 4) == 4
+    assert tables.sort_partitions(tables.ROWS_PER_SORT_TASK * 10 + 1, 4) == 11
 
 
 def test_runs_summary(spark: Any, rows_df: Build) -> None:
