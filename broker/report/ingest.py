@@ -9,13 +9,15 @@ it (else "default"), and an optional `<file>.meta.json` beside it adds `release`
 
 Lines are read with the explicit schema of `broker.report.schema` in PERMISSIVE mode: a line
 Spark cannot parse (truncated by a killed process, or a value of the wrong type) lands in the
-corrupt-record column; a line missing a field the reports need counts as bad too. Bad lines
+corrupt-record column; a line missing a field the reports need, or holding a number no
+broker captures (`schema.INT16`, a negative latency), counts as bad too. Bad lines
 are written to the dataset as rows with `valid = false` (their text left out), so they are
 counted per file from Parquet, never silently dropped, never fatal, and the JSON is parsed
 once: Spark forbids queries that reference only the corrupt-record column of raw JSON
 (without caching the whole input), and this single pass needs neither.
 
-The dataset (`<dataset>/requests`, partitioned by `project`) holds every capture field but
+The dataset (`<dataset>/requests`, in `project=NAME` folders as Spark partitions by a
+column; read back with `project` always text) holds every capture field but
 the request/response bodies, plus the run columns and `ingest_batch`; beside it, each batch's
 aggregates (`broker.report.aggregates`: what the reports read); `<dataset>/ingested`
 lists the files ingested (path, size, modification time, lines, bad lines) so that
@@ -39,13 +41,14 @@ import structlog
 from broker.report import aggregates
 from broker.report.schema import (
     CORRUPT_COLUMN,
+    INT16,
     REQUIRED_FOR_REPORTS,
     capture_read_schema,
     typed_column,
 )
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 log = structlog.get_logger(__name__)
 
@@ -160,10 +163,12 @@ def _read_project(spark: SparkSession, paths: list[str]) -> DataFrame:
         .option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
         .json(paths)
     )
+    narrow = ("api_key", "api_version")
     typed = raw.select(
         *[
-            # Narrow types the reports group by (JSON integers are read as longs).
-            F.col(c).cast("int").alias(c) if c in ("api_key", "api_version") else typed_column(c)
+            # Narrow types the reports group by (JSON integers are read as longs); a value
+            # beyond `int` is null here and its line bad (`valid` below).
+            F.expr(f"try_cast(`{c}` AS INT)").alias(c) if c in narrow else typed_column(c)
             for c in raw.columns
             if c != CORRUPT_COLUMN
         ],
@@ -173,8 +178,32 @@ def _read_project(spark: SparkSession, paths: list[str]) -> DataFrame:
     valid = F.col(CORRUPT_COLUMN).isNull()
     for name in REQUIRED_FOR_REPORTS:
         valid = valid & F.col(name).isNotNull()
+    valid = valid & _in_range(raw)
     fields = [c for c in typed.columns if c not in (CORRUPT_COLUMN, "run_id")]
     return typed.select(*fields, valid.alias("valid"), "run_id")
+
+
+def _in_range(raw: DataFrame) -> Column:
+    """Whether a line's numbers are ones a broker could have captured: API key and version
+    0..32767, error codes (the response's and a fault's) Kafka INT16s, a latency of at least
+    zero (a negative one has no latency bucket). Null where a required field is missing,
+    which `valid` already counts as bad."""
+    from pyspark.sql import functions as F
+
+    low, high = INT16
+    fault_code = F.col("intervention.error_code")
+    return (
+        F.col("api_key").between(0, high)
+        & F.col("api_version").between(0, high)
+        & (F.col("latency_us") >= 0)
+        # A line without error codes stays valid (no field the reports need); a null code
+        # is no code a broker answers.
+        & F.coalesce(
+            F.forall("error_codes", lambda c: c.isNotNull() & c.between(low, high)),
+            F.lit(True),
+        )
+        & (fault_code.isNull() | fault_code.between(low, high))
+    )
 
 
 def _with_meta(spark: SparkSession, df: DataFrame, files: Sequence[SourceFile]) -> DataFrame:
@@ -236,9 +265,13 @@ def ingest(
     started = time.perf_counter()
     if not incremental:
         _delete(spark, requests_uri)  # an overwrite, one project at a time
-    for df in read_captures(spark, new).values():
-        df = df.withColumn("ingest_batch", F.lit(batch))
-        df.write.mode("append").partitionBy("project").parquet(requests_uri)
+    for project, df in read_captures(spark, new).items():
+        # Straight into the project's partition folder, named as Spark names it: the same
+        # dataset as a write partitioned by project, whose writer instead computes every
+        # row's partition and copies the row without it (~15% of the Parquet writing).
+        folder = _partition_folder(spark, "project", project)
+        df = df.drop("project").withColumn("ingest_batch", F.lit(batch))
+        df.write.mode("append").parquet(f"{requests_uri}/{folder}")
     log.info("report.ingest.parsed", seconds=round(time.perf_counter() - started, 2))
     started = time.perf_counter()
     # The batch's aggregates, from the Parquet just written (narrow columns, no JSON parsing);
@@ -269,6 +302,15 @@ def ingest(
     return IngestResult(len(files), len(new), lines, bad)
 
 
+def _partition_folder(spark: SparkSession, column: str, value: str) -> str:
+    """`column=value` with the value escaped as Spark's partitioned writes escape it (and
+    its partition discovery reads back)."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    utils = jvm.org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
+    return str(utils.getPartitionPathString(column, value))
+
+
 def _delete(spark: SparkSession, uri: str) -> None:
     jvm = spark.sparkContext._jvm
     assert jvm is not None
@@ -278,4 +320,14 @@ def _delete(spark: SparkSession, uri: str) -> None:
 
 def load_requests(spark: SparkSession, dataset: str) -> DataFrame:
     """Every row of the dataset (valid and bad lines)."""
-    return spark.read.parquet(f"{dataset}/{REQUESTS_TABLE}")
+    from pyspark.sql import types as T
+
+    uri = f"{dataset}/{REQUESTS_TABLE}"
+    # Read again with `project` a string: Spark types a partition column by its values, so
+    # a dataset of only project "2024" would have an integer column (and "007" would be 7).
+    found = spark.read.parquet(uri).schema
+    schema = T.StructType(
+        [T.StructField(f.name, T.StringType(), True) if f.name == "project" else f
+         for f in found.fields]
+    )
+    return spark.read.schema(schema).parquet(uri)

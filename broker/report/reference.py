@@ -8,7 +8,8 @@ skip requests with an injected fault; percentiles are exact nearest rank (the sm
 with at least p of the values at or below it: the job's, read from ~1% buckets, must be at
 most 1% below these and never above); a fault's `retries` counts the client's later
 requests of the same API in the run up to and including the first one answered without error
-or fault. Bad lines: not JSON, not an object, or a field missing or of the wrong type.
+or fault. Bad lines: not JSON, not an object, a field missing or of the wrong type, or a number no
+broker captures (an API key, version or error code outside Kafka's INT16, a negative latency).
 
 Deliberately not here: the baseline diff, readiness and pages (thin layers over these tables), and
 sorting by time: lines are taken in file order, which is time order for the synthetic
@@ -45,6 +46,13 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+_INT16_MAX = 2**15 - 1
+
+
+def _is_int16(v: Any) -> bool:
+    return _is_int(v) and -_INT16_MAX - 1 <= v <= _INT16_MAX
+
+
 def valid_line(d: Any) -> bool:
     if not isinstance(d, dict):
         return False
@@ -54,11 +62,18 @@ def valid_line(d: Any) -> bool:
         return False
     if not all(d.get(k) is None or isinstance(d.get(k), str) for k in _NULLABLE_STR):
         return False
+    # Numbers a broker could have captured: API keys and versions 0..32767, latencies from
+    # 0, error codes within Kafka's INT16.
+    if not (0 <= d["api_key"] <= _INT16_MAX and 0 <= d["api_version"] <= _INT16_MAX):
+        return False
+    if d["latency_us"] < 0:
+        return False
     codes = d.get("error_codes")
-    if not isinstance(codes, list) or not all(_is_int(c) for c in codes):
+    if not isinstance(codes, list) or not all(_is_int16(c) for c in codes):
         return False
     i = d.get("intervention")
-    return i is None or isinstance(i, dict)
+    return i is None or (isinstance(i, dict) and (i.get("error_code") is None
+                                                  or _is_int16(i.get("error_code"))))
 
 
 @dataclass

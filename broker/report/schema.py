@@ -116,3 +116,9 @@ def typed_column(name: str) -> Column:
 
 # The fields a valid line must carry; a line without one of them is counted as bad.
 REQUIRED_FOR_REPORTS = ("time", "api", "api_key", "api_version", "latency_us")
+
+# Kafka's INT16, the wire type of API keys, versions and error codes. A capture line holds
+# what a broker decoded and answered, so a value outside it (a hand edit, a corrupt file)
+# makes the line bad, like a value of the wrong type: narrowing it to the dataset's `int`
+# would otherwise fail the whole job (Spark's ANSI casts), or wrap it into another code.
+INT16 = (-(2**15), 2**15 - 1)

@@ -559,20 +559,24 @@ def fault_events(
             ),
         ).alias("fault"),
     ).join(F.broadcast(sequences.select(*by)), by, "left_semi")
-    if partitions is not None:
-        requests = requests.repartition(partitions, *by)
     # Newest first, so "the next success" is the nearest one among the rows already seen: a
     # frame growing from the partition's start, which Spark computes incrementally (a frame
     # "1 following .. unbounded following" is recomputed for every row: quadratic).
-    order = Window.partitionBy(*by).orderBy(
-        F.desc("time"), F.desc("connection_id"), F.desc("correlation_id")
+    newest_first = [F.desc("time"), F.desc("connection_id"), F.desc("correlation_id")]
+    # Each sequence whole in one partition and sorted as the window orders it; then a row's
+    # id (`monotonically_increasing_id`: the partition's number, then the row's index in it)
+    # counts the rows before it, so two ids of a sequence differ by the rows between them.
+    # That makes `row_number`, a second window over every row, unneeded (~10% of the events).
+    # The window finds its child partitioned and sorted as it needs: no exchange, no sort.
+    spread = requests.repartition(partitions, *by) if partitions else requests.repartition(*by)
+    numbered = spread.sortWithinPartitions(*by, *newest_first).select(
+        "*", F.monotonically_increasing_id().alias("rn")  # counts down as time goes on
     )
-    later = order.rowsBetween(Window.unboundedPreceding, -1)
+    later = Window.partitionBy(*by).orderBy(*newest_first).rowsBetween(
+        Window.unboundedPreceding, -1
+    )
     success = F.col("success")
-    seq = requests.select(
-        "*",
-        F.row_number().over(order).alias("rn"),  # counts down as time goes on
-    ).select(
+    seq = numbered.select(
         "*",
         F.last(F.when(success, F.col("rn")), ignorenulls=True).over(later).alias("success_rn"),
         F.last(F.when(success, F.col("time")), ignorenulls=True).over(later).alias("success_at"),
@@ -583,7 +587,8 @@ def fault_events(
         "time",
         "fault.*",
         recovered.alias("recovered"),
-        F.when(recovered, F.col("rn") - F.col("success_rn")).alias("retries"),
+        # An int, as row_number's difference was (within one task's rows).
+        F.when(recovered, (F.col("rn") - F.col("success_rn")).cast("int")).alias("retries"),
         F.when(
             recovered,
             (F.unix_micros("success_at") - F.unix_micros("time")) / F.lit(1000.0),

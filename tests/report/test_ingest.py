@@ -59,6 +59,55 @@ def test_bad_lines_are_counted_per_file_not_dropped(spark: Any, tmp_path: Path) 
     assert "request" not in df.columns and "response" not in df.columns
 
 
+# A number no broker captures, per field: each made the whole report fail (a cast of the
+# value to `int` under Spark's ANSI mode) or gave a latency no bucket.
+OUT_OF_RANGE: dict[str, Any] = {
+    "api key beyond int": {"api_key": 99_999_999_999},
+    "api version beyond int": {"api_version": 99_999_999_999},
+    "api version beyond int16": {"api_version": 40_000},
+    "negative api version": {"api_version": -3},
+    "negative latency": {"latency_us": -5},
+    "error code beyond int": {"error_codes": [0, 99_999_999_999]},
+    "error code beyond int16": {"error_codes": [-40_000]},
+    "null error code": {"error_codes": [3, None]},
+    "fault error code beyond int": {
+        "intervention": {"source": "t", "kind": "error", "delay_s": 0.0,
+                         "error_code": 99_999_999_999}
+    },
+}
+
+
+def test_numbers_no_broker_captures_make_their_line_bad_and_never_fail_the_report(
+    spark: Any, tmp_path: Path
+) -> None:
+    from broker.report.job import run_report
+    from broker.report.options import ReportOptions
+    from broker.report.reference import valid_line
+
+    good = _lines(len(OUT_OF_RANGE) + 20, 7)
+    lines = good[len(OUT_OF_RANGE):]
+    for line, change in zip(good, OUT_OF_RANGE.values(), strict=False):
+        d = {**json.loads(line), **change}
+        assert not valid_line(d)  # the plain-Python reference agrees
+        lines.append(json.dumps(d) + "\n")
+    # Kafka's own extremes stay valid: error code -1, INT16's ends, a zero latency.
+    edge = {**json.loads(good[0]), "api_version": 32767, "latency_us": 0,
+            "error_codes": [-1, -32768, 32767]}
+    assert valid_line(edge)
+    lines.append(json.dumps(edge) + "\n")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "run.jsonl").write_text("".join(lines))
+    result = run_report(
+        ReportOptions(inputs=(str(tmp_path / "in"),), out=str(tmp_path / "out"),
+                      dataset=str(tmp_path / "ds")),
+        spark=spark,
+    )
+    totals = result.summary["totals"]
+    assert (totals["lines"], totals["bad_lines"], totals["requests"]) == (
+        len(lines), len(OUT_OF_RANGE), 21
+    )
+
+
 def _with_run_name(df: Any) -> Any:
     from pyspark.sql import functions as F
 
@@ -98,6 +147,21 @@ def test_projects_meta_gzip_and_globs(spark: Any, tmp_path: Path) -> None:
         ("b.jsonl.gz", "orders", None, None, None, None, 20),
         ("c.jsonl", "billing", None, None, None, None, 10),
     ]
+
+
+def test_project_names_come_back_as_written(spark: Any, tmp_path: Path) -> None:
+    """A project's name is text whatever it looks like (Spark would type a folder of only
+    "2024" as an integer), and names needing escapes in a folder name come back whole."""
+    for name in ("2024", "a b%c=d"):
+        folder = tmp_path / "in" / f"project={name}"
+        folder.mkdir(parents=True)
+        (folder / "run.jsonl").write_text("".join(_lines(5, 8)))
+    ingest(spark, [str(tmp_path / "in" / "project=2024")], str(tmp_path / "one"))
+    one = load_requests(spark, str(tmp_path / "one"))
+    assert [tuple(r) for r in one.select("project").distinct().collect()] == [("2024",)]
+    ingest(spark, [str(tmp_path / "in")], str(tmp_path / "both"))
+    both = load_requests(spark, str(tmp_path / "both")).groupBy("project").count().collect()
+    assert sorted(tuple(r) for r in both) == [("2024", 5), ("a b%c=d", 5)]
 
 
 def test_incremental_ingests_only_new_files(spark: Any, tmp_path: Path) -> None:

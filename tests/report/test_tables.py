@@ -338,6 +338,22 @@ def test_fault_events_retries_and_time_to_success(spark: Any, rows_df: Build) ->
     }
 
 
+def test_fault_events_sort_their_requests_once_through_a_single_window(
+    spark: Any, rows_df: Build
+) -> None:
+    """Positions come from the one sort (row ids), not from a second window: the plan holds
+    one Window, one Sort and one exchange of the requests, whatever the task count."""
+    ct = {"api": "CreateTopics", "api_key": 19, "api_version": 7}
+    df = rows_df([{**ct, "time": at(0), "intervention": fault("error", 44)}, {**ct}])
+    cube = tables.request_cube(df)
+    for partitions in (None, 3):
+        events = tables.fault_events(tables.with_client(df), cube, partitions=partitions)
+        plan = events._jdf.queryExecution().executedPlan().toString()
+        operators = [line.strip(" :+-*()0123456789").split(" ")[0] for line in plan.split("\n")]
+        assert (operators.count("Window"), operators.count("Sort")) == (1, 1), plan
+        assert plan.count("hashpartitioning(sequence") == 1, plan
+
+
 def test_fault_events_use_the_strings_when_two_sequences_share_a_hash(
     spark: Any, rows_df: Build, monkeypatch: pytest.MonkeyPatch
 ) -> None:
