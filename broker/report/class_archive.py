@@ -67,13 +67,18 @@ class ArchivePlan:
         return f"-XX:ArchiveClassesAtExit={self.writing} {QUIET}"
 
 
+def cache_folder() -> str:
+    """zkbroker's cache folder: `$XDG_CACHE_HOME/zkbroker`, else `~/.cache/zkbroker`."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return os.path.join(cache, "zkbroker")
+
+
 def default_folder() -> str | None:
     """The folder archives are kept in, or None when `ZKBROKER_CLASS_ARCHIVE=off`."""
     given = os.environ.get(ENV)
     if given is not None:
         return None if given.strip().lower() == OFF else given
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return os.path.join(cache, "zkbroker")
+    return cache_folder()
 
 
 def java_home() -> Path | None:

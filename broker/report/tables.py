@@ -88,10 +88,12 @@ RUN_COLUMNS = ("run_id", "run_name", "project", "release", "commit", "ci_job", "
 
 def run_name_of(run_id: Column) -> Column:
     """A run's name: its capture file's name (the last part of `run_id`). Derived where rows
-    are few (aggregated), never per request."""
+    are few (aggregated), never per request; by a plain search for the last "/", not a
+    regular expression: `([^/]+)$` retries from every character of the path, and over the
+    latency histogram's rows (~126,000 at 1M requests) it was ~3% of the whole job's CPU."""
     from pyspark.sql import functions as F
 
-    return F.regexp_extract(run_id, r"([^/]+)$", 1)
+    return F.substring_index(run_id, "/", -1)
 
 
 def request_cube(requests: DataFrame) -> DataFrame:

@@ -69,7 +69,8 @@ def test_findings_exit_3_from_the_command_whose_second_run_maps_the_first_ones_a
     exits, the second maps it; both answer the same."""
     write_runs(str(tmp_path / "in"), SyntheticConfig(lines=400, runs=1), fast=True)
     kept = tmp_path / "archives"
-    env = {**os.environ, "ZKBROKER_CLASS_ARCHIVE": str(kept)}
+    env = {**os.environ, "ZKBROKER_CLASS_ARCHIVE": str(kept),
+           "XDG_CACHE_HOME": str(tmp_path / "cache")}
     summaries = []
     for run in ("first", "second"):
         out = tmp_path / run
@@ -85,6 +86,10 @@ def test_findings_exit_3_from_the_command_whose_second_run_maps_the_first_ones_a
         assert (out / "report.html").stat().st_size > 10_000
         summaries.append(summary)
         archives = list(kept.glob("*.jsa"))
+        # The JVM ran with the JIT's directives, from zkbroker's cache folder.
+        directives = list((tmp_path / "cache" / "zkbroker").glob("jit-*.json"))
+        assert len(directives) == 1
+        assert f"-XX:CompilerDirectivesFile={directives[0]}" in done.stdout + done.stderr
         if run == "first":
             assert "report.class_archive.written" in done.stdout + done.stderr
             assert len(archives) == 1 and archives[0].stat().st_size > 10_000_000

@@ -378,6 +378,26 @@ def test_fault_events_use_the_strings_when_two_sequences_share_a_hash(
     assert [(r.retries, r.time_to_success_ms) for r in merged.collect()] == [(1, 5.0)]
 
 
+def test_run_name_is_the_last_part_of_the_run_id(spark: Any) -> None:
+    ids = [
+        "file:///ci/r1.jsonl",
+        "s3a://bucket/project=a%20b/2024-01-02.jsonl.gz",
+        "hdfs://nn:8020/x/y/z.jsonl",
+        "no-folder.jsonl",
+        "ends-with/",
+    ]
+    df = _df(spark, "run_id string", [(i,) for i in ids])
+    got = {r.run_id: r.run_name for r in
+           df.select("run_id", tables.run_name_of(df.run_id).alias("run_name")).collect()}
+    assert got == {
+        "file:///ci/r1.jsonl": "r1.jsonl",
+        "s3a://bucket/project=a%20b/2024-01-02.jsonl.gz": "2024-01-02.jsonl.gz",
+        "hdfs://nn:8020/x/y/z.jsonl": "z.jsonl",
+        "no-folder.jsonl": "no-folder.jsonl",
+        "ends-with/": "",
+    }
+
+
 def test_sort_partitions_keep_a_task_within_memory() -> None:
     assert tables.sort_partitions(0, 4) == 4
     assert tables.sort_partitions(tables.ROWS_PER_SORT_TASK * 10 + 1, 4) == 11

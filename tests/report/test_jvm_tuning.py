@@ -1,0 +1,77 @@
+"""The report JVM's options: the directives file is one a real JVM loads (a malformed one
+would stop it from starting), it names what it should, it is written once per version and
+repaired when changed, and a session zkbroker starts runs with every option."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from broker.report import jvm_tuning
+
+
+def _java() -> str:
+    java = shutil.which("java")
+    if java is None:
+        pytest.skip("java not found: the report needs a JRE (make test installs one)")
+    return java
+
+
+def test_a_real_jvm_starts_with_the_directives_and_installs_them(tmp_path: Path) -> None:
+    path = jvm_tuning.directives_file(str(tmp_path))
+    assert path is not None
+    done = subprocess.run(
+        [_java(), "-XX:+UnlockDiagnosticVMOptions", f"-XX:CompilerDirectivesFile={path}",
+         "-XX:+CompilerDirectivesPrint", "-version"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    output = done.stdout + done.stderr
+    assert "1 compiler directives added" in output
+    printed = output.split("Directive:", 2)[1]  # the first: ours, before HotSpot's default
+    for pattern in jvm_tuning.C2_EXCLUDED:
+        assert pattern in printed
+    c2 = printed.split("c2 directives:", 1)[1]
+    assert "Exclude:true" in c2.split("\n\n", 1)[0]
+
+
+def test_the_per_row_code_is_left_to_c2() -> None:
+    # What every captured line passes through must never lose the optimising compiler.
+    for pattern in jvm_tuning.C2_EXCLUDED:
+        for hot in ("com/fasterxml/jackson", "org/apache/parquet", "org/apache/spark/unsafe",
+                    "org/apache/spark/sql/catalyst/json", "org/apache/hadoop",
+                    "org/apache/spark/sql/catalyst/expressions/codegen/UnsafeRowWriter",
+                    "org/apache/spark/sql/catalyst/expressions/GeneratedClass", "java/lang/"):
+            prefix = pattern.split("*", 1)[0]
+            assert not hot.startswith(prefix), (pattern, hot)
+
+
+def test_the_file_is_written_once_per_text_and_repaired(tmp_path: Path) -> None:
+    first = jvm_tuning.directives_file(str(tmp_path))
+    assert first is not None and first.read_text() == jvm_tuning.directives_text()
+    assert first.parent == tmp_path and first.name.startswith("jit-")
+    stamp = first.stat().st_mtime_ns
+    assert jvm_tuning.directives_file(str(tmp_path)) == first
+    assert first.stat().st_mtime_ns == stamp  # found, not rewritten
+    first.write_text("[]\n")  # changed by hand, or half of a file from a crash
+    assert jvm_tuning.directives_file(str(tmp_path)) == first
+    assert first.read_text() == jvm_tuning.directives_text()
+    assert [p.name for p in tmp_path.iterdir()] == [first.name]
+
+
+def test_without_a_folder_the_jvm_runs_without_directives(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    options = jvm_tuning.java_options(str(blocked / "cache"))
+    assert options == ["-XX:+UseParallelGC", f"-XX:MetaspaceSize={jvm_tuning.METASPACE_SIZE}"]
+
+
+def test_the_default_folder_is_zkbrokers_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = jvm_tuning.directives_file()
+    assert path is not None and path.parent == tmp_path / "zkbroker"
