@@ -25,6 +25,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -35,6 +36,7 @@ import structlog
 from broker.report import aggregates, tables
 from broker.report.aggregates import Aggregates
 from broker.report.ingest import IngestResult, ingest, load_requests
+from broker.report.jvm_tuning import c2_paused
 from broker.report.options import (
     EXIT_FAILURE,
     EXIT_FINDINGS,
@@ -285,8 +287,14 @@ def build_summary(
     )
 
 
-def run_report(options: ReportOptions, spark: SparkSession | None = None) -> ReportResult:
-    """Run the whole job; `spark` is used as is when given (and left running)."""
+def run_report(
+    options: ReportOptions, spark: SparkSession | None = None, *, only_run_in_jvm: bool = False
+) -> ReportResult:
+    """Run the whole job; `spark` is used as is when given (and left running).
+
+    `only_run_in_jvm`: nothing runs in the driver's JVM after this report (the command and
+    spark-submit run one report per process), so its tables are computed with the JIT's C2
+    kept off (`jvm_tuning.c2_paused`), which would leave a later run's code to C1."""
     from broker.report.page import render_page
     from broker.report.plots import load_in_background
 
@@ -316,8 +324,9 @@ def run_report(options: ReportOptions, spark: SparkSession | None = None) -> Rep
         out = Path(options.out)
         out.mkdir(parents=True, exist_ok=True)
         tables_uri = options.tables_path.rstrip("/")
-        done, rows = write_tables(steps, tables_uri)
-        event_count = done["fault_events"].count()
+        with c2_paused(spark) if only_run_in_jvm else nullcontext():
+            done, rows = write_tables(steps, tables_uri)
+            event_count = done["fault_events"].count()
         for df in done.values():
             df.unpersist()
         for one in loaded:
@@ -371,7 +380,7 @@ def run_cli(options: ReportOptions, prog: str = "zkbroker report") -> int:
         print(f"{prog}: {e}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return run_report(options).exit_code
+        return run_report(options, only_run_in_jvm=True).exit_code
     except FileNotFoundError as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from broker.cli.main import main
-from broker.report import session
+from broker.report import jvm_tuning, session
 from broker.report.synthetic import SyntheticConfig, write_runs
 
 ZKBROKER = str(Path(sys.executable).parent / "zkbroker")
@@ -86,10 +87,14 @@ def test_findings_exit_3_from_the_command_whose_second_run_maps_the_first_ones_a
         assert (out / "report.html").stat().st_size > 10_000
         summaries.append(summary)
         archives = list(kept.glob("*.jsa"))
-        # The JVM ran with the JIT's directives, from zkbroker's cache folder.
-        directives = list((tmp_path / "cache" / "zkbroker").glob("jit-*.json"))
-        assert len(directives) == 1
-        assert f"-XX:CompilerDirectivesFile={directives[0]}" in done.stdout + done.stderr
+        # The JVM ran with the JIT's directives, from zkbroker's cache folder, and the
+        # command, its JVM's only run, kept C2 off its tables.
+        cache = tmp_path / "cache" / "zkbroker"
+        written = sorted(cache.glob("jit-*.json"))  # before the calls below find them
+        directives = jvm_tuning.directives_file(str(cache))
+        assert written == sorted([directives, jvm_tuning.no_c2_file(str(cache))])
+        assert f"-XX:CompilerDirectivesFile={directives}" in done.stdout + done.stderr
+        assert re.search(r"report\.jit\.c2_paused\s.*paused=True", done.stdout + done.stderr)
         if run == "first":
             assert "report.class_archive.written" in done.stdout + done.stderr
             assert len(archives) == 1 and archives[0].stat().st_size > 10_000_000

@@ -1,12 +1,14 @@
 """The report JVM's options: the directives file is one a real JVM loads (a malformed one
 would stop it from starting), it names what it should, it is written once per version and
-repaired when changed, and a session zkbroker starts runs with every option."""
+repaired when changed, and a session zkbroker starts runs with every option; C2 kept off
+for a block of a real JVM's work, and given back after."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,3 +77,33 @@ def test_the_default_folder_is_zkbrokers_cache(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     path = jvm_tuning.directives_file()
     assert path is not None and path.parent == tmp_path / "zkbroker"
+
+
+def _directives(spark: Any) -> str:
+    return jvm_tuning.diagnostic_command(spark, "compilerDirectivesPrint")
+
+
+@pytest.mark.spark
+def test_c2_is_kept_off_inside_the_block_and_given_back_after(spark: Any, tmp_path: Path) -> None:
+    before = _directives(spark)
+    with jvm_tuning.c2_paused(spark, str(tmp_path)) as paused:
+        assert paused
+        top = _directives(spark).split("Directive:", 2)[1]  # the newest first
+        assert "matching: *.*" in top
+        c1, c2 = top.split("c1 directives:", 1)[1].split("c2 directives:", 1)
+        assert "Exclude:true" in c2 and "Enable:true" in c2
+        assert "Enable:false" in c1  # no C1 options: C1 goes on as before
+    assert _directives(spark) == before
+    with pytest.raises(RuntimeError), jvm_tuning.c2_paused(spark, str(tmp_path)):
+        raise RuntimeError("a failing table")
+    assert _directives(spark) == before
+
+
+@pytest.mark.spark
+def test_without_a_folder_c2_is_left_alone(spark: Any, tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    before = _directives(spark)
+    with jvm_tuning.c2_paused(spark, str(blocked / "cache")) as paused:
+        assert not paused
+        assert _directives(spark) == before
