@@ -2,19 +2,19 @@
 removed in Kafka 4.0?
 
 The ranges are the generated tables of `broker.protocol.removed_in_4` (from the specs'
-`deprecatedVersions`). They become literal Column expressions (an OR of range tests, a map of
-api key to range text), evaluated in the JVM: executors need no Python, and no Python list
-is turned into a DataFrame.
+`deprecatedVersions`). They become constant maps (api key to its range, api key to the
+range's text; `broker.report.literals`) looked up in the JVM: executors need no Python, and
+no Python list is turned into a DataFrame.
 
 Deliberately not here: which clients are ready (`broker.report.tables.readiness`).
 """
 
 from __future__ import annotations
 
-from functools import reduce
 from typing import TYPE_CHECKING
 
 from broker.protocol.removed_in_4 import DEPRECATED_IN_3_9, REMOVED_IN_4_0
+from broker.report.literals import literal_map
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -23,13 +23,16 @@ Ranges = dict[int, tuple[str, int, int]]
 
 
 def _in_ranges(ranges: Ranges, api_key: Column, api_version: Column) -> Column:
+    """Whether the version is in the key's range: false for a key without one, null when
+    the key or the version is null."""
     from pyspark.sql import functions as F
 
-    tests = [
-        (api_key == F.lit(key)) & api_version.between(F.lit(low), F.lit(high))
-        for key, (_, low, high) in sorted(ranges.items())
-    ]
-    return reduce(lambda a, b: a | b, tests, F.lit(False))
+    bounds = F.try_element_at(
+        literal_map({key: {"low": low, "high": high} for key, (_, low, high) in ranges.items()}),
+        api_key,
+    )
+    inside = api_version.between(bounds.getField("low"), bounds.getField("high"))
+    return F.when(api_key.isNotNull() & api_version.isNotNull(), F.coalesce(inside, F.lit(False)))
 
 
 def removed_in_4(api_key: Column, api_version: Column) -> Column:
@@ -45,7 +48,6 @@ def removed_range_text(api_key: Column) -> Column:
     """"v0-1" for an API with versions removed in 4.0, else null."""
     from pyspark.sql import functions as F
 
-    pairs = []
-    for key, (_, low, high) in sorted(REMOVED_IN_4_0.items()):
-        pairs += [F.lit(key), F.lit(f"v{low}" if low == high else f"v{low}-{high}")]
-    return F.try_element_at(F.create_map(*pairs), api_key)
+    text = {key: f"v{low}" if low == high else f"v{low}-{high}"
+            for key, (_, low, high) in REMOVED_IN_4_0.items()}
+    return F.try_element_at(literal_map(text), api_key)

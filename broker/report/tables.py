@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from broker.protocol.error_codes import NAMES as ERROR_NAMES
 from broker.report.kip896 import deprecated_in_3_9, removed_in_4, removed_range_text
+from broker.report.literals import literal_map
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -75,10 +76,7 @@ def _no_fault(df: DataFrame) -> DataFrame:
 def error_name(code: Column) -> Column:
     from pyspark.sql import functions as F
 
-    pairs = []
-    for value, name in sorted(ERROR_NAMES.items()):
-        pairs += [F.lit(value), F.lit(name)]
-    return F.coalesce(F.try_element_at(F.create_map(*pairs), code), F.lit("UNKNOWN_CODE"))
+    return F.coalesce(F.try_element_at(literal_map(ERROR_NAMES), code), F.lit("UNKNOWN_CODE"))
 
 
 # -- 0. the cube: one pass over the requests for every count -----------------------------------

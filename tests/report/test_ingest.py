@@ -171,15 +171,20 @@ def test_incremental_ingests_only_new_files(spark: Any, tmp_path: Path) -> None:
     dataset = str(tmp_path / "ds")
     first = ingest(spark, [str(inputs)], dataset, incremental=True)
     assert (first.files_ingested, first.lines) == (1, 10)
-    (inputs / "2 with space.jsonl").write_text("".join(_lines(7, 6)))
+    # A name the listing (one JSON literal) must carry as it is: a space, quotes and a
+    # non-ASCII letter.
+    odd = "2 it's \"ü\".jsonl"
+    (inputs / odd).write_text("".join(_lines(7, 6)))
     second = ingest(spark, [str(inputs)], dataset, incremental=True)
     assert (second.files_seen, second.files_ingested, second.lines) == (2, 1, 7)
     third = ingest(spark, [str(inputs)], dataset, incremental=True)
     assert third.files_ingested == 0
     assert load_requests(spark, dataset).count() == 17
     listed = spark.read.parquet(f"{dataset}/ingested").collect()
-    assert sorted(Path(same_path(r.source)).name for r in listed) == [
-        "1.jsonl", "2 with space.jsonl"
+    assert sorted((Path(same_path(r.source)).name, r.size, r.lines, r.bad_lines)
+                  for r in listed) == [
+        ("1.jsonl", (inputs / "1.jsonl").stat().st_size, 10, 0),
+        (odd, (inputs / odd).stat().st_size, 7, 0),
     ]
     # Without --incremental the dataset is rebuilt from the inputs.
     again = ingest(spark, [str(inputs)], dataset)
