@@ -17,7 +17,8 @@ metaspace, the JIT's directives) before the JVM starts (they cannot change after
 a higher
 `spark.sql.objectHashAggregate.sortBased.fallbackThreshold`: `percentile_approx` over more
 than 128 groups otherwise falls back to a sort-based aggregate, several times slower; Parquet
-timestamps as TIMESTAMP_MICROS rather than the legacy INT96.
+timestamps as TIMESTAMP_MICROS rather than the legacy INT96; for local masters, input
+listings in one task per core rather than one per path.
 
 Deliberately not here: what the job computes (`broker.report.job`). PySpark is imported
 only inside functions, so `zkbroker` works without the `report` extra.
@@ -158,7 +159,21 @@ def build_session(settings: SparkSettings, archive: ArchivePlan | None = None) -
              java_options=" ".join(java_options))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if _is_local(master):
+        use_local_listing_tasks(spark)
     return spark
+
+
+LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
+
+
+def use_local_listing_tasks(spark: SparkSession) -> None:
+    """Spark lists more than 32 input paths in a job of one task per path (up to 10,000):
+    on a local master each task costs milliseconds to list a file's status in microseconds
+    (1,000 capture files: 2.7-5.5 s, against 0.2 s with a task per core). One task per
+    core; a cluster keeps Spark's default (its executors may list a remote store in
+    parallel)."""
+    spark.conf.set(LISTING_PARALLELISM, str(spark.sparkContext.defaultParallelism))
 
 
 def stop_session(spark: SparkSession, archive: ArchivePlan | None, ok: bool) -> None:

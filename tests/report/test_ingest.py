@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from broker.report.ingest import ingest, list_inputs, load_requests, same_path
+from broker.report.session import LISTING_PARALLELISM, use_local_listing_tasks
 from broker.report.synthetic import SyntheticConfig, events, fast_line
 from broker.report.tables import run_name_of
 
@@ -261,8 +262,111 @@ def test_a_dataset_without_aggregates_gets_them_from_its_requests(
 
 
 def test_missing_input_is_an_error(spark: Any, tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError):
-        list_inputs(spark, [str(tmp_path / "nothing-here")])
+    (tmp_path / "a.jsonl").write_text("")
+    for missing in ("nothing-here", "nothing-here.jsonl", "*.nomatch", "capture.log"):
+        with pytest.raises(FileNotFoundError, match="no capture files at"):
+            list_inputs(spark, [str(tmp_path / "a.jsonl"), str(tmp_path / missing)])
+
+
+def _listed(files: list[Any]) -> list[tuple[str, int, int, str | None]]:
+    return [
+        (f.path.removeprefix("file:"), f.size, f.modified_ms,
+         f.meta_path.removeprefix("file:") if f.meta_path else None)
+        for f in files
+    ]
+
+
+def _expected(*paths: Path) -> list[tuple[str, int, int, str | None]]:
+    """What the listing must say of each file, from the file system itself."""
+    out = []
+    for path in sorted(paths, key=str):
+        stat = path.stat()
+        meta = Path(f"{path}.meta.json")
+        out.append((str(path), stat.st_size, stat.st_mtime_ns // 1_000_000,
+                    str(meta) if meta.exists() else None))
+    return out
+
+
+def test_listing_of_folders_globs_and_named_files(spark: Any, tmp_path: Path) -> None:
+    root = tmp_path / "caps"
+    deep = root / "2026" / "11"
+    odd = root / "runs[1]"  # glob characters in a folder's name
+    for folder in (deep, odd):
+        folder.mkdir(parents=True)
+    a, b, c = root / "a.jsonl", deep / "b.jsonl.gz", odd / "c.jsonl"
+    quoted = deep / "it's \"ü\" 1.jsonl"
+    named = tmp_path / "capture.log"  # any name, when named on its own
+    for i, path in enumerate((a, b, c, quoted, named)):
+        path.write_text("x" * (i + 1))
+    for path in (a, c, quoted, named):
+        Path(f"{path}.meta.json").write_text("{}")
+    for skipped in (root / "notes.txt", root / ".hidden.jsonl", root / "_partial.jsonl",
+                    deep / "b.jsonl.gz._COPYING_"):
+        skipped.write_text("not listed")
+    everything = _expected(a, b, c, quoted)
+
+    assert _listed(list_inputs(spark, [str(root)])) == everything
+    assert _listed(list_inputs(spark, [f"file://{root}/"])) == everything
+    # Globs and files named one by one (a shell's expansion): metas from their folders.
+    assert _listed(list_inputs(spark, [f"{root}/*"])) == everything
+    assert _listed(list_inputs(spark, [f"{root}/*.jsonl", f"{deep}/*.jsonl*"])) == (
+        _expected(a, b, quoted)
+    )
+    assert _listed(list_inputs(spark, [str(quoted), str(b), str(named)])) == (
+        _expected(b, quoted, named)
+    )
+    assert _listed(list_inputs(spark, [str(odd).replace("[", "\\[").replace("]", "\\]")])) == (
+        _expected(c)
+    )
+    # Overlapping inputs: each file once.
+    assert _listed(list_inputs(spark, [str(root), str(a), f"{root}/*.jsonl"])) == everything
+    # Hidden files stay out even when named.
+    assert list_inputs(spark, [str(root / ".hidden.jsonl")]) == []
+    # An empty folder holds no captures: not an error.
+    (tmp_path / "empty").mkdir()
+    assert list_inputs(spark, [str(tmp_path / "empty")]) == []
+
+
+def test_listing_costs_the_driver_the_same_calls_for_many_files(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Each call from Python into the JVM takes ~1 ms: a listing that made calls per file
+    took seconds for a thousand files (and an `exists` per file, one request each on s3a)."""
+    client = spark.sparkContext._gateway._gateway_client
+    sent = client.send_command
+    calls = 0
+
+    def counted(command: str, *args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        # Not py4j's notices of Python objects collected ("m", memory): they come whenever
+        # Python's collector runs, for objects of earlier tests too.
+        if not command.startswith("m\n"):
+            calls += 1
+        return sent(command, *args, **kwargs)
+
+    def calls_to_list(count: int) -> int:
+        nonlocal calls
+        folder = tmp_path / str(count)
+        folder.mkdir()
+        for i in range(count):
+            (folder / f"{i}.jsonl").write_text("x")
+            if i % 2:
+                (folder / f"{i}.jsonl.meta.json").write_text("{}")
+        # Named files cost one list element each (PySpark hands the paths over as a list).
+        inputs = [str(folder), f"{folder}/*.jsonl", str(folder / "1.jsonl")]
+        calls = 0
+        client.send_command = counted
+        try:
+            listed = list_inputs(spark, inputs)
+        finally:
+            del client.send_command  # the class's method again
+        assert len(listed) == count
+        assert sum(f.meta_path is not None for f in listed) == count // 2
+        return calls
+
+    calls_to_list(3)  # the first listing also warms PySpark's own lookups
+    few, many = calls_to_list(4), calls_to_list(120)
+    assert many <= few + 5, (few, many)
 
 
 def test_lines_parse_the_same_whatever_their_key_order_and_bodies(
@@ -321,3 +425,29 @@ def test_small_aggregates_are_read_into_one_partition_so_tables_need_no_shuffle(
     # Past the size, the aggregates keep Parquet's splits: the tables shuffle.
     monkeypatch.setattr(aggregates, "ONE_PARTITION_BYTES", 0)
     assert exchanges() > 0
+
+
+def test_a_local_session_lists_many_inputs_in_a_task_per_core(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Past 32 paths Spark lists inputs in a job; left to itself, one task per path."""
+    names = [tmp_path / f"{i}.jsonl" for i in range(40)]
+    for path in names:
+        path.write_text("x")
+    context = spark.sparkContext
+    tracker = context.statusTracker()
+    use_local_listing_tasks(spark)
+    context.setLocalProperty("spark.jobGroup.id", "listing-test")
+    try:
+        assert len(list_inputs(spark, [str(p) for p in names])) == 40
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+        spark.conf.unset(LISTING_PARALLELISM)
+    # The listing is the job the load runs (the collect's own tasks read the files' status).
+    listing_tasks = [
+        info.numTasks
+        for job in tracker.getJobIdsForGroup("listing-test")
+        for info in map(tracker.getStageInfo, tracker.getJobInfo(job).stageIds)
+        if info.name.startswith("load at ")
+    ]
+    assert listing_tasks == [context.defaultParallelism]
