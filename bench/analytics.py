@@ -13,7 +13,8 @@ each of:
   again from the ingested Parquet (no inputs: reports only);
 - a plain-Python single pass computing the same main tables (`broker.report.reference`),
   then the same over 2 processes (disjoint files, partial aggregates merged).
-Then DuckDB on the same JSONL, once, only when `duckdb` is importable (not a dependency).
+Then DuckDB on the same JSONL, once, for reference (`make bench` installs it: the `bench`
+extra; without it the line says so).
 Checks every round's counts are exact (Spark's totals and matrix = Python's) and prints the
 JVM's peak resident memory (the driver, which in local mode also runs the tasks). Beside
 each round's wall times, the median of the rounds and its CPU seconds (the JVM's; Python's
