@@ -1,8 +1,8 @@
 """Capture analytics: Spark (the report job) against a plain-Python pass, on the same files.
 
 Generates N capture lines (default 1M; `--lines 10000000` on request) with the real format
-(`broker.report.synthetic`: the capture hook's exact lines, ~1.1 KB each with their bodies),
-split into `--runs` files, cached in `--dir` between runs, and read once before anything is
+(`zkbroker.broker.report.synthetic`: the capture hook's exact lines, ~1.1 KB each with their
+bodies), split into `--runs` files, cached in `--dir` between runs, and read once before anything is
 timed (each pass then finds them in the page cache as far as it holds them; the figures
 say how much the Spark job still read from storage). Then `--rounds` rounds (default 3),
 each of:
@@ -11,7 +11,7 @@ each of:
   writes it as the JVM exits, and says so; that round's figures are then a first run's),
   the whole job from JSONL (ingest to Parquet + every table + page + summary), and the job
   again from the ingested Parquet (no inputs: reports only);
-- a plain-Python single pass computing the same main tables (`broker.report.reference`),
+- a plain-Python single pass computing the same main tables (`zkbroker.broker.report.reference`),
   then the same over 2 processes (disjoint files, partial aggregates merged).
 Then DuckDB on the same JSONL, once, for reference (`make bench` installs it: the `bench`
 extra; without it the line says so).
@@ -49,12 +49,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from broker.log import configure_logging
-from broker.report import reference
-from broker.report.job import run_report
-from broker.report.options import ReportOptions
-from broker.report.session import SparkSettings, build_session, plan_class_archive, stop_session
-from broker.report.synthetic import SyntheticConfig, write_runs
+from zkbroker.broker.log import configure_logging
+from zkbroker.broker.report import reference
+from zkbroker.broker.report.job import run_report
+from zkbroker.broker.report.options import ReportOptions
+from zkbroker.broker.report.session import (
+    SparkSettings,
+    build_session,
+    plan_class_archive,
+    stop_session,
+)
+from zkbroker.broker.report.synthetic import SyntheticConfig, write_runs
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:

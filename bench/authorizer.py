@@ -22,13 +22,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from broker import Cluster
-from broker.log import configure_logging
-from broker.protocol.messages.create_acls import AclCreation, CreateAclsRequest
-from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
-from broker.protocol.messages.metadata import MetadataRequest
-from broker.rules import acl_matching as m
-from broker.toolkit.wire import WireClient
+from zkbroker import Cluster
+from zkbroker.broker.log import configure_logging
+from zkbroker.broker.protocol.messages.create_acls import AclCreation, CreateAclsRequest
+from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.rules import acl_matching as m
+from zkbroker.broker.toolkit.wire import WireClient
 
 AUTHORIZER = ("authorizer.class.name", "kafka.security.authorizer.AclAuthorizer")
 # Lets the client grant itself ALTER on the cluster first; every resource the Metadata

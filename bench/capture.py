@@ -28,14 +28,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from broker import Cluster
-from broker.hooks.capture import RequestCapture
-from broker.log import configure_logging
-from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
-from broker.protocol.messages.metadata import MetadataRequest
-from broker.settings import Settings
-from broker.toolkit.wire import WireClient
-from broker.zookeeper.embedded import EmbeddedZooKeeper
+from zkbroker import Cluster
+from zkbroker.broker.hooks.capture import RequestCapture
+from zkbroker.broker.log import configure_logging
+from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.settings import Settings
+from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
 
 TARGET_PERCENT = 10.0
 ROUNDS = 10

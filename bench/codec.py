@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from kafka.protocol.metadata import MetadataRequest as KpMetadataRequest
 from kafka.protocol.metadata import MetadataResponse as KpMetadataResponse
 
-from broker.protocol import decode_message, encode_message
-from broker.protocol.messages.metadata import (
+from zkbroker.broker.protocol import decode_message, encode_message
+from zkbroker.broker.protocol.messages.metadata import (
     MetadataRequest,
     MetadataRequestTopic,
     MetadataResponse,

@@ -61,12 +61,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kazoo.client import KazooClient
 
-from broker.controller.controller import Controller, ControllerContext
-from broker.log import configure_logging
-from broker.protocol.releases import DEFAULT_RELEASE
-from broker.settings import Settings
-from broker.zookeeper.embedded import EmbeddedZooKeeper
-from zk_layout import (
+from zkbroker.broker.controller.controller import Controller, ControllerContext
+from zkbroker.broker.log import configure_logging
+from zkbroker.broker.protocol.releases import DEFAULT_RELEASE
+from zkbroker.broker.settings import Settings
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
+from zkbroker.zk_layout import (
     BrokerIdsNode,
     BrokerInfo,
     Endpoint,

@@ -23,12 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.log import configure_logging
-from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
-from broker.settings import Settings
-from broker.toolkit.wire import WireClient
-from broker.zookeeper.embedded import EmbeddedZooKeeper
+from zkbroker import Cluster
+from zkbroker.broker.log import configure_logging
+from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from zkbroker.broker.settings import Settings
+from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
 
 BATCH = 100
 PARTITIONS = 3

@@ -54,21 +54,21 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from broker import Cluster
-from broker.log import configure_logging
-from broker.protocol import decode_response
-from broker.protocol.messages.create_topics import (
+from zkbroker import Cluster
+from zkbroker.broker.log import configure_logging
+from zkbroker.broker.protocol import decode_response
+from zkbroker.broker.protocol.messages.create_topics import (
     CreatableReplicaAssignment,
     CreatableTopic,
     CreateTopicsRequest,
 )
-from broker.protocol.messages.describe_configs import (
+from zkbroker.broker.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResource,
 )
-from broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from broker.toolkit.wire import WireClient
-from broker.zookeeper.embedded import EmbeddedZooKeeper
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
 
 INT32_MAX = 2**31 - 1
 BASELINE_S = 3.0
@@ -139,7 +139,7 @@ def start_broker(
         [
             sys.executable,
             "-m",
-            "broker.cli.main",
+            "zkbroker",
             "run",
             "--broker-ids",
             ids,

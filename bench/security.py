@@ -28,15 +28,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import scramp
 
-from broker import Cluster
-from broker.log import configure_logging
-from broker.protocol.messages.api_versions import ApiVersionsRequest
-from broker.protocol.messages.metadata import MetadataRequest
-from broker.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
-from broker.protocol.messages.sasl_handshake import SaslHandshakeRequest
-from broker.security.cluster_security import Security
-from broker.security.scram import ScramServer, credential_from_password
-from broker.toolkit.wire import WireClient
+from zkbroker import Cluster
+from zkbroker.broker.log import configure_logging
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
+from zkbroker.broker.protocol.messages.sasl_handshake import SaslHandshakeRequest
+from zkbroker.broker.security.cluster_security import Security
+from zkbroker.broker.security.scram import ScramServer, credential_from_password
+from zkbroker.broker.toolkit.wire import WireClient
 
 
 def _client(address: str, ctx: ssl.SSLContext | None) -> WireClient:

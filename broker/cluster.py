@@ -1,7 +1,7 @@
 """zkbroker's public Python API: `Cluster`, one class for synchronous and asynchronous code.
 
 ```python
-from broker import Cluster
+from zkbroker import Cluster
 
 with Cluster(brokers=3, port=0) as cluster:            # blocking code, e.g. kafka-python
     cluster.brokers[1].stop()
@@ -13,7 +13,7 @@ async with Cluster(brokers=3, port=0) as cluster:      # asyncio code, e.g. aiok
 ```
 
 `Cluster(**options)` takes the same options as `zkbroker run` (the fields of
-`broker.settings.Settings`: `brokers`/`broker_ids`, `port`, `zookeeper`, `kafka_version`
+`zkbroker.broker.settings.Settings`: `brokers`/`broker_ids`, `port`, `zookeeper`, `kafka_version`
 as "2.8" or a tuple, `replica_catchup_ms`, `capture_path`, `statsd`, ...); without
 `zookeeper` it starts an embedded one. Used with `with`, the cluster runs on its own event
 loop in a background thread (blocking clients cannot share a loop with the brokers they
@@ -26,7 +26,7 @@ For the data plane: `produce(topic, value, ...)` (through the leader's Produce h
 `records(topic, partition)` (the log read back) and `committed_offsets(group)` (what the group's
 coordinator answers to OffsetFetch), with `a`-prefixed coroutines in `async with` mode.
 
-For tests that look inside: `cluster.engine` is the `broker.engine.ClusterEngine` (its
+For tests that look inside: `cluster.engine` is the `zkbroker.broker.engine.ClusterEngine` (its
 `image`, `hooks`, `brokers`, `settings`), and in `with` mode `cluster.call(coro)` runs a
 coroutine on the cluster's loop and returns its result (`run_sync(fn)` a plain function).
 
@@ -35,8 +35,8 @@ with one secured listener (SSL, SASL_PLAINTEXT or SASL_SSL; TLS certificates gen
 run) and installs the SCRAM users before `start()` returns; `cluster.security` then gives a
 client what it needs (`client_config("confluent")`, `ca_file`, ...). See the README's Security.
 
-Deliberately not here: the cluster's behaviour (`broker.engine`) and the pytest fixtures
-(`broker.toolkit.pytest_plugin`, built on this class).
+Deliberately not here: the cluster's behaviour (`zkbroker.broker.engine`) and the pytest fixtures
+(`zkbroker.broker.toolkit.pytest_plugin`, built on this class).
 """
 
 from __future__ import annotations
@@ -46,18 +46,18 @@ from collections.abc import Callable, Coroutine, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
-from broker.engine import records as records_access
-from broker.engine.engine import ClusterEngine
-from broker.engine.records import OffsetsUnavailable, ProduceFailed
-from broker.engine.thread import EngineThread
-from broker.hooks.capture import CapturedRequest, RequestCapture
-from broker.hooks.faults import Faults, SyncFaults
-from broker.hooks.metrics import StatsdMetrics
-from broker.protocol.records import Record
-from broker.protocol.releases import parse_release
-from broker.security.cluster_security import PreparedSecurity, Security
-from broker.security.scram_users import add_scram_user
-from broker.settings import Settings
+from zkbroker.broker.engine import records as records_access
+from zkbroker.broker.engine.engine import ClusterEngine
+from zkbroker.broker.engine.records import OffsetsUnavailable, ProduceFailed
+from zkbroker.broker.engine.thread import EngineThread
+from zkbroker.broker.hooks.capture import CapturedRequest, RequestCapture
+from zkbroker.broker.hooks.faults import Faults, SyncFaults
+from zkbroker.broker.hooks.metrics import StatsdMetrics
+from zkbroker.broker.protocol.records import Record
+from zkbroker.broker.protocol.releases import parse_release
+from zkbroker.broker.security.cluster_security import PreparedSecurity, Security
+from zkbroker.broker.security.scram_users import add_scram_user
+from zkbroker.broker.settings import Settings
 
 __all__ = [
     "BrokerHandle",

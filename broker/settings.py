@@ -1,7 +1,8 @@
 """Settings of a zkbroker process: what the command line and the Python API configure.
 
 One frozen dataclass, validated on construction, shared read-only by every broker of the
-process. Parsing the command line lives in `broker.cli.main`; this module only knows values.
+process. Parsing the command line lives in `zkbroker.broker.cli.main`; this module only knows
+values.
 
 Deliberately not here: Kafka's full server.properties (only the knobs zkbroker emulates
 exist), per-broker overrides other than racks, and anything that changes at run time.
@@ -12,18 +13,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, Release, release_name
-from broker.rules.acl_matching import AUTHORIZER_ONLY_CONFIGS, parse_super_users
-from broker.rules.broker_config_catalog import broker_config_key
-from broker.rules.config_catalog import InvalidConfig, validate_value
-from broker.security.inter_broker import (
+from zkbroker.broker.protocol.releases import DEFAULT_RELEASE, RELEASES, Release, release_name
+from zkbroker.broker.rules.acl_matching import AUTHORIZER_ONLY_CONFIGS, parse_super_users
+from zkbroker.broker.rules.broker_config_catalog import broker_config_key
+from zkbroker.broker.rules.config_catalog import InvalidConfig, validate_value
+from zkbroker.broker.security.inter_broker import (
     InterBrokerSecurity,
     inter_broker_listener_name,
     inter_broker_security,
 )
-from broker.security.listener_config import PROTOCOLS, ListenerSecurity, listener_security
-from broker.security.tls import server_context
-from zk_layout.store.client import ZkAuth
+from zkbroker.broker.security.listener_config import PROTOCOLS, ListenerSecurity, listener_security
+from zkbroker.broker.security.tls import server_context
+from zkbroker.zk_layout.store.client import ZkAuth
 
 # Kafka's socket.request.max.bytes default.
 DEFAULT_MAX_REQUEST_BYTES = 104_857_600
@@ -60,8 +61,8 @@ class Settings:
     # gets INVALID_PARTITIONS), since the server would drop the connection instead.
     zookeeper_max_buffer_bytes: int = 0xFFFFF
     # Kafka's zookeeper.set.acl: the znodes zkbroker creates get Kafka's secure ACLs
-    # (`zk_layout.nodes.secure_paths`); needs `zookeeper_digest`, "user:password", the digest
-    # credentials every ZooKeeper session of zkbroker authenticates with.
+    # (`zkbroker.zk_layout.nodes.secure_paths`); needs `zookeeper_digest`, "user:password", the
+    # digest credentials every ZooKeeper session of zkbroker authenticates with.
     zookeeper_set_acl: bool = False
     zookeeper_digest: str | None = field(default=None, repr=False)
     # How those credentials log in: "digest" (addauth) or "sasl" (SASL DIGEST-MD5, checked by
@@ -91,12 +92,13 @@ class Settings:
     # `--log-dir DIR` (Kafka's log.dirs): partition logs on disk in Kafka's layout, kept across
     # restarts and shared by every process given the same directory; None keeps them in memory.
     # Its absolute path is each broker's static `log.dirs` and the one log dir DescribeLogDirs
-    # names (`handlers.support.log_dirs`).
+    # names (`zkbroker.handlers.support.log_dirs`).
     log_dir: str | None = None
-    # `--capture FILE.jsonl`: append one JSON line per request answered (`broker.hooks.capture`).
+    # `--capture FILE.jsonl`: append one JSON line per request answered
+    # (`zkbroker.broker.hooks.capture`).
     capture_path: str | None = None
-    # `--statsd host:port`: send StatsD metrics there (`broker.hooks.metrics`); gauges every
-    # `statsd_interval_s` seconds.
+    # `--statsd host:port`: send StatsD metrics there (`zkbroker.broker.hooks.metrics`); gauges
+    # every `statsd_interval_s` seconds.
     statsd: str | None = None
     statsd_interval_s: float = 10.0
     log_level: str = "info"
@@ -192,7 +194,7 @@ class Settings:
 
     @property
     def inter_broker_listener(self) -> str:
-        """The listener brokers reach each other on (`broker.security.inter_broker`)."""
+        """The listener brokers reach each other on (`zkbroker.broker.security.inter_broker`)."""
         return inter_broker_listener_name(dict(self.broker_configs), self.listener_name)
 
     def inter_broker_security(self) -> InterBrokerSecurity:
@@ -502,7 +504,8 @@ def _check_broker_configs(configs: tuple[tuple[str, str], ...], release: Release
 
 
 def _check_admission_configs(configs: dict[str, str], max_request_bytes: int) -> None:
-    """KafkaConfig.validateValues' rules on the admission configs (broker.server.admission)."""
+    """KafkaConfig.validateValues' rules on the admission configs
+    (zkbroker.broker.server.admission)."""
     queued = int(configs.get("queued.max.request.bytes", str(max_request_bytes)).strip())
     if 0 < queued < max_request_bytes:
         raise ValueError(

@@ -5,8 +5,8 @@
 
 Each run file gets a `<file>.meta.json` (release, commit, CI job, emulated Kafka version), and
 one run of 3.9 ends with a line cut short, as a process killed mid-write leaves it. The
-requests are synthetic (`broker.report.synthetic`: seeded, four client profiles, 1% injected
-faults); record them from a real cluster with `zkbroker run --capture FILE.jsonl` instead.
+requests are synthetic (`zkbroker.broker.report.synthetic`: seeded, four client profiles, 1%
+injected faults); record them from a real cluster with `zkbroker run --capture FILE.jsonl` instead.
 Deliberately nothing else: `zkbroker report` does the analysis.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from broker.report.synthetic import SyntheticConfig, write_runs
+from zkbroker.broker.report.synthetic import SyntheticConfig, write_runs
 
 
 def main(folder: str) -> int:

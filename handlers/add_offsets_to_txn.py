@@ -10,21 +10,21 @@ INVALID_PRODUCER_EPOCH below v2 and before 2.7 (``fenced_error``).
 With an authorizer: WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
 then READ on the group (GROUP_AUTHORIZATION_FAILED), before the coordinator.
 
-Deliberately not here: the pending offsets themselves (``handlers.txn_offset_commit``).
+Deliberately not here: the pending offsets themselves (``zkbroker.handlers.txn_offset_commit``).
 """
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.add_offsets_to_txn import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.add_offsets_to_txn import (
     AddOffsetsToTxnRequest,
     AddOffsetsToTxnResponse,
 )
-from broker.rules.transaction_decisions import fenced_error, partition_for
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.group_coordination import coordinator as group_coordinator
-from handlers.support.internal_topics import OFFSETS_TOPIC
+from zkbroker.broker.rules.transaction_decisions import fenced_error, partition_for
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.group_coordination import coordinator as group_coordinator
+from zkbroker.handlers.support.internal_topics import OFFSETS_TOPIC
 
 API_KEY = 25
 MIN_VERSION = 0

@@ -26,9 +26,9 @@ Deliberately not here: the coordinator's decisions.
 
 from __future__ import annotations
 
-from broker.image.metadata_image import INTERNAL_TOPICS
-from broker.protocol import error_codes
-from broker.protocol.messages.add_partitions_to_txn import (
+from zkbroker.broker.image.metadata_image import INTERNAL_TOPICS
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnPartitionResult,
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
@@ -37,11 +37,11 @@ from broker.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnTopicResult,
     AddPartitionsToTxnTransaction,
 )
-from broker.rules.transaction_decisions import fenced_error
-from broker.rules.transaction_state import TopicPartition
-from broker.transactions.coordinator import unknown_partitions
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
+from zkbroker.broker.rules.transaction_decisions import fenced_error
+from zkbroker.broker.rules.transaction_state import TopicPartition
+from zkbroker.broker.transactions.coordinator import unknown_partitions
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
 
 API_KEY = 24
 MIN_VERSION = 0

@@ -5,23 +5,23 @@ As a ZooKeeper-mode broker answers it (KafkaApis.handleAllocateProducerIdsReques
 a broker that is not the active controller answers NOT_CONTROLLER (also when the controller
 moves while the request waits); the controller checks the broker id and epoch
 (BROKER_ID_NOT_REGISTERED, STALE_BROKER_EPOCH) and claims the next block of
-`/latest_producer_id_block` (`broker.controller.producer_id_blocks`), answering its start and
-length (1,000). The block is really taken: no InitProducerId of any broker hands out its ids.
+`/latest_producer_id_block` (`zkbroker.broker.controller.producer_id_blocks`), answering its start
+and length (1,000). The block is really taken: no InitProducerId of any broker hands out its ids.
 
 Not emulated: authorization (CLUSTER_ACTION on the cluster; zkbroker has no authorizer yet).
 """
 
 from __future__ import annotations
 
-from broker.controller.producer_id_blocks import allocate_producer_ids
-from broker.protocol import error_codes
-from broker.protocol.messages.allocate_producer_ids import (
+from zkbroker.broker.controller.producer_id_blocks import allocate_producer_ids
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.allocate_producer_ids import (
     AllocateProducerIdsRequest,
     AllocateProducerIdsResponse,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from zk_layout import ControllerMovedError
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.zk_layout import ControllerMovedError
 
 API_KEY = 67
 MIN_VERSION = 0

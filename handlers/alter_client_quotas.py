@@ -3,7 +3,7 @@ answers it (KafkaApis.handleAlterClientQuotasRequest, ZkAdminManager.alterClient
 
 - each entry's entity is a map of entity type to name (a repeated type: the last wins; a null
   name is the `<default>` entity) and is checked as Kafka's `parseAndSanitizeQuotaEntity`
-  (`broker.rules.quota_entities.entity_target`): empty entity, unknown type, empty name, ip
+  (`zkbroker.broker.rules.quota_entities.entity_target`): empty entity, unknown type, empty name, ip
   combined with user/client-id, an ip that is neither an address nor a resolvable host name are
   INVALID_REQUEST with Kafka's messages;
 - the ops are applied in order to what the entity node holds now: a removal drops the key, a
@@ -28,18 +28,18 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from broker.protocol import error_codes
-from broker.protocol.messages.alter_client_quotas import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.alter_client_quotas import (
     AlterClientQuotasRequest,
     AlterClientQuotasResponse,
 )
-from broker.protocol.messages.alter_client_quotas import (
+from zkbroker.broker.protocol.messages.alter_client_quotas import (
     AlterClientQuotasResponseEntityData as EntityData,
 )
-from broker.protocol.messages.alter_client_quotas import (
+from zkbroker.broker.protocol.messages.alter_client_quotas import (
     AlterClientQuotasResponseEntryData as EntryData,
 )
-from broker.rules.quota_entities import (
+from zkbroker.broker.rules.quota_entities import (
     EntityTarget,
     QuotaEntity,
     QuotaError,
@@ -48,11 +48,11 @@ from broker.rules.quota_entities import (
     invalid_ip,
     is_ip_literal,
 )
-from broker.rules.quota_entities import entity_target as target_of
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from zk_layout import DEFAULT_ENTITY, ConfigEntityNode, ZnodeFormatError, desanitize
-from zk_layout.store.admin_zk import change_entity_config
+from zkbroker.broker.rules.quota_entities import entity_target as target_of
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.zk_layout import DEFAULT_ENTITY, ConfigEntityNode, ZnodeFormatError, desanitize
+from zkbroker.zk_layout.store.admin_zk import change_entity_config
 
 API_KEY = 49
 MIN_VERSION = 0

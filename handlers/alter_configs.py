@@ -9,8 +9,8 @@ than TOPIC/BROKER ("Unexpected resource type X"); a resource named twice is answ
 with the configs of its last occurrence (Kafka builds a Map). From 3.2 both are per-resource
 INVALID_REQUEST: "Unknown resource type N" and "Each resource must appear at most once.".
 
-Per resource, in Kafka's order (`handlers.support.config_alter`): duplicate keys (3.2+) and null
-values -> INVALID_REQUEST; TOPIC: empty name (3.3+), unknown topic ->
+Per resource, in Kafka's order (`zkbroker.handlers.support.config_alter`): duplicate keys (3.2+) and
+null values -> INVALID_REQUEST; TOPIC: empty name (3.3+), unknown topic ->
 UNKNOWN_TOPIC_OR_PARTITION "The topic 'x' does not exist.", invalid configs -> INVALID_CONFIG
 for unknown names, INVALID_REQUEST (2.8-3.2) / INVALID_CONFIG (3.3+) for bad values with
 Kafka's "Invalid config value for resource ..." message; BROKER: `""` is the cluster default,
@@ -24,16 +24,16 @@ CLUSTER_/TOPIC_AUTHORIZATION_FAILED, after the other results. Not emulated: alte
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.alter_configs import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.alter_configs import (
     AlterConfigsRequest,
     AlterConfigsResource,
     AlterConfigsResourceResponse,
     AlterConfigsResponse,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.config_alter import (
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.config_alter import (
     SET,
     Op,
     alter_broker,
@@ -44,7 +44,7 @@ from handlers.support.config_alter import (
     preprocessed,
     target_broker,
 )
-from handlers.support.config_resources import (
+from zkbroker.handlers.support.config_resources import (
     ResourceError,
     ResourceType,
     WholeRequestError,

@@ -6,8 +6,8 @@ As a ZooKeeper-mode broker answers it (KafkaApis.handleAlterPartitionRequest / h
 Request): a broker that is not the active controller answers NOT_CONTROLLER with no topics
 (also when the controller moves while the request waits); the controller checks the broker
 epoch and applies each partition's leader/ISR as its release's KafkaController does
-(`broker.controller.alter_partition`, `broker.rules.alter_partition`): the state znode really
-changes, Metadata shows the new ISR, and a reassignment waiting for that ISR completes.
+(`zkbroker.broker.controller.alter_partition`, `zkbroker.broker.rules.alter_partition`): the state
+znode really changes, Metadata shows the new ISR, and a reassignment waiting for that ISR completes.
 Partitions come back grouped by topic in the request's order (Kafka's come out of a hash map);
 topics unknown by id first.
 
@@ -17,17 +17,17 @@ epochs of v3's ISR members are read but, as in Kafka's ZooKeeper controller, not
 
 from __future__ import annotations
 
-from broker.controller.alter_partition import alter_partition
-from broker.protocol import error_codes
-from broker.protocol.messages.alter_partition import (
+from zkbroker.broker.controller.alter_partition import alter_partition
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.alter_partition import (
     AlterPartitionRequest,
     AlterPartitionResponse,
     AlterPartitionResponsePartitionData,
     AlterPartitionResponseTopicData,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from zk_layout import ControllerMovedError
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.zk_layout import ControllerMovedError
 
 API_KEY = 56
 MIN_VERSION = 0

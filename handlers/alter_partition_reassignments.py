@@ -18,18 +18,18 @@ Not emulated: authorization.
 
 from __future__ import annotations
 
-from broker.controller import reassignment as controller_reassignment
-from broker.protocol import error_codes
-from broker.protocol.messages.alter_partition_reassignments import (
+from zkbroker.broker.controller import reassignment as controller_reassignment
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.alter_partition_reassignments import (
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
     ReassignablePartitionResponse,
     ReassignableTopicResponse,
 )
-from broker.rules.api_error import ApiError
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from zk_layout import ControllerMovedError
+from zkbroker.broker.rules.api_error import ApiError
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.zk_layout import ControllerMovedError
 
 API_KEY = 45
 MIN_VERSION = 0

@@ -17,25 +17,25 @@ failing check deciding:
   a future log and a copy; zkbroker's brokers have one dir, so that never happens.)
 
 Answers are grouped by topic in the order the request first names them (Kafka's follow a
-hash map's order). The one log dir comes from `handlers.support.log_dirs`.
+hash map's order). The one log dir comes from `zkbroker.handlers.support.log_dirs`.
 
 Deliberately not here: authorization (ALTER on the cluster), several log dirs, moving data.
 """
 
 from __future__ import annotations
 
-from broker.asyncutil import Pacer
-from broker.protocol import error_codes
-from broker.protocol.messages.alter_replica_log_dirs import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.alter_replica_log_dirs import (
     AlterReplicaLogDirPartitionResult,
     AlterReplicaLogDirsRequest,
     AlterReplicaLogDirsResponse,
     AlterReplicaLogDirTopicResult,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.log_dirs import log_dir
-from handlers.support.partitions import Located, locate
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.log_dirs import log_dir
+from zkbroker.handlers.support.partitions import Located, locate
 
 API_KEY = 34
 MIN_VERSION = 0

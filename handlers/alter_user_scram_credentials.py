@@ -15,29 +15,29 @@ ZkAdminManager.alterUserScramCredentials):
   upserted credential as Kafka's ScramFormatter derives it from the client's salt and salted
   password, loses each deleted one, and is written with its `/config/changes` notification in
   one ZooKeeper transaction (`change_entity_config`), so every broker's credential cache
-  (`broker.security.credential_cache`) picks it up.
+  (`zkbroker.broker.security.credential_cache`) picks it up.
 
 With an authorizer, ALTER on the cluster or CLUSTER_AUTHORIZATION_FAILED. Not emulated: throttling.
 """
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.alter_user_scram_credentials import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.alter_user_scram_credentials import (
     AlterUserScramCredentialsRequest,
     AlterUserScramCredentialsResponse,
     AlterUserScramCredentialsResult,
 )
-from broker.security.scram import (
+from zkbroker.broker.security.scram import (
     MAX_ITERATIONS,
     MECHANISM_NAMES,
     MIN_ITERATIONS,
     credential_from_salted_password,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from zk_layout import ConfigEntityNode, ConfigType, ZnodeFormatError, sanitize
-from zk_layout.store.admin_zk import change_entity_config
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.zk_layout import ConfigEntityNode, ConfigType, ZnodeFormatError, sanitize
+from zkbroker.zk_layout.store.admin_zk import change_entity_config
 
 API_KEY = 51
 MIN_VERSION = 0

@@ -9,9 +9,9 @@ Behaviour (docs/kafka-behaviour.md §9, KIP-35, KIP-511):
   the metadata image holds it (epoch -1 when feature versioning is off or the node is
   absent); supported features are empty, as every ZooKeeper-mode broker of 2.7-3.9 reports
   them (KafkaServer's BrokerFeatures has none; `metadata.version` is KRaft's). UpdateFeatures
-  (handlers.update_features) is what changes `/feature`.
+  (zkbroker.handlers.update_features) is what changes `/feature`.
 - A version above the broker's maximum is answered by the server itself in the v0 format
-  with UNSUPPORTED_VERSION (the body is never parsed), see `broker.server.listener`.
+  with UNSUPPORTED_VERSION (the body is never parsed), see `zkbroker.broker.server.listener`.
 
 Not emulated: throttling (throttle_time_ms is always 0) and KIP-866's zk_migration_ready
 (always false: zkbroker is never migrating to KRaft).
@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import re
 
-from broker.protocol import error_codes
-from broker.protocol.messages.api_versions import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.api_versions import (
     ApiVersion,
     ApiVersionsRequest,
     ApiVersionsResponse,
     FinalizedFeatureKey,
 )
-from handlers.context import RequestContext
+from zkbroker.handlers.context import RequestContext
 
 API_KEY = 18
 MIN_VERSION = 0

@@ -1,5 +1,5 @@
 """BrokerHeartbeat (key 63), versions 0-1 (KIP-631): extends a lease
-(`broker.controller.broker_leases`).
+(`zkbroker.broker.controller.broker_leases`).
 
 Served on every listener by the active controller; any other broker answers NOT_CONTROLLER.
 A broker with no lease, or a heartbeat with another broker epoch, gets STALE_BROKER_EPOCH
@@ -13,14 +13,14 @@ Not emulated: authorization, metadata offsets, offline log directories.
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.broker_heartbeat import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.broker_heartbeat import (
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from zk_layout import ControllerMovedError
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.zk_layout import ControllerMovedError
 
 API_KEY = 63
 MIN_VERSION = 0

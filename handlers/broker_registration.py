@@ -1,12 +1,12 @@
 """BrokerRegistration (key 62), versions 0-4 (KIP-631), as a ZooKeeper lease.
 
 Served on every listener: the active controller registers the broker
-(`broker.controller.broker_leases`), any other broker answers NOT_CONTROLLER (as does a controller
-that moves while the request waits). Order of checks, as Kafka 3.9's ClusterControlManager: cluster
-id (INCONSISTENT_CLUSTER_ID), then the listeners (INVALID_REGISTRATION from 3.7, INVALID_REQUEST
-before: none, or one without a name, host or port), then an id already held by a live broker of
-another incarnation (DUPLICATE_BROKER_REGISTRATION). Success answers the broker epoch, the czxid of
-`/brokers/ids/<id>`.
+(`zkbroker.broker.controller.broker_leases`), any other broker answers NOT_CONTROLLER (as does a
+controller that moves while the request waits). Order of checks, as Kafka 3.9's
+ClusterControlManager: cluster id (INCONSISTENT_CLUSTER_ID), then the listeners
+(INVALID_REGISTRATION from 3.7, INVALID_REQUEST before: none, or one without a name, host or port),
+then an id already held by a live broker of another incarnation (DUPLICATE_BROKER_REGISTRATION).
+Success answers the broker epoch, the czxid of `/brokers/ids/<id>`.
 
 Not emulated: authorization (CLUSTER_AUTHORIZATION_FAILED), ZooKeeper migration
 (is_migrating_zk_broker is ignored), log directories and previous_broker_epoch.
@@ -14,14 +14,14 @@ Not emulated: authorization (CLUSTER_AUTHORIZATION_FAILED), ZooKeeper migration
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.broker_registration import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.broker_registration import (
     BrokerRegistrationRequest,
     BrokerRegistrationResponse,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from zk_layout import ControllerMovedError
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.zk_layout import ControllerMovedError
 
 API_KEY = 62
 MIN_VERSION = 0

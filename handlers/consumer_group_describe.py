@@ -13,13 +13,13 @@ Deliberately not here: consumer-protocol groups (KRaft only).
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.consumer_group_describe import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
     DescribedGroup,
 )
-from handlers.context import RequestContext
+from zkbroker.handlers.context import RequestContext
 
 API_KEY = 69
 MIN_VERSION = 0

@@ -14,12 +14,12 @@ project emulates).
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.consumer_group_heartbeat import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
-from handlers.context import RequestContext
+from zkbroker.handlers.context import RequestContext
 
 API_KEY = 68
 MIN_VERSION = 0

@@ -4,7 +4,7 @@
 `BrokerView` protocol, so handlers depend on an interface, not on the server package),
 and the connection the request came in on.
 
-Deliberately not here: the handler table (`handlers.registry`) and any I/O.
+Deliberately not here: the handler table (`zkbroker.handlers.registry`) and any I/O.
 """
 
 from __future__ import annotations
@@ -13,25 +13,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from broker.protocol import RequestHeader
+from zkbroker.broker.protocol import RequestHeader
 
 if TYPE_CHECKING:
-    from broker.controller.controller import Controller
-    from broker.groups.coordinator import GroupCoordinator
-    from broker.image.metadata_image import MetadataImage
-    from broker.rules.broker_config import BrokerConfig
-    from broker.rules.broker_loggers import BrokerLoggers
-    from broker.rules.fetch_sessions import FetchSessionCache
-    from broker.security.authorizer import AclAuthorizer
-    from broker.security.delegation_tokens import DelegationTokenManager
-    from broker.settings import Settings
-    from broker.storage import LogManager
-    from broker.transactions.coordinator import TransactionCoordinator
-    from zk_layout.store import ZkStore
+    from zkbroker.broker.controller.controller import Controller
+    from zkbroker.broker.groups.coordinator import GroupCoordinator
+    from zkbroker.broker.image.metadata_image import MetadataImage
+    from zkbroker.broker.rules.broker_config import BrokerConfig
+    from zkbroker.broker.rules.broker_loggers import BrokerLoggers
+    from zkbroker.broker.rules.fetch_sessions import FetchSessionCache
+    from zkbroker.broker.security.authorizer import AclAuthorizer
+    from zkbroker.broker.security.delegation_tokens import DelegationTokenManager
+    from zkbroker.broker.settings import Settings
+    from zkbroker.broker.storage import LogManager
+    from zkbroker.broker.transactions.coordinator import TransactionCoordinator
+    from zkbroker.zk_layout.store import ZkStore
 
 
 class AdvertisedApis(Protocol):
-    """The API versions the receiving broker advertises (`handlers.registry.ApiTable`)."""
+    """The API versions the receiving broker advertises (`zkbroker.handlers.registry.ApiTable`)."""
 
     @property
     def ranges(self) -> Mapping[int, tuple[int, int]]: ...
@@ -80,7 +80,7 @@ class BrokerView(Protocol):
 
     @property
     def logs(self) -> LogManager:
-        """The partition logs, shared by every broker of the process (`broker.storage`)."""
+        """The partition logs, shared by every broker of the process (`zkbroker.broker.storage`)."""
         ...
 
     @property
@@ -90,12 +90,12 @@ class BrokerView(Protocol):
 
     @property
     def group_coordinator(self) -> GroupCoordinator:
-        """This broker's classic group coordinator (`broker.groups.coordinator`)."""
+        """This broker's classic group coordinator (`zkbroker.broker.groups.coordinator`)."""
         ...
 
     @property
     def transaction_coordinator(self) -> TransactionCoordinator:
-        """This broker's transaction coordinator (`broker.transactions.coordinator`)."""
+        """This broker's transaction coordinator (`zkbroker.broker.transactions.coordinator`)."""
         ...
 
     async def next_producer_id(self) -> int:
@@ -137,7 +137,7 @@ class ConnectionInfo:
     # `tokenauth=true`): Kafka's KafkaPrincipal.tokenAuthenticated.
     principal: str = "User:ANONYMOUS"
     token_authenticated: bool = False
-    # Kafka's names for this connection (broker.rules.request_description): the network
+    # Kafka's names for this connection (zkbroker.broker.rules.request_description): the network
     # processor its Acceptor would have chosen and SocketServer's `local-remote-index` id.
     processor: int = 0
     kafka_connection_id: str = ""

@@ -1,12 +1,13 @@
 """ControlledShutdown (key 7): v1 in 0.10-0.11, v0-1 from 1.0, v2 from 2.2 (KIP-380 broker
-epoch), v3 (flexible) from 2.4. v0's request header has no client id (broker.protocol.headers).
+epoch), v3 (flexible) from 2.4. v0's request header has no client id
+(zkbroker.broker.protocol.headers).
 
 As a ZooKeeper-mode broker answers it (KafkaApis.handleControlledShutdownRequest, then
 KafkaController.doControlledShutdown): a broker that is not the active controller answers
 NOT_CONTROLLER (its own controller object is inactive: ControllerMovedException), as does a
 controller that moves while the request waits; the controller checks the broker epoch
 (STALE_BROKER_EPOCH) and liveness (BROKER_NOT_AVAILABLE), moves the broker's leaderships to
-other ISR members and takes it out of the ISRs it follows (`broker.controller.
+other ISR members and takes it out of the ISRs it follows (`zkbroker.broker.controller.
 controlled_shutdown`), and answers the partitions it still leads. An error carries no
 partitions (ControlledShutdownRequest.getErrorResponse).
 
@@ -16,16 +17,16 @@ staying "shutting down" for later elections (see the controller module).
 
 from __future__ import annotations
 
-from broker.controller.controlled_shutdown import controlled_shutdown
-from broker.protocol import error_codes
-from broker.protocol.messages.controlled_shutdown import (
+from zkbroker.broker.controller.controlled_shutdown import controlled_shutdown
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.controlled_shutdown import (
     ControlledShutdownRequest,
     ControlledShutdownResponse,
     RemainingPartition,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from zk_layout import ControllerMovedError
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.zk_layout import ControllerMovedError
 
 API_KEY = 7
 MIN_VERSION = 0

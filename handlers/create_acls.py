@@ -16,15 +16,15 @@ Not emulated: the throttle.
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.create_acls import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.create_acls import (
     AclCreationResult,
     CreateAclsRequest,
     CreateAclsResponse,
 )
-from broker.rules import acl_matching as m
-from handlers.context import NoResponse, RequestContext
-from handlers.support import authorization as auth
+from zkbroker.broker.rules import acl_matching as m
+from zkbroker.handlers.context import NoResponse, RequestContext
+from zkbroker.handlers.support import authorization as auth
 
 API_KEY = 30
 MIN_VERSION = 0

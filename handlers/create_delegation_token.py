@@ -1,7 +1,7 @@
 """CreateDelegationToken (key 38), versions 0-3 (KIP-48, Kafka 1.1+; v3 owner principal,
 KIP-373), as a ZooKeeper-mode broker answers it (KafkaApis.handleCreateTokenRequest,
-DelegationTokenManagerZk.createToken; `broker.security.delegation_tokens`; docs/kafka-behaviour.md
-§18):
+DelegationTokenManagerZk.createToken; `zkbroker.broker.security.delegation_tokens`;
+docs/kafka-behaviour.md §18):
 
 - DELEGATION_TOKEN_REQUEST_NOT_ALLOWED over PLAINTEXT, from a token-authenticated principal,
   or from an anonymous one over 1-way SSL;
@@ -18,24 +18,24 @@ throttling.
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.create_delegation_token import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.create_delegation_token import (
     CreateDelegationTokenRequest,
     CreateDelegationTokenResponse,
 )
-from broker.rules.acl_matching import CREATE_TOKENS, USER
-from broker.security.delegation_tokens import (
+from zkbroker.broker.rules.acl_matching import CREATE_TOKENS, USER
+from zkbroker.broker.security.delegation_tokens import (
     ERROR_TIMESTAMP,
     DelegationToken,
 )
-from handlers.context import RequestContext
-from handlers.support.token_requests import (
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support.token_requests import (
     authorized,
     connection_principal,
     requests_allowed,
     token_manager,
 )
-from zk_layout.nodes.delegation_token import Principal
+from zkbroker.zk_layout.nodes.delegation_token import Principal
 
 API_KEY = 38
 MIN_VERSION = 0

@@ -21,14 +21,15 @@ ZkAdminManager.createPartitions, AdminZkClient.createNewPartitionsAssignment):
 Bounded work (issue 17): after Kafka's checks, a topic znode that could not fit one ZooKeeper
 request (`jute.maxbuffer`, `Settings.zookeeper_max_buffer_bytes`) is refused with
 INVALID_PARTITIONS naming the limit, before any placement is computed (a count of 2**31-1 is
-answered at once; `handlers.support.zk_limits`), also for validate_only; the placement is then
-built in slices (`broker.asyncutil`) so other clients are served meanwhile.
+answered at once; `zkbroker.handlers.support.zk_limits`), also for validate_only; the placement is
+then built in slices (`zkbroker.broker.asyncutil`) so other clients are served meanwhile.
 
-Controller mutation quota (KIP-599, releases 2.7+; `broker.security.quotas.mutation_quota_for`):
-a topic that passed every check is charged the partitions it adds before its write (never for
-validate_only); from v3 a topic met with the quota already exhausted is answered
-THROTTLING_QUOTA_EXCEEDED (null message, nothing written), older versions are only throttled;
-the response carries the throttle time and the listener mutes the connection for it.
+Controller mutation quota (KIP-599, releases 2.7+;
+`zkbroker.broker.security.quotas.mutation_quota_for`): a topic that passed every check is charged
+the partitions it adds before its write (never for validate_only); from v3 a topic met with the
+quota already exhausted is answered THROTTLING_QUOTA_EXCEEDED (null message, nothing written), older
+versions are only throttled; the response carries the throttle time and the listener mutes the
+connection for it.
 
 With an authorizer: ALTER on the topic, else TOPIC_AUTHORIZATION_FAILED.
 """
@@ -37,34 +38,40 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from broker.asyncutil import Pacer
-from broker.image.metadata_image import MetadataImage
-from broker.protocol import error_codes
-from broker.protocol.messages.create_partitions import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.create_partitions import (
     CreatePartitionsRequest,
     CreatePartitionsResponse,
     CreatePartitionsTopic,
     CreatePartitionsTopicResult,
 )
-from broker.rules.api_error import ApiError
-from broker.rules.replica_assignment import (
+from zkbroker.broker.rules.api_error import ApiError
+from zkbroker.broker.rules.replica_assignment import (
     AssignmentError,
     BrokerPlacement,
     create_partitions_start,
     plan_replicas,
     replica_map_min_bytes,
 )
-from broker.security.quotas import mutation_quota_for
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.zk_limits import (
+from zkbroker.broker.security.quotas import mutation_quota_for
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_limits import (
     check_topic_write,
     partition_entry_bytes,
     replica_map_bytes,
     too_large_message,
 )
-from zk_layout import DeleteTopicsNode, TopicAssignment, TopicNode, ZkStore, invalid_path_reason
-from zk_layout.store import RequestTooLargeError
+from zkbroker.zk_layout import (
+    DeleteTopicsNode,
+    TopicAssignment,
+    TopicNode,
+    ZkStore,
+    invalid_path_reason,
+)
+from zkbroker.zk_layout.store import RequestTooLargeError
 
 API_KEY = 37
 MIN_VERSION = 0

@@ -43,7 +43,7 @@ for a partition count the cluster cannot take (InvalidPartitionsException), not 
 the count is what the client must change; INVALID_REQUEST would claim a malformed request.
 Manual assignments larger than the limit get the same error. The placement, the replica-list
 checks of a manual assignment and the loop over the request's topics run in slices
-(`broker.asyncutil`), so other clients of every broker of the process are served meanwhile.
+(`zkbroker.broker.asyncutil`), so other clients of every broker of the process are served meanwhile.
 
 With an authorizer (KafkaApis 2.4-3.9, ZkAdminManager.maybePopulateMetadataAndConfigs /
 populateIds): CREATE on the cluster (its denial not audited) or on the topic, else
@@ -54,12 +54,12 @@ replication_factor -1 and (v7) a zero topic id, validate_only too. Kafka sets th
 every entry before anything else and clears it only where the creation itself then fails, so
 a duplicate or a topic refused CREATE keeps it, and one that fails validation, the quota or the
 timeout does not.
-Controller mutation quota (KIP-599, releases 2.7+; `broker.security.quotas.mutation_quota_for`):
-a topic that passed every check is charged its partition count before its write (never for
-validate_only); from v6 a topic met with the quota already exhausted is answered
-THROTTLING_QUOTA_EXCEEDED (null message, nothing written), older versions are only throttled;
-the response carries the throttle time and the listener mutes the connection for it.
-Not emulated: create-topic policies (POLICY_VIOLATION).
+Controller mutation quota (KIP-599, releases 2.7+;
+`zkbroker.broker.security.quotas.mutation_quota_for`): a topic that passed every check is charged
+its partition count before its write (never for validate_only); from v6 a topic met with the quota
+already exhausted is answered THROTTLING_QUOTA_EXCEEDED (null message, nothing written), older
+versions are only throttled; the response carries the throttle time and the listener mutes the
+connection for it. Not emulated: create-topic policies (POLICY_VIOLATION).
 """
 
 from __future__ import annotations
@@ -70,43 +70,47 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from broker.asyncutil import Pacer, gather_bounded
-from broker.image.metadata_image import MetadataImage
-from broker.protocol import error_codes
-from broker.protocol.messages.create_topics import (
+from zkbroker.broker.asyncutil import Pacer, gather_bounded
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.create_topics import (
     CreatableTopic,
     CreatableTopicConfigs,
     CreatableTopicResult,
     CreateTopicsRequest,
     CreateTopicsResponse,
 )
-from broker.rules import topic_names
-from broker.rules.api_error import ApiError
-from broker.rules.config_catalog import (
+from zkbroker.broker.rules import topic_names
+from zkbroker.broker.rules.api_error import ApiError
+from zkbroker.broker.rules.config_catalog import (
     BrokerLogDefaults,
     InvalidConfig,
     describe_topic_config,
     validate_topic_configs,
 )
-from broker.rules.replica_assignment import (
+from zkbroker.broker.rules.replica_assignment import (
     AssignmentError,
     BrokerPlacement,
     plan_replicas,
     replica_map_min_bytes,
 )
-from broker.security.quotas import mutation_quota_for
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.zk_limits import check_topic_write, replica_map_bytes, too_large_message
-from zk_layout import (
+from zkbroker.broker.security.quotas import mutation_quota_for
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_limits import (
+    check_topic_write,
+    replica_map_bytes,
+    too_large_message,
+)
+from zkbroker.zk_layout import (
     ConfigEntityNode,
     ConfigEntityTypeNode,
     DeleteTopicsNode,
     TopicAssignment,
     TopicsNode,
 )
-from zk_layout.store import RequestTooLargeError
-from zk_layout.store.admin_zk import TopicExists, create_topic
+from zkbroker.zk_layout.store import RequestTooLargeError
+from zkbroker.zk_layout.store.admin_zk import TopicExists, create_topic
 
 API_KEY = 19
 MIN_VERSION = 0

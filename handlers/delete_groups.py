@@ -16,17 +16,21 @@ fenced: ZooKeeper offers no lock the old consumers honoured.
 
 from __future__ import annotations
 
-from broker.groups.coordinator import now_ms
-from broker.groups.zk_registry import delete_group, load_groups
-from broker.protocol import error_codes
-from broker.protocol.messages.delete_groups import (
+from zkbroker.broker.groups.coordinator import now_ms
+from zkbroker.broker.groups.zk_registry import delete_group, load_groups
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.delete_groups import (
     DeletableGroupResult,
     DeleteGroupsRequest,
     DeleteGroupsResponse,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.group_coordination import classic_group_known, coordinator, group_status
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.group_coordination import (
+    classic_group_known,
+    coordinator,
+    group_status,
+)
 
 API_KEY = 42
 MIN_VERSION = 0

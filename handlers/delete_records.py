@@ -19,17 +19,17 @@ Deliberately not here: authorization (DELETE on the topic).
 
 from __future__ import annotations
 
-from broker.asyncutil import Pacer
-from broker.protocol import error_codes
-from broker.protocol.messages.delete_records import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.delete_records import (
     DeleteRecordsPartitionResult,
     DeleteRecordsRequest,
     DeleteRecordsResponse,
     DeleteRecordsTopicResult,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.partitions import Located, locate, open_log
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.partitions import Located, locate, open_log
 
 API_KEY = 21
 MIN_VERSION = 0

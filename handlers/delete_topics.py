@@ -18,11 +18,11 @@ Error messages are null, as Kafka sends them, except for the whole-request failu
 With an authorizer: DELETE on the topic, else TOPIC_AUTHORIZATION_FAILED (by id without
 DESCRIBE: no name).
 
-Controller mutation quota (KIP-599, releases 2.7+; `broker.security.quotas.mutation_quota_for`):
-each topic passing those checks is charged its partition count before it is marked; from v5 a
-topic met with the quota already exhausted is answered THROTTLING_QUOTA_EXCEEDED (not marked),
-older versions are only throttled; the response carries the throttle time and the listener
-mutes the connection for it.
+Controller mutation quota (KIP-599, releases 2.7+;
+`zkbroker.broker.security.quotas.mutation_quota_for`): each topic passing those checks is charged
+its partition count before it is marked; from v5 a topic met with the quota already exhausted is
+answered THROTTLING_QUOTA_EXCEEDED (not marked), older versions are only throttled; the response
+carries the throttle time and the listener mutes the connection for it.
 """
 
 from __future__ import annotations
@@ -30,17 +30,17 @@ from __future__ import annotations
 import contextlib
 import uuid
 
-from broker.protocol import error_codes
-from broker.protocol.messages.delete_topics import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.delete_topics import (
     DeletableTopicResult,
     DeleteTopicsRequest,
     DeleteTopicsResponse,
     DeleteTopicState,
 )
-from broker.security.quotas import mutation_quota_for
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from zk_layout import DeleteTopicMarkerNode, NodeExistsError, TopicNode
+from zkbroker.broker.security.quotas import mutation_quota_for
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.zk_layout import DeleteTopicMarkerNode, NodeExistsError, TopicNode
 
 API_KEY = 20
 MIN_VERSION = 0

@@ -14,15 +14,15 @@ Not emulated: the throttle.
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.describe_acls import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.describe_acls import (
     AclDescription,
     DescribeAclsRequest,
     DescribeAclsResource,
     DescribeAclsResponse,
 )
-from handlers.context import NoResponse, RequestContext
-from handlers.support import authorization as auth
+from zkbroker.handlers.context import NoResponse, RequestContext
+from zkbroker.handlers.support import authorization as auth
 
 API_KEY = 29
 MIN_VERSION = 0

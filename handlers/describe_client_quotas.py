@@ -1,10 +1,10 @@
 """DescribeClientQuotas (key 48), versions 0-1 (KIP-546, Kafka 2.6+), as a ZooKeeper-mode broker
 answers it (KafkaApis.handleDescribeClientQuotasRequest, ZkAdminManager.describeClientQuotas):
 
-- the filter is checked first (`broker.rules.quota_entities.check_filter`): a repeated entity
-  type, an empty one or an ip component with a user/client-id one are INVALID_REQUEST, another
-  entity type UNSUPPORTED_VERSION "Custom entity type '<t>' not supported"; the whole response
-  then carries the error and null entries, as Kafka's getErrorResponse;
+- the filter is checked first (`zkbroker.broker.rules.quota_entities.check_filter`): a repeated
+  entity type, an empty one or an ip component with a user/client-id one are INVALID_REQUEST,
+  another entity type UNSUPPORTED_VERSION "Custom entity type '<t>' not supported"; the whole
+  response then carries the error and null entries, as Kafka's getErrorResponse;
 - the answer is read from ZooKeeper on every request, as Kafka's admin manager does:
   `/config/users/*`, `/config/clients/*`, `/config/users/*/clients/*` and `/config/ips/*`, with
   sanitized names decoded (`<default>` is a null name); only entities holding a quota key are
@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import asyncio
 
-from broker.protocol import error_codes
-from broker.protocol.messages.describe_client_quotas import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.describe_client_quotas import (
     DescribeClientQuotasRequest,
     DescribeClientQuotasResponse,
     EntityData,
     EntryData,
     ValueData,
 )
-from broker.rules.quota_entities import (
+from zkbroker.broker.rules.quota_entities import (
     FilterComponent,
     QuotaError,
     StoredEntity,
@@ -39,9 +39,9 @@ from broker.rules.quota_entities import (
     ip_entity_supported,
     stored_name,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from zk_layout import (
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.zk_layout import (
     ConfigEntityNode,
     ConfigEntityTypeNode,
     ConfigType,

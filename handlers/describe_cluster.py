@@ -17,16 +17,16 @@ Not emulated: throttling.
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.describe_cluster import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.describe_cluster import (
     DescribeClusterBroker,
     DescribeClusterRequest,
     DescribeClusterResponse,
 )
-from broker.rules import acl_operations
-from handlers.context import RequestContext
-from handlers.metadata import response_brokers
-from handlers.support import authorization as auth
+from zkbroker.broker.rules import acl_operations
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.metadata import response_brokers
+from zkbroker.handlers.support import authorization as auth
 
 API_KEY = 60
 MIN_VERSION = 0

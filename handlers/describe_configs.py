@@ -8,13 +8,14 @@
      this broker's metadata does not know -> UNKNOWN_TOPIC_OR_PARTITION, null message; else
      the overrides are read from `/config/topics/<t>` (as Kafka's ZkConfigRepository does, so
      a value written by any tool shows at once) and every topic config is listed with its
-     value, source and synonyms, broker-level values included (`broker.rules.broker_config`).
+     value, source and synonyms, broker-level values included
+     (`zkbroker.broker.rules.broker_config`).
    * BROKER: `""` -> the dynamic cluster-default configs only; this broker's id -> every
      broker config; another id -> INVALID_REQUEST "Unexpected broker id, expected 1 or empty
      string, but received 2"; not an integer -> "Broker id must be an integer, but it is: x".
-   * BROKER_LOGGER: this broker's loggers and effective levels (`broker.rules.broker_loggers`);
-     `""` -> INVALID_REQUEST "Broker id must not be empty"; another id -> "Unexpected broker
-     id, expected 1 but received 2".
+   * BROKER_LOGGER: this broker's loggers and effective levels
+     (`zkbroker.broker.rules.broker_loggers`); `""` -> INVALID_REQUEST "Broker id must not be
+     empty"; another id -> "Unexpected broker id, expected 1 but received 2".
 3. `configuration_keys` null or empty lists everything, otherwise only those names.
    `include_synonyms` (v1+) sends synonyms; `include_documentation` (v3+) sends the project's
    own one-line description of each config (Kafka's text is not copied); `is_default` (v0)
@@ -23,7 +24,7 @@
 Resources are described in windows of `WINDOW`, answers in request order: first the
 overrides of the window's topics are read in one pipelined batch (`ZkStore.get_many`: one
 loop wake-up for the batch), then the resources are described, yielding to the loop between
-slices of a few milliseconds (`broker.asyncutil`), so a request for 10,000 topics does not
+slices of a few milliseconds (`zkbroker.broker.asyncutil`), so a request for 10,000 topics does not
 stall other clients. Reading while describing (64 reads in flight, each answer described as
 it came) made 10,000 topics take 7.6 s to 20 s from run to run (9.1-10.6 s against 3.0-3.9 s
 now, same machine and load): each read cost a cross-thread wake-up of the loop, and the loop
@@ -43,9 +44,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from broker.asyncutil import Pacer
-from broker.protocol import error_codes
-from broker.protocol.messages.describe_configs import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResource,
     DescribeConfigsResourceResult,
@@ -53,22 +54,22 @@ from broker.protocol.messages.describe_configs import (
     DescribeConfigsResult,
     DescribeConfigsSynonym,
 )
-from broker.rules.config_catalog import (
+from zkbroker.broker.rules.config_catalog import (
     ConfigEntry,
     ConfigSource,
     ConfigType,
     InvalidConfig,
     describe_topic_config,
 )
-from broker.rules.config_documentation import (
+from zkbroker.broker.rules.config_documentation import (
     broker_config_documentation,
     topic_config_documentation,
 )
-from broker.rules.topic_names import validation_error
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.config_alter import read_overrides
-from handlers.support.config_resources import (
+from zkbroker.broker.rules.topic_names import validation_error
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.config_alter import read_overrides
+from zkbroker.handlers.support.config_resources import (
     ResourceError,
     ResourceType,
     entries_filtered,
@@ -76,7 +77,7 @@ from handlers.support.config_resources import (
     parse_broker_id,
     type_name,
 )
-from zk_layout import ConfigEntityNode, ZnodeFormatError, invalid_path_reason
+from zkbroker.zk_layout import ConfigEntityNode, ZnodeFormatError, invalid_path_reason
 
 API_KEY = 32
 MIN_VERSION = 0

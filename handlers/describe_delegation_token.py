@@ -1,7 +1,7 @@
 """DescribeDelegationToken (key 41), versions 0-3 (KIP-48, Kafka 1.1+; v3 token requester,
 KIP-373), as a ZooKeeper-mode broker answers it (KafkaApis.handleDescribeTokensRequest,
-DelegationTokenManager.filterToken; `broker.security.delegation_tokens`; docs/kafka-behaviour.md
-§18):
+DelegationTokenManager.filterToken; `zkbroker.broker.security.delegation_tokens`;
+docs/kafka-behaviour.md §18):
 
 - DELEGATION_TOKEN_REQUEST_NOT_ALLOWED over PLAINTEXT, 1-way SSL without a certificate or from
   a token-authenticated principal; then DELEGATION_TOKEN_AUTH_DISABLED without a secret key;
@@ -17,23 +17,23 @@ Not emulated: throttling.
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.describe_delegation_token import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.describe_delegation_token import (
     DescribedDelegationToken,
     DescribedDelegationTokenRenewer,
     DescribeDelegationTokenRequest,
     DescribeDelegationTokenResponse,
 )
-from broker.rules.acl_matching import DELEGATION_TOKEN, DESCRIBE, DESCRIBE_TOKENS, USER
-from broker.security.delegation_tokens import DelegationToken, visible
-from handlers.context import RequestContext
-from handlers.support.token_requests import (
+from zkbroker.broker.rules.acl_matching import DELEGATION_TOKEN, DESCRIBE, DESCRIBE_TOKENS, USER
+from zkbroker.broker.security.delegation_tokens import DelegationToken, visible
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support.token_requests import (
     authorized,
     connection_principal,
     requests_allowed,
     token_manager,
 )
-from zk_layout.nodes.delegation_token import Principal
+from zkbroker.zk_layout.nodes.delegation_token import Principal
 
 API_KEY = 41
 MIN_VERSION = 0

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import re
 
-from broker.groups.classic_group import ClassicGroup, GroupState
-from broker.groups.zk_registry import (
+from zkbroker.broker.groups.classic_group import ClassicGroup, GroupState
+from zkbroker.broker.groups.zk_registry import (
     ASSIGNMENT_STRATEGY,
     DEAD,
     PROTOCOL_TYPE,
@@ -40,17 +40,21 @@ from broker.groups.zk_registry import (
     load_groups,
     subscribed_topics,
 )
-from broker.protocol import error_codes
-from broker.protocol.consumer_protocol import encode_assignment, encode_subscription
-from broker.protocol.messages.describe_groups import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.consumer_protocol import encode_assignment, encode_subscription
+from zkbroker.broker.protocol.messages.describe_groups import (
     DescribedGroup,
     DescribedGroupMember,
     DescribeGroupsRequest,
     DescribeGroupsResponse,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.group_coordination import classic_group_known, coordinator, group_status
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.group_coordination import (
+    classic_group_known,
+    coordinator,
+    group_status,
+)
 
 API_KEY = 15
 MIN_VERSION = 0

@@ -14,9 +14,9 @@ Kafka 3.9's flow (`KafkaApis.handleDescribeLogDirsRequest`, `ReplicaManager.desc
 * v3+ adds a top-level error code (NONE, or CLUSTER_AUTHORIZATION_FAILED with no results);
   v4 adds the volume's total and usable bytes.
 
-Here "a log on this broker" is being in the partition's replica set (`handlers.support.
+Here "a log on this broker" is being in the partition's replica set (`zkbroker.handlers.support.
 partitions`): replicas share the log, so each reports its size. The one log dir and its
-volume come from `handlers.support.log_dirs` (in memory: the configured path, sizes -1).
+volume come from `zkbroker.handlers.support.log_dirs` (in memory: the configured path, sizes -1).
 Results are in topic-name and partition order (Kafka's follow hash maps).
 
 Deliberately not here: authorization, several log dirs, offline dirs, future logs.
@@ -26,19 +26,19 @@ from __future__ import annotations
 
 import structlog
 
-from broker.asyncutil import Pacer
-from broker.protocol import error_codes
-from broker.protocol.messages.describe_log_dirs import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.describe_log_dirs import (
     DescribeLogDirsPartition,
     DescribeLogDirsRequest,
     DescribeLogDirsResponse,
     DescribeLogDirsResult,
     DescribeLogDirsTopic,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.log_dirs import log_dir, volume_bytes
-from handlers.support.partitions import Located, open_log
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.log_dirs import log_dir, volume_bytes
+from zkbroker.handlers.support.partitions import Located, open_log
 
 API_KEY = 35
 MIN_VERSION = 0

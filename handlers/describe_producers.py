@@ -13,19 +13,19 @@ Kafka's message on each partition, before the metadata check.
 
 from __future__ import annotations
 
-from broker.asyncutil import Pacer
-from broker.protocol import error_codes
-from broker.protocol.messages.describe_producers import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.describe_producers import (
     DescribeProducersRequest,
     DescribeProducersResponse,
     PartitionResponse,
     ProducerState,
     TopicResponse,
 )
-from broker.storage import PartitionLog
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.partitions import Located, locate, open_log
+from zkbroker.broker.storage import PartitionLog
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.partitions import Located, locate, open_log
 
 API_KEY = 61
 MIN_VERSION = 0

@@ -14,15 +14,15 @@ topics listed are only those the caller may DESCRIBE.
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.describe_transactions import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.describe_transactions import (
     DescribeTransactionsRequest,
     DescribeTransactionsResponse,
     TopicData,
     TransactionState,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
 
 API_KEY = 65
 MIN_VERSION = 0

@@ -13,24 +13,24 @@ ZkAdminManager.describeUserScramCredentials; docs/kafka-behaviour.md §10.7 for 
   salt or keys. A credential that does not parse is that user's UNKNOWN_SERVER_ERROR.
 
 Any broker answers (no controller needed). With an authorizer, DESCRIBE on the cluster or
-CLUSTER_AUTHORIZATION_FAILED (handlers.support.authorization). Not emulated: throttling.
+CLUSTER_AUTHORIZATION_FAILED (zkbroker.handlers.support.authorization). Not emulated: throttling.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from broker.protocol import error_codes
-from broker.protocol.messages.describe_user_scram_credentials import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.describe_user_scram_credentials import (
     CredentialInfo,
     DescribeUserScramCredentialsRequest,
     DescribeUserScramCredentialsResponse,
     DescribeUserScramCredentialsResult,
 )
-from broker.security.scram import MECHANISM_TYPES, ScramCredential
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from zk_layout import (
+from zkbroker.broker.security.scram import MECHANISM_TYPES, ScramCredential
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.zk_layout import (
     ConfigEntityNode,
     ConfigEntityTypeNode,
     ConfigType,

@@ -23,19 +23,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from broker.controller import partitions as controller_partitions
-from broker.controller.partitions import ElectionOutcome
-from broker.image.metadata_image import MetadataImage
-from broker.protocol import error_codes
-from broker.protocol.messages.elect_leaders import (
+from zkbroker.broker.controller import partitions as controller_partitions
+from zkbroker.broker.controller.partitions import ElectionOutcome
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.elect_leaders import (
     ElectLeadersRequest,
     ElectLeadersResponse,
     PartitionResult,
     ReplicaElectionResult,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from zk_layout import ControllerMovedError
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.zk_layout import ControllerMovedError
 
 API_KEY = 43
 MIN_VERSION = 0

@@ -3,7 +3,7 @@
 Kafka 3.9's ``KafkaApis.handleEndTxnRequest`` and ``TransactionCoordinator.endTransaction``
 (TV1, what ZooKeeper mode runs; docs/kafka-behaviour.md §17): the coordinator appends
 PrepareCommit/PrepareAbort to ``__transaction_state`` and answers; the markers and the
-CompleteCommit/CompleteAbort record follow (``broker.transactions.coordinator``). A retried
+CompleteCommit/CompleteAbort record follow (``zkbroker.broker.transactions.coordinator``). A retried
 EndTxn of a completed transaction answers NONE; one still writing its markers answers
 CONCURRENT_TRANSACTIONS; the other outcome's state or Empty answers INVALID_TXN_STATE.
 PRODUCER_FENCED is INVALID_PRODUCER_EPOCH below v2 and before 2.7 (``fenced_error``).
@@ -16,11 +16,11 @@ Deliberately not here: TV2's epoch bump on every EndTxn (KIP-890 part 2, v5; KRa
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
-from broker.rules.transaction_decisions import fenced_error
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
+from zkbroker.broker.rules.transaction_decisions import fenced_error
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
 
 API_KEY = 26
 MIN_VERSION = 0

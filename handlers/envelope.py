@@ -12,8 +12,8 @@ Not emulated: the migration mode where a broker accepts forwarded requests.
 
 from __future__ import annotations
 
-from broker.protocol.messages.envelope import EnvelopeRequest, EnvelopeResponse
-from handlers.context import NoResponse, RequestContext
+from zkbroker.broker.protocol.messages.envelope import EnvelopeRequest, EnvelopeResponse
+from zkbroker.handlers.context import NoResponse, RequestContext
 
 API_KEY = 58
 MIN_VERSION = 0

@@ -1,6 +1,6 @@
 """ExpireDelegationToken (key 40), versions 0-2 (KIP-48, Kafka 1.1+), as a ZooKeeper-mode broker
 answers it (KafkaApis.handleExpireTokenRequest, DelegationTokenManagerZk.expireToken;
-`broker.security.delegation_tokens`; docs/kafka-behaviour.md §18): the same refusals as
+`zkbroker.broker.security.delegation_tokens`; docs/kafka-behaviour.md §18): the same refusals as
 RenewDelegationToken (REQUEST_NOT_ALLOWED, AUTH_DISABLED, NOT_FOUND, OWNER_MISMATCH); a negative
 period removes the token at once (its znode, with a change notification) and answers the current
 time; otherwise an expired token is DELEGATION_TOKEN_EXPIRED and a live one gets expiry min(max
@@ -11,14 +11,18 @@ Not emulated: throttling.
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.expire_delegation_token import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.expire_delegation_token import (
     ExpireDelegationTokenRequest,
     ExpireDelegationTokenResponse,
 )
-from broker.security.delegation_tokens import ERROR_TIMESTAMP
-from handlers.context import RequestContext
-from handlers.support.token_requests import connection_principal, requests_allowed, token_manager
+from zkbroker.broker.security.delegation_tokens import ERROR_TIMESTAMP
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support.token_requests import (
+    connection_principal,
+    requests_allowed,
+    token_manager,
+)
 
 API_KEY = 40
 MIN_VERSION = 0

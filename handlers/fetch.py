@@ -4,7 +4,7 @@
 Kafka 3.9's flow (`KafkaApis.handleFetchRequest`, `FetchManager.newContext`,
 `ReplicaManager.fetchMessages`/`readFromLog`, `Partition.fetchRecords`, `DelayedFetch`):
 
-1. the fetch session (KIP-227, v7+: `broker.rules.fetch_sessions`) decides which partitions
+1. the fetch session (KIP-227, v7+: `zkbroker.broker.rules.fetch_sessions`) decides which partitions
    are read and which are answered; a session error is the whole answer;
 2. v13+ names topics by id (KIP-516): an id this broker does not know is UNKNOWN_TOPIC_ID;
 3. per partition: unknown -> UNKNOWN_TOPIC_OR_PARTITION; not hosted, or not led when the
@@ -45,10 +45,10 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from broker.asyncutil import Pacer
-from broker.image.metadata_image import MetadataImage
-from broker.protocol import error_codes
-from broker.protocol.messages.fetch import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.fetch import (
     AbortedTransaction,
     EpochEndOffset,
     FetchableTopicResponse,
@@ -58,18 +58,18 @@ from broker.protocol.messages.fetch import (
     NodeEndpoint,
     PartitionData,
 )
-from broker.protocol.records import MAGIC_V2, CompressionType, iter_batches
-from broker.rules.fetch_sessions import (
+from zkbroker.broker.protocol.records import MAGIC_V2, CompressionType, iter_batches
+from zkbroker.broker.rules.fetch_sessions import (
     FetchContext,
     FetchPartitionKey,
     FetchPartitionRequest,
     FetchPartitionResult,
 )
-from broker.storage import OffsetOutOfRange
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.down_conversion import down_convert
-from handlers.support.partitions import Located, leader_hint, locate, open_log
+from zkbroker.broker.storage import OffsetOutOfRange
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.down_conversion import down_convert
+from zkbroker.handlers.support.partitions import Located, leader_hint, locate, open_log
 
 API_KEY = 1
 MIN_VERSION = 0

@@ -21,14 +21,14 @@ Creating ``__consumer_offsets`` (``ensure_offsets_topic``) is Kafka's internal-t
 ``cleanup.policy=compact``, ``compression.type=producer``,
 ``segment.bytes=offsets.topic.segment.bytes``, once per broker at a time;
 ``__transaction_state`` the same way from ``transaction.state.log.*``
-(``handlers.support.internal_topics``). With fewer live
+(``zkbroker.handlers.support.internal_topics``). With fewer live
 brokers than the replication factor it is not created and the coordinator stays unavailable,
 as Kafka logs it per release: before 0.11 the factor is cut down to the live brokers (before
 KIP-115); 0.11-2.7 (``KafkaApis.createInternalTopic``) refuse with "Number of alive brokers ...
 does not meet the required replication factor"; 2.8+ (``AutoTopicCreationManager``) the
 creation fails with INVALID_REPLICATION_FACTOR. Every failure is logged and retried by the
 next lookup. Once the topic exists, groups of the ZooKeeper ``/consumers`` registry are placed
-by it too (``handlers.support.group_coordination``).
+by it too (``zkbroker.handlers.support.group_coordination``).
 
 Authorization (``getCoordinator``, with an authorizer), before any lookup or topic creation:
 a GROUP key needs DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), a TRANSACTION key DESCRIBE
@@ -39,25 +39,25 @@ from __future__ import annotations
 
 import structlog
 
-from broker.protocol import error_codes
-from broker.protocol.messages.find_coordinator import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.find_coordinator import (
     Coordinator,
     FindCoordinatorRequest,
     FindCoordinatorResponse,
 )
-from broker.rules.api_error import ApiError
-from handlers.context import RequestContext
-from handlers.create_topics import TopicCreator
-from handlers.metadata import reachable_brokers
-from handlers.support import authorization as auth
-from handlers.support.group_coordination import coordinator as group_coordinator
-from handlers.support.internal_topics import (
+from zkbroker.broker.rules.api_error import ApiError
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.create_topics import TopicCreator
+from zkbroker.handlers.metadata import reachable_brokers
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.group_coordination import coordinator as group_coordinator
+from zkbroker.handlers.support.internal_topics import (
     OFFSETS_TOPIC,
     TRANSACTION_TOPIC,
     internal_topic_spec,
 )
-from zk_layout.release import release_at_least
-from zk_layout.store.admin_zk import TopicExists, create_topic
+from zkbroker.zk_layout.release import release_at_least
+from zkbroker.zk_layout.store.admin_zk import TopicExists, create_topic
 
 API_KEY = 10
 MIN_VERSION = 0

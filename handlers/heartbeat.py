@@ -12,12 +12,12 @@ Not emulated: authorization.
 
 from __future__ import annotations
 
-from broker.groups.coordinator import now_ms
-from broker.protocol import error_codes
-from broker.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.group_coordination import coordinator, membership_status
+from zkbroker.broker.groups.coordinator import now_ms
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.group_coordination import coordinator, membership_status
 
 API_KEY = 12
 MIN_VERSION = 0

@@ -3,8 +3,8 @@
 `RuntimeLoggerManager`). Answered by any broker.
 
 Operations SET (0), DELETE (1), APPEND (2), SUBTRACT (3), applied in order to the resource's
-current overrides (`handlers.support.config_alter.apply_incremental`): APPEND/SUBTRACT only on LIST
-configs ("Config value append is not allowed for config key: k"), starting from the
+current overrides (`zkbroker.handlers.support.config_alter.apply_incremental`): APPEND/SUBTRACT only
+on LIST configs ("Config value append is not allowed for config key: k"), starting from the
 config's default list when it is not overridden; the result is then validated and written
 exactly as AlterConfigs writes it. Duplicate keys in one resource and null values (other
 than with DELETE) -> INVALID_REQUEST, worded per release.
@@ -12,7 +12,7 @@ than with DELETE) -> INVALID_REQUEST, worded per release.
 Resources: TOPIC and BROKER as in AlterConfigs; BROKER_LOGGER (2.4+) changes this broker's
 logger levels in memory (never ZooKeeper): SET to one of Kafka's levels, DELETE to inherit
 again; unknown loggers, `root` deletion and APPEND/SUBTRACT are refused with each
-generation's code and message (`broker.rules.broker_loggers`). Before 3.2 an unexpected
+generation's code and message (`zkbroker.broker.rules.broker_loggers`). Before 3.2 an unexpected
 resource type fails the whole request; from 3.2 it is a per-resource "Unknown resource type
 N", and a resource named twice answers INVALID_REQUEST for both.
 
@@ -22,18 +22,18 @@ CLUSTER_/TOPIC_AUTHORIZATION_FAILED, after the other results. Not emulated: alte
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.incremental_alter_configs import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.incremental_alter_configs import (
     AlterConfigsResource,
     AlterConfigsResourceResponse,
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
 )
-from broker.rules.broker_loggers import LoggerOpError
-from broker.rules.config_catalog import InvalidConfig
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.config_alter import (
+from zkbroker.broker.rules.broker_loggers import LoggerOpError
+from zkbroker.broker.rules.config_catalog import InvalidConfig
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.config_alter import (
     Op,
     alter_broker,
     alter_topic,
@@ -50,14 +50,14 @@ from handlers.support.config_alter import (
     target_broker,
     topic_key_lookup,
 )
-from handlers.support.config_resources import (
+from zkbroker.handlers.support.config_resources import (
     ResourceError,
     ResourceType,
     handled_types,
     parse_broker_id,
     type_name,
 )
-from zk_layout import ConfigEntityNode
+from zkbroker.zk_layout import ConfigEntityNode
 
 API_KEY = 44
 MIN_VERSION = 0

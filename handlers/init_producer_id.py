@@ -8,7 +8,7 @@ Kafka 3.9's flow (`KafkaApis.handleInitProducerIdRequest`,
   before anything else;
 * no `transactional_id`: a new producer id from the broker's ZooKeeper-claimed block, epoch 0,
   whatever id and epoch the request names (an idempotent producer's epoch bump is a new id);
-* a `transactional_id`: the transaction coordinator (`broker.transactions.coordinator`):
+* a `transactional_id`: the transaction coordinator (`zkbroker.broker.transactions.coordinator`):
   INVALID_REQUEST when empty, INVALID_TRANSACTION_TIMEOUT outside (0,
   `transaction.max.timeout.ms`], NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when this
   broker does not (yet) coordinate the id, else the epoch bump (fencing older producers), the
@@ -16,7 +16,7 @@ Kafka 3.9's flow (`KafkaApis.handleInitProducerIdRequest`,
   (CONCURRENT_TRANSACTIONS: the client retries); v3+ checks the producer id and epoch the
   request names (KIP-360);
 * PRODUCER_FENCED is INVALID_PRODUCER_EPOCH for requests below v4 and releases before 2.7
-  (`broker.rules.transaction_decisions.fenced_error`).
+  (`zkbroker.broker.rules.transaction_decisions.fenced_error`).
 
 Authorization first (with an authorizer): a transactional id needs WRITE on it
 (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); without one, IDEMPOTENT_WRITE on the cluster or WRITE
@@ -27,14 +27,14 @@ Deliberately not here: the coordinator's decisions.
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.init_producer_id import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.init_producer_id import (
     InitProducerIdRequest,
     InitProducerIdResponse,
 )
-from broker.rules.transaction_decisions import fenced_error
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
+from zkbroker.broker.rules.transaction_decisions import fenced_error
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
 
 API_KEY = 22
 MIN_VERSION = 0

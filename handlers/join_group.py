@@ -4,15 +4,15 @@ Kafka 3.9's ``KafkaApis.handleJoinGroupRequest`` and ``GroupCoordinator.handleJo
 a null or empty group id is INVALID_GROUP_ID; then COORDINATOR_NOT_AVAILABLE /
 COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR; a session timeout outside
 [group.min.session.timeout.ms, group.max.session.timeout.ms] is INVALID_SESSION_TIMEOUT; the
-rest is the coordinator's (``broker.groups.state_machine``): MEMBER_ID_REQUIRED for a new member
-from v4 (KIP-394), static members (v5+, KIP-345, FENCED_INSTANCE_ID), GROUP_MAX_SIZE_REACHED,
+rest is the coordinator's (``zkbroker.broker.groups.state_machine``): MEMBER_ID_REQUIRED for a new
+member from v4 (KIP-394), static members (v5+, KIP-345, FENCED_INSTANCE_ID), GROUP_MAX_SIZE_REACHED,
 INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID. The answer waits for the rebalance to complete
 (group.initial.rebalance.delay.ms for a group that was empty, else until every member rejoined
 or the rebalance timeout). v0 has no rebalance timeout: the session timeout serves. v7+ answers
 the protocol type (KIP-559), v9 skip_assignment (KIP-814); the reason (v8+, KIP-800) is logged.
 
 JoinGroup does not create ``__consumer_offsets``: as in Kafka, the client's FindCoordinator
-did (``handlers.find_coordinator``); without it the answer is COORDINATOR_NOT_AVAILABLE.
+did (``zkbroker.handlers.find_coordinator``); without it the answer is COORDINATOR_NOT_AVAILABLE.
 
 Not emulated: authorization, the IBP < 2.3 refusal of group instance ids (no such release
 advertises v5+).
@@ -24,17 +24,17 @@ import asyncio
 
 import structlog
 
-from broker.groups.classic_group import JoinResult
-from broker.groups.coordinator import now_ms
-from broker.protocol import error_codes
-from broker.protocol.messages.join_group import (
+from zkbroker.broker.groups.classic_group import JoinResult
+from zkbroker.broker.groups.coordinator import now_ms
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.join_group import (
     JoinGroupRequest,
     JoinGroupResponse,
     JoinGroupResponseMember,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.group_coordination import coordinator, membership_status
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.group_coordination import coordinator, membership_status
 
 API_KEY = 11
 MIN_VERSION = 0

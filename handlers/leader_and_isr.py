@@ -25,24 +25,24 @@ every zkbroker broker derives leadership from the controller's state znodes, so 
 claiming a leadership the controller never wrote changes no answer to Metadata, Produce or
 Fetch (a real broker would act on it until the controller's next request corrected it).
 The broker's last-seen controller epoch is not raised by a request either (see
-handlers.support.control_requests).
+zkbroker.handlers.support.control_requests).
 """
 
 from __future__ import annotations
 
 import uuid
 
-from broker.protocol import error_codes
-from broker.protocol.messages.leader_and_isr import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.leader_and_isr import (
     LeaderAndIsrPartitionError,
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
     LeaderAndIsrResponse,
     LeaderAndIsrTopicError,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support import control_requests as control
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support import control_requests as control
 
 API_KEY = 4
 MIN_VERSION = 0

@@ -14,16 +14,16 @@ Not emulated: authorization.
 
 from __future__ import annotations
 
-from broker.groups.coordinator import now_ms
-from broker.protocol import error_codes
-from broker.protocol.messages.leave_group import (
+from zkbroker.broker.groups.coordinator import now_ms
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.leave_group import (
     LeaveGroupRequest,
     LeaveGroupResponse,
     MemberResponse,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.group_coordination import coordinator, membership_status
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.group_coordination import coordinator, membership_status
 
 API_KEY = 13
 MIN_VERSION = 0

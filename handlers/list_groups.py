@@ -1,12 +1,12 @@
 """ListGroups (key 16), versions 0-5: the consumer groups of the ZooKeeper registry.
 
-As in Kafka, a broker lists the groups it coordinates (``handlers.support.group_coordination``);
-admin clients ask every broker and merge, so together the brokers list every group under
-``/consumers``. Each is ``{group_id, protocol_type "consumer", group_state (v4+), group_type
-"classic" (v5+)}``; the state is ``Stable`` while ``/consumers/<g>/ids`` has members and ``Empty``
-otherwise (only offsets or owners left). Filters follow 3.9's ``GroupCoordinator.handleListGroups``:
-empty means all; states compare case-insensitively; a types filter keeps the groups only if it names
-``classic`` (any case).
+As in Kafka, a broker lists the groups it coordinates
+(``zkbroker.handlers.support.group_coordination``); admin clients ask every broker and merge, so
+together the brokers list every group under ``/consumers``. Each is ``{group_id, protocol_type
+"consumer", group_state (v4+), group_type "classic" (v5+)}``; the state is ``Stable`` while
+``/consumers/<g>/ids`` has members and ``Empty`` otherwise (only offsets or owners left). Filters
+follow 3.9's ``GroupCoordinator.handleListGroups``: empty means all; states compare
+case-insensitively; a types filter keeps the groups only if it names ``classic`` (any case).
 
 Groups of the group coordinator (docs/kafka-behaviour.md §16) are listed beside them, with
 their own state and protocol type ("" for a group that only stores offsets); a group known to
@@ -21,12 +21,20 @@ the principal may DESCRIBE.
 
 from __future__ import annotations
 
-from broker.groups.zk_registry import PROTOCOL_TYPE, group_ids, group_state, member_counts
-from broker.protocol import error_codes
-from broker.protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.group_coordination import coordinator, is_coordinator, offsets_topic_ready
+from zkbroker.broker.groups.zk_registry import PROTOCOL_TYPE, group_ids, group_state, member_counts
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.list_groups import (
+    ListedGroup,
+    ListGroupsRequest,
+    ListGroupsResponse,
+)
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.group_coordination import (
+    coordinator,
+    is_coordinator,
+    offsets_topic_ready,
+)
 
 API_KEY = 16
 MIN_VERSION = 0

@@ -28,19 +28,19 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from broker.asyncutil import Pacer
-from broker.protocol import error_codes
-from broker.protocol.messages.list_offsets import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.list_offsets import (
     ListOffsetsPartition,
     ListOffsetsPartitionResponse,
     ListOffsetsRequest,
     ListOffsetsResponse,
     ListOffsetsTopicResponse,
 )
-from broker.storage import PartitionLog
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.partitions import Located, locate, open_log
+from zkbroker.broker.storage import PartitionLog
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.partitions import Located, locate, open_log
 
 API_KEY = 2
 MIN_VERSION = 0

@@ -13,21 +13,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from broker.controller import reassignment as controller_reassignment
-from broker.protocol import error_codes
-from broker.protocol.messages.list_partition_reassignments import (
+from zkbroker.broker.controller import reassignment as controller_reassignment
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
     OngoingPartitionReassignment,
     OngoingTopicReassignment,
 )
-from broker.rules.leader_election import ReplicaAssignment
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from zk_layout import ControllerMovedError
+from zkbroker.broker.rules.leader_election import ReplicaAssignment
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.zk_layout import ControllerMovedError
 
 if TYPE_CHECKING:
-    from broker.controller.controller import Controller
+    from zkbroker.broker.controller.controller import Controller
 
 API_KEY = 46
 MIN_VERSION = 0

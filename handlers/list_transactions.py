@@ -14,15 +14,15 @@ With an authorizer, ids the caller may not DESCRIBE are left out of the answer.
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.list_transactions import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.list_transactions import (
     ListTransactionsRequest,
     ListTransactionsResponse,
     TransactionState,
 )
-from broker.rules.transaction_state import TxnState
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
+from zkbroker.broker.rules.transaction_state import TxnState
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
 
 API_KEY = 66
 MIN_VERSION = 0

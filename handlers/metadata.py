@@ -16,8 +16,8 @@ Answered from the process's metadata image (docs/kafka-behaviour.md §8;
   name. Topics marked for deletion are not listed (Kafka's cache drops them once the
   controller starts deleting).
 - Bounded work (issue 17): the loops over the request's names and the image's topics run in
-  slices (`broker.asyncutil.Pacer`), so a request naming a million topics does not stall the
-  other clients of the process's brokers. Each topic is rendered whole within one slice; a
+  slices (`zkbroker.broker.asyncutil.Pacer`), so a request naming a million topics does not stall
+  the other clients of the process's brokers. Each topic is rendered whole within one slice; a
   change the image receives between two slices may show in the later topics only (Kafka's
   MetadataCache snapshot gives one instant for the whole answer). A name not found stays
   a bare name in the answer's topic list, and a topic's partitions stay the image's
@@ -50,24 +50,24 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any, SupportsIndex, TypeVar, cast, overload
 
-from broker.asyncutil import Pacer
-from broker.image.metadata_image import MetadataImage, PartitionImage, TopicImage
-from broker.protocol import error_codes
-from broker.protocol.messages.create_topics import CreatableTopic
-from broker.protocol.messages.metadata import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.image.metadata_image import MetadataImage, PartitionImage, TopicImage
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.create_topics import CreatableTopic
+from zkbroker.broker.protocol.messages.metadata import (
     MetadataRequest,
     MetadataResponse,
     MetadataResponseBroker,
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
-from broker.rules import acl_operations, topic_names
-from broker.rules.api_error import ApiError
-from handlers.context import RequestContext
-from handlers.create_topics import TopicCreator
-from handlers.support import authorization as auth
-from handlers.support.internal_topics import INTERNAL_TOPICS, internal_topic_spec
-from zk_layout.store.admin_zk import TopicExists, create_topic
+from zkbroker.broker.rules import acl_operations, topic_names
+from zkbroker.broker.rules.api_error import ApiError
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.create_topics import TopicCreator
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.internal_topics import INTERNAL_TOPICS, internal_topic_spec
+from zkbroker.zk_layout.store.admin_zk import TopicExists, create_topic
 
 API_KEY = 3
 MIN_VERSION = 0

@@ -30,26 +30,26 @@ generations); registry groups ignore group_instance_id.
 
 from __future__ import annotations
 
-from broker.groups.classic_group import CommittedOffset
-from broker.groups.coordinator import now_ms
-from broker.groups.zk_registry import ConsumerGroup, load_groups, storable, write_offsets
-from broker.protocol import error_codes
-from broker.protocol.messages.offset_commit import (
+from zkbroker.broker.groups.classic_group import CommittedOffset
+from zkbroker.broker.groups.coordinator import now_ms
+from zkbroker.broker.groups.zk_registry import ConsumerGroup, load_groups, storable, write_offsets
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitResponse,
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.group_coordination import (
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.group_coordination import (
     classic_group_known,
     coordinator,
     group_status,
     offsets_topic_ready,
 )
-from zk_layout.errors import ZkOperationError
-from zk_layout.nodes.base import TopicPartition
+from zkbroker.zk_layout.errors import ZkOperationError
+from zkbroker.zk_layout.nodes.base import TopicPartition
 
 API_KEY = 8
 MIN_VERSION = 0

@@ -15,17 +15,21 @@ them): they answer GROUP_ID_NOT_FOUND. Not emulated: authorization.
 
 from __future__ import annotations
 
-from broker.groups.coordinator import now_ms
-from broker.protocol import error_codes
-from broker.protocol.messages.offset_delete import (
+from zkbroker.broker.groups.coordinator import now_ms
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.offset_delete import (
     OffsetDeleteRequest,
     OffsetDeleteResponse,
     OffsetDeleteResponsePartition,
     OffsetDeleteResponseTopic,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.group_coordination import coordinator, group_status, offsets_topic_ready
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.group_coordination import (
+    coordinator,
+    group_status,
+    offsets_topic_ready,
+)
 
 API_KEY = 47
 MIN_VERSION = 0

@@ -38,9 +38,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from broker.groups.zk_registry import load_groups
-from broker.protocol import error_codes
-from broker.protocol.messages.offset_fetch import (
+from zkbroker.broker.groups.zk_registry import load_groups
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchRequestTopic,
     OffsetFetchRequestTopics,
@@ -51,10 +51,14 @@ from broker.protocol.messages.offset_fetch import (
     OffsetFetchResponseTopic,
     OffsetFetchResponseTopics,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.group_coordination import classic_group_known, coordinator, group_status
-from zk_layout.nodes.base import TopicPartition
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.group_coordination import (
+    classic_group_known,
+    coordinator,
+    group_status,
+)
+from zkbroker.zk_layout.nodes.base import TopicPartition
 
 API_KEY = 9
 MIN_VERSION = 0

@@ -20,18 +20,18 @@ TOPIC_AUTHORIZATION_FAILED, answered after the authorized topics as Kafka does.
 
 from __future__ import annotations
 
-from broker.asyncutil import Pacer
-from broker.protocol import error_codes
-from broker.protocol.messages.offset_for_leader_epoch import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.offset_for_leader_epoch import (
     EpochEndOffset,
     OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,
     OffsetForLeaderPartition,
     OffsetForLeaderTopicResult,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.partitions import Located, locate, open_log
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.partitions import Located, locate, open_log
 
 API_KEY = 23
 MIN_VERSION = 0

@@ -9,7 +9,7 @@ Kafka 3.9's flow (`KafkaApis.handleProduceRequest`, `ReplicaManager.appendRecord
    (INVALID_TOPIC_EXCEPTION), an unknown partition (UNKNOWN_TOPIC_OR_PARTITION), a partition
    this broker does not lead (NOT_LEADER_OR_FOLLOWER, with the leader hint of KIP-951 from
    v10), acks=-1 with an ISR smaller than `min.insync.replicas` (NOT_ENOUGH_REPLICAS), then
-   the log's validation (`broker.rules.log_validation`: CRC, sizes, timestamps, KIP-467
+   the log's validation (`zkbroker.broker.rules.log_validation`: CRC, sizes, timestamps, KIP-467
    record errors, offsets assigned, LogAppendTime) and the append;
 3. acks=0: no answer at all; if any partition failed, the connection is closed instead, as
    Kafka does so that the client notices.
@@ -17,12 +17,12 @@ Kafka 3.9's flow (`KafkaApis.handleProduceRequest`, `ReplicaManager.appendRecord
 Replicas share the partition's log, so acks=-1 is complete once the leader appended: the
 high watermark is the log end offset.
 
-Idempotent producers (`broker.rules.producer_state`): a retried batch already in the log is
+Idempotent producers (`zkbroker.broker.rules.producer_state`): a retried batch already in the log is
 answered with its offsets and not appended again; an old epoch is INVALID_PRODUCER_EPOCH, a
 sequence gap OUT_OF_ORDER_SEQUENCE_NUMBER.
 
 Transactions (docs/kafka-behaviour.md §17): a transactional batch opens (or continues) its
-producer's transaction in the partition (``broker.storage.transactions``); an idempotent
+producer's transaction in the partition (``zkbroker.broker.storage.transactions``); an idempotent
 non-transactional batch of a producer with an open transaction is INVALID_TXN_STATE
 (``ProducerAppendInfo``). From 3.6 (KIP-890 part 1, ``ReplicaManager.appendRecords`` with
 ``AddPartitionsToTxnManager``), a transactional batch of a request with a transactional id, for a
@@ -47,10 +47,10 @@ from __future__ import annotations
 
 import time
 
-from broker.asyncutil import Pacer
-from broker.image.metadata_image import INTERNAL_TOPICS
-from broker.protocol import error_codes
-from broker.protocol.messages.produce import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.image.metadata_image import INTERNAL_TOPICS
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.produce import (
     BatchIndexAndErrorMessage,
     LeaderIdAndEpoch,
     NodeEndpoint,
@@ -59,18 +59,18 @@ from broker.protocol.messages.produce import (
     ProduceResponse,
     TopicProduceResponse,
 )
-from broker.rules.log_validation import (
+from zkbroker.broker.rules.log_validation import (
     AppendError,
     ProducerBatchInfo,
     produce_request_errors,
     validate_append,
 )
-from broker.rules.producer_state import ProducerBatch, last_sequence, verification_error
-from broker.rules.transaction_state import TopicPartition
-from broker.storage import PartitionLog
-from handlers.context import NoResponse, RequestContext
-from handlers.support import authorization as auth
-from handlers.support.partitions import Located, leader_hint, locate, open_log
+from zkbroker.broker.rules.producer_state import ProducerBatch, last_sequence, verification_error
+from zkbroker.broker.rules.transaction_state import TopicPartition
+from zkbroker.broker.storage import PartitionLog
+from zkbroker.handlers.context import NoResponse, RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.partitions import Located, leader_hint, locate, open_log
 
 API_KEY = 0
 MIN_VERSION = 0

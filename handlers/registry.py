@@ -6,13 +6,13 @@ Kafka's whole-request error response (used when a handler fails unexpectedly).
 
 `api_table(release)` narrows it to what a ZooKeeper-mode broker of that Kafka release
 advertises: the intersection of the handler's range and the release's range
-(`broker.protocol.releases`). Only keys with a handler are ever advertised, and a key the
+(`zkbroker.broker.protocol.releases`). Only keys with a handler are ever advertised, and a key the
 release did not have is absent. The server uses the same table to accept or refuse a
 request's (key, version), so advertising and accepting can never disagree.
 
 Every handler is wrapped so that ZooKeeper trouble (a lost connection, an expired session)
-is answered with the retriable error of its API family (`handlers.support.zk_trouble`) through
-its `error_response`, with one warning line, instead of UNKNOWN_SERVER_ERROR; a write the
+is answered with the retriable error of its API family (`zkbroker.handlers.support.zk_trouble`)
+through its `error_response`, with one warning line, instead of UNKNOWN_SERVER_ERROR; a write the
 store refused as larger than ZooKeeper's jute.maxbuffer (nothing written) is INVALID_REQUEST
 with the store's message naming the limit.
 
@@ -29,9 +29,9 @@ from typing import Any
 
 import structlog
 
-from broker.protocol import API_SPECS, error_codes
-from broker.protocol.releases import Release, advertised_range
-from handlers import (
+from zkbroker.broker.protocol import API_SPECS, error_codes
+from zkbroker.broker.protocol.releases import Release, advertised_range
+from zkbroker.handlers import (
     add_offsets_to_txn,
     add_partitions_to_txn,
     allocate_producer_ids,
@@ -97,10 +97,10 @@ from handlers import (
     update_metadata,
     write_txn_markers,
 )
-from handlers.context import RequestContext
-from handlers.support import zk_trouble
-from zk_layout import ZkConnectionError
-from zk_layout.store import RequestTooLargeError
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import zk_trouble
+from zkbroker.zk_layout import ZkConnectionError
+from zkbroker.zk_layout.store import RequestTooLargeError
 
 _log = structlog.get_logger(__name__)
 
@@ -124,7 +124,7 @@ class HandlerEntry:
 
 def _guarded(module: Any) -> Handle:
     """`module.handle`, with ZooKeeper trouble answered as the API family's retriable error
-    (`handlers.support.zk_trouble`) instead of reaching the listener as a failure."""
+    (`zkbroker.handlers.support.zk_trouble`) instead of reaching the listener as a failure."""
     handle, error_response, api_key = module.handle, module.error_response, module.API_KEY
 
     async def guarded(ctx: RequestContext, request: Any) -> Any:

@@ -1,6 +1,6 @@
 """RenewDelegationToken (key 39), versions 0-2 (KIP-48, Kafka 1.1+), as a ZooKeeper-mode broker
 answers it (KafkaApis.handleRenewTokenRequest, DelegationTokenManagerZk.renewToken;
-`broker.security.delegation_tokens`; docs/kafka-behaviour.md §18):
+`zkbroker.broker.security.delegation_tokens`; docs/kafka-behaviour.md §18):
 DELEGATION_TOKEN_REQUEST_NOT_ALLOWED over PLAINTEXT, 1-way SSL without a certificate or from a
 token-authenticated principal;
 DELEGATION_TOKEN_AUTH_DISABLED without a secret key; DELEGATION_TOKEN_NOT_FOUND for an unknown
@@ -13,14 +13,18 @@ Not emulated: throttling.
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.renew_delegation_token import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.renew_delegation_token import (
     RenewDelegationTokenRequest,
     RenewDelegationTokenResponse,
 )
-from broker.security.delegation_tokens import ERROR_TIMESTAMP
-from handlers.context import RequestContext
-from handlers.support.token_requests import connection_principal, requests_allowed, token_manager
+from zkbroker.broker.security.delegation_tokens import ERROR_TIMESTAMP
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support.token_requests import (
+    connection_principal,
+    requests_allowed,
+    token_manager,
+)
 
 API_KEY = 39
 MIN_VERSION = 0

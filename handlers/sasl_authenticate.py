@@ -3,19 +3,19 @@
 A SaslAuthenticate that reaches a handler came outside a SASL exchange (a PLAINTEXT or SSL
 listener, or a connection already authenticated): Kafka's `handleSaslAuthenticateRequest`
 answers ILLEGAL_SASL_STATE with "SaslAuthenticate request received after successful
-authentication". The exchange itself is `broker.server.authenticator`.
+authentication". The exchange itself is `zkbroker.broker.server.authenticator`.
 
 Not emulated: throttling.
 """
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.sasl_authenticate import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.sasl_authenticate import (
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
 )
-from handlers.context import RequestContext
+from zkbroker.handlers.context import RequestContext
 
 API_KEY = 36
 MIN_VERSION = 0

@@ -5,16 +5,19 @@ a PLAINTEXT or SSL listener, or a SASL connection already authenticated that may
 re-authenticate now (no session lifetime, or less than a second since the last
 re-authentication). Kafka's `handleSaslHandshakeRequest` answers ILLEGAL_SASL_STATE with no
 mechanisms there. The handshake of a SASL listener is served before any handler runs, by
-`broker.server.authenticator` (Kafka's SaslServerAuthenticator).
+`zkbroker.broker.server.authenticator` (Kafka's SaslServerAuthenticator).
 
 Not emulated: throttling.
 """
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
-from handlers.context import RequestContext
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.sasl_handshake import (
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
+from zkbroker.handlers.context import RequestContext
 
 API_KEY = 17
 MIN_VERSION = 0

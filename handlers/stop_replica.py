@@ -26,15 +26,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from broker.protocol import error_codes
-from broker.protocol.messages.stop_replica import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.stop_replica import (
     StopReplicaPartitionError,
     StopReplicaRequest,
     StopReplicaResponse,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support import control_requests as control
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support import control_requests as control
 
 API_KEY = 5
 MIN_VERSION = 0

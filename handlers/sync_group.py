@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import asyncio
 
-from broker.groups.classic_group import SyncResult
-from broker.groups.coordinator import now_ms
-from broker.protocol import error_codes
-from broker.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.group_coordination import coordinator, membership_status
+from zkbroker.broker.groups.classic_group import SyncResult
+from zkbroker.broker.groups.coordinator import now_ms
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.group_coordination import coordinator, membership_status
 
 API_KEY = 14
 MIN_VERSION = 0

@@ -26,20 +26,24 @@ Deliberately not here: ZooKeeper-registry groups (transactional offsets live onl
 
 from __future__ import annotations
 
-from broker.groups.classic_group import CommittedOffset
-from broker.groups.coordinator import OFFSETS_TOPIC, now_ms
-from broker.protocol import error_codes
-from broker.protocol.messages.txn_offset_commit import (
+from zkbroker.broker.groups.classic_group import CommittedOffset
+from zkbroker.broker.groups.coordinator import OFFSETS_TOPIC, now_ms
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
     TxnOffsetCommitResponsePartition,
     TxnOffsetCommitResponseTopic,
 )
-from broker.rules.producer_state import verification_error
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support.group_coordination import coordinator, group_status, offsets_topic_ready
-from handlers.support.partitions import Located, locate, open_log
+from zkbroker.broker.rules.producer_state import verification_error
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.group_coordination import (
+    coordinator,
+    group_status,
+    offsets_topic_ready,
+)
+from zkbroker.handlers.support.partitions import Located, locate, open_log
 
 API_KEY = 28
 MIN_VERSION = 0

@@ -5,8 +5,8 @@ KafkaController.processFeatureUpdates, 2.7-3.9):
 - a broker that is not the active controller answers NOT_CONTROLLER at the top level with no
   results (also when the controller moves while the request waits);
 - the controller validates each update against the finalized features of `/feature`
-  (`broker.rules.feature_updates`: Kafka's texts, INVALID_REQUEST per feature) and rewrites
-  `/feature` only when something changes (`broker.controller.feature_updates`). A ZooKeeper
+  (`zkbroker.broker.rules.feature_updates`: Kafka's texts, INVALID_REQUEST per feature) and rewrites
+  `/feature` only when something changes (`zkbroker.broker.controller.feature_updates`). A ZooKeeper
   broker supports no feature, so an upgrade is always refused as "not supported"; deleting a
   finalized feature (level < 1 with allow_downgrade, or a downgrade type from v1) applies;
 - after a write it waits, up to the request's timeout_ms, until this broker's metadata image
@@ -25,18 +25,18 @@ zkbroker's IBP is always its release's.
 
 from __future__ import annotations
 
-from broker.controller.feature_updates import FeatureUpdateOutcome, update_features
-from broker.protocol import error_codes
-from broker.protocol.messages.update_features import (
+from zkbroker.broker.controller.feature_updates import FeatureUpdateOutcome, update_features
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.update_features import (
     UpdatableFeatureResult,
     UpdateFeaturesRequest,
     UpdateFeaturesResponse,
 )
-from broker.rules.api_error import message_for
-from broker.rules.feature_updates import failed_errors, updates_from_request
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from zk_layout import ControllerMovedError
+from zkbroker.broker.rules.api_error import message_for
+from zkbroker.broker.rules.feature_updates import failed_errors, updates_from_request
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.zk_layout import ControllerMovedError
 
 API_KEY = 57
 MIN_VERSION = 0

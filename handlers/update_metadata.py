@@ -20,14 +20,14 @@ wrote; a real broker would answer the request's content until the next UpdateMet
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.protocol.messages.update_metadata import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.update_metadata import (
     UpdateMetadataRequest,
     UpdateMetadataResponse,
 )
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
-from handlers.support import control_requests as control
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support import control_requests as control
 
 API_KEY = 6
 MIN_VERSION = 0

@@ -2,8 +2,8 @@
 
 Kafka 3.9's ``KafkaApis.handleWriteTxnMarkersRequest`` (docs/kafka-behaviour.md §17): for each
 marker, in request order, each named partition gets its own error code from
-``broker.transactions.markers.apply_marker``: UNKNOWN_TOPIC_OR_PARTITION for a partition this
-broker does not host, NOT_LEADER_OR_FOLLOWER where it is not the leader, INVALID_PRODUCER_EPOCH
+``zkbroker.broker.transactions.markers.apply_marker``: UNKNOWN_TOPIC_OR_PARTITION for a partition
+this broker does not host, NOT_LEADER_OR_FOLLOWER where it is not the leader, INVALID_PRODUCER_EPOCH
 or TRANSACTION_COORDINATOR_FENCED from the log's checks, NONE once the marker is appended (and,
 for ``__consumer_offsets``, the group coordinator's pending transactional offsets completed).
 The answer lists the markers by producer id and their partitions by topic, as Kafka's does.
@@ -17,18 +17,18 @@ Deliberately not here: the message-format check (every log here is magic 2).
 
 from __future__ import annotations
 
-from broker.asyncutil import Pacer
-from broker.protocol import error_codes
-from broker.protocol.messages.write_txn_markers import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.write_txn_markers import (
     WritableTxnMarkerPartitionResult,
     WritableTxnMarkerResult,
     WritableTxnMarkerTopicResult,
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
-from broker.transactions.markers import apply_marker
-from handlers.context import RequestContext
-from handlers.support import authorization as auth
+from zkbroker.broker.transactions.markers import apply_marker
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
 
 API_KEY = 27
 MIN_VERSION = 0

@@ -28,8 +28,8 @@ Naming rules:
   rest of zkbroker uses.
 
 What it deliberately does not do: copy the specs' text (the ``about`` strings, comments, license
-header) into the project, or generate any encode/decode code (``broker.protocol.compiler`` builds
-that at run time from the definitions).
+header) into the project, or generate any encode/decode code
+(``zkbroker.broker.protocol.compiler`` builds that at run time from the definitions).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from broker.protocol.schema import (  # noqa: E402  (needs the sys.path entry above)
+from zkbroker.broker.protocol.schema import (  # noqa: E402  (needs the sys.path entry above)
     FIXED_TYPES,
     MAX_VERSION,
     PRIMITIVE_TYPES,
@@ -591,7 +591,9 @@ def render_module(docstring: str, messages: list[tuple[MessageModel, str]]) -> s
             body += render_class(s, message if s is message.struct else None)
     body.append("")
     body.append("")
-    body.append("# Wire definitions (compiled into encoders/decoders by broker.protocol.compiler).")
+    body.append(
+        "# Wire definitions (compiled into encoders/decoders by zkbroker.broker.protocol.compiler)."
+    )
     for message, var in messages:
         for s in iter_structs(message.struct):
             if s is not message.struct:
@@ -611,17 +613,18 @@ def render_module(docstring: str, messages: list[tuple[MessageModel, str]]) -> s
         head.append("from uuid import UUID")
     head.append("")
     head += [
-        "from broker.protocol.schema import NO_VERSIONS as _NONE",
-        "from broker.protocol.schema import FieldDef as _F",
-        "from broker.protocol.schema import MessageDef as _MessageDef",
-        "from broker.protocol.schema import StructDef as _StructDef",
-        "from broker.protocol.schema import Versions as _V",
+        "from zkbroker.broker.protocol.schema import NO_VERSIONS as _NONE",
+        "from zkbroker.broker.protocol.schema import FieldDef as _F",
+        "from zkbroker.broker.protocol.schema import MessageDef as _MessageDef",
+        "from zkbroker.broker.protocol.schema import StructDef as _StructDef",
+        "from zkbroker.broker.protocol.schema import Versions as _V",
     ]
     if uses_zero_uuid:
-        head.append("from zk_layout.uuid_text import ZERO_UUID as _ZERO_UUID")
+        head.append("from zkbroker.zk_layout.uuid_text import ZERO_UUID as _ZERO_UUID")
     text = "\n".join(head + body) + "\n"
     if "_NONE" not in "\n".join(body):
-        text = text.replace("from broker.protocol.schema import NO_VERSIONS as _NONE\n", "")
+        unused = "from zkbroker.broker.protocol.schema import NO_VERSIONS as _NONE\n"
+        text = text.replace(unused, "")
     return text
 
 
@@ -632,8 +635,8 @@ def api_docstring(api: str, request: MessageModel, response: MessageModel) -> st
         f"{GENERATED_MARKER} from Kafka 3.9's {request.name}.json and\n"
         f"{response.name}.json. Do not edit by hand: change the generator and rerun it.\n\n"
         "Holds data only (dataclasses plus their FieldDef/StructDef/MessageDef definitions); it\n"
-        "deliberately contains no wire code: broker.protocol.compiler builds the encoders and\n"
-        "decoders from these definitions at first use.\n"
+        "deliberately contains no wire code: zkbroker.broker.protocol.compiler builds the\n"
+        "encoders and decoders from these definitions at first use.\n"
     )
 
 
@@ -645,17 +648,17 @@ def render_index(modules: list[tuple[str, MessageModel]]) -> str:
         "",
         f"{GENERATED_MARKER}; do not edit by hand. Importing this package",
         "imports every message module (they are data only and import quickly). Deliberately no",
-        "lookups or codec logic here: see broker.protocol.codec.",
+        "lookups or codec logic here: see zkbroker.broker.protocol.codec.",
         '"""',
         "",
         "from __future__ import annotations",
         "",
-        "from broker.protocol.messages import (",
+        "from zkbroker.broker.protocol.messages import (",
     ]
     lines += [f"    {name}," for name in names]
     lines += [
         ")",
-        "from broker.protocol.schema import ApiSpec, MessageDef",
+        "from zkbroker.broker.protocol.schema import ApiSpec, MessageDef",
         "",
         "API_SPECS: dict[int, ApiSpec] = {",
     ]
@@ -726,9 +729,10 @@ def render_removed_module(spec_dir: Path) -> str:
         f"{GENERATED_MARKER} from the `deprecatedVersions` of Kafka 3.9's",
         "*Request.json files whose listeners include zkBroker. Do not edit by hand: change the",
         "generator and rerun it. Each table maps an api key to (API name, first version, last",
-        "version), an inclusive range. Data only: the capture report (broker.report) turns it into",
-        "Spark expressions. Deliberately not here: the APIs Kafka 4.0 dropped whole with ZooKeeper",
-        "mode (LeaderAndIsr, StopReplica, UpdateMetadata: inter-broker, never sent by clients).",
+        "version), an inclusive range. Data only: the capture report (zkbroker.broker.report)",
+        "turns it into Spark expressions. Deliberately not here: the APIs Kafka 4.0 dropped whole",
+        "with ZooKeeper mode (LeaderAndIsr, StopReplica, UpdateMetadata: inter-broker, never sent",
+        "by clients).",
         "REMOVED_IN_4_0 is the deprecation minus what Kafka 4.x still serves (the generator's",
         "KEPT_IN_4_0; tests/report/test_removed_in_4.py checks it against Kafka 4.x's specs).",
         '"""',
@@ -785,7 +789,7 @@ def generate(spec_dir: Path, api_names: tuple[str, ...] = API_NAMES) -> dict[str
         f"{GENERATED_MARKER} from Kafka 3.9's RequestHeader.json and\n"
         "ResponseHeader.json. Do not edit by hand. RequestApiKey/RequestApiVersion are named\n"
         "api_key/api_version here. Which header version a message uses is not in the specs; see\n"
-        "broker.protocol.headers. Data only, no wire code.\n",
+        "zkbroker.broker.protocol.headers. Data only, no wire code.\n",
         [(req_header, "REQUEST_HEADER"), (resp_header, "RESPONSE_HEADER")],
     )
     files["__init__.py"] = render_index(index)

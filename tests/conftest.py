@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot, remove_chroot
+from zkbroker.broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot, remove_chroot
 
 # ---------------------------------------------------------------------------
 # Markers
@@ -43,8 +43,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def zookeeper(zk_test_zookeeper: ZooKeeperEndpoint) -> ZooKeeperEndpoint:
-    # zkbroker's own pytest plugin (broker.toolkit.pytest_plugin) provides the server, so the
-    # plugin's fixtures (zk_cluster, zk_cluster_factory) and ours share one ZooKeeper.
+    # zkbroker's own pytest plugin (zkbroker.broker.toolkit.pytest_plugin) provides the server, so
+    # the plugin's fixtures (zk_cluster, zk_cluster_factory) and ours share one ZooKeeper.
     return zk_test_zookeeper
 
 

@@ -1,6 +1,7 @@
-"""A tiny JSON Schema validator for the tests: the subset `broker.hooks.capture.CAPTURE_LINE_SCHEMA`
-uses (type, required, properties, additionalProperties, items, enum, minimum, and the
-date-time format), so the project needs no jsonschema dependency.
+"""A tiny JSON Schema validator for the tests: the subset
+`zkbroker.broker.hooks.capture.CAPTURE_LINE_SCHEMA` uses (type, required, properties,
+additionalProperties, items, enum, minimum, and the date-time format), so the project needs no
+jsonschema dependency.
 
 `validate(instance, schema)` returns the list of problems, each as "path: what"; empty when
 the instance is valid. Keywords outside that subset are refused, so a schema can never

@@ -4,14 +4,15 @@ versions, which version a release writes) — and ``ZkStore``, the asyncio store
 registration/election recipes).
 
 This is the bottom layer of zkbroker: it imports nothing from ``broker`` or ``handlers`` and holds
-no global mutable state. The znode classes do no I/O; only ``zk_layout.store`` talks to ZooKeeper.
+no global mutable state. The znode classes do no I/O; only ``zkbroker.zk_layout.store`` talks to
+ZooKeeper.
 """
 
 from __future__ import annotations
 
-from zk_layout import nodes as _nodes
-from zk_layout.codec_json import dumps as json_dumps
-from zk_layout.errors import (
+from zkbroker.zk_layout import nodes as _nodes
+from zkbroker.zk_layout.codec_json import dumps as json_dumps
+from zkbroker.zk_layout.errors import (
     BadVersionError,
     BrokerIdInUseError,
     ControllerMovedError,
@@ -26,12 +27,12 @@ from zk_layout.errors import (
     ZnodeFormatError,
 )
 
-# Every znode class and constant, listed once, in zk_layout.nodes.__all__.
-from zk_layout.nodes import *  # noqa: F403
-from zk_layout.paths import check_path, invalid_path_reason
-from zk_layout.release import Release, normalize_release, release_at_least, release_name
-from zk_layout.sanitizer import desanitize, sanitize
-from zk_layout.store import (
+# Every znode class and constant, listed once, in zkbroker.zk_layout.nodes.__all__.
+from zkbroker.zk_layout.nodes import *  # noqa: F403
+from zkbroker.zk_layout.paths import check_path, invalid_path_reason
+from zkbroker.zk_layout.release import Release, normalize_release, release_at_least, release_name
+from zkbroker.zk_layout.sanitizer import desanitize, sanitize
+from zkbroker.zk_layout.store import (
     ElectionResult,
     SessionState,
     TxOp,
@@ -41,7 +42,7 @@ from zk_layout.store import (
     ZkTransaction,
     ZnodeStat,
 )
-from zk_layout.uuid_text import (
+from zkbroker.zk_layout.uuid_text import (
     METADATA_TOPIC_ID,
     ZERO_UUID,
     random_uuid,

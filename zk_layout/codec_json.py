@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from zk_layout.errors import ZnodeFormatError
+from zkbroker.zk_layout.errors import ZnodeFormatError
 
 INT32_MIN: Final = -(2**31)
 INT32_MAX: Final = 2**31 - 1

@@ -6,11 +6,11 @@ Two families:
   Decoders raise only this (never ``KeyError``/``json.JSONDecodeError``/``ValueError`` leaking from
   the parsing), so a caller can catch one type and decide what Kafka would do (usually: log and
   ignore the node, or treat it as absent).
-* ``ZkOperationError`` and subclasses: a ZooKeeper request made through ``zk_layout.store`` failed.
-  The subclasses that mirror kazoo's (``NoNodeError``, ``NodeExistsError``, ``BadVersionError``,
-  ``NotEmptyError``) also inherit from the kazoo class of the same name, so code that catches
-  kazoo's exceptions keeps working; they add the operation, the path and, for a multi, which op
-  failed.
+* ``ZkOperationError`` and subclasses: a ZooKeeper request made through ``zkbroker.zk_layout.store``
+  failed. The subclasses that mirror kazoo's (``NoNodeError``, ``NodeExistsError``,
+  ``BadVersionError``, ``NotEmptyError``) also inherit from the kazoo class of the same name, so
+  code that catches kazoo's exceptions keeps working; they add the operation, the path and, for a
+  multi, which op failed.
 
 Plus the Kafka-level conditions the store detects: ``ControllerMovedError`` (a fenced multi's
 epoch check failed) and ``BrokerIdInUseError`` (another session owns ``/brokers/ids/<id>``).
@@ -89,7 +89,7 @@ class NotEmptyError(ZkOperationError, kazoo_exc.NotEmptyError):
 
 class InvalidPathError(ZkLayoutError, ValueError):
     """ZooKeeper's client would refuse the path before sending anything (``PathUtils``'s
-    rules: ``zk_layout.paths``); nothing was read or written. ``path`` is the path."""
+    rules: ``zkbroker.zk_layout.paths``); nothing was read or written. ``path`` is the path."""
 
     def __init__(self, message: str, *, path: str) -> None:
         super().__init__(message)

@@ -10,13 +10,14 @@ so a topic named ``"."`` or ``""`` reaches that check inside a per-resource ``tr
 these rules, and by raising ``ValueError`` from deep inside a call; ``invalid_path_reason``
 and ``check_path`` give zkbroker ZooKeeper's rules and messages up front.
 
-Deliberately not here: Kafka's own name rules (legal topic names, ``broker.rules.topic_names``)
-and the sanitizing of config entity names (``zk_layout.sanitizer``).
+Deliberately not here: Kafka's own name rules (legal topic names,
+``zkbroker.broker.rules.topic_names``) and the sanitizing of config entity names
+(``zkbroker.zk_layout.sanitizer``).
 """
 
 from __future__ import annotations
 
-from zk_layout.errors import InvalidPathError
+from zkbroker.zk_layout.errors import InvalidPathError
 
 
 def _invalid_char(c: str) -> bool:

@@ -7,7 +7,7 @@ Kafka's code becomes ``release_at_least(release, (2, 7))`` here. Trailing zeros 
 order ``(2, 8) < (2, 8, 0)``, which is why the helpers normalise first).
 
 This module does not know which releases exist or which APIs they serve, nor how a version
-string maps to one: ``broker.protocol.releases`` does (``parse_release``).
+string maps to one: ``zkbroker.broker.protocol.releases`` does (``parse_release``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 raises `argparse.ArgumentTypeError` with a message that says what was expected, so argparse
 prints it and exits 2.
 
-Deliberately not here: the parsers themselves (`broker.cli.main`, `broker.cli.fault_command`).
+Deliberately not here: the parsers themselves (`zkbroker.broker.cli.main`,
+`zkbroker.broker.cli.fault_command`).
 """
 
 from __future__ import annotations

@@ -10,21 +10,21 @@
 
 API is a key or a name (``CreateTopics``, ``19``), ERROR a code or a Kafka error name
 (``36``, ``TOPIC_ALREADY_EXISTS``). Every zkbroker process on that ZooKeeper applies the
-entries (see `broker.hooks.faults`); like `zkbroker broker ...` this starts nothing: one
+entries (see `zkbroker.broker.hooks.faults`); like `zkbroker broker ...` this starts nothing: one
 short-lived ZooKeeper session. It prints one line per fault added or listed (``fault 3:
 error api=CreateTopics error_code=36 count=1``) or ``cleared N``; exit 1 when ZooKeeper
 cannot be reached.
 
-Deliberately not here: what the faults do (`broker.hooks.faults`), and opening, closing and
-reporting the ZooKeeper session (`broker.cli.main`, as for `zkbroker broker ...`).
+Deliberately not here: what the faults do (`zkbroker.broker.hooks.faults`), and opening, closing and
+reporting the ZooKeeper session (`zkbroker.broker.cli.main`, as for `zkbroker broker ...`).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from broker.cli.arguments import int_at_least, parsed_by
-from broker.hooks.faults import (
+from zkbroker.broker.cli.arguments import int_at_least, parsed_by
+from zkbroker.broker.hooks.faults import (
     Fault,
     FaultEntry,
     FaultKind,
@@ -34,7 +34,7 @@ from broker.hooks.faults import (
     error_code_of,
     list_faults,
 )
-from zk_layout import ZkStore
+from zkbroker.zk_layout import ZkStore
 
 _api = parsed_by(api_key_of)
 _error = parsed_by(error_code_of)

@@ -17,14 +17,14 @@ timeout (30 s) or ZooKeeper cannot be reached. `zkbroker broker list --zookeeper
 prints one line per broker id registered or having a desired state. These subcommands start
 nothing: one short-lived ZooKeeper session, closed before they exit. So does
 `zkbroker fault push|latency|drop|blackhole|clear|list ... --zookeeper CONNECT`
-(`broker.cli.fault_command`): fault entries every zkbroker process of the cluster applies.
+(`zkbroker.broker.cli.fault_command`): fault entries every zkbroker process of the cluster applies.
 `zkbroker user add NAME --password PW --zookeeper CONNECT` writes a SCRAM user as
-kafka-configs did (`broker.cli.user_command`). `zkbroker report INPUT... --out DIR` analyses
-request captures on Spark (`broker.report`,
+kafka-configs did (`zkbroker.broker.cli.user_command`). `zkbroker report INPUT... --out DIR`
+analyses request captures on Spark (`zkbroker.broker.report`,
 the optional `report` extra; exit 2 with an install hint without PySpark or Java).
 
-Deliberately not here: anything a cluster does (see `broker.engine.engine`) and how a process
-applies the desired state (see `broker.engine.broker_control`).
+Deliberately not here: anything a cluster does (see `zkbroker.broker.engine.engine`) and how a
+process applies the desired state (see `zkbroker.broker.engine.broker_control`).
 """
 
 from __future__ import annotations
@@ -39,24 +39,30 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import structlog
 
-from broker.cli.arguments import int_at_least, int_list, key_value, parsed_by, positive_seconds
-from broker.cli.fault_command import add_fault_parser, run_fault_command
-from broker.cli.properties_file import line_of, read_broker_config_file
-from broker.cli.user_command import add_user_parser, run_user_command
-from broker.engine.broker_control import BrokerStatus, list_brokers, request_broker_state
-from broker.engine.engine import ClusterEngine
-from broker.log import configure_logging
-from broker.protocol.releases import DEFAULT_RELEASE, RELEASES, parse_release, release_name
-from broker.report.options import add_report_arguments
-from broker.settings import (
+from zkbroker.broker.cli.arguments import (
+    int_at_least,
+    int_list,
+    key_value,
+    parsed_by,
+    positive_seconds,
+)
+from zkbroker.broker.cli.fault_command import add_fault_parser, run_fault_command
+from zkbroker.broker.cli.properties_file import line_of, read_broker_config_file
+from zkbroker.broker.cli.user_command import add_user_parser, run_user_command
+from zkbroker.broker.engine.broker_control import BrokerStatus, list_brokers, request_broker_state
+from zkbroker.broker.engine.engine import ClusterEngine
+from zkbroker.broker.log import configure_logging
+from zkbroker.broker.protocol.releases import DEFAULT_RELEASE, RELEASES, parse_release, release_name
+from zkbroker.broker.report.options import add_report_arguments
+from zkbroker.broker.settings import (
     DEFAULT_LISTENER,
     DEFAULT_MAX_REQUEST_BYTES,
     Settings,
     check_broker_config,
 )
-from broker.zookeeper.embedded import ZooKeeperNotFoundError
-from zk_layout import BrokerIdInUseError, BrokerState, ZkConnectionError, ZkStore
-from zk_layout.store.client import ZkAuth
+from zkbroker.broker.zookeeper.embedded import ZooKeeperNotFoundError
+from zkbroker.zk_layout import BrokerIdInUseError, BrokerState, ZkConnectionError, ZkStore
+from zkbroker.zk_layout.store.client import ZkAuth
 
 #: Digest credentials (user:password) of zkbroker's ZooKeeper sessions, kept off command lines.
 ZOOKEEPER_DIGEST_ENV = "ZKBROKER_ZOOKEEPER_DIGEST"
@@ -306,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_broker_parser(sub)
     add_fault_parser(sub)
     add_user_parser(sub)
-    # Capture analytics on Spark (broker.report; PySpark is imported only when it runs).
+    # Capture analytics on Spark (zkbroker.broker.report; PySpark is imported only when it runs).
     add_report_arguments(
         sub.add_parser("report", help="analyse request captures on Spark (zkbroker[report])")
     )
@@ -490,8 +496,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     if args.command == "report":
-        from broker.report.job import run_cli
-        from broker.report.options import options_from_args
+        from zkbroker.broker.report.job import run_cli
+        from zkbroker.broker.report.options import options_from_args
 
         try:
             report_options = options_from_args(args)
@@ -514,6 +520,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(settings.log_level, settings.log_format)  # type: ignore[arg-type]
     return asyncio.run(run_until_signalled(settings))
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,8 @@
 """`zkbroker user add NAME --password PW [--mechanism M]... [--iterations N] --zookeeper CONNECT`:
 a SCRAM user written to ZooKeeper before (or while) a cluster runs, as Kafka's
 `kafka-configs --zookeeper Z --alter --add-config 'SCRAM-SHA-256=[iterations=4096,password=PW]'
---entity-type users --entity-name NAME` did (`broker.security.scram_users`): the credential in
-`/config/users/<NAME>` and a `/config/changes` notification, so running brokers apply it at
+--entity-type users --entity-name NAME` did (`zkbroker.broker.security.scram_users`): the credential
+in `/config/users/<NAME>` and a `/config/changes` notification, so running brokers apply it at
 once. Prints one line (`user alice: SCRAM-SHA-256, SCRAM-SHA-512`); exit 1 when ZooKeeper
 cannot be reached, 2 for bad options.
 
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import argparse
 
-from broker.cli.arguments import int_at_least, parsed_by
-from broker.protocol.releases import DEFAULT_RELEASE, parse_release, release_name
-from broker.security.scram import MAX_ITERATIONS, MECHANISM_TYPES, MIN_ITERATIONS
-from broker.security.scram_users import add_scram_user
-from zk_layout import ZkStore
+from zkbroker.broker.cli.arguments import int_at_least, parsed_by
+from zkbroker.broker.protocol.releases import DEFAULT_RELEASE, parse_release, release_name
+from zkbroker.broker.security.scram import MAX_ITERATIONS, MECHANISM_TYPES, MIN_ITERATIONS
+from zkbroker.broker.security.scram_users import add_scram_user
+from zkbroker.zk_layout import ZkStore
 
 
 def add_user_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -5,5 +5,5 @@ KIP-631 broker leases (`broker_leases`).
 
 Every event runs on one task, in order, under a name (`controller.Event`); every write is a
 ZooKeeper multi fenced by `/controller_epoch`. Kafka's pure rules it applies (leader choice,
-ISR changes) are `broker.rules.leader_election`.
+ISR changes) are `zkbroker.broker.rules.leader_election`.
 """

@@ -7,8 +7,8 @@ Kafka's KafkaController.processAlterIsr / tryProcessAlterPartition (2.7-3.9, Zoo
    partition the controller has no state for is UNKNOWN_TOPIC_OR_PARTITION; a leader recovery
    state other than 0/1 fails the whole request (LeaderRecoveryState.of throws:
    UNKNOWN_SERVER_ERROR);
-3. each partition is decided by `broker.rules.alter_partition`; the ones to write become the
-   state znode (leader = the requesting broker, its leader epoch and ISR, this controller's
+3. each partition is decided by `zkbroker.broker.rules.alter_partition`; the ones to write become
+   the state znode (leader = the requesting broker, its leader epoch and ISR, this controller's
    epoch), each as its own transaction fenced by `/controller_epoch` and conditional on the
    request's partition epoch (the znode version): a version that moved is
    INVALID_UPDATE_VERSION. A success answers the state and its new partition epoch;
@@ -17,7 +17,7 @@ Kafka's KafkaController.processAlterIsr / tryProcessAlterPartition (2.7-3.9, Zoo
 Within a request a partition named twice counts once, with its last entry (Kafka's HashMap).
 
 Deliberately not here: the leader side (zkbroker's own leaders never send AlterPartition: their
-followers join the ISR through the controller's catch-up, `broker.controller.partitions`).
+followers join the ISR through the controller's catch-up, `zkbroker.broker.controller.partitions`).
 """
 
 from __future__ import annotations
@@ -28,14 +28,20 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from broker.controller import reassignment
-from broker.protocol import error_codes
-from broker.rules import alter_partition as rules
-from zk_layout import BadVersionError, BrokerIdNode, NoNodeError, PartitionState, PartitionStateNode
+from zkbroker.broker.controller import reassignment
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules import alter_partition as rules
+from zkbroker.zk_layout import (
+    BadVersionError,
+    BrokerIdNode,
+    NoNodeError,
+    PartitionState,
+    PartitionStateNode,
+)
 
 if TYPE_CHECKING:
-    from broker.controller.controller import Controller
-    from broker.protocol.messages.alter_partition import AlterPartitionRequest
+    from zkbroker.broker.controller.controller import Controller
+    from zkbroker.broker.protocol.messages.alter_partition import AlterPartitionRequest
 
 _log = structlog.get_logger(__name__)
 

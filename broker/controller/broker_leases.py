@@ -45,15 +45,15 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from broker.protocol import error_codes
-from zk_layout import BrokerIdNode, BrokerInfo, Endpoint
-from zk_layout.errors import NoNodeError
-from zk_layout.nodes.brokers import SECURITY_PROTOCOLS
-from zk_layout.nodes.zkbroker import BrokerLease, BrokerLeaseNode, BrokerLeasesNode
+from zkbroker.broker.protocol import error_codes
+from zkbroker.zk_layout import BrokerIdNode, BrokerInfo, Endpoint
+from zkbroker.zk_layout.errors import NoNodeError
+from zkbroker.zk_layout.nodes.brokers import SECURITY_PROTOCOLS
+from zkbroker.zk_layout.nodes.zkbroker import BrokerLease, BrokerLeaseNode, BrokerLeasesNode
 
 if TYPE_CHECKING:
-    from broker.controller.controller import Controller
-    from broker.protocol.messages.broker_registration import BrokerRegistrationRequest
+    from zkbroker.broker.controller.controller import Controller
+    from zkbroker.broker.protocol.messages.broker_registration import BrokerRegistrationRequest
 
 # Kafka's SecurityProtocol ids, as BrokerRegistration's listeners carry them: 0-3 in the
 # order of SECURITY_PROTOCOLS (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).

@@ -9,9 +9,9 @@ Kafka's KafkaController.doControlledShutdown (2.2-3.9 ZooKeeper mode; docs/kafka
 2. a broker that is not live: BROKER_NOT_AVAILABLE;
 3. of the partitions the broker hosts, those with more than one replica, a leader and a topic
    not queued for deletion: the ones it leads get a leader by
-   `broker.rules.controlled_shutdown` (ISR without the broker, leader epoch + 1); in the ones it
-   follows it leaves the ISR (OfflineReplica, `rules.remove_from_isr`). Every write is a fenced
-   conditional set (`broker.controller.partitions.write_states`);
+   `zkbroker.broker.rules.controlled_shutdown` (ISR without the broker, leader epoch + 1); in the
+   ones it follows it leaves the ISR (OfflineReplica, `rules.remove_from_isr`). Every write is a
+   fenced conditional set (`zkbroker.broker.controller.partitions.write_states`);
 4. the answer lists the partitions it still leads (single-replica ones, and those without
    another live ISR member), sorted.
 
@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from broker.asyncutil import Pacer
-from broker.controller import partitions
-from broker.protocol import error_codes
-from broker.rules.controlled_shutdown import controlled_shutdown_leader
-from zk_layout import LEADER_NONE, BrokerIdNode
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.controller import partitions
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules.controlled_shutdown import controlled_shutdown_leader
+from zkbroker.zk_layout import LEADER_NONE, BrokerIdNode
 
 if TYPE_CHECKING:
-    from broker.controller.controller import Controller
+    from zkbroker.broker.controller.controller import Controller
 
 _log = structlog.get_logger(__name__)
 

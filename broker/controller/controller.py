@@ -39,9 +39,9 @@ Handlers reach the controller through `call(name, fn)`, which runs a function as
 event and returns its result; a controller that stops first fails the call with
 ControllerMovedError.
 
-The events themselves live in `broker.controller.topics` (topic lifecycle),
-`broker.controller.partitions` (leadership, ISR, broker failure and return) and
-`broker.controller.reassignment`.
+The events themselves live in `zkbroker.broker.controller.topics` (topic lifecycle),
+`zkbroker.broker.controller.partitions` (leadership, ISR, broker failure and return) and
+`zkbroker.broker.controller.reassignment`.
 """
 
 from __future__ import annotations
@@ -57,16 +57,16 @@ from typing import Any, TypeVar, cast
 import structlog
 from kazoo.protocol.states import ZnodeStat
 
-from broker.asyncutil import gather_bounded
-from broker.controller import partitions as controller_partitions
-from broker.controller import reassignment as controller_reassignment
-from broker.controller import topics as controller_topics
-from broker.controller.broker_leases import BrokerLeases
-from broker.controller.topics import ControllerState
-from broker.image.metadata_image import MetadataImage
-from broker.rules.broker_config import BrokerConfig
-from broker.settings import Settings
-from zk_layout import (
+from zkbroker.broker.asyncutil import gather_bounded
+from zkbroker.broker.controller import partitions as controller_partitions
+from zkbroker.broker.controller import reassignment as controller_reassignment
+from zkbroker.broker.controller import topics as controller_topics
+from zkbroker.broker.controller.broker_leases import BrokerLeases
+from zkbroker.broker.controller.topics import ControllerState
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.rules.broker_config import BrokerConfig
+from zkbroker.broker.settings import Settings
+from zkbroker.zk_layout import (
     DEFAULT_ENTITY,
     ControllerInfo,
     ControllerMovedError,
@@ -76,7 +76,7 @@ from zk_layout import (
     TopicAssignment,
     ZkStore,
 )
-from zk_layout.nodes import (
+from zkbroker.zk_layout.nodes import (
     BrokerIdNode,
     BrokerIdsNode,
     ControllerNode,
@@ -86,7 +86,7 @@ from zk_layout.nodes import (
     TopicNode,
     TopicsNode,
 )
-from zk_layout.store import Watch
+from zkbroker.zk_layout.store import Watch
 
 T = TypeVar("T")
 EventFn = Callable[["Controller"], Awaitable[None]]
@@ -148,7 +148,8 @@ class Controller:
         # czxid of the admin nodes last acted on: only a newly created node is a new request.
         self._seen_czxid: dict[str, int] = {}
         self._broker_config: tuple[int, BrokerConfig] | None = None
-        # KIP-631 leases of brokers that joined over the protocol (broker.controller.broker_leases).
+        # KIP-631 leases of brokers that joined over the protocol
+        # (zkbroker.broker.controller.broker_leases).
         self.leases = BrokerLeases(self)
 
     @property
@@ -360,7 +361,7 @@ class Controller:
     async def gather(self, *aws: Awaitable[T]) -> list[T]:
         """Run ZooKeeper reads/writes concurrently (pipelined), results in order; at most
         `GATHER_LIMIT` at once, so bringing 10,000 topics online does not run 10,000 first
-        steps in one loop iteration (`broker.asyncutil.gather_bounded`)."""
+        steps in one loop iteration (`zkbroker.broker.asyncutil.gather_bounded`)."""
         return await gather_bounded(aws)
 
     async def fenced_set(self, path: str, data: bytes, version: int) -> ZnodeStat:

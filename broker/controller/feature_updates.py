@@ -2,8 +2,8 @@
 
 Kafka's KafkaController.processFeatureUpdatesWithActiveController (2.7-3.9): the existing
 finalized features are those of an enabled `/feature` (none when it is disabled or absent), the
-updates are validated by `broker.rules.feature_updates.plan`, and `/feature` is rewritten with
-status enabled, in the release's format (v1 up to 3.2, v2 from 3.3), only when the target
+updates are validated by `zkbroker.broker.rules.feature_updates.plan`, and `/feature` is rewritten
+with status enabled, in the release's format (v1 up to 3.2, v2 from 3.3), only when the target
 features differ. The write is fenced on `/controller_epoch` like every controller write here
 (Kafka's own setData is unconditional); a controller that lost its epoch raises
 ControllerMovedError, which the handler answers NOT_CONTROLLER. Any other failure of the write
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from broker.rules.feature_updates import (
+from zkbroker.broker.rules.feature_updates import (
     FeatureError,
     FeatureUpdate,
     FinalizedLevel,
@@ -30,8 +30,8 @@ from broker.rules.feature_updates import (
     level_only,
     plan,
 )
-from zk_layout import ControllerMovedError, ZkConnectionError, ZnodeFormatError
-from zk_layout.nodes.controller import (
+from zkbroker.zk_layout import ControllerMovedError, ZkConnectionError, ZnodeFormatError
+from zkbroker.zk_layout.nodes.controller import (
     FEATURE_STATUS_ENABLED,
     FeatureLevel,
     FeatureNode,
@@ -39,7 +39,7 @@ from zk_layout.nodes.controller import (
 )
 
 if TYPE_CHECKING:
-    from broker.controller.controller import Controller
+    from zkbroker.broker.controller.controller import Controller
 
 _log = structlog.get_logger(__name__)
 

@@ -1,8 +1,8 @@
 """Partition leadership on the controller: state writes, broker failure and return, elections.
 
-All of it runs on the controller task (`broker.controller.controller`); the rules themselves are the
-pure functions of `broker.rules.leader_election`. What happens here, in Kafka's terms (2.8,
-docs/kafka-behaviour.md §6, §10):
+All of it runs on the controller task (`zkbroker.broker.controller.controller`); the rules
+themselves are the pure functions of `zkbroker.broker.rules.leader_election`. What happens here, in
+Kafka's terms (2.8, docs/kafka-behaviour.md §6, §10):
 
 - `write_states`: every leader/ISR change goes to `.../partitions/<p>/state` as a conditional
   set fenced by the controller epoch. Changes are grouped into one multi per topic (in chunks)
@@ -21,13 +21,13 @@ docs/kafka-behaviour.md §6, §10):
 
 Bounded work (issue 17): a broker leading 40,000 partitions dies, and every loop over the
 cluster's partitions or the partitions to change yields to the event loop in slices
-(`broker.asyncutil.Pacer`); the state multis are started one per loop iteration (each start
+(`zkbroker.broker.asyncutil.Pacer`); the state multis are started one per loop iteration (each start
 encodes 500 states), so the other brokers of the process keep answering while the
 controller works.
 
-Deliberately not here: reassignments (`broker.controller.reassignment`), topic creation and
-deletion (`broker.controller.topics`), controlled shutdown (a stopped zkbroker broker leaves
-as a crashed one does; its partitions end up in the same states).
+Deliberately not here: reassignments (`zkbroker.broker.controller.reassignment`), topic creation and
+deletion (`zkbroker.broker.controller.topics`), controlled shutdown (a stopped zkbroker broker
+leaves as a crashed one does; its partitions end up in the same states).
 """
 
 from __future__ import annotations
@@ -40,12 +40,12 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from broker.asyncutil import GATHER_LIMIT, Pacer, collect, gather_bounded
-from broker.protocol import error_codes
-from broker.rules import leader_election as rules
-from broker.rules.api_error import ApiError
-from broker.rules.config_catalog import topic_config_keys
-from zk_layout import (
+from zkbroker.broker.asyncutil import GATHER_LIMIT, Pacer, collect, gather_bounded
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules import leader_election as rules
+from zkbroker.broker.rules.api_error import ApiError
+from zkbroker.broker.rules.config_catalog import topic_config_keys
+from zkbroker.zk_layout import (
     LEADER_NONE,
     BadVersionError,
     ConfigEntityNode,
@@ -57,7 +57,7 @@ from zk_layout import (
 )
 
 if TYPE_CHECKING:
-    from broker.controller.controller import Controller
+    from zkbroker.broker.controller.controller import Controller
 
 log = structlog.get_logger(__name__)
 

@@ -10,7 +10,7 @@ ids out (a block end past Long.MaxValue) is a KafkaException in Kafka, answered
 UNKNOWN_SERVER_ERROR.
 
 Deliberately not here: the broker side (a 3.x broker with IBP >= 3.0 asks the controller
-through this RPC; zkbroker's brokers claim blocks directly, `broker.server.producer_ids`).
+through this RPC; zkbroker's brokers claim blocks directly, `zkbroker.broker.server.producer_ids`).
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from broker.protocol import error_codes
-from zk_layout import BrokerIdNode
+from zkbroker.broker.protocol import error_codes
+from zkbroker.zk_layout import BrokerIdNode
 
 if TYPE_CHECKING:
-    from broker.controller.controller import Controller
+    from zkbroker.broker.controller.controller import Controller
 
 _log = structlog.get_logger(__name__)
 

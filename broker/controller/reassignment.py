@@ -33,14 +33,14 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from broker.controller import partitions as partitions_
-from broker.controller import topics as controller_topics
-from broker.protocol import error_codes
-from broker.rules import leader_election as rules
-from broker.rules.api_error import ApiError
-from broker.rules.jvm_collections import scala_buffer_text, scala_int_set_text
-from broker.rules.leader_election import ReplicaAssignment
-from zk_layout import (
+from zkbroker.broker.controller import partitions as partitions_
+from zkbroker.broker.controller import topics as controller_topics
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules import leader_election as rules
+from zkbroker.broker.rules.api_error import ApiError
+from zkbroker.broker.rules.jvm_collections import scala_buffer_text, scala_int_set_text
+from zkbroker.broker.rules.leader_election import ReplicaAssignment
+from zkbroker.zk_layout import (
     NoNodeError,
     PartitionState,
     ReassignPartitionsNode,
@@ -48,10 +48,10 @@ from zk_layout import (
     TopicNode,
     ZnodeFormatError,
 )
-from zk_layout.release import release_at_least
+from zkbroker.zk_layout.release import release_at_least
 
 if TYPE_CHECKING:
-    from broker.controller.controller import Controller
+    from zkbroker.broker.controller.controller import Controller
 
 log = structlog.get_logger(__name__)
 

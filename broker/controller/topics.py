@@ -6,7 +6,7 @@ What it does, all on the controller task, every write fenced by the controller e
   order, leader epoch 0, written as `/brokers/topics/<t>/partitions[/<p>[/state]]` in one
   multi per topic, or per `PARTITIONS_PER_MULTI` partitions for a larger topic (one request
   must fit ZooKeeper's jute.maxbuffer; a chunk that meets existing nodes is redone from what
-  is there). The chunks are built in slices of the loop (`broker.asyncutil.Pacer`) and
+  is there). The chunks are built in slices of the loop (`zkbroker.broker.asyncutil.Pacer`) and
   published to this process's image as each commits (the image applies the topic's
   assignment once: a version it already has costs nothing). A partition with no live
   replica gets no state (it stays "new", Kafka logs an error) and is retried when a broker
@@ -21,9 +21,9 @@ What it does, all on the controller task, every write fenced by the controller e
   deleted, children first: the partition znodes in multis of `PARTITIONS_PER_MULTI`
   partitions, then the rest in one multi (Kafka deletes them one by one, in this order).
 
-Deliberately not here: leader elections and ISR changes (`broker.controller.partitions`),
-reassignment (`broker.controller.reassignment`), and the controller's election itself
-(`broker.controller.controller`).
+Deliberately not here: leader elections and ISR changes (`zkbroker.broker.controller.partitions`),
+reassignment (`zkbroker.broker.controller.reassignment`), and the controller's election itself
+(`zkbroker.broker.controller.controller`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from broker.asyncutil import Pacer
-from zk_layout import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.zk_layout import (
     ConfigEntityNode,
     DeleteTopicMarkerNode,
     NodeExistsError,
@@ -50,10 +50,10 @@ from zk_layout import (
     ZnodeFormatError,
     random_uuid,
 )
-from zk_layout.store import ZkTransaction
+from zkbroker.zk_layout.store import ZkTransaction
 
 if TYPE_CHECKING:
-    from broker.controller.controller import Controller
+    from zkbroker.broker.controller.controller import Controller
 
 log = structlog.get_logger(__name__)
 

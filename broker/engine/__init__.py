@@ -3,5 +3,5 @@
 (`thread.EngineThread`), and stop/start of brokers through `/zkbroker/brokers/<id>`
 (`broker_control`).
 
-Internal: users hold `broker.Cluster` (`broker.cluster`), which wraps these classes.
+Internal: users hold `broker.Cluster` (`zkbroker.broker.cluster`), which wraps these classes.
 """

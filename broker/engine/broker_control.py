@@ -1,7 +1,7 @@
 """Stopping and starting single brokers of a running cluster, in-process and across processes.
 
 The desired state of broker `<id>` lives in zkbroker's own znode `/zkbroker/brokers/<id>`
-(`{"version":1,"state":"stopped"|"running"}`, `zk_layout.nodes.zkbroker`), outside Kafka's
+(`{"version":1,"state":"stopped"|"running"}`, `zkbroker.zk_layout.nodes.zkbroker`), outside Kafka's
 layout. Whether the broker is actually up is `/brokers/ids/<id>`, as for any Kafka broker.
 
 Process side -- `BrokerControl`, one per `Cluster`, on the cluster's own ZooKeeper session:
@@ -24,9 +24,10 @@ Client side -- `request_broker_state` and `list_brokers` (the `zkbroker broker` 
 short-lived sessions that write or read the nodes and wait for `/brokers/ids/<id>`; they
 never start anything themselves.
 
-Deliberately not here: what stopping or starting a broker involves (`broker.server.broker_node`),
-retrying a start that failed (a port taken meanwhile is logged; write the state again to
-retry), and any notion of which process runs which id beyond the owner markers.
+Deliberately not here: what stopping or starting a broker involves
+(`zkbroker.broker.server.broker_node`), retrying a start that failed (a port taken meanwhile is
+logged; write the state again to retry), and any notion of which process runs which id beyond the
+owner markers.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ from typing import Any, Literal
 
 import structlog
 
-from broker.server.broker_node import BrokerNode
-from zk_layout import (
+from zkbroker.broker.server.broker_node import BrokerNode
+from zkbroker.zk_layout import (
     BrokerControlNode,
     BrokerIdNode,
     BrokerIdsNode,
@@ -55,8 +56,8 @@ from zk_layout import (
     ZnodeFormatError,
     ZnodeStat,
 )
-from zk_layout.nodes.zkbroker import ANY_RELEASE
-from zk_layout.store import SessionState
+from zkbroker.zk_layout.nodes.zkbroker import ANY_RELEASE
+from zkbroker.zk_layout.store import SessionState
 
 Source = Literal["api", "zookeeper"]
 

@@ -4,11 +4,11 @@
 1. uses `settings.zookeeper` or starts an `EmbeddedZooKeeper` (stopped again by `stop()`);
 2. opens the process's own ZooKeeper session (for the metadata image), creates Kafka's
    persistent top-level paths and `/cluster/id` if missing, and starts the metadata watcher
-   and the config-change watcher, then the fault injector (`broker.hooks.faults`;
+   and the config-change watcher, then the fault injector (`zkbroker.broker.hooks.faults`;
    `ClusterEngine.faults` adds, lists and clears the faults every process of the cluster
    shares);
 3. starts the brokers in id order, each with its own session, listener and registration;
-4. starts `BrokerControl` (`broker.engine.broker_control`): the brokers' control nodes
+4. starts `BrokerControl` (`zkbroker.broker.engine.broker_control`): the brokers' control nodes
    `/zkbroker/brokers/<id>` are reset to "running" and watched from then on.
 
 `stop_broker(id)` / `start_broker(id)` stop and start one broker of the running cluster (as
@@ -19,8 +19,8 @@ Several processes pointed at the same ZooKeeper form one cluster: they share not
 ZooKeeper, exactly like Kafka brokers. A broker id already registered by a live broker is
 refused with `BrokerIdInUseError` before anything of this process is left behind.
 
-Deliberately not here: command-line parsing (`broker.cli.main`), request handling, and the
-public face (`broker.cluster.Cluster` wraps this class).
+Deliberately not here: command-line parsing (`zkbroker.broker.cli.main`), request handling, and the
+public face (`zkbroker.broker.cluster.Cluster` wraps this class).
 """
 
 from __future__ import annotations
@@ -33,24 +33,24 @@ from types import TracebackType
 
 import structlog
 
-from broker.engine import records as records_access
-from broker.engine.broker_control import BrokerControl
-from broker.engine.log_retention import LogRetention
-from broker.hooks.capture import CapturedRequest, RequestCapture
-from broker.hooks.faults import FaultInjector, Faults
-from broker.hooks.metrics import StatsdMetrics
-from broker.image.config_watcher import ConfigWatcher
-from broker.image.metadata_image import MetadataImage
-from broker.image.metadata_watcher import MetadataWatcher
-from broker.protocol.records import Record
-from broker.rules.broker_config import BrokerConfig
-from broker.server.broker_node import BrokerNode
-from broker.server.hooks import HookChain
-from broker.settings import Settings
-from broker.storage import LogManager
-from broker.transactions.local_brokers import LocalBrokers
-from broker.zookeeper.embedded import EmbeddedZooKeeper
-from zk_layout import BrokerState, ZkStore
+from zkbroker.broker.engine import records as records_access
+from zkbroker.broker.engine.broker_control import BrokerControl
+from zkbroker.broker.engine.log_retention import LogRetention
+from zkbroker.broker.hooks.capture import CapturedRequest, RequestCapture
+from zkbroker.broker.hooks.faults import FaultInjector, Faults
+from zkbroker.broker.hooks.metrics import StatsdMetrics
+from zkbroker.broker.image.config_watcher import ConfigWatcher
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.image.metadata_watcher import MetadataWatcher
+from zkbroker.broker.protocol.records import Record
+from zkbroker.broker.rules.broker_config import BrokerConfig
+from zkbroker.broker.server.broker_node import BrokerNode
+from zkbroker.broker.server.hooks import HookChain
+from zkbroker.broker.settings import Settings
+from zkbroker.broker.storage import LogManager
+from zkbroker.broker.transactions.local_brokers import LocalBrokers
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
+from zkbroker.zk_layout import BrokerState, ZkStore
 
 SLOW_STOP_STEP_S = 2.0
 
@@ -83,7 +83,7 @@ class ClusterEngine:
         self._retention = LogRetention(
             self.logs, self.image, settings.kafka_version, self._any_broker_config
         )
-        # Fault injection (`broker.hooks.faults`): entries shared by every process through
+        # Fault injection (`zkbroker.broker.hooks.faults`): entries shared by every process through
         # ZooKeeper.
         self._fault_injector = FaultInjector(self.hooks)
         self.faults = Faults(lambda: self._store, self._fault_injector)
@@ -93,11 +93,12 @@ class ClusterEngine:
         self._config_watcher: ConfigWatcher | None = None
         self._control: BrokerControl | None = None
         self._zookeeper: str | None = settings.zookeeper
-        # StatsD metrics (`broker.hooks.metrics`) while started, when `settings.statsd` is set.
+        # StatsD metrics (`zkbroker.broker.hooks.metrics`) while started, when `settings.statsd` is
+        # set.
         self.metrics: StatsdMetrics | None = None
         self._log = structlog.get_logger(__name__)
-        # Request capture (`broker.hooks.capture`): from the start with `capture_path`, else once
-        # `capture()` is called.
+        # Request capture (`zkbroker.broker.hooks.capture`): from the start with `capture_path`,
+        # else once `capture()` is called.
         self._capture: RequestCapture | None = None
         if settings.capture_path is not None:
             self._capture = RequestCapture(settings.capture_path)
@@ -283,7 +284,7 @@ class ClusterEngine:
         self, topic: str, partition: int, messages: Sequence[records_access.Message]
     ) -> int:
         """Append `messages` as one batch through the partition leader's Produce handler;
-        returns the base offset (`broker.engine.records`)."""
+        returns the base offset (`zkbroker.broker.engine.records`)."""
         return await records_access.produce(self.brokers, self.image, topic, partition, messages)
 
     def records(self, topic: str, partition: int) -> list[Record]:

@@ -11,7 +11,7 @@ static configuration); cleaning only while `log.cleaner.enable` (default true) h
 
 Deliberately not here: Kafka's cleaner threads and `log.cleaner.backoff.ms` (cleaning follows
 the retention interval), `log.cleaner.io.max.bytes.per.second`, and how a log is cleaned or
-what a segment is (`broker.storage`, `broker.storage.cleaner`).
+what a segment is (`zkbroker.broker.storage`, `zkbroker.broker.storage.cleaner`).
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from collections.abc import Callable
 
 import structlog
 
-from broker.asyncutil import Pacer
-from broker.image.metadata_image import MetadataImage
-from broker.rules.broker_config import BrokerConfig
-from broker.storage import LogManager, PartitionLog
-from broker.storage.cleaner import CompactionConfig, clean_log
-from handlers.support.log_config import TopicLogConfig, effective_log_config
-from zk_layout import Release
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.rules.broker_config import BrokerConfig
+from zkbroker.broker.storage import LogManager, PartitionLog
+from zkbroker.broker.storage.cleaner import CompactionConfig, clean_log
+from zkbroker.handlers.support.log_config import TopicLogConfig, effective_log_config
+from zkbroker.zk_layout import Release
 
 CHECK_INTERVAL_KEY = "log.retention.check.interval.ms"
 CLEANER_ENABLE_KEY = "log.cleaner.enable"

@@ -2,7 +2,7 @@
 group's committed offsets through the OffsetFetch handler.
 
 `produce` builds one magic-2 batch and hands it to the partition leader's Produce handler
-(`handlers.produce`, acks=-1, the newest version the emulated release serves), so a test's
+(`zkbroker.handlers.produce`, acks=-1, the newest version the emulated release serves), so a test's
 records take the path a client's do: leadership, validation, offsets, producer state.
 `records` decodes every record of a partition's log from its log start offset, transaction
 markers left out, without a request: what a test asserts on after clients produced.
@@ -22,21 +22,27 @@ import time
 import uuid
 from collections.abc import Sequence
 
-from broker.image.metadata_image import MetadataImage
-from broker.protocol import RequestHeader, error_codes
-from broker.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
-from broker.protocol.messages.produce import (
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.protocol import RequestHeader, error_codes
+from zkbroker.broker.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from zkbroker.broker.protocol.messages.produce import (
     PartitionProduceData,
     ProduceRequest,
     ProduceResponse,
     TopicProduceData,
 )
-from broker.protocol.records import NewRecord, Record, RecordBatchV2, encode_batch, iter_batches
-from broker.server.broker_node import BrokerNode
-from broker.storage import LogManager
-from handlers import offset_fetch as offset_fetch_handler
-from handlers import produce as produce_handler
-from handlers.context import ConnectionInfo, RequestContext
+from zkbroker.broker.protocol.records import (
+    NewRecord,
+    Record,
+    RecordBatchV2,
+    encode_batch,
+    iter_batches,
+)
+from zkbroker.broker.server.broker_node import BrokerNode
+from zkbroker.broker.storage import LogManager
+from zkbroker.handlers import offset_fetch as offset_fetch_handler
+from zkbroker.handlers import produce as produce_handler
+from zkbroker.handlers.context import ConnectionInfo, RequestContext
 
 CLIENT_ID = "zkbroker-cluster"
 

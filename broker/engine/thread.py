@@ -6,7 +6,7 @@ loop that must answer it. `EngineThread` gives the cluster a private loop in a d
 thread; `start()` returns once every broker is registered, `call()` runs a coroutine on
 that loop and returns its result, and `stop()` shuts everything down.
 
-Deliberately not here: any cluster behaviour (see `broker.engine.engine`).
+Deliberately not here: any cluster behaviour (see `zkbroker.broker.engine.engine`).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from concurrent.futures import Future
 from types import TracebackType
 from typing import Any, TypeVar
 
-from broker.engine.engine import ClusterEngine
-from broker.hooks.capture import CapturedRequest, RequestCapture
-from broker.hooks.faults import SyncFaults
-from broker.settings import Settings
+from zkbroker.broker.engine.engine import ClusterEngine
+from zkbroker.broker.hooks.capture import CapturedRequest, RequestCapture
+from zkbroker.broker.hooks.faults import SyncFaults
+from zkbroker.broker.settings import Settings
 
 T = TypeVar("T")
 
@@ -102,7 +102,7 @@ class EngineThread:
 
     @property
     def faults(self) -> SyncFaults:
-        """`Cluster.faults` from a synchronous caller (see `broker.hooks.faults`)."""
+        """`Cluster.faults` from a synchronous caller (see `zkbroker.broker.hooks.faults`)."""
         return SyncFaults(self.cluster.faults, self)
 
     @property

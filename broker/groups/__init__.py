@@ -4,5 +4,5 @@ docs/kafka-behaviour.md §16) and the ZooKeeper (0.8 consumer) registry (`zk_reg
 `/consumers/<group>/{ids,owners,offsets}`), read and written for the group APIs.
 
 Deliberately not here: the group APIs' request handling (`handlers`), the wire format of
-ConsumerProtocol subscriptions (`broker.protocol.consumer_protocol`).
+ConsumerProtocol subscriptions (`zkbroker.broker.protocol.consumer_protocol`).
 """

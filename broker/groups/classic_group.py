@@ -13,8 +13,9 @@ A member's pending JoinGroup or SyncGroup is a plain callback, so the state here
 a unit test drives without an event loop; deadlines are absolute milliseconds the caller's
 clock defines.
 
-Deliberately not here: the coordinator's decisions (``broker.groups.state_machine``), records
-(``broker.groups.records``) and anything asynchronous (``broker.groups.coordinator``).
+Deliberately not here: the coordinator's decisions (``zkbroker.broker.groups.state_machine``),
+records (``zkbroker.broker.groups.records``) and anything asynchronous
+(``zkbroker.broker.groups.coordinator``).
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from broker.protocol import error_codes
-from broker.protocol.consumer_protocol import decode_subscription
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.consumer_protocol import decode_subscription
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 

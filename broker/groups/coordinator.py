@@ -7,17 +7,18 @@ broker coordinates the partitions its metadata image says it leads; when it beco
 (seen by a periodic check and by every request) it loads the partition by replaying its log
 (COORDINATOR_LOAD_IN_PROGRESS meanwhile), and when leadership moves away it forgets the groups
 (waiting members learn NOT_COORDINATOR). Every change is appended to the partition's log
-(``broker.storage``, shared by the brokers of the process; on disk with ``--log-dir``), so the
-next leader, or this broker after a restart, finds the same groups and offsets.
+(``zkbroker.broker.storage``, shared by the brokers of the process; on disk with ``--log-dir``), so
+the next leader, or this broker after a restart, finds the same groups and offsets.
 
 Timers: one task sleeps until the earliest group deadline (delayed joins, syncs, heartbeat
 expiry) and runs the state machine's `tick`; the same periodic task that follows leadership
 expires offsets every ``offsets.retention.check.interval.ms``. Loading runs in slices
-(``broker.asyncutil.Pacer``) so a long log does not hold the event loop.
+(``zkbroker.broker.asyncutil.Pacer``) so a long log does not hold the event loop.
 
-Deliberately not here: the decisions (``broker.groups.state_machine``), the wire
-(``handlers``), creating the offsets topic (``handlers.find_coordinator``), compaction (the log
-cleaner's, ``broker.storage.cleaner``, run by the retention pass; loading replays what it kept).
+Deliberately not here: the decisions (``zkbroker.broker.groups.state_machine``), the wire
+(``handlers``), creating the offsets topic (``zkbroker.handlers.find_coordinator``), compaction (the
+log cleaner's, ``zkbroker.broker.storage.cleaner``, run by the retention pass; loading replays what
+it kept).
 """
 
 from __future__ import annotations
@@ -32,16 +33,16 @@ from typing import Any
 
 import structlog
 
-from broker.asyncutil import Pacer
-from broker.groups.records import decode_key
-from broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
-from broker.groups.zk_registry import java_abs_hash
-from broker.image.metadata_image import MetadataImage
-from broker.protocol import error_codes as ec
-from broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
-from broker.protocol.records.control import read_end_txn_marker
-from broker.storage import LogManager, PartitionLog
-from zk_layout.release import Release
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.groups.records import decode_key
+from zkbroker.broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
+from zkbroker.broker.groups.zk_registry import java_abs_hash
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
+from zkbroker.broker.protocol.records.control import read_end_txn_marker
+from zkbroker.broker.storage import LogManager, PartitionLog
+from zkbroker.zk_layout.release import Release
 
 OFFSETS_TOPIC = "__consumer_offsets"
 _CHECK_INTERVAL_S = 0.2

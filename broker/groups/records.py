@@ -19,7 +19,7 @@ pairs); which version is written follows ``GroupMetadataManager.offsetCommitValu
 ``groupMetadataValue`` for the emulated release's inter-broker protocol.
 
 Deliberately not here: the new (KIP-848) coordinator's record types (key versions 3+, skipped
-when read), record batches (``broker.protocol.records``) and any group logic.
+when read), record batches (``zkbroker.broker.protocol.records``) and any group logic.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from zk_layout.release import Release, release_at_least
+from zkbroker.zk_layout.release import Release, release_at_least
 
 OFFSET_COMMIT_KEY_VERSION = 1
 GROUP_METADATA_KEY_VERSION = 2

@@ -17,12 +17,12 @@ of ``__consumer_offsets``; it answers an error code (NONE when appended).
 
 Transactional offsets (TxnOffsetCommit, ``handleTxnCommitOffsets`` / ``doTxnCommitOffsets`` and
 ``handleTxnCompletion``, docs/kafka-behaviour.md §17): stored through ``write_txn`` as records of
-the producer's transaction and kept pending (``broker.groups.txn_offsets``) until
+the producer's transaction and kept pending (``zkbroker.broker.groups.txn_offsets``) until
 `complete_txn` sees the transaction's marker.
 
 Deliberately not here: whether this broker coordinates a group or is loading it (the caller
 checks first: Kafka's validateGroupStatus), the wire, the log, timers and tasks
-(``broker.groups.coordinator``).
+(``zkbroker.broker.groups.coordinator``).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 import structlog
 
-from broker.groups import records as rec
-from broker.groups.classic_group import (
+from zkbroker.broker.groups import records as rec
+from zkbroker.broker.groups.classic_group import (
     ClassicGroup,
     CommittedOffset,
     GroupState,
@@ -45,9 +45,9 @@ from broker.groups.classic_group import (
     SyncResult,
     TopicPartition,
 )
-from broker.groups.txn_offsets import PendingTxnOffsets
-from broker.protocol import error_codes as ec
-from zk_layout.release import Release
+from zkbroker.broker.groups.txn_offsets import PendingTxnOffsets
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.zk_layout.release import Release
 
 _log = structlog.get_logger(__name__)
 

@@ -19,7 +19,7 @@
 
 Deliberately not here: rebalancing or writing owners (the old consumers did that themselves),
 offset commit metadata (the registry stores the bare offset), and the Kafka wire answers
-(``handlers.find_coordinator`` and the other group handlers).
+(``zkbroker.handlers.find_coordinator`` and the other group handlers).
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from broker.image.metadata_image import INTERNAL_TOPICS
-from broker.rules.jvm_collections import java_string_hash, to_int32
-from zk_layout.errors import NodeExistsError, NoNodeError, ZnodeFormatError
-from zk_layout.nodes.base import EmptyNode, TopicPartition
-from zk_layout.nodes.cluster import ConsumersNode
-from zk_layout.nodes.consumers import (
+from zkbroker.broker.image.metadata_image import INTERNAL_TOPICS
+from zkbroker.broker.rules.jvm_collections import java_string_hash, to_int32
+from zkbroker.zk_layout.errors import NodeExistsError, NoNodeError, ZnodeFormatError
+from zkbroker.zk_layout.nodes.base import EmptyNode, TopicPartition
+from zkbroker.zk_layout.nodes.cluster import ConsumersNode
+from zkbroker.zk_layout.nodes.consumers import (
     STATIC,
     WHITE_LIST,
     ConsumerGroupNode,
@@ -50,7 +50,7 @@ from zk_layout.nodes.consumers import (
     ConsumerRegistration,
     owner_consumer,
 )
-from zk_layout.store import ZkStore
+from zkbroker.zk_layout.store import ZkStore
 
 PROTOCOL_TYPE = "consumer"
 # The old consumer's partition.assignment.strategy default; its registration does not record it.

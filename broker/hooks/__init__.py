@@ -1,5 +1,5 @@
 """The toolkit's request hooks, plugged into the listener's extension point
-(`broker.server.hooks.HookChain`): fault injection kept in ZooKeeper (`faults`), request
+(`zkbroker.broker.server.hooks.HookChain`): fault injection kept in ZooKeeper (`faults`), request
 capture to memory and JSON Lines (`capture`), and StatsD metrics (`metrics`).
 
 Deliberately not here: the hook chain itself (it belongs to the listener it extends) and any

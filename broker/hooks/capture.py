@@ -1,7 +1,7 @@
 """Request capture: every request a cluster's brokers answer, kept in memory and optionally
 written to a JSON Lines file (`zkbroker run --capture FILE.jsonl`, `Cluster.capture()`).
 
-`RequestCapture` is a request hook (`broker.server.hooks`). Its `observe()` runs on the
+`RequestCapture` is a request hook (`zkbroker.broker.server.hooks`). Its `observe()` runs on the
 request path, so it only appends the `RequestRecord` to a bounded in-memory deque (the newest
 `max_records`, 100 000 by default; older ones are forgotten) and, when a file is configured,
 to the writer's queue. A background task on the cluster's loop turns queued records into JSON
@@ -27,8 +27,8 @@ request and response objects themselves, plus `as_json()` for the line's dict.
 
 Requests refused before they are decoded (unknown API, unsupported version) reach no hook
 and so are never captured. Deliberately not here: fault injection and metrics
-(`broker.hooks.faults`, `broker.hooks.metrics`), and capture shared across processes (each process
-captures what its own brokers answer).
+(`zkbroker.broker.hooks.faults`, `zkbroker.broker.hooks.metrics`), and capture shared across
+processes (each process captures what its own brokers answer).
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ from typing import IO, Any
 
 import structlog
 
-from broker.protocol.jsonable import message_converter
-from broker.server.hooks import Intervention, RequestCall, RequestRecord
+from zkbroker.broker.protocol.jsonable import message_converter
+from zkbroker.broker.server.hooks import Intervention, RequestCall, RequestRecord
 
 log = structlog.get_logger(__name__)
 
@@ -97,7 +97,7 @@ CAPTURE_LINE_SCHEMA: dict[str, Any] = {
         "api_key": {"type": "integer", "minimum": 0},
         "api_version": {"type": "integer", "minimum": 0},
         "correlation_id": _INT,
-        # Field names are the snake_case attributes of broker.protocol's message classes.
+        # Field names are the snake_case attributes of zkbroker.broker.protocol's message classes.
         "request": {"type": "object"},
         "response": {"type": ["object", "null"]},
         "error_codes": {"type": "array", "items": _INT},
@@ -120,7 +120,7 @@ CAPTURE_LINE_SCHEMA: dict[str, Any] = {
 def to_jsonable(value: Any) -> Any:
     """A JSON-safe form of a decoded message or any value inside one.
 
-    Generated Kafka messages go through `broker.protocol.message_to_dict` (snake_case keys,
+    Generated Kafka messages go through `zkbroker.broker.protocol.message_to_dict` (snake_case keys,
     every field; UUIDs as Kafka's own text, e.g. "AAAAAAAAAAAAAAAAAAAAAA"). Anything else:
     dataclasses become dicts, bytes standard base64 text, UUIDs `str(uuid)`, enums their
     value, tuples/sets lists, non-finite floats their repr; other objects their `str()`.

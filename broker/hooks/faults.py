@@ -1,8 +1,8 @@
 """Fault injection shared through ZooKeeper: errors, latency, dropped connections, blackholes.
 
 Faults live in zkbroker's own znodes, ``/zkbroker/faults/fault-<seq>`` (``FaultNode`` in
-``zk_layout.nodes.zkbroker``), so every zkbroker process of a cluster applies the same ones:
-a test process can inject into brokers run by another process, and ``zkbroker fault ...``
+``zkbroker.zk_layout.nodes.zkbroker``), so every zkbroker process of a cluster applies the same
+ones: a test process can inject into brokers run by another process, and ``zkbroker fault ...``
 does it from a shell. The sequence number is the fault id. An entry names a kind, an API
 (key or name; None = every API), optionally a broker, a topic and a partition, an error
 code, a delay, a ``skip`` (matching requests that still pass untouched before it applies:
@@ -28,7 +28,7 @@ attempt retried, on NoNode the next candidate is tried. So two brokers never con
 same unit. Of the matching entries, every ``latency`` one adds its delay, and the first
 (lowest id) ``error``/``drop``/``blackhole`` one that could be consumed decides.
 
-``FaultInjector`` (one per ``Cluster``, a ``broker.server.hooks`` hook) keeps the entries
+``FaultInjector`` (one per ``Cluster``, a ``zkbroker.broker.server.hooks`` hook) keeps the entries
 in memory from a children watch plus data reads: a request no cached entry matches costs no
 ZooKeeper round trip, and while there is no entry at all the injector is not even in the
 cluster's hook chain. Each injection is logged (``fault.injected``) and counted
@@ -54,11 +54,17 @@ from typing import Any, Final, Protocol, TypeVar
 
 import structlog
 
-from broker.protocol import error_codes
-from broker.protocol.releases import API_NAMES
-from broker.server.hooks import HookChain, Intervention, RequestCall, RequestRecord
-from zk_layout import BadVersionError, NoNodeError, Watch, ZkStore, ZnodeFormatError
-from zk_layout.nodes.zkbroker import ANY_RELEASE, FaultEntry, FaultKind, FaultNode, FaultsNode
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.releases import API_NAMES
+from zkbroker.broker.server.hooks import HookChain, Intervention, RequestCall, RequestRecord
+from zkbroker.zk_layout import BadVersionError, NoNodeError, Watch, ZkStore, ZnodeFormatError
+from zkbroker.zk_layout.nodes.zkbroker import (
+    ANY_RELEASE,
+    FaultEntry,
+    FaultKind,
+    FaultNode,
+    FaultsNode,
+)
 
 __all__ = [
     "Fault",

@@ -1,6 +1,6 @@
 """StatsD metrics of a cluster, sent over UDP with asyncio-dgram (`--statsd host:port`).
 
-`StatsdMetrics` is a request hook (`broker.server.hooks`): it never intervenes, and its
+`StatsdMetrics` is a request hook (`zkbroker.broker.server.hooks`): it never intervenes, and its
 `observe()` only puts a small tuple into a bounded queue -- when the queue is full the
 request's metrics are dropped and counted, never waited for. One background task formats
 the lines, adds the gauges every `interval_s` seconds, packs the lines newline-separated
@@ -14,7 +14,7 @@ Metric names (StatsD line protocol, all under the `zkbroker.` prefix):
   lower-case Kafka name of the first error code in the response (`topic_already_exists`),
   or `dropped` when the connection was dropped without an answer (an injected fault);
 - `zkbroker.request_latency.<api>.v<version>:<ms>|ms` per request;
-- `zkbroker.faults.injected:1|c` per request a hook intervened on (`broker.hooks.faults`);
+- `zkbroker.faults.injected:1|c` per request a hook intervened on (`zkbroker.broker.hooks.faults`);
 - `zkbroker.controller.event.<Name>:<ms>|ms` per controller event this process's active
   controller ran (`BrokerChange`, `TopicChange`, `ZkPartitionReassignment`, ...);
 - gauges, every `interval_s` seconds: `zkbroker.connections.open`, `zkbroker.topics`,
@@ -37,9 +37,9 @@ from typing import Any
 import asyncio_dgram
 import structlog
 
-from broker.protocol.error_codes import name_of
-from broker.server.hooks import Intervention, RequestCall, RequestRecord
-from broker.settings import parse_address
+from zkbroker.broker.protocol.error_codes import name_of
+from zkbroker.broker.server.hooks import Intervention, RequestCall, RequestRecord
+from zkbroker.broker.settings import parse_address
 
 __all__ = [
     "DEFAULT_INTERVAL_S",

@@ -13,7 +13,7 @@ once per process (every broker of a process shares the image):
   image; a topic or default entity turning `unclean.leader.election.enable` on is passed to
   `on_unclean_enabled` (the process's active controller elects offline partitions). A topic
   notification drops the topic from the data plane's override cache
-  (`broker.image.topic_configs`), which reads it again on the next Produce or Fetch;
+  (`zkbroker.broker.image.topic_configs`), which reads it again on the next Produce or Fetch;
   DescribeConfigs reads `/config/topics/<t>` itself as Kafka's `ZkConfigRepository` does.
   A `users/...` or `clients/...` notification re-reads that entity into the image's client
   quotas (`MetadataImage.client_quotas`, Kafka's `UserConfigHandler`/`ClientIdConfigHandler`
@@ -28,7 +28,8 @@ user/client and ip entity (quotas), so values written without a notification (as
 would see them after a restart) are known at once.
 
 Deliberately not here: validation of what the entity holds (the broker applies the dynamic
-rules when it builds its config, `broker.rules.broker_config`), and writes other than the purge.
+rules when it builds its config, `zkbroker.broker.rules.broker_config`), and writes other than the
+purge.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ from collections.abc import Callable
 
 import structlog
 
-from broker.image.metadata_image import MetadataImage
-from zk_layout import (
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.zk_layout import (
     DEFAULT_ENTITY,
     ConfigChangeNotificationNode,
     ConfigChangesNode,
@@ -52,7 +53,7 @@ from zk_layout import (
     ZkStore,
     ZnodeFormatError,
 )
-from zk_layout.store import Watch
+from zkbroker.zk_layout.store import Watch
 
 # Kafka's ZkNodeChangeNotificationListener changeExpirationMs.
 DEFAULT_CHANGE_EXPIRATION_MS = 15 * 60 * 1000

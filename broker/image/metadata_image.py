@@ -2,8 +2,8 @@
 
 One `MetadataImage` per process, shared by all of its brokers (Kafka keeps one metadata
 cache per broker, fed by the controller's UpdateMetadata; here every broker of a process
-sees the same ZooKeeper, so one image serves them all). `broker.image.metadata_watcher` keeps it
-current from ZooKeeper watches; handlers only read it, and may wait for it to reach a state
+sees the same ZooKeeper, so one image serves them all). `zkbroker.broker.image.metadata_watcher`
+keeps it current from ZooKeeper watches; handlers only read it, and may wait for it to reach a state
 (`wait_for`), which is how CreateTopics-style requests wait for their results.
 
 A partition is visible only once its state znode exists: Kafka's metadata cache learns of a
@@ -30,9 +30,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
-from broker.image.topic_configs import TopicConfigCache
-from broker.security.quotas import ClientQuotaConfigs
-from zk_layout import BrokerInfo, PartitionState, TopicAssignment
+from zkbroker.broker.image.topic_configs import TopicConfigCache
+from zkbroker.broker.security.quotas import ClientQuotaConfigs
+from zkbroker.zk_layout import BrokerInfo, PartitionState, TopicAssignment
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
@@ -112,7 +112,7 @@ class MetadataImage:
     broker_configs_version: int = 0
     # Topic overrides as the data plane applies them (read on demand, dropped on change).
     topic_configs: TopicConfigCache = field(default_factory=TopicConfigCache, repr=False)
-    # Client quota values per user/client entity (broker.image.config_watcher keeps them).
+    # Client quota values per user/client entity (zkbroker.broker.image.config_watcher keeps them).
     client_quotas: ClientQuotaConfigs = field(default_factory=ClientQuotaConfigs, repr=False)
     version: int = 0
     _assignments: dict[str, TopicAssignment] = field(default_factory=dict, repr=False)

@@ -33,10 +33,10 @@ from typing import Any, Protocol, TypeVar
 
 import structlog
 
-from broker.asyncutil import Pacer
-from broker.image.metadata_image import MetadataImage
-from zk_layout import ZkStore, ZnodeFormatError
-from zk_layout.nodes import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.zk_layout import ZkStore, ZnodeFormatError
+from zkbroker.zk_layout.nodes import (
     BrokerIdNode,
     BrokerIdsNode,
     ClusterIdNode,
@@ -47,7 +47,7 @@ from zk_layout.nodes import (
     TopicNode,
     TopicsNode,
 )
-from zk_layout.store import Watch
+from zkbroker.zk_layout.store import Watch
 
 T = TypeVar("T", covariant=True)
 

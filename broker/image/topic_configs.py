@@ -11,7 +11,7 @@ request, so they are kept here instead of being read from ZooKeeper each time:
   invalidated is not cached (its value may predate the change), so a change is never lost.
 
 Deliberately not here: resolving the overrides against the broker's defaults (the handlers do
-that with the broker's own config, `handlers.support.log_config`), validation (a value that
+that with the broker's own config, `zkbroker.handlers.support.log_config`), validation (a value that
 does not parse is reported by whoever reads it), and DescribeConfigs, which reads the znode
 itself as Kafka's `ZkConfigRepository` does.
 """
@@ -23,7 +23,7 @@ from types import MappingProxyType
 
 import structlog
 
-from zk_layout import ConfigEntityNode, ConfigType, ZkStore, ZnodeFormatError
+from zkbroker.zk_layout import ConfigEntityNode, ConfigType, ZkStore, ZnodeFormatError
 
 _log = structlog.get_logger(__name__)
 

@@ -16,9 +16,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from broker.protocol import primitives as p
-from broker.protocol.errors import CodecError
-from broker.protocol.schema import FIXED_TYPES, FieldDef, MessageDef, StructDef
+from zkbroker.broker.protocol import primitives as p
+from zkbroker.broker.protocol.errors import CodecError
+from zkbroker.broker.protocol.schema import FIXED_TYPES, FieldDef, MessageDef, StructDef
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker.protocol import checked
-from broker.protocol.compiler import Decoder, Encoder, build_decoder, build_encoder
-from broker.protocol.errors import CodecError
-from broker.protocol.messages import MESSAGE_DEFS
-from broker.protocol.schema import MessageDef
+from zkbroker.broker.protocol import checked
+from zkbroker.broker.protocol.compiler import Decoder, Encoder, build_decoder, build_encoder
+from zkbroker.broker.protocol.errors import CodecError
+from zkbroker.broker.protocol.messages import MESSAGE_DEFS
+from zkbroker.broker.protocol.schema import MessageDef
 
 Buffer = bytes | bytearray | memoryview
 

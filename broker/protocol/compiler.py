@@ -15,8 +15,8 @@ precomputed Struct. The results:
 
 The generated code is the fast path only. It checks what it must to stay memory-safe (string and
 array lengths against the bytes left) and otherwise lets malformed input or bad values fail with
-whatever Python raises. ``broker.protocol.codec`` catches that and asks ``checked`` for a precise
-explanation (field path, offset).
+whatever Python raises. ``zkbroker.broker.protocol.codec`` catches that and asks ``checked`` for a
+precise explanation (field path, offset).
 
 Decoders refuse exactly what Kafka's generated readers refuse while parsing (MessageDataGenerator's
 ``generateVariableLengthReader``, ``ByteUtils.readUnsignedVarint``): a compact string longer
@@ -38,8 +38,8 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from broker.protocol import primitives as p
-from broker.protocol.schema import FIXED_TYPES, FieldDef, MessageDef, StructDef
+from zkbroker.broker.protocol import primitives as p
+from zkbroker.broker.protocol.schema import FIXED_TYPES, FieldDef, MessageDef, StructDef
 
 Encoder = Callable[[Any, bytearray], None]
 Decoder = Callable[[bytes, int], tuple[Any, int]]

@@ -4,9 +4,10 @@ The broker side uses ``decode_request`` (or ``decode_request_header`` + ``decode
 and ``encode_response``; tests acting as a client use ``encode_request`` and ``decode_response``.
 All of them raise only ``CodecError``.
 
-Deliberately not here: the 4-byte size prefix and socket handling (``broker.server.listener``), and
-deciding what to answer to an unsupported version (the handlers do; for ApiVersions Kafka replies
-in the v0 format, which a caller gets by passing a header with ``api_version=0``).
+Deliberately not here: the 4-byte size prefix and socket handling
+(``zkbroker.broker.server.listener``), and deciding what to answer to an unsupported version (the
+handlers do; for ApiVersions Kafka replies in the v0 format, which a caller gets by passing a header
+with ``api_version=0``).
 """
 
 from __future__ import annotations
@@ -14,17 +15,23 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from broker.protocol.codec import Buffer, as_bytes, decode_with, encode_message, encode_with_prefix
-from broker.protocol.errors import CodecError
-from broker.protocol.headers import (
+from zkbroker.broker.protocol.codec import (
+    Buffer,
+    as_bytes,
+    decode_with,
+    encode_message,
+    encode_with_prefix,
+)
+from zkbroker.broker.protocol.errors import CodecError
+from zkbroker.broker.protocol.headers import (
     API_VERSIONS_KEY,
     decode_header_bytes,
     request_header_version,
     response_header_version,
 )
-from broker.protocol.messages import API_SPECS
-from broker.protocol.messages.headers import RESPONSE_HEADER, RequestHeader
-from broker.protocol.schema import ApiSpec
+from zkbroker.broker.protocol.messages import API_SPECS
+from zkbroker.broker.protocol.messages.headers import RESPONSE_HEADER, RequestHeader
+from zkbroker.broker.protocol.schema import ApiSpec
 
 _INT32 = struct.Struct(">i")
 

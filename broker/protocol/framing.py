@@ -2,7 +2,7 @@
 with a request whose API key or version it does not serve.
 
 Every Kafka request and response is a 4-byte big-endian signed size followed by that many
-bytes. The listener (`broker.server.listener`) does only the socket reads and writes; every
+bytes. The listener (`zkbroker.broker.server.listener`) does only the socket reads and writes; every
 decision about a frame is made here, so it can be tested without a socket:
 
 - `frame_size(prefix, max_request_bytes)`: the size, or `FrameRefused` when the connection
@@ -20,7 +20,7 @@ Close reasons are sentences for the log line the listener writes; see
 `docs/kafka-behaviour.md` §0 for the plumbing these rules come from.
 
 Deliberately not here: sockets, the handler table itself (the caller passes its ranges),
-decoding of bodies (`broker.protocol.envelope`), and TLS/SASL framing.
+decoding of bodies (`zkbroker.broker.protocol.envelope`), and TLS/SASL framing.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from broker.protocol import error_codes
-from broker.protocol.envelope import encode_response
-from broker.protocol.messages import API_SPECS
-from broker.protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
-from broker.protocol.messages.headers import RequestHeader
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.envelope import encode_response
+from zkbroker.broker.protocol.messages import API_SPECS
+from zkbroker.broker.protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
+from zkbroker.broker.protocol.messages.headers import RequestHeader
 
 SIZE_BYTES = 4
 API_VERSIONS_KEY = 18

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import struct
 
-from broker.protocol.checked import Context
-from broker.protocol.codec import Buffer, as_bytes, decode_with
-from broker.protocol.messages import API_SPECS
-from broker.protocol.messages.headers import REQUEST_HEADER, RequestHeader
+from zkbroker.broker.protocol.checked import Context
+from zkbroker.broker.protocol.codec import Buffer, as_bytes, decode_with
+from zkbroker.broker.protocol.messages import API_SPECS
+from zkbroker.broker.protocol.messages.headers import REQUEST_HEADER, RequestHeader
 
 API_VERSIONS_KEY = 18
 CONTROLLED_SHUTDOWN_KEY = 7

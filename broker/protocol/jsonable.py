@@ -16,9 +16,9 @@ from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import Any
 
-from broker.protocol.messages import MESSAGE_DEFS
-from broker.protocol.schema import FieldDef, StructDef
-from zk_layout.uuid_text import uuid_to_text
+from zkbroker.broker.protocol.messages import MESSAGE_DEFS
+from zkbroker.broker.protocol.schema import FieldDef, StructDef
+from zkbroker.zk_layout.uuid_text import uuid_to_text
 
 # Spec types whose Python values are JSON values already.
 _NATIVE_TYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint16", "uint32", "string"})

@@ -3,7 +3,7 @@
 These are the building blocks the compiled encoders/decoders (``compiler``) and the checked
 reference codec (``checked``) share, so both agree on every byte.
 
-Kafka's Uuid text form is ``zk_layout.uuid_text`` (the bottom layer: znodes print it too).
+Kafka's Uuid text form is ``zkbroker.zk_layout.uuid_text`` (the bottom layer: znodes print it too).
 
 Deliberately not here: anything that knows about message fields or versions, and any error
 reporting. Fast-path helpers raise ``WireFault`` (or let ``IndexError``/``struct.error`` escape);

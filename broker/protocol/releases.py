@@ -75,7 +75,7 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from zk_layout.release import Release, release_name
+from zkbroker.zk_layout.release import Release, release_name
 
 RELEASES: tuple[Release, ...] = (
     (0, 10, 0),
@@ -177,7 +177,7 @@ API_NAMES: Mapping[int, str] = MappingProxyType(
 )
 
 # Keys whose Kafka JSON lists only KRaft listeners, yet zkbroker serves and advertises
-# (KIP-631 BrokerRegistration and BrokerHeartbeat, see broker.controller.broker_leases).
+# (KIP-631 BrokerRegistration and BrokerHeartbeat, see zkbroker.broker.controller.broker_leases).
 SERVED_BEYOND_ZK_BROKER: frozenset[int] = frozenset({62, 63})
 
 # The history of each API, written as steps: (first release line that advertises

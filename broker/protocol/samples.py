@@ -15,8 +15,8 @@ import itertools
 import uuid
 from typing import Any
 
-from broker.protocol.primitives import INT_RANGES
-from broker.protocol.schema import FieldDef, MessageDef, StructDef
+from zkbroker.broker.protocol.primitives import INT_RANGES
+from zkbroker.broker.protocol.schema import FieldDef, MessageDef, StructDef
 
 VARIANTS = ("full", "nulls", "empty", "long")
 

@@ -1,7 +1,7 @@
 """Data types that describe Kafka messages: version ranges, fields, structs, messages, APIs.
 
-The generated modules under ``broker.protocol.messages`` are written in terms of these types and
-``broker.protocol.compiler`` turns them into encoders and decoders.
+The generated modules under ``zkbroker.broker.protocol.messages`` are written in terms of these
+types and ``zkbroker.broker.protocol.compiler`` turns them into encoders and decoders.
 
 Deliberately not here: any wire logic (see ``primitives``/``compiler``), any JSON parsing of the
 Kafka specs (that is the generator's job, at build time, never at run time) and the per-release

@@ -1,4 +1,4 @@
-"""`python -m broker.report INPUT... --out DIR`: the report job, as `zkbroker report`.
+"""`python -m zkbroker.broker.report INPUT... --out DIR`: the report job, as `zkbroker report`.
 
 Deliberately nothing else: spark-submit takes `broker/report/submit.py` (a file), this is
 for `python -m`.
@@ -6,6 +6,6 @@ for `python -m`.
 
 import sys
 
-from broker.report.job import main
+from zkbroker.broker.report.job import main
 
-sys.exit(main(prog="python -m broker.report"))
+sys.exit(main(prog="python -m zkbroker.broker.report"))

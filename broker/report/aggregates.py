@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from broker.report import tables
+from zkbroker.broker.report import tables
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

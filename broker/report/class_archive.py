@@ -23,7 +23,7 @@ How it is kept:
 Only when zkbroker starts the JVM itself: under spark-submit, or with a session of your
 own, the JVM's options are not ours.
 
-Deliberately not here: the session's other settings (`broker.report.session`). The JDK's
+Deliberately not here: the session's other settings (`zkbroker.broker.report.session`). The JDK's
 ahead-of-time cache (JEP 483, JDK 24+) would also keep profiles, but measured no faster
 than this archive at 1M lines, on a JDK this project does not install.
 """

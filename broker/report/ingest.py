@@ -9,8 +9,8 @@ file is one **run**: `run_id` is its path as Spark names it, `project` the value
 `project=NAME` folder above it (else "default"), and an optional `<file>.meta.json` beside
 it adds `release`, `commit`, `ci_job` and `kafka_version`.
 
-Lines are read with the explicit schema of `broker.report.schema` in PERMISSIVE mode: a line
-Spark cannot parse (truncated by a killed process, or a value of the wrong type) lands in the
+Lines are read with the explicit schema of `zkbroker.broker.report.schema` in PERMISSIVE mode: a
+line Spark cannot parse (truncated by a killed process, or a value of the wrong type) lands in the
 corrupt-record column; a line missing a field the reports need, or holding a number no
 broker captures (`schema.INT16`, a negative latency), counts as bad too. Bad lines
 are written to the dataset as rows with `valid = false` (their text left out), so they are
@@ -21,11 +21,11 @@ once: Spark forbids queries that reference only the corrupt-record column of raw
 The dataset (`<dataset>/requests`, in `project=NAME` folders as Spark partitions by a
 column; read back with `project` always text) holds every capture field but
 the request/response bodies, plus the run columns and `ingest_batch`; beside it, each batch's
-aggregates (`broker.report.aggregates`: what the reports read); `<dataset>/ingested`
+aggregates (`zkbroker.broker.report.aggregates`: what the reports read); `<dataset>/ingested`
 lists the files ingested (path, size, modification time, lines, bad lines) so that
 `--incremental` reads only files not listed there (or changed since).
 
-Deliberately not here: any report (`broker.report.tables`).
+Deliberately not here: any report (`zkbroker.broker.report.tables`).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from urllib.parse import unquote
 
 import structlog
 
-from broker.report import aggregates
-from broker.report.schema import (
+from zkbroker.broker.report import aggregates
+from zkbroker.broker.report.schema import (
     CORRUPT_COLUMN,
     INT16,
     REQUIRED_FOR_REPORTS,

@@ -1,13 +1,13 @@
 """The report job: ingest, compute the tables, write Parquet + summary.json + report.html,
-decide the exit code. The same code runs from `zkbroker report`, `python -m broker.report`,
+decide the exit code. The same code runs from `zkbroker report`, `python -m zkbroker.broker.report`,
 spark-submit (`broker/report/submit.py`) and Python (`run_report(options, spark=...)`).
 
 Output in `--out DIR` (local: the driver writes it): `summary.json`, `report.html`, and by
 default `tables/<name>/` (Parquet, one folder per table; `--tables URI` elsewhere, as
 executors of a multi-host cluster need) and the dataset in `DIR/dataset` (`--dataset URI`),
 a baseline's beside it (`<dataset>-baseline`). The tables are computed from the dataset's
-aggregates (`broker.report.aggregates`, written at ingest), never from its row-level requests.
-Each table is computed once, written and cached; its rows are collected from the cache to
+aggregates (`zkbroker.broker.report.aggregates`, written at ingest), never from its row-level
+requests. Each table is computed once, written and cached; its rows are collected from the cache to
 build the page and the summary, so nothing is computed twice and no Python data goes back
 into Spark.
 
@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from broker.report import aggregates, tables
-from broker.report.aggregates import Aggregates
-from broker.report.ingest import IngestResult, ingest, load_requests
-from broker.report.jvm_tuning import c2_paused
-from broker.report.options import (
+from zkbroker.broker.report import aggregates, tables
+from zkbroker.broker.report.aggregates import Aggregates
+from zkbroker.broker.report.ingest import IngestResult, ingest, load_requests
+from zkbroker.broker.report.jvm_tuning import c2_paused
+from zkbroker.broker.report.options import (
     EXIT_FAILURE,
     EXIT_FINDINGS,
     EXIT_OK,
@@ -45,7 +45,7 @@ from broker.report.options import (
     ReportOptions,
     parse_options,
 )
-from broker.report.session import (
+from zkbroker.broker.report.session import (
     MissingDependencyError,
     build_session,
     check_dependencies,
@@ -295,8 +295,8 @@ def run_report(
     `only_run_in_jvm`: nothing runs in the driver's JVM after this report (the command and
     spark-submit run one report per process), so its tables are computed with the JIT's C2
     kept off (`jvm_tuning.c2_paused`), which would leave a later run's code to C1."""
-    from broker.report.page import render_page
-    from broker.report.plots import load_in_background
+    from zkbroker.broker.report.page import render_page
+    from zkbroker.broker.report.plots import load_in_background
 
     load_in_background()
     own = spark is None
@@ -369,7 +369,7 @@ def run_cli(options: ReportOptions, prog: str = "zkbroker report") -> int:
     """The command's run for parsed options: logging, dependency check, job, exit code."""
     import logging
 
-    from broker.log import configure_logging
+    from zkbroker.broker.log import configure_logging
 
     configure_logging(options.log_level, "console")
     # py4j logs every gateway call at INFO through the root logger.

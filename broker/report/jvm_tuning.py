@@ -38,8 +38,8 @@ would find its per-row code, first made hot by these tables, left to C1 (checked
 in interleaved pairs, the tables took 1.1 s (17%) less at 1M lines (3 pairs) and 1.35 s
 (21%) less at 10M (2 pairs), less in every pair.
 
-Deliberately not here: options Spark needs (`broker.report.session`), the class-data
-archive (`broker.report.class_archive`). Under spark-submit the options do not apply (Spark
+Deliberately not here: options Spark needs (`zkbroker.broker.report.session`), the class-data
+archive (`zkbroker.broker.report.class_archive`). Under spark-submit the options do not apply (Spark
 started the JVM); `c2_paused` does, in the driver's JVM only (executors elsewhere are
 Spark's).
 """
@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from broker.report import class_archive
+from zkbroker.broker.report import class_archive
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

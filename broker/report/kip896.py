@@ -1,20 +1,20 @@
 """KIP-896 as Spark expressions: is a request's (api key, version) deprecated in 3.9 /
 removed in Kafka 4.0?
 
-The ranges are the generated tables of `broker.protocol.removed_in_4` (from the specs'
+The ranges are the generated tables of `zkbroker.broker.protocol.removed_in_4` (from the specs'
 `deprecatedVersions`). They become constant maps (api key to its range, api key to the
-range's text; `broker.report.literals`) looked up in the JVM: executors need no Python, and
+range's text; `zkbroker.broker.report.literals`) looked up in the JVM: executors need no Python, and
 no Python list is turned into a DataFrame.
 
-Deliberately not here: which clients are ready (`broker.report.tables.readiness`).
+Deliberately not here: which clients are ready (`zkbroker.broker.report.tables.readiness`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from broker.protocol.removed_in_4 import DEPRECATED_IN_3_9, REMOVED_IN_4_0
-from broker.report.literals import literal_map
+from zkbroker.broker.protocol.removed_in_4 import DEPRECATED_IN_3_9, REMOVED_IN_4_0
+from zkbroker.broker.report.literals import literal_map
 
 if TYPE_CHECKING:
     from pyspark.sql import Column

@@ -9,9 +9,9 @@ milliseconds. The entries are the project's own generated tables (integers, name
 names: a name that would need escaping is refused rather than quoted in a way that depends
 on a session setting (`spark.sql.parser.escapedStringLiterals`).
 
-Deliberately not here: what the tables mean (`broker.report.kip896`,
-`broker.report.tables.error_name`). Data of the run itself (paths, counts) never goes through
-SQL text: `broker.report.ingest` passes its file listing as one JSON literal.
+Deliberately not here: what the tables mean (`zkbroker.broker.report.kip896`,
+`zkbroker.broker.report.tables.error_name`). Data of the run itself (paths, counts) never goes
+through SQL text: `zkbroker.broker.report.ingest` passes its file listing as one JSON literal.
 """
 
 from __future__ import annotations

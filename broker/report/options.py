@@ -1,8 +1,9 @@
-"""The report's command-line options, shared by `zkbroker report`, `python -m broker.report`
-and spark-submit (`broker/report/submit.py`), so the three take the same arguments.
+"""The report's command-line options, shared by `zkbroker report`, `python -m
+zkbroker.broker.report` and spark-submit (`broker/report/submit.py`), so the three take the same
+arguments.
 
-Deliberately not here: running anything (`broker.report.job`). Importing this module imports
-no PySpark.
+Deliberately not here: running anything (`zkbroker.broker.report.job`). Importing this module
+imports no PySpark.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from broker.report.session import SparkSettings
-from broker.report.tables import DEFAULT_RATE_THRESHOLD
+from zkbroker.broker.report.session import SparkSettings
+from zkbroker.broker.report.tables import DEFAULT_RATE_THRESHOLD
 
 # --fail-on rules: each finding of one of them makes the exit code 3.
 FAIL_ON_RULES: dict[str, str] = {

@@ -3,7 +3,7 @@ network resource) built from the collected table rows and the summary.
 
 Every value is HTML-escaped. Versions Kafka 4.0 removed are highlighted (class `removed`),
 as are "not ready" verdicts and new/vanished/changed diff rows. Deliberately not here: any
-computation beyond formatting (the tables come from `broker.report.tables`), Spark.
+computation beyond formatting (the tables come from `zkbroker.broker.report.tables`), Spark.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import html
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from broker.report import plots
+from zkbroker.broker.report import plots
 
 Rows = list[dict[str, Any]]
 MAX_ROWS = 500

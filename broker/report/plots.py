@@ -3,7 +3,7 @@ embedded in `report.html` as data: URIs, so the page needs no other file and no 
 
 Each function takes the collected rows of one table (plain dicts, small) and returns None
 when there is nothing to draw. Deliberately not here: Spark (the rows are already collected),
-HTML (`broker.report.page`).
+HTML (`zkbroker.broker.report.page`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the golden test's oracle and the benchmark's comparison (one process, or several over
 disjoint files, merged).
 
-It follows the definitions of `broker.report.tables` written independently of Spark: the
+It follows the definitions of `zkbroker.broker.report.tables` written independently of Spark: the
 client is the announced software name/version ("unknown" when absent); conformance tables
 skip requests with an injected fault; percentiles are exact nearest rank (the smallest value
 with at least p of the values at or below it: the job's, read from ~1% buckets, must be at
@@ -13,7 +13,7 @@ broker captures (an API key, version or error code outside Kafka's INT16, a nega
 
 Deliberately not here: the baseline diff, readiness and pages (thin layers over these tables), and
 sorting by time: lines are taken in file order, which is time order for the synthetic
-captures it is used with (`broker.report.synthetic`).
+captures it is used with (`zkbroker.broker.report.synthetic`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Any
 
-from broker.report.kip896 import DEPRECATED_IN_3_9, REMOVED_IN_4_0
+from zkbroker.broker.report.kip896 import DEPRECATED_IN_3_9, REMOVED_IN_4_0
 
 UNKNOWN = "unknown"
 _INT_FIELDS = ("broker_id", "api_key", "api_version", "correlation_id", "latency_us")

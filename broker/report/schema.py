@@ -8,7 +8,7 @@ lines it cannot parse. The mapping is mechanical (JSON Schema type -> Spark type
 capture field appears here without an edit, and tests/report/test_schema.py keeps the two
 equal.
 
-Deliberately not here: reading files (`broker.report.ingest`) and any validation beyond
+Deliberately not here: reading files (`zkbroker.broker.report.ingest`) and any validation beyond
 types (Spark marks a line corrupt when a value does not fit its declared type).
 
 PySpark is imported inside the functions: importing this module needs no PySpark.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from broker.hooks.capture import CAPTURE_LINE_SCHEMA
+from zkbroker.broker.hooks.capture import CAPTURE_LINE_SCHEMA
 
 if TYPE_CHECKING:
     from pyspark.sql import Column

@@ -12,7 +12,7 @@ Small-machine settings (all overridable by spark-submit's `--conf`, which we nev
 when Spark started us): UI off, console progress bars off, session time zone UTC, few
 shuffle partitions (reports aggregate to small tables: 4 partitions keep 2 cores busy
 without hundreds of tiny tasks), the driver bound to 127.0.0.1 for local masters,
-`spark.driver.memory` and the JVM's options (`broker.report.jvm_tuning`: the collector, the
+`spark.driver.memory` and the JVM's options (`zkbroker.broker.report.jvm_tuning`: the collector, the
 metaspace, the JIT's directives) before the JVM starts (they cannot change afterwards), and
 a higher
 `spark.sql.objectHashAggregate.sortBased.fallbackThreshold`: `percentile_approx` over more
@@ -20,7 +20,7 @@ than 128 groups otherwise falls back to a sort-based aggregate, several times sl
 timestamps as TIMESTAMP_MICROS rather than the legacy INT96; for local masters, input
 listings in one task per core rather than one per path.
 
-Deliberately not here: what the job computes (`broker.report.job`). PySpark is imported
+Deliberately not here: what the job computes (`zkbroker.broker.report.job`). PySpark is imported
 only inside functions, so `zkbroker` works without the `report` extra.
 """
 
@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from broker.report import class_archive, jvm_tuning
-from broker.report.class_archive import ArchivePlan
+from zkbroker.broker.report import class_archive, jvm_tuning
+from zkbroker.broker.report.class_archive import ArchivePlan
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -61,7 +61,8 @@ class SparkSettings:
     app_name: str = "zkbroker-report"
     # percentile_approx keeps a hash aggregate up to this many groups per task.
     percentile_groups_in_hash: int = 100_000
-    # Where the JVM's class-data archive is kept (`broker.report.class_archive`); None: none.
+    # Where the JVM's class-data archive is kept (`zkbroker.broker.report.class_archive`); None:
+    # none.
     class_archive: str | None = field(default_factory=class_archive.default_folder)
 
 

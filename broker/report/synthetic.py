@@ -5,7 +5,7 @@ error codes, injected fault) drawn from a seeded `random.Random`, so the same co
 same captures. Two renderings of an event, which a test keeps identical:
 
 - `to_record(event)` -> the `RequestRecord` the broker itself would observe (real message
-  objects from `broker.protocol.samples`), for `RequestCapture` to write: writer and reader
+  objects from `zkbroker.broker.protocol.samples`), for `RequestCapture` to write: writer and reader
   cannot drift;
 - `fast_line(event)` -> the same line through precomputed templates, ~10x faster, so the
   benchmark can write 10M lines in reasonable time.
@@ -28,13 +28,13 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from broker.hooks.capture import record_to_json, to_jsonable
-from broker.protocol import API_SPECS
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.headers import RequestHeader
-from broker.protocol.samples import sample
-from broker.server.hooks import Intervention, RequestCall, RequestRecord
-from handlers.context import ConnectionInfo
+from zkbroker.broker.hooks.capture import record_to_json, to_jsonable
+from zkbroker.broker.protocol import API_SPECS
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.headers import RequestHeader
+from zkbroker.broker.protocol.samples import sample
+from zkbroker.broker.server.hooks import Intervention, RequestCall, RequestRecord
+from zkbroker.handlers.context import ConnectionInfo
 
 API_KEYS = {spec.name: key for key, spec in API_SPECS.items()}
 
@@ -272,7 +272,7 @@ def write_with_capture(path: str, items: Iterator[SyntheticEvent] | list[Synthet
     a cluster with `--capture path` would; returns the lines written."""
     import asyncio
 
-    from broker.hooks.capture import RequestCapture
+    from zkbroker.broker.hooks.capture import RequestCapture
 
     async def write() -> int:
         capture = RequestCapture(path, max_records=1)

@@ -1,7 +1,7 @@
 """The report tables: pure DataFrame -> DataFrame transformations over the ingested dataset.
 
 The row-level requests are read only at ingest, by the three aggregates written beside them
-(`broker.report.aggregates`), one set per ingest batch; every table is computed from those
+(`zkbroker.broker.report.aggregates`), one set per ingest batch; every table is computed from those
 small aggregates, whose batches add up exactly:
 0. `request_cube`: the requests counted per run x client x API x version x faulted x error
    codes; every counting table below is a sum over it (thousands of rows for millions of
@@ -41,9 +41,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from broker.protocol.error_codes import NAMES as ERROR_NAMES
-from broker.report.kip896 import deprecated_in_3_9, removed_in_4, removed_range_text
-from broker.report.literals import literal_map
+from zkbroker.broker.protocol.error_codes import NAMES as ERROR_NAMES
+from zkbroker.broker.report.kip896 import deprecated_in_3_9, removed_in_4, removed_range_text
+from zkbroker.broker.report.literals import literal_map
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -16,7 +16,7 @@
 * ``authorize_by_resource_type`` is ``AclAuthorizer.authorizeByResourceType`` (InitProducerId
   without a transactional id: WRITE on any topic): an exact operation or ALL, no implication.
 
-Deliberately not here: ZooKeeper (``broker.security.authorizer``) and request handling.
+Deliberately not here: ZooKeeper (``zkbroker.broker.security.authorizer``) and request handling.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ KafkaController's per-partition checks, in order, in three generations read at t
   INELIGIBLE_REPLICA (v2+) or OPERATION_NOT_ATTEMPTED (v0-1).
 The proposed leader is the requesting broker, whoever leads now (Kafka does not check it).
 
-Deliberately not here: broker epochs, topic lookup and the write (broker.controller
+Deliberately not here: broker epochs, topic lookup and the write (zkbroker.broker.controller
 .alter_partition).
 """
 
@@ -26,9 +26,9 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Final
 
-from broker.protocol import error_codes
-from zk_layout import PartitionState
-from zk_layout.release import Release, release_at_least
+from zkbroker.broker.protocol import error_codes
+from zkbroker.zk_layout import PartitionState
+from zkbroker.zk_layout.release import Release, release_at_least
 
 RECOVERED: Final = 0
 RECOVERING: Final = 1

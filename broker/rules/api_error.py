@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from broker.protocol import error_codes
+from zkbroker.broker.protocol import error_codes
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,16 @@ What it answers:
   resource (`""`) only the dynamic cluster-default configs, with synonyms limited to that layer;
 * `config_synonyms`: Kafka's `ConfigHelper.configSynonyms`, layer-major, with its `dropWhile`
   of names before the one described;
-* the `BrokerLogDefaults` protocol of `broker.rules.config_catalog`: the value a topic config takes
-  when the topic does not override it (Kafka's `extractLogConfigMap`, e.g. `retention.ms` from
-  `log.retention.ms`, else minutes, else hours) and the broker synonyms DescribeConfigs lists.
+* the `BrokerLogDefaults` protocol of `zkbroker.broker.rules.config_catalog`: the value a topic
+  config takes when the topic does not override it (Kafka's `extractLogConfigMap`, e.g.
+  `retention.ms` from `log.retention.ms`, else minutes, else hours) and the broker synonyms
+  DescribeConfigs lists.
 
 Frozen and hashable, so the topic-describe cache can key on it.
 
 Deliberately not here: reading ZooKeeper (the config watcher fills the image), validation of
-an alter request (`handlers.support.config_alter`), broker loggers (`broker.rules.broker_loggers`).
+an alter request (`zkbroker.handlers.support.config_alter`), broker loggers
+(`zkbroker.broker.rules.broker_loggers`).
 """
 
 from __future__ import annotations
@@ -36,14 +38,14 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from types import MappingProxyType
 
-from broker.rules.broker_config_catalog import (
+from zkbroker.broker.rules.broker_config_catalog import (
     broker_config_key,
     broker_config_keys,
     broker_synonyms,
     read_only_in_describe,
     validate_broker_configs,
 )
-from broker.rules.config_catalog import (
+from zkbroker.broker.rules.config_catalog import (
     ConfigEntry,
     ConfigKey,
     ConfigSource,
@@ -53,7 +55,7 @@ from broker.rules.config_catalog import (
     parse_value,
     render_value,
 )
-from zk_layout.release import Release, normalize_release
+from zkbroker.zk_layout.release import Release, normalize_release
 
 Items = tuple[tuple[str, str], ...]
 

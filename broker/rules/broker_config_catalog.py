@@ -3,11 +3,12 @@
 What is here (pure code, no I/O, no ZooKeeper, no clock):
 
 * `BrokerConfigKey` records (a `ConfigKey` subclass, so `parse_value`, `render_value` and
-  `validate_value` of `broker.rules.config_catalog` work on them), one per key *variant*: a key
-  whose type, reported default, validator, internal flag or dynamic scope changed between releases
-  has one record per release range (`since` inclusive, `until` exclusive). `BROKER_CONFIG_KEYS`
-  keeps them in Kafka 2.8's definition order (keys that 2.8 does not know follow in the order of the
-  release that added them), which is the order ConfigDef.parse reports the first bad value in.
+  `validate_value` of `zkbroker.broker.rules.config_catalog` work on them), one per key *variant*: a
+  key whose type, reported default, validator, internal flag or dynamic scope changed between
+  releases has one record per release range (`since` inclusive, `until` exclusive).
+  `BROKER_CONFIG_KEYS` keeps them in Kafka 2.8's definition order (keys that 2.8 does not know
+  follow in the order of the release that added them), which is the order ConfigDef.parse reports
+  the first bad value in.
 * The dynamic-update rules of `DynamicBrokerConfig`: which keys are dynamic (`AllDynamicConfigs`)
   and whether only per broker (`PerBrokerConfigs`: listener and SSL/SASL keys) or also at the
   cluster default `<default>`; `is_dynamic`, `read_only_in_describe`; listener-prefixed names
@@ -84,7 +85,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from broker.rules.config_catalog import (
+from zkbroker.broker.rules.config_catalog import (
     ConfigKey,
     ConfigType,
     ConfigValue,
@@ -104,13 +105,13 @@ from broker.rules.config_catalog import (
     validate_value,
     version_key_eras,
 )
-from broker.rules.jvm_collections import (
+from zkbroker.broker.rules.jvm_collections import (
     java_hashmap_order,
     java_properties_order,
     scala_mutable_hashset_text,
     scala_set_text,
 )
-from zk_layout.release import Release, normalize_release
+from zkbroker.zk_layout.release import Release, normalize_release
 
 
 class DynamicScope(enum.Enum):

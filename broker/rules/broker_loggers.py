@@ -11,7 +11,7 @@ levels; 3.x adds `org.apache.kafka.controller`) plus the class loggers of the br
 ZooKeeper-mode admin request goes through, which a running Kafka broker always has. Levels
 are per broker and last as long as the broker object; they do not change zkbroker's own
 (Python) logging, which is process-wide, except that `kafka.authorizer.logger`'s level also
-decides which authorizer audit lines the broker writes (`handlers.support.authorization`).
+decides which authorizer audit lines the broker writes (`zkbroker.handlers.support.authorization`).
 
 `check_op` raises `LoggerOpError` with the code and message the emulated release answers;
 the three generations (2.4-3.1 inside ZkAdminManager, 3.2-3.6 ConfigAdminManager, 3.7+
@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from broker.protocol import error_codes
-from broker.rules.jvm_collections import java_hashmap_order
-from zk_layout.release import Release, normalize_release, release_at_least
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules.jvm_collections import java_hashmap_order
+from zkbroker.zk_layout.release import Release, normalize_release, release_at_least
 
 ROOT = "root"
 

@@ -21,7 +21,7 @@ What is here (pure code, no I/O, no ZooKeeper, no clock):
   renders them, and the synonyms list Kafka builds (`ConfigHelper.createTopicConfigEntry`). The
   broker's part -- the value of a key the topic does not override and the broker synonyms, with
   Kafka's `dropWhile` quirk -- comes from the broker (`BrokerLogDefaults`, implemented by
-  `broker.rules.broker_config.BrokerConfig` over the broker catalog).
+  `zkbroker.broker.rules.broker_config.BrokerConfig` over the broker catalog).
 
 Where the numbers come from (apache/kafka at each release tag): `core/src/main/scala/kafka/log/
 LogConfig.scala` (0.10.0-3.4), `storage/src/main/java/org/apache/kafka/storage/internals/log/
@@ -34,13 +34,14 @@ LogConfig.java` (3.5-3.9, 3.9 = `3.9.0-rc3`), `KafkaConfig.scala` `Defaults` and
 `ConfigEntry.documentation` is always None.
 
 Deliberately not here:
-* Broker configs: `broker.rules.broker_config_catalog` (keys) and `broker.rules.broker_config` (the
-  layered values a broker runs with).
+* Broker configs: `zkbroker.broker.rules.broker_config_catalog` (keys) and
+  `zkbroker.broker.rules.broker_config` (the layered values a broker runs with).
 * Null config values (the CreateTopics/AlterConfigs handlers reject them with their own words);
   a None value passed here is treated as absent.
 * Which error code an API answers: `validate_topic_configs` raises INVALID_CONFIG (40), as
   CreateTopics 2.1+ does; `InvalidConfig.for_create_topics` and
-  `handlers.support.config_alter.config_failure` give the code and message other APIs/releases use.
+  `zkbroker.handlers.support.config_alter.config_failure` give the code and message other
+  APIs/releases use.
 * Tiered storage enabled on the broker is only a flag (`remote_storage_system_enabled`); ZK-mode
   3.9 checks against the topic's *existing* configs are not needed because Kafka passes none.
 
@@ -64,9 +65,9 @@ from functools import cache
 from types import MappingProxyType
 from typing import Protocol
 
-from broker.protocol import error_codes
-from broker.rules.jvm_collections import java_hashmap_order
-from zk_layout.release import Release, normalize_release
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules.jvm_collections import java_hashmap_order
+from zkbroker.zk_layout.release import Release, normalize_release
 
 ConfigValue = bool | int | float | str | list[str]
 Validator = Callable[[str, ConfigValue], None]
@@ -153,7 +154,8 @@ class InvalidConfig(Exception):
     `config_exception` is True when Kafka raised a ConfigException (a value that does not parse
     or fails its validator, or a tiered-storage rule), False for InvalidConfigurationException
     (unknown name, compaction-lag conflict, ZK-mode remote.log.* rule). APIs map the two
-    differently; see `for_create_topics` and `handlers.support.config_alter.config_failure`.
+    differently; see `for_create_topics` and
+    `zkbroker.handlers.support.config_alter.config_failure`.
     """
 
     def __init__(
@@ -868,7 +870,7 @@ def _check_local_retention(local_name: str, local: int, total_name: str, total: 
 
 class BrokerLogDefaults(Hashable, Protocol):
     """What a broker's own configuration contributes to a topic's described configs
-    (implemented by `broker.rules.broker_config.BrokerConfig`; must be hashable)."""
+    (implemented by `zkbroker.broker.rules.broker_config.BrokerConfig`; must be hashable)."""
 
     def topic_value(self, key: ConfigKey) -> str | None: ...
 

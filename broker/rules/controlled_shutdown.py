@@ -6,7 +6,7 @@ not shutting down; the ISR loses every shutting-down broker; leader epoch + 1. N
 no election, the partition keeps its leader and is reported as remaining.
 
 Deliberately not here: which partitions a controlled shutdown acts on and the writes
-(broker.controller.controlled_shutdown).
+(zkbroker.broker.controller.controlled_shutdown).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from zk_layout import PartitionState
+from zkbroker.zk_layout import PartitionState
 
 
 def controlled_shutdown_leader(

@@ -20,8 +20,8 @@ finalized in `/feature` can succeed. Errors keep Kafka's texts; a success is Jav
 `new ApiError(Errors.NONE)`, whose message is "NONE".
 
 Deliberately not here: reading or writing `/feature`, the controller check and the wait for the
-feature cache (broker.controller.feature_updates, handlers.update_features); `validate_only`,
-which the ZooKeeper controller never reads.
+feature cache (zkbroker.broker.controller.feature_updates, zkbroker.handlers.update_features);
+`validate_only`, which the ZooKeeper controller never reads.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from broker.protocol import error_codes
-from broker.protocol.messages.update_features import FeatureUpdateKey
-from zk_layout.release import Release, release_at_least
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.update_features import FeatureUpdateKey
+from zkbroker.zk_layout.release import Release, release_at_least
 
 UPGRADE: Final = 1
 SAFE_DOWNGRADE: Final = 2

@@ -62,7 +62,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from broker.protocol import error_codes
+from zkbroker.broker.protocol import error_codes
 
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
-from zk_layout import LEADER_NONE, PartitionState
+from zkbroker.zk_layout import LEADER_NONE, PartitionState
 
 
 def _new_leader(

@@ -41,8 +41,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from broker.protocol import error_codes
-from broker.protocol.records import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.records import (
     MAGIC_V0,
     MAGIC_V1,
     MAGIC_V2,
@@ -58,8 +58,8 @@ from broker.protocol.records import (
     encode_message_set,
     iter_batches,
 )
-from broker.protocol.records.scan import RecordsScan, scan_records
-from zk_layout.release import Release, release_at_least
+from zkbroker.broker.protocol.records.scan import RecordsScan, scan_records
+from zkbroker.zk_layout.release import Release, release_at_least
 
 LONG_MAX = (1 << 63) - 1
 

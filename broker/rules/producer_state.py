@@ -23,8 +23,8 @@ bumped it: `check_marker` refuses an older one and `observe_marker` makes it the
 fencing the producer's older epochs (``ProducerAppendInfo.appendEndTxnMarker``).
 
 Deliberately not here: transactions (ongoing transaction offsets, the last stable offset:
-``broker.storage.transactions``, whose open transactions `expire` is given so it never drops
-their producers), the schedule of producer id expiry (`producer.id.expiration.ms`, 1 day:
+``zkbroker.broker.storage.transactions``, whose open transactions `expire` is given so it never
+drops their producers), the schedule of producer id expiry (`producer.id.expiration.ms`, 1 day:
 entries are dropped with `expire`), and snapshots (the state is rebuilt by scanning).
 """
 
@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Container
 from dataclasses import dataclass, field
 
-from broker.protocol import error_codes
+from zkbroker.broker.protocol import error_codes
 
 NUM_BATCHES_TO_RETAIN = 5
 INT32_MAX = (1 << 31) - 1

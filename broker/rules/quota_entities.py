@@ -5,8 +5,8 @@ Follows Kafka 3.9's `ZkAdminManager.describeClientQuotas` / `alterClientQuotas` 
 `DynamicConfig.{User,Client,Ip}` (docs/kafka-behaviour.md has no § of its own yet):
 
 * entity types `user`, `client-id`, `ip`; a None name is the `<default>` entity; names are
-  sanitized (URL-encoded, `zk_layout.sanitizer`) into `/config/users/<u>`, `/config/clients/<c>`,
-  `/config/users/<u>/clients/<c>`, `/config/ips/<ip>`;
+  sanitized (URL-encoded, `zkbroker.zk_layout.sanitizer`) into `/config/users/<u>`,
+  `/config/clients/<c>`, `/config/users/<u>/clients/<c>`, `/config/ips/<ip>`;
 * quota keys and their ConfigDef types per release: `producer_byte_rate`, `consumer_byte_rate`
   (LONG), `request_percentage` (DOUBLE) since 2.6; `controller_mutation_rate` (DOUBLE, KIP-599)
   and the SCRAM mechanism names on users (PASSWORD: Kafka throws IllegalStateException, i.e.
@@ -19,7 +19,7 @@ Follows Kafka 3.9's `ZkAdminManager.describeClientQuotas` / `alterClientQuotas` 
   stored entities an answer holds.
 
 Deliberately not here: ZooKeeper I/O and host name resolution (the handlers), and the rate math
-of throttling (`broker.rules.quota_rates`).
+of throttling (`zkbroker.broker.rules.quota_rates`).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Final
 
-from broker.protocol import error_codes
-from broker.rules.jvm_collections import java_hashmap_order
-from zk_layout import DEFAULT_ENTITY, ConfigType, desanitize, sanitize
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules.jvm_collections import java_hashmap_order
+from zkbroker.zk_layout import DEFAULT_ENTITY, ConfigType, desanitize, sanitize
 
 USER: Final = "user"
 CLIENT_ID: Final = "client-id"

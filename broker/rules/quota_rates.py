@@ -16,7 +16,7 @@ The entity that matches decides the quota *and* who shares it: the metric tags k
 only if the match names a user level and the client id only if it names a client level, so
 `users/<default>` gives every user a quota of its own shared by all its client ids.
 
-Deliberately not here: where the values come from (`broker.security.quotas`), time sources.
+Deliberately not here: where the values come from (`zkbroker.broker.security.quotas`), time sources.
 """
 
 from __future__ import annotations

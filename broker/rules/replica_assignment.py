@@ -28,7 +28,7 @@ import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from broker.protocol import error_codes
+from zkbroker.broker.protocol import error_codes
 
 MIXED_RACKS_REASON = "Not all brokers have rack information for replica rack aware assignment."
 

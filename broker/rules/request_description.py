@@ -28,7 +28,7 @@ import functools
 import ipaddress
 from dataclasses import dataclass
 
-from zk_layout.release import Release
+from zkbroker.zk_layout.release import Release
 
 # Forwardable APIs that can answer a ClusterAuthorizationException with a message, by release
 # they became forwardable (ApiKeys' `forwardable` flag): their buffer outlives parsing.

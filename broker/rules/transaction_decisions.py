@@ -10,7 +10,7 @@ KIP-360 (InitProducerId with the producer's id and epoch), KIP-588 (PRODUCER_FEN
 KIP-890 part 1 (verify-only AddPartitionsToTxn, 3.6).
 
 A decision returns an error code (NONE: answered without a write) or the `TxnTransit` to
-append, leaving the metadata's transition pending (``broker.rules.transaction_state``).
+append, leaving the metadata's transition pending (``zkbroker.broker.rules.transaction_state``).
 Error codes are Kafka 3.9's coordinator's; `fenced_error` gives what the emulated release and
 the request version answer instead of PRODUCER_FENCED.
 
@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from broker.protocol import error_codes as ec
-from broker.rules.jvm_collections import java_string_hash
-from broker.rules.transaction_state import (
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.rules.jvm_collections import java_string_hash
+from zkbroker.broker.rules.transaction_state import (
     EXPIRATION_ALLOWED,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
@@ -36,7 +36,7 @@ from broker.rules.transaction_state import (
     TxnTransit,
     is_epoch_exhausted,
 )
-from zk_layout.release import Release, release_at_least
+from zkbroker.zk_layout.release import Release, release_at_least
 
 S = TxnState
 

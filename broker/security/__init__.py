@@ -6,7 +6,7 @@ broker dials its peers' inter-broker listener with (`inter_broker`, `sasl_client
 
 Pure code except `credential_cache` (which reads `/config/users` and follows `/config/changes`)
 and `tls` (which loads PEM files into an `ssl.SSLContext`). The per-connection SASL state
-machine that drives these is `broker.server.authenticator`.
+machine that drives these is `zkbroker.broker.server.authenticator`.
 
 Deliberately not here: ACLs and the authorizer, quotas, delegation tokens (later steps of
 issue 15), GSSAPI and OAUTHBEARER.

@@ -15,7 +15,7 @@ docs/kafka-behaviour.md §21).
   retries, 100-150 ms apart); then update the cache and write a change notification.
 - Create: a name with ``/`` or unknown elements is INVALID_REQUEST "Failed to create ACL";
   PREFIXED needs ``inter.broker.protocol.version`` >= 2.0 (UNSUPPORTED_VERSION).
-- Matching and the decision: ``broker.rules.acl_matching``.
+- Matching and the decision: ``zkbroker.broker.rules.acl_matching``.
 - The audit log (``logAuditMessage``): ``decide`` with an ``Audit`` logs the decision as one
   structlog event ``authorizer.audit`` on the logger ``kafka.authorizer.logger``, denied at
   INFO and allowed at DEBUG, with the parts of Kafka's line as fields (``principal``, ``result``
@@ -24,7 +24,7 @@ docs/kafka-behaviour.md §21).
   debug lines add (``reason``: ``super_user``, ``no_acls_found``, ``deny_acl``, ``allow_acl``
   or ``no_matching_allow_acl``; ``acl``: the entry that matched, as AclEntry prints it). Whether
   a call is logged (``Action.logIfAllowed`` / ``logIfDenied``, the levels) is the caller's
-  ``Audit`` (``handlers.support.authorization``); without one a decision costs what it did.
+  ``Audit`` (``zkbroker.handlers.support.authorization``); without one a decision costs what it did.
   Kafka's TRACE lines (decisions with a log flag off, authorized-operations probes) are not
   emitted: Python logging has no TRACE level.
 
@@ -33,7 +33,7 @@ Kafka's behaviour followed here: AclAuthorizer.scala, ZkAclStore/ZkAclChangeStor
 Deliberately not here: the request-level rules (KafkaApis/AclApis: SECURITY_DISABLED, the
 CLUSTER name; see ``handlers/*_acls.py``), an ``authorizer.zookeeper.url`` of its own (the
 broker's ZooKeeper session is used), and ``authorizeByResourceType``'s matching
-(``broker.rules.acl_matching``).
+(``zkbroker.broker.rules.acl_matching``).
 """
 
 from __future__ import annotations
@@ -48,10 +48,10 @@ from dataclasses import dataclass
 
 import structlog
 
-from broker.protocol import error_codes
-from broker.rules import acl_matching as m
-from zk_layout import BadVersionError, NodeExistsError, NoNodeError, ZnodeFormatError
-from zk_layout.nodes.acl import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules import acl_matching as m
+from zkbroker.zk_layout import BadVersionError, NodeExistsError, NoNodeError, ZnodeFormatError
+from zkbroker.zk_layout.nodes.acl import (
     EXTENDED_ACL_CHANGES,
     LITERAL_ACL_CHANGES,
     AclChangeNode,
@@ -62,8 +62,8 @@ from zk_layout.nodes.acl import (
     acl_persistent_paths,
     acl_store_root,
 )
-from zk_layout.release import Release
-from zk_layout.store import Watch, ZkStore
+from zkbroker.zk_layout.release import Release
+from zkbroker.zk_layout.store import Watch, ZkStore
 
 log = structlog.get_logger(__name__)
 #: Kafka's audit logger (AclAuthorizer.authorizerLogger), also a stdlib logger of that name.

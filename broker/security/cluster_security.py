@@ -15,12 +15,12 @@ becomes, when the cluster starts (`prepare`):
 - the SCRAM users' credentials, which the cluster writes to `/config/users/<user>` once it is
   up (as kafka-configs would) and waits for every broker to know;
 - the brokers' own login towards each other, as a Kafka broker needs it on a secured
-  inter-broker listener (`broker.security.inter_broker`): `sasl.mechanism.inter.broker.protocol`
-  (`inter_broker_mechanism`, default the first mechanism) with the `username`/`password` of
-  `inter_broker_user` (default the first user) in that mechanism's JAAS config, and for TLS
-  the test CA as truststore, so brokers of clusters in other processes on the same ZooKeeper
-  (the same `Security` given to each; with TLS, the same `certificates_dir`, so that they
-  share one CA) reach each other's brokers with no further setup. With
+  inter-broker listener (`zkbroker.broker.security.inter_broker`):
+  `sasl.mechanism.inter.broker.protocol` (`inter_broker_mechanism`, default the first mechanism)
+  with the `username`/`password` of `inter_broker_user` (default the first user) in that mechanism's
+  JAAS config, and for TLS the test CA as truststore, so brokers of clusters in other processes on
+  the same ZooKeeper (the same `Security` given to each; with TLS, the same `certificates_dir`, so
+  that they share one CA) reach each other's brokers with no further setup. With
   the authorizer on, that user needs CLUSTER_ACTION (`super.users`), as in Kafka. With no
   users at all the brokers log in as `zkbroker-inter-broker` with a random password nobody
   installed: fine within one process, refused by brokers of another.
@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from broker.security.jaas import plain_jaas_config, scram_jaas_config
-from broker.security.listener_config import PROTOCOLS, SUPPORTED_MECHANISMS
+from zkbroker.broker.security.jaas import plain_jaas_config, scram_jaas_config
+from zkbroker.broker.security.listener_config import PROTOCOLS, SUPPORTED_MECHANISMS
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ AlterUserScramCredentials on any broker, plain kazoo writing Kafka's format plus
 notification) applies to the next authentication.
 
 With a `feed` (`MetadataImage.client_quotas`, what zkbroker's brokers pass) the cache does not
-watch /config/changes itself: the process's config watcher (`broker.image.config_watcher`), the
-one follower of the notifications, hands it every `users/<u>` entity it re-reads. Without one
+watch /config/changes itself: the process's config watcher (`zkbroker.broker.image.config_watcher`),
+the one follower of the notifications, hands it every `users/<u>` entity it re-reads. Without one
 (a cache on its own), notifications are processed here, in sequence order, each one above the
 last processed, the entity node re-read (the notification is only a trigger); purging old
 notifications is left to that watcher either way.
@@ -22,9 +22,9 @@ from collections.abc import Mapping
 
 import structlog
 
-from broker.security.quotas import ClientQuotaConfigs
-from broker.security.scram import MECHANISM_TYPES, ScramCredential
-from zk_layout import (
+from zkbroker.broker.security.quotas import ClientQuotaConfigs
+from zkbroker.broker.security.scram import MECHANISM_TYPES, ScramCredential
+from zkbroker.zk_layout import (
     ConfigChangeNotificationNode,
     ConfigChangesNode,
     ConfigEntityNode,
@@ -34,7 +34,7 @@ from zk_layout import (
     ZnodeFormatError,
     desanitize,
 )
-from zk_layout.store import Watch
+from zkbroker.zk_layout.store import Watch
 
 
 class CredentialCache:

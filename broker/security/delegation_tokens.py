@@ -7,7 +7,7 @@
 - A token's id is a random UUID in URL-safe base64 without padding (``generateUuidAsBase64``);
   its HMAC is ``HmacSHA512(key=secret key, data=token id)``, never stored: each broker computes
   it. The token's information is ``/delegation_token/tokens/<id>``
-  (``zk_layout.nodes.delegation_token``); each change writes a
+  (``zkbroker.zk_layout.nodes.delegation_token``); each change writes a
   ``/delegation_token/token_changes/token_change_<seq>`` notification, and every broker re-reads
   that token, so tokens are live across brokers and processes. Notifications older than 15
   minutes are deleted while processing, as ``ZkNodeChangeNotificationListener`` does.
@@ -47,11 +47,11 @@ from dataclasses import dataclass, replace
 
 import structlog
 
-from broker.protocol import error_codes
-from broker.security.scram import MECHANISM_TYPES, MIN_ITERATIONS, ScramCredential
-from broker.security.scram import credential_from_password as _credential
-from zk_layout import NodeExistsError, NoNodeError, ZnodeFormatError
-from zk_layout.nodes.delegation_token import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.security.scram import MECHANISM_TYPES, MIN_ITERATIONS, ScramCredential
+from zkbroker.broker.security.scram import credential_from_password as _credential
+from zkbroker.zk_layout import NodeExistsError, NoNodeError, ZnodeFormatError
+from zkbroker.zk_layout.nodes.delegation_token import (
     DelegationTokenChangeNode,
     DelegationTokenChangesNode,
     DelegationTokenInfoNode,
@@ -59,8 +59,8 @@ from zk_layout.nodes.delegation_token import (
     Principal,
     TokenInformation,
 )
-from zk_layout.release import Release, release_at_least
-from zk_layout.store import Watch, ZkStore
+from zkbroker.zk_layout.release import Release, release_at_least
+from zkbroker.zk_layout.store import Watch, ZkStore
 
 log = structlog.get_logger(__name__)
 

@@ -8,12 +8,12 @@ given, is its first listener (`Settings.listeners`), which it writes as
 `inter.broker.listener.name` in the static configs.
 
 `InterBrokerSecurity` is what `ChannelBuilders.clientChannelBuilder` would build from that
-listener's configs: the TLS client context (`broker.security.tls.client_context`) for SSL and
-SASL_SSL, the SASL login (`broker.security.sasl_client.inter_broker_login`) for SASL_PLAINTEXT
-and SASL_SSL. Built at start, its ValueError refuses a configuration Kafka would not start
-with.
+listener's configs: the TLS client context (`zkbroker.broker.security.tls.client_context`) for SSL
+and SASL_SSL, the SASL login (`zkbroker.broker.security.sasl_client.inter_broker_login`) for
+SASL_PLAINTEXT and SASL_SSL. Built at start, its ValueError refuses a configuration Kafka would not
+start with.
 
-Deliberately not here: the connections (`broker.transactions.peer_client`), which brokers a
+Deliberately not here: the connections (`zkbroker.broker.transactions.peer_client`), which brokers a
 peer is (the metadata image), dynamic listener reconfiguration.
 """
 
@@ -23,10 +23,10 @@ import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from broker.rules.broker_config_catalog import broker_config_key
-from broker.security.listener_config import ListenerSecurity
-from broker.security.sasl_client import SaslLogin, inter_broker_login
-from broker.security.tls import client_context
+from zkbroker.broker.rules.broker_config_catalog import broker_config_key
+from zkbroker.broker.security.listener_config import ListenerSecurity
+from zkbroker.broker.security.sasl_client import SaslLogin, inter_broker_login
+from zkbroker.broker.security.tls import client_context
 
 
 def inter_broker_listener_name(configs: Mapping[str, str], default_listener: str) -> str:

@@ -8,7 +8,7 @@ password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";` gi
 StreamTokenizer reads them.
 
 The `username`/`password` options (a broker's own login towards its peers) are read by
-`broker.security.sasl_client`.
+`zkbroker.broker.security.sasl_client`.
 
 Deliberately not here: JAAS files (`java.security.auth.login.config`) and other modules' options.
 """

@@ -11,13 +11,13 @@ keys are looked up per mechanism first (`listener.name.<l>.<mechanism>.sasl.jaas
 - `sasl.jaas.config` with PlainLoginModule `user_<name>="password"` options: PLAIN's users;
 - `connections.max.reauth.ms` (KIP-368), `connection.failed.authentication.delay.ms` (KIP-306,
   2.1+: 100 ms by default; no delay before);
-- `ssl.*` (see `broker.security.tls`) and `ssl.principal.mapping.rules`; on a SASL_SSL
+- `ssl.*` (see `zkbroker.broker.security.tls`) and `ssl.principal.mapping.rules`; on a SASL_SSL
   listener `ssl.client.auth` counts only as a listener override (Kafka's ChannelBuilders).
 
 `listener_security` raises ValueError with the reason for a configuration Kafka (or zkbroker)
 would not start with.
 
-Deliberately not here: the TLS context itself (`broker.security.tls`), dynamic (ZooKeeper)
+Deliberately not here: the TLS context itself (`zkbroker.broker.security.tls`), dynamic (ZooKeeper)
 listener reconfiguration.
 """
 
@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from broker.security.jaas import JaasError, plain_users
-from broker.security.principal_mapping import PrincipalMapper
+from zkbroker.broker.security.jaas import JaasError, plain_users
+from zkbroker.broker.security.principal_mapping import PrincipalMapper
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 DEFAULT_PROTOCOL_MAP = ",".join(f"{p}:{p}" for p in PROTOCOLS)

@@ -5,12 +5,12 @@ watcher) and the per-broker sensors that turn traffic into throttle times, as Ka
 
 * `ClientQuotaConfigs` (one per process, `MetadataImage.client_quotas`): sanitized entity path
   below /config (`users/alice`, `users/<default>/clients/app`, `clients/<default>`) -> quota
-  key -> value, set by `broker.image.config_watcher` from the znodes, so every broker sees a
-  change written by AlterClientQuotas or `kafka-configs` on any broker;
+  key -> value, set by `zkbroker.broker.image.config_watcher` from the znodes, so every broker sees
+  a change written by AlterClientQuotas or `kafka-configs` on any broker;
 * `ClientQuotaManager` (one per broker, `quota_manager_of(broker)`): `throttle_ms(...)` records
   produce bytes (the request's size), fetch bytes (the response's size) and request time
   (handler time as a percentage of one second, `request_percentage`) on the sensor of the
-  quota that applies (`broker.rules.quota_rates.find_quota`'s precedence) and returns the
+  quota that applies (`zkbroker.broker.rules.quota_rates.find_quota`'s precedence) and returns the
   throttle time of a violation, 0 without one or without a quota; produce and fetch take the
   larger of their bandwidth and request throttles, as KafkaApis does;
 * sensors idle for an hour are dropped (Kafka: InactiveSensorExpirationTimeSeconds).
@@ -25,7 +25,7 @@ watcher) and the per-broker sensors that turn traffic into throttle times, as Ka
   and closes it after the throttle time, as Kafka's Acceptor does.
 
 Deliberately not here: where the throttle goes (the listener writes it into throttle_time_ms
-and mutes the connection, `broker.server.listener`), the broker-wide
+and mutes the connection, `zkbroker.broker.server.listener`), the broker-wide
 max.connection.creation.rate, and replica fetches (zkbroker has no followers fetching over the
 wire).
 """
@@ -37,14 +37,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from broker.rules.quota_rates import (
+from zkbroker.broker.rules.quota_rates import (
     SampledRate,
     TokenBucket,
     find_quota,
     record_and_throttle_ms,
     token_throttle_ms,
 )
-from zk_layout import sanitize
+from zkbroker.zk_layout import sanitize
 
 PRODUCE_KEY: Final = 0
 FETCH_KEY: Final = 1

@@ -11,7 +11,8 @@ Two kinds of failure, as in Kafka's `SaslServerAuthenticator`:
 `[authzid] NUL authcid NUL passwd`, the password is compared in constant time with the
 `user_<name>="..."` option of the listener's PlainLoginModule JAAS configuration.
 
-Deliberately not here: the SCRAM exchange (`broker.security.scram`), GSSAPI and OAUTHBEARER.
+Deliberately not here: the SCRAM exchange (`zkbroker.broker.security.scram`), GSSAPI and
+OAUTHBEARER.
 """
 
 from __future__ import annotations

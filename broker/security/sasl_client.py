@@ -6,7 +6,7 @@ mechanism `sasl.mechanism.inter.broker.protocol` (Kafka's default GSSAPI) and th
 `password` options of the listener's JAAS login for that mechanism
 (`listener.name.<l>.<mechanism>.sasl.jaas.config`; zkbroker has no JAAS file, so the plain
 `sasl.jaas.config` stands in for its `KafkaServer` entry, as on the server side, see
-`broker.security.listener_config`). Kafka's `SaslClientCallbackHandler` takes the name and
+`zkbroker.broker.security.listener_config`). Kafka's `SaslClientCallbackHandler` takes the name and
 password from whichever login module put them in the subject, so both `PlainLoginModule` and
 `ScramLoginModule` entries serve.
 
@@ -23,7 +23,7 @@ when no JAAS login gives the broker a user name and password. Releases before 1.
 broker's JAAS login from a file only (`sasl.jaas.config` is no broker config there); zkbroker
 reads no JAAS file, so such a broker has no login and its peer calls fail, logged.
 
-Deliberately not here: the wire (SaslHandshake/SaslAuthenticate, `broker.transactions.
+Deliberately not here: the wire (SaslHandshake/SaslAuthenticate, `zkbroker.broker.transactions.
 peer_client`), GSSAPI and OAUTHBEARER, SCRAM extensions (delegation-token logins are for
 clients, not brokers).
 """
@@ -36,8 +36,8 @@ from typing import Protocol
 
 import scramp
 
-from broker.security.jaas import JaasError, parse_modules
-from broker.security.listener_config import ListenerSecurity, listener_prefix
+from zkbroker.broker.security.jaas import JaasError, parse_modules
+from zkbroker.broker.security.listener_config import ListenerSecurity, listener_prefix
 
 SCRAM_LOGIN_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 

@@ -18,7 +18,7 @@ SCRAM extensions (Kafka's `ScramExtensions`, `key=value` attributes after the cl
 nonce) are taken off before scramp parses the message (it refuses them) and kept in the
 AuthMessage, as Kafka's `ClientFirstMessage` keeps them. With `tokenauth=true` (Kafka's
 `ScramLoginModule.TOKEN_AUTH_CONFIG`) the user name is a delegation token id, looked up through
-`token_lookup` (`broker.security.delegation_tokens`): an unknown token fails with "Token
+`token_lookup` (`zkbroker.broker.security.delegation_tokens`): an unknown token fails with "Token
 Authentication failed: Invalid tokenId : <id>" (the client sees the generic message), and the
 authorization id is the token owner's name; other extensions are ignored, as in Kafka
 (docs/kafka-behaviour.md §18).
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import scramp
 
-from broker.security.sasl import SaslAuthenticationFailed, SaslFailed
+from zkbroker.broker.security.sasl import SaslAuthenticationFailed, SaslFailed
 
 # Kafka's ScramMechanism types (the wire value of Describe/AlterUserScramCredentials).
 MECHANISM_TYPES: Mapping[str, int] = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}

@@ -2,11 +2,12 @@
 'SCRAM-SHA-256=[iterations=4096,password=...]' --entity-type users --entity-name alice` did:
 the user's `/config/users/<sanitized user>` keeps its other keys (quotas) and gets each
 mechanism's credential in Kafka's text form, written with its `/config/changes` notification
-in one transaction (`zk_layout.store.admin_zk.change_entity_config`), so running brokers pick
-it up at once and brokers started later load it.
+in one transaction (`zkbroker.zk_layout.store.admin_zk.change_entity_config`), so running brokers
+pick it up at once and brokers started later load it.
 
-Deliberately not here: the AlterUserScramCredentials API (`handlers.alter_user_scram_credentials`,
-which receives salted passwords rather than passwords) and deleting users.
+Deliberately not here: the AlterUserScramCredentials API
+(`zkbroker.handlers.alter_user_scram_credentials`, which receives salted passwords rather than
+passwords) and deleting users.
 """
 
 from __future__ import annotations
@@ -14,16 +15,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 
-from broker.security.scram import MECHANISM_TYPES, credential_from_password
-from zk_layout import (
+from zkbroker.broker.security.scram import MECHANISM_TYPES, credential_from_password
+from zkbroker.zk_layout import (
     ConfigChangesNode,
     ConfigEntityNode,
     ConfigEntityTypeNode,
     ConfigType,
     sanitize,
 )
-from zk_layout.store.admin_zk import change_entity_config
-from zk_layout.store.client import ZkClient
+from zkbroker.zk_layout.store.admin_zk import change_entity_config
+from zkbroker.zk_layout.store.client import ZkClient
 
 
 async def add_scram_user(

@@ -30,10 +30,10 @@ What each part emulates (apache/kafka `core/src/main/scala/kafka/network/SocketS
 * `ReportThrottle`: "log once per interval": the first failure is reported, later ones within
   the interval are only counted and the count goes with the next report.
 
-Deliberately not here: sockets, tasks and logging (`broker.server.listener`), the connection
-creation rate quotas (`max.connection.creation.rate`, KIP-612) and the protected inter-broker
-listener of KIP-402 (a zkbroker broker has one listener, so it is never protected), and DNS:
-override host names are resolved by the listener, which passes them in already resolved.
+Deliberately not here: sockets, tasks and logging (`zkbroker.broker.server.listener`), the
+connection creation rate quotas (`max.connection.creation.rate`, KIP-612) and the protected
+inter-broker listener of KIP-402 (a zkbroker broker has one listener, so it is never protected), and
+DNS: override host names are resolved by the listener, which passes them in already resolved.
 """
 
 from __future__ import annotations

@@ -23,13 +23,14 @@ Re-authentication (KIP-368): with `connections.max.reauth.ms` > 0 the session li
 in SaslAuthenticate v1+ and the session expires then; a SaslHandshake on an authenticated
 connection starts re-authentication (at most once a second, same mechanism and principal, else
 it fails), and a request arriving after the session expired closes the connection
-(`broker.server.listener`).
+(`zkbroker.broker.server.listener`).
 
 Delegation tokens (KIP-48): a SCRAM login with the `tokenauth=true` extension authenticates the
-token id with its HMAC against the broker's token cache (`broker.security.delegation_tokens`);
-the session's principal is `User:<token owner>`, marked token-authenticated, and the session
-lifetime is bounded by the token's expiry (Kafka's credential lifetime: without
-`connections.max.reauth.ms` the lifetime is the token's remaining time, with it the smaller).
+token id with its HMAC against the broker's token cache
+(`zkbroker.broker.security.delegation_tokens`); the session's principal is `User:<token owner>`,
+marked token-authenticated, and the session lifetime is bounded by the token's expiry (Kafka's
+credential lifetime: without `connections.max.reauth.ms` the lifetime is the token's remaining time,
+with it the smaller).
 
 Deliberately not here: GSSAPI (and the 0.9 clients' header-less GSSAPI first token),
 OAUTHBEARER, `sasl.server.max.receive.size` reconfiguration (fixed at Kafka's default 524288
@@ -46,7 +47,7 @@ from dataclasses import dataclass
 
 import structlog
 
-from broker.protocol import (
+from zkbroker.broker.protocol import (
     CodecError,
     RequestHeader,
     decode_request_body,
@@ -54,7 +55,7 @@ from broker.protocol import (
     encode_response,
     error_codes,
 )
-from broker.protocol.framing import (
+from zkbroker.broker.protocol.framing import (
     SIZE_BYTES,
     Answer,
     Close,
@@ -64,15 +65,20 @@ from broker.protocol.framing import (
     route,
     size_prefixed,
 )
-from broker.protocol.messages.sasl_authenticate import SaslAuthenticateResponse
-from broker.protocol.messages.sasl_handshake import SaslHandshakeResponse
-from broker.security.listener_config import ListenerSecurity
-from broker.security.sasl import PlainServer, SaslAuthenticationFailed, SaslFailed, SaslServer
-from broker.security.scram import ScramCredential, ScramServer, TokenCredential
-from handlers.context import BrokerView, ConnectionInfo, RequestContext
-from handlers.registry import ApiTable
+from zkbroker.broker.protocol.messages.sasl_authenticate import SaslAuthenticateResponse
+from zkbroker.broker.protocol.messages.sasl_handshake import SaslHandshakeResponse
+from zkbroker.broker.security.listener_config import ListenerSecurity
+from zkbroker.broker.security.sasl import (
+    PlainServer,
+    SaslAuthenticationFailed,
+    SaslFailed,
+    SaslServer,
+)
+from zkbroker.broker.security.scram import ScramCredential, ScramServer, TokenCredential
+from zkbroker.handlers.context import BrokerView, ConnectionInfo, RequestContext
+from zkbroker.handlers.registry import ApiTable
 
-# (user, mechanism) -> the user's SCRAM credential (`broker.security.credential_cache`).
+# (user, mechanism) -> the user's SCRAM credential (`zkbroker.broker.security.credential_cache`).
 CredentialsOf = Callable[[str, str], "ScramCredential | None"]
 # Kafka's sasl.server.max.receive.size default (BrokerSecurityConfigs).
 MAX_RECEIVE_SIZE = 524288

@@ -21,13 +21,13 @@ log4j levels, in-flight auto-creations) starts afresh on every start.
 
 Every listener of `Settings.listeners` gets its own server (its own port, security and
 admission limits), registered as one endpoint each. A SASL listener offering SCRAM gets the
-broker's own SCRAM credential cache (`broker.security.credential_cache`), started on the
+broker's own SCRAM credential cache (`zkbroker.broker.security.credential_cache`), started on the
 broker's session and stopped with it, as each Kafka broker keeps its CredentialCache; a TLS
 listener gets its server context built from the `ssl.*` configs at every start (a renewed
 keystore file is read on restart).
 
-Deliberately not here: request handling (`broker.server.listener`, `handlers`) and cluster-wide
-set-up such as top-level paths and the cluster id (`broker.engine.engine`).
+Deliberately not here: request handling (`zkbroker.broker.server.listener`, `handlers`) and
+cluster-wide set-up such as top-level paths and the cluster id (`zkbroker.broker.engine.engine`).
 """
 
 from __future__ import annotations
@@ -37,33 +37,33 @@ import contextlib
 
 import structlog
 
-from broker.controller.controller import Controller, ControllerElector, EventObserver
-from broker.groups.coordinator import GroupCoordinator
-from broker.groups.state_machine import group_config
-from broker.image.metadata_image import MetadataImage
-from broker.rules.broker_config import BrokerConfig
-from broker.rules.broker_loggers import BrokerLoggers
-from broker.rules.fetch_sessions import FetchSessionCache
-from broker.security.authorizer import AclAuthorizer, authorizer_configured, config_from
-from broker.security.credential_cache import CredentialCache
-from broker.security.delegation_tokens import DelegationTokenManager, TokenConfig
-from broker.security.quotas import QuotaManagerSlot
-from broker.security.tls import server_context
-from broker.server.hooks import HookChain
-from broker.server.listener import BrokerServer
-from broker.server.producer_ids import ProducerIdAllocator
-from broker.settings import Settings
-from broker.storage import LogManager
-from broker.transactions.config import txn_config
-from broker.transactions.coordinator import TransactionCoordinator
-from broker.transactions.local_brokers import LocalBrokers
-from handlers.registry import ApiTable, api_table
-from zk_layout import DEFAULT_ENTITY, BrokerInfo, Endpoint, ZkStore
-from zk_layout.store import SessionState
+from zkbroker.broker.controller.controller import Controller, ControllerElector, EventObserver
+from zkbroker.broker.groups.coordinator import GroupCoordinator
+from zkbroker.broker.groups.state_machine import group_config
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.rules.broker_config import BrokerConfig
+from zkbroker.broker.rules.broker_loggers import BrokerLoggers
+from zkbroker.broker.rules.fetch_sessions import FetchSessionCache
+from zkbroker.broker.security.authorizer import AclAuthorizer, authorizer_configured, config_from
+from zkbroker.broker.security.credential_cache import CredentialCache
+from zkbroker.broker.security.delegation_tokens import DelegationTokenManager, TokenConfig
+from zkbroker.broker.security.quotas import QuotaManagerSlot
+from zkbroker.broker.security.tls import server_context
+from zkbroker.broker.server.hooks import HookChain
+from zkbroker.broker.server.listener import BrokerServer
+from zkbroker.broker.server.producer_ids import ProducerIdAllocator
+from zkbroker.broker.settings import Settings
+from zkbroker.broker.storage import LogManager
+from zkbroker.broker.transactions.config import txn_config
+from zkbroker.broker.transactions.coordinator import TransactionCoordinator
+from zkbroker.broker.transactions.local_brokers import LocalBrokers
+from zkbroker.handlers.registry import ApiTable, api_table
+from zkbroker.zk_layout import DEFAULT_ENTITY, BrokerInfo, Endpoint, ZkStore
+from zkbroker.zk_layout.store import SessionState
 
 
 class BrokerNode:
-    """Implements `handlers.context.BrokerView` for the broker's requests."""
+    """Implements `zkbroker.handlers.context.BrokerView` for the broker's requests."""
 
     def __init__(
         self,
@@ -82,7 +82,7 @@ class BrokerNode:
         # coordinator's direct marker writes and verifications.
         self._local_brokers = local_brokers if local_brokers is not None else LocalBrokers()
         self._fetch_sessions = FetchSessionCache()
-        # Client quotas (`broker.security.quotas`): this broker's sensors and buckets.
+        # Client quotas (`zkbroker.broker.security.quotas`): this broker's sensors and buckets.
         self.quota_slot = QuotaManagerSlot()
         self._producer_ids = ProducerIdAllocator(broker_id)
         # Told the name and timing of every event of the controller this broker may hold.

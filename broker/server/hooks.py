@@ -1,6 +1,6 @@
 """The extension point of request handling: what fault injection, capture and metrics plug
-into (`broker.hooks`). A broker's listener (`broker.server.listener`) calls its `HookChain` for
-every request it has decoded:
+into (`zkbroker.broker.hooks`). A broker's listener (`zkbroker.broker.server.listener`) calls its
+`HookChain` for every request it has decoded:
 
 1. `await chain.intervene(call)` before the handler runs. A hook may answer an `Intervention`:
    wait (`delay_s`, or until `hold` is set: a blackhole), then close the connection without
@@ -17,8 +17,9 @@ every request it has decoded:
 Requests the listener refuses before decoding (unknown API, bad version, bad frame) reach no
 hook: they close the connection as Kafka does, and are logged by the listener.
 
-Deliberately not here: any particular fault, capture format or metric (`broker.hooks.faults`,
-`broker.hooks.capture`, `broker.hooks.metrics`), and state shared across processes.
+Deliberately not here: any particular fault, capture format or metric
+(`zkbroker.broker.hooks.faults`, `zkbroker.broker.hooks.capture`, `zkbroker.broker.hooks.metrics`),
+and state shared across processes.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from typing import Any, Protocol
 
 import structlog
 
-from broker.protocol import RequestHeader
-from handlers.context import ConnectionInfo
+from zkbroker.broker.protocol import RequestHeader
+from zkbroker.handlers.context import ConnectionInfo
 
 log = structlog.get_logger(__name__)
 

@@ -7,28 +7,29 @@ request order, and a slow request (a CreateTopics waiting for leaders) holds bac
 own connection.
 
 What closes a connection (only that one; Kafka does the same, docs/kafka-behaviour.md §0):
-a frame `broker.protocol.framing` refuses (a negative size or one above `max_request_bytes`,
-socket.request.max.bytes), a header or body that does not decode (Kafka's parse-time limits
-included: strings over 32767 bytes, counts above the bytes left, see
-`broker.protocol.compiler`), or a request `framing.route`
+a frame `zkbroker.broker.protocol.framing` refuses (a negative size or one above
+`max_request_bytes`, socket.request.max.bytes), a header or body that does not decode (Kafka's
+parse-time limits included: strings over 32767 bytes, counts above the bytes left, see
+`zkbroker.broker.protocol.compiler`), or a request `framing.route`
 refuses (an API key the emulated release does not serve, a version outside its range; an
 unknown ApiVersions version is answered instead, KIP-511). Each close is logged with its
 reason. This module does only the I/O; the framing decisions are pure code in
-`broker.protocol.framing`. A handler that raises is answered with UNKNOWN_SERVER_ERROR on every item
-(Kafka's getErrorResponse), logged, and the connection goes on.
+`zkbroker.broker.protocol.framing`. A handler that raises is answered with UNKNOWN_SERVER_ERROR on
+every item (Kafka's getErrorResponse), logged, and the connection goes on.
 
 A request larger than `LARGE_FRAME_BYTES` is decoded, and its answer encoded, in a worker
 thread (as is an answer with more than `LARGE_ANSWER_ITEMS` top-level entries): the codec is
 pure, and the loop thread gets the GIL back every switch interval, so a Metadata naming a
 million topics no longer holds every other client of the process for its whole decode.
 
-Every decoded request also goes through the cluster's `HookChain` (`broker.server.hooks`):
+Every decoded request also goes through the cluster's `HookChain` (`zkbroker.broker.server.hooks`):
 hooks may delay, hold, drop or fail it (fault injection) and see its outcome (capture,
 metrics); with no hooks this costs nothing.
 
 Admission, as Kafka's SocketServer does it (the rules are pure code in
-`broker.server.admission`; the limits are the broker's configuration: static `--broker-config`
-values and dynamic `/config/brokers` overrides, re-read when the image's broker configs change):
+`zkbroker.broker.server.admission`; the limits are the broker's configuration: static
+`--broker-config` values and dynamic `/config/brokers` overrides, re-read when the image's broker
+configs change):
 - the listener runs its own accept loop (not asyncio's), so that it can stop accepting: at
   `max.connections` it waits until a connection closes, and new clients wait in the kernel's
   backlog (connected, unanswered), as Kafka's acceptor blocks in `waitForConnectionSlot`;
@@ -52,7 +53,7 @@ SASL_SSL runs the TLS handshake in asyncio's SSL protocol (`loop.connect_accepte
 so a slow or failed handshake holds only its own connection; a failed handshake (a plaintext
 client on a TLS listener, an untrusted or missing client certificate under
 `ssl.client.auth=required`) is logged and closed. On SASL_PLAINTEXT and SASL_SSL listeners
-every connection is authenticated first (`broker.server.authenticator`, Kafka's
+every connection is authenticated first (`zkbroker.broker.server.authenticator`, Kafka's
 SaslServerAuthenticator); with a session lifetime (`connections.max.reauth.ms`, KIP-368) a
 SaslHandshake starts re-authentication and a request after the session expired closes the
 connection, as Kafka's Processor does. The connection's principal (`User:<name>` for SASL, the
@@ -78,8 +79,8 @@ from typing import Any
 
 import structlog
 
-from broker.asyncutil import SLICE_S, gc_paused
-from broker.protocol import (
+from zkbroker.broker.asyncutil import SLICE_S, gc_paused
+from zkbroker.broker.protocol import (
     CodecError,
     RequestHeader,
     decode_request_body,
@@ -87,7 +88,7 @@ from broker.protocol import (
     encode_response,
     error_codes,
 )
-from broker.protocol.framing import (
+from zkbroker.broker.protocol.framing import (
     SIZE_BYTES,
     Answer,
     Close,
@@ -96,17 +97,17 @@ from broker.protocol.framing import (
     route,
     size_prefixed,
 )
-from broker.rules.broker_config import BrokerConfig
-from broker.rules.request_description import connection_id as kafka_connection_id
-from broker.rules.request_description import processor_of
-from broker.security.listener_config import ListenerSecurity
-from broker.security.principal_mapping import NoMatchingRule, rfc2253
-from broker.security.quotas import (
+from zkbroker.broker.rules.broker_config import BrokerConfig
+from zkbroker.broker.rules.request_description import connection_id as kafka_connection_id
+from zkbroker.broker.rules.request_description import processor_of
+from zkbroker.broker.security.listener_config import ListenerSecurity
+from zkbroker.broker.security.principal_mapping import NoMatchingRule, rfc2253
+from zkbroker.broker.security.quotas import (
     ip_connection_throttle_ms,
     quota_manager_of,
     set_throttle_time,
 )
-from broker.server.admission import (
+from zkbroker.broker.server.admission import (
     AdmissionLimits,
     ConnectionQuotas,
     IdleConnections,
@@ -114,7 +115,7 @@ from broker.server.admission import (
     RequestMemoryPool,
     normalize_ip,
 )
-from broker.server.authenticator import (
+from zkbroker.broker.server.authenticator import (
     MIN_REAUTH_INTERVAL_S,
     SASL_HANDSHAKE_KEY,
     AuthenticationClosed,
@@ -122,16 +123,16 @@ from broker.server.authenticator import (
     SaslAuthenticator,
     Session,
 )
-from broker.server.hooks import (
+from zkbroker.broker.server.hooks import (
     HookChain,
     Intervention,
     RequestCall,
     RequestRecord,
     collect_error_codes,
 )
-from handlers.context import BrokerView, ConnectionInfo, NoResponse, RequestContext
-from handlers.registry import ApiTable
-from zk_layout import DEFAULT_ENTITY
+from zkbroker.handlers.context import BrokerView, ConnectionInfo, NoResponse, RequestContext
+from zkbroker.handlers.registry import ApiTable
+from zkbroker.zk_layout import DEFAULT_ENTITY
 
 _stdlib_log = logging.getLogger(__name__)
 
@@ -437,8 +438,8 @@ class BrokerServer:
         data: bytes,
         started: float,
     ) -> bytes:
-        """Client quotas (`broker.security.quotas`): record the request, and when a quota is
-        violated put the throttle time in the response and mute the connection for it."""
+        """Client quotas (`zkbroker.broker.security.quotas`): record the request, and when a quota
+        is violated put the throttle time in the response and mute the connection for it."""
         quotas = self._broker.image.client_quotas
         if not quotas:
             return data
@@ -557,7 +558,7 @@ class BrokerServer:
 
     def _kafka_names(self, sock: socket.socket) -> tuple[int, str]:
         """The processor and connection id Kafka would give this admitted connection (what
-        ClusterAuthorizationException prints; `broker.rules.request_description`)."""
+        ClusterAuthorizationException prints; `zkbroker.broker.rules.request_description`)."""
         accepted = self._admitted
         self._admitted += 1
         try:

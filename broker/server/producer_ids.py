@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import asyncio
 
-from zk_layout import ZkStore
-from zk_layout.nodes.cluster import ProducerIdBlock
+from zkbroker.zk_layout import ZkStore
+from zkbroker.zk_layout.nodes.cluster import ProducerIdBlock
 
 
 class ProducerIdAllocator:

@@ -12,15 +12,15 @@
 Follows Kafka's ``UnifiedLog``, ``LocalLog``, ``LogSegment``, ``LeaderEpochFileCache``,
 ``LogManager``, ``OffsetCheckpointFile``, ``PartitionMetadataFile`` and ``LogCleaner`` (see
 each module). Deliberately not here: replication, the transaction coordinator, tiered storage,
-and the API rules (``handlers``). Imports only ``broker.protocol`` (records), ``broker.rules``
-(producer state), ``broker.asyncutil`` (slicing the cleaner's work), ``zk_layout`` (the Uuid
-text form), structlog and the standard library.
+and the API rules (``handlers``). Imports only ``zkbroker.broker.protocol`` (records),
+``zkbroker.broker.rules`` (producer state), ``zkbroker.broker.asyncutil`` (slicing the cleaner's
+work), ``zk_layout`` (the Uuid text form), structlog and the standard library.
 """
 
 from __future__ import annotations
 
-from broker.storage.log_manager import LogManager
-from broker.storage.partition_log import PartitionLog
-from broker.storage.types import OffsetOutOfRange, TimestampOffset
+from zkbroker.broker.storage.log_manager import LogManager
+from zkbroker.broker.storage.partition_log import PartitionLog
+from zkbroker.broker.storage.types import OffsetOutOfRange, TimestampOffset
 
 __all__ = ["LogManager", "OffsetOutOfRange", "PartitionLog", "TimestampOffset"]

@@ -32,7 +32,7 @@ Follows Kafka 3.9's ``LogCleaner`` (``Cleaner.doClean``, ``cleanSegments``, ``cl
   end offset).
 * Transactions (docs/kafka-behaviour.md §17, Kafka's ``CleanedTransactionMetadata``): the
   round stops below the last stable offset, so every transaction it sees is decided. The
-  batches of ABORTED transactions (the partition's aborted index, ``broker.storage.
+  batches of ABORTED transactions (the partition's aborted index, ``zkbroker.broker.storage.
   transactions``) go whatever their keys and never enter the offset map; an ABORT marker
   whose batches were seen this round stays, with its index entry, and in a later round (no
   batch of it left) gets a delete horizon, as does a COMMIT marker with no batch of its
@@ -48,7 +48,7 @@ Follows Kafka 3.9's ``LogCleaner`` (``Cleaner.doClean``, ``cleanSegments``, ``cl
   (`PartitionLog.replace_segments`: ``.cleaned`` -> ``.swap`` -> ``.log`` under the
   partition lock). A group whose segments changed meanwhile (retention, another process)
   is abandoned and the checkpoint not moved.
-* CPU: everything runs on the event loop in slices (``broker.asyncutil.Pacer``), one batch
+* CPU: everything runs on the event loop in slices (``zkbroker.broker.asyncutil.Pacer``), one batch
   at a time; the swap is one synchronous step. Reads between slices see the old segments,
   reads after the swap the new ones, at the same offsets (a read at a cleaned-away offset
   gets the next kept batch).
@@ -76,8 +76,8 @@ from typing import Final
 import crc32c
 import structlog
 
-from broker.asyncutil import SLICE_S, Pacer
-from broker.protocol.records import (
+from zkbroker.broker.asyncutil import SLICE_S, Pacer
+from zkbroker.broker.protocol.records import (
     MAGIC_V2,
     NO_TIMESTAMP,
     Batch,
@@ -91,9 +91,9 @@ from broker.protocol.records import (
     encode_message_set,
     iter_batches,
 )
-from broker.protocol.records.batch_v2 import encode_record
-from broker.protocol.records.compression import compress
-from broker.protocol.records.constants import (
+from zkbroker.broker.protocol.records.batch_v2 import encode_record
+from zkbroker.broker.protocol.records.compression import compress
+from zkbroker.broker.protocol.records.constants import (
     V2_ATTRIBUTES_OFFSET,
     V2_CONTROL_FLAG_MASK,
     V2_CRC_OFFSET,
@@ -103,9 +103,9 @@ from broker.protocol.records.constants import (
     V2_TIMESTAMP_TYPE_MASK,
     V2_TRANSACTIONAL_FLAG_MASK,
 )
-from broker.storage.partition_log import PartitionLog
-from broker.storage.segment import Segment, SegmentStore
-from broker.storage.transactions import AbortedTxn
+from zkbroker.broker.storage.partition_log import PartitionLog
+from zkbroker.broker.storage.segment import Segment, SegmentStore
+from zkbroker.broker.storage.transactions import AbortedTxn
 
 _log = structlog.get_logger(__name__)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 
-from broker.storage.types import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+from zkbroker.broker.storage.types import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 
 
 class LeaderEpochCache:

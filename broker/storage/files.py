@@ -16,7 +16,7 @@
   ``<partition dir>/leader-epoch-checkpoint`` (Kafka's ``LeaderEpochCheckpointFile``: version
   ``0``, the entry count, ``epoch start-offset`` lines). Written when the log cleaner swaps a
   segment in: cleaning may drop the first batch of an epoch, so the batch headers alone no
-  longer say where it started (``broker.storage.cleaner``).
+  longer say where it started (``zkbroker.broker.storage.cleaner``).
 - `flock_exclusive`: the lock helper both use.
 
 Deliberately not here: ``recovery-point-offset-checkpoint`` and
@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
-from zk_layout.uuid_text import uuid_from_text, uuid_to_text
+from zkbroker.zk_layout.uuid_text import uuid_from_text, uuid_to_text
 
 PARTITION_METADATA_FILE: Final = "partition.metadata"
 LOG_START_OFFSET_CHECKPOINT_FILE: Final = "log-start-offset-checkpoint"

@@ -14,7 +14,7 @@ fetches wait, and the waiters re-check their own condition. In disk mode the wai
 look, at most every 100 ms, at every log's directory and active segment size (a ``stat``
 each) to notice other processes' appends.
 
-Compaction is `broker.storage.cleaner.clean_log`, which the retention task calls per log
+Compaction is `zkbroker.broker.storage.cleaner.clean_log`, which the retention task calls per log
 with the topic's configs; the cleaner checkpoint is the log dir's ``cleaner-offset-checkpoint``.
 
 Deliberately not here: recovery points, multiple log dirs (JBOD),
@@ -36,8 +36,8 @@ from typing import Final
 
 import structlog
 
-from broker.storage.files import CLEANER_OFFSET_CHECKPOINT_FILE, LogStartOffsetCheckpoint
-from broker.storage.partition_log import (
+from zkbroker.broker.storage.files import CLEANER_OFFSET_CHECKPOINT_FILE, LogStartOffsetCheckpoint
+from zkbroker.broker.storage.partition_log import (
     DEFAULT_SEGMENT_BYTES,
     DEFAULT_SEGMENT_MS,
     PartitionLog,

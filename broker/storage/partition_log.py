@@ -22,7 +22,7 @@ epoch cache: time proportional to the partition's batch count, reading 1 MiB at 
 partial batch at a segment's end (a process killed mid-write) is trimmed then, as Kafka's
 recovery does.
 
-Compaction (``broker.storage.cleaner``) rewrites segments below the active one through
+Compaction (``zkbroker.broker.storage.cleaner``) rewrites segments below the active one through
 `cleanable_segments`, `create_cleaned_store` and `replace_segments`: Kafka's ``.cleaned`` ->
 ``.swap`` -> ``.log`` renames under the partition lock, with a ``.swap`` left by a crash
 completed and a ``.cleaned`` one deleted at open (Kafka's ``LogLoader``). Other processes
@@ -30,7 +30,7 @@ notice a rewritten segment by its inode and re-index the log from the files (the
 epoch cache from ``leader-epoch-checkpoint`` first, since cleaning may drop an epoch's first
 batch).
 
-Transactions (``broker.storage.transactions``, docs/kafka-behaviour.md §17): every magic 2
+Transactions (``zkbroker.broker.storage.transactions``, docs/kafka-behaviour.md §17): every magic 2
 batch with the transactional flag is observed in offset order by the same index callback that
 keeps the producers (appends, other processes' batches, rebuilds), so `last_stable_offset` and
 `aborted_transactions` are what Kafka's ``ProducerStateManager`` / ``TransactionIndex`` give;
@@ -56,10 +56,10 @@ from pathlib import Path
 
 import structlog
 
-from broker.protocol.records import Batch, RecordBatchV2, iter_batches, read_batches
-from broker.rules.producer_state import ProducerBatch, ProducerStateTable, last_sequence
-from broker.storage.epoch_cache import LeaderEpochCache
-from broker.storage.files import (
+from zkbroker.broker.protocol.records import Batch, RecordBatchV2, iter_batches, read_batches
+from zkbroker.broker.rules.producer_state import ProducerBatch, ProducerStateTable, last_sequence
+from zkbroker.broker.storage.epoch_cache import LeaderEpochCache
+from zkbroker.broker.storage.files import (
     CLEANER_OFFSET_CHECKPOINT_FILE,
     PARTITION_LOCK_FILE,
     LogStartOffsetCheckpoint,
@@ -68,7 +68,7 @@ from broker.storage.files import (
     write_leader_epoch_checkpoint,
     write_partition_metadata,
 )
-from broker.storage.segment import (
+from zkbroker.broker.storage.segment import (
     FileStore,
     MemoryStore,
     Segment,
@@ -79,8 +79,8 @@ from broker.storage.segment import (
     scan_store,
     segment_file_name,
 )
-from broker.storage.transactions import AbortedTxn, PartitionTransactions
-from broker.storage.types import UNDEFINED_EPOCH, OffsetOutOfRange, TimestampOffset
+from zkbroker.broker.storage.transactions import AbortedTxn, PartitionTransactions
+from zkbroker.broker.storage.types import UNDEFINED_EPOCH, OffsetOutOfRange, TimestampOffset
 
 _log = structlog.get_logger(__name__)
 
@@ -129,9 +129,11 @@ class PartitionLog:
         self._log_start_offset = 0
         self._log_end_offset = 0
         self._epochs = LeaderEpochCache()
-        # Idempotent producers' sequences (`broker.rules.producer_state`), kept by the index.
+        # Idempotent producers' sequences (`zkbroker.broker.rules.producer_state`), kept by the
+        # index.
         self.producers = ProducerStateTable()
-        # Ongoing and aborted transactions (`broker.storage.transactions`), kept by the index.
+        # Ongoing and aborted transactions (`zkbroker.broker.storage.transactions`), kept by the
+        # index.
         self.transactions = PartitionTransactions()
         self._lock_fd = -1
         self._lock_depth = 0
@@ -781,7 +783,8 @@ class PartitionLog:
         if self._checkpoint.get(*key) != wanted:
             self._checkpoint.update({key: wanted})
 
-    # -- compaction (broker.storage.cleaner) -----------------------------------------------
+    # -- compaction (zkbroker.broker.storage.cleaner)
+    # -----------------------------------------------
 
     @property
     def first_dirty_offset(self) -> int | None:

@@ -12,7 +12,7 @@ same questions exactly and needs no files.
 - `FileStore`: Kafka's ``<base offset, 20 digits>.log`` file, written with ``os.write`` and
   read with ``os.pread`` (the bytes are never all in memory).
 - `Segment`: a store and its index; `Segment.index_bytes` scans batch headers
-  (``broker.protocol.records.iter_batches``) and appends them to the index.
+  (``zkbroker.broker.protocol.records.iter_batches``) and appends them to the index.
 - `scan_store`: index what a store holds beyond what is indexed, in chunks, stopping at a
   partial batch (the caller decides whether to trim it: only a lock holder may).
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Protocol
 
-from broker.protocol.records import (
+from zkbroker.broker.protocol.records import (
     MAGIC_V2,
     NO_TIMESTAMP,
     Batch,
@@ -42,7 +42,7 @@ from broker.protocol.records import (
     RecordBatchV2,
     iter_batches,
 )
-from broker.protocol.records.constants import LOG_OVERHEAD
+from zkbroker.broker.protocol.records.constants import LOG_OVERHEAD
 
 #: How much of a file one scan step reads (a batch larger than this is read whole).
 SCAN_CHUNK: Final = 1 << 20

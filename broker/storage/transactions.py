@@ -8,18 +8,18 @@ nothing; the coordinator-epoch and non-transactional-write checks with Kafka's m
 ``TransactionIndex`` (one ``AbortedTxn`` per aborted transaction, in marker order, searched by
 ``collectAbortedTxns`` with its early stop once an entry's last stable offset reaches the upper
 bound). `append_end_txn_marker` writes a COMMIT/ABORT control batch
-(``broker.protocol.records.control``) at the log end and records it.
+(``zkbroker.broker.protocol.records.control``) at the log end and records it.
 
 How it is used: ``PartitionLog`` observes every transactional v2 batch in offset order from its
 index callback (appends, other processes' batches, rebuilds) and holds the state as
 ``PartitionLog.transactions``; a non-transactional batch costs one flag test there. The log
-cleaner (``broker.storage.cleaner``) reads the aborted index to drop aborted records and, after
-rewriting segments, keeps only the entries whose marker stayed (`keep_aborted_between`).
+cleaner (``zkbroker.broker.storage.cleaner``) reads the aborted index to drop aborted records and,
+after rewriting segments, keeps only the entries whose marker stayed (`keep_aborted_between`).
 
-Deliberately not here: the producer epoch and sequence checks (``broker.rules.producer_state``,
-which also takes the epoch an end marker carries), ``.txnindex`` files and
-snapshots (the state is rebuilt by observing batches), KIP-890's partition-leader verification,
-and deciding when a marker is written (the transaction coordinator).
+Deliberately not here: the producer epoch and sequence checks
+(``zkbroker.broker.rules.producer_state``, which also takes the epoch an end marker carries),
+``.txnindex`` files and snapshots (the state is rebuilt by observing batches), KIP-890's
+partition-leader verification, and deciding when a marker is written (the transaction coordinator).
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from broker.protocol import error_codes as ec
-from broker.protocol.records import RecordBatchV2, iter_batches
-from broker.protocol.records.control import encode_end_txn_marker, read_end_txn_marker
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.records import RecordBatchV2, iter_batches
+from zkbroker.broker.protocol.records.control import encode_end_txn_marker, read_end_txn_marker
 
 if TYPE_CHECKING:  # the log holds this state: imported for the marker helper's type only
-    from broker.storage.partition_log import PartitionLog
+    from zkbroker.broker.storage.partition_log import PartitionLog
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +156,8 @@ class PartitionTransactions:
 
     def keep_aborted_between(self, lo: int, hi: int, kept: set[AbortedTxn]) -> None:
         """The log cleaner rewrote the offsets [lo, hi): of the entries whose marker lies there,
-        only ``kept`` remain (the cleaned segment's ``.txnindex``, ``broker.storage.cleaner``)."""
+        only ``kept`` remain (the cleaned segment's ``.txnindex``,
+        ``zkbroker.broker.storage.cleaner``)."""
         self.aborted = [t for t in self.aborted if not lo <= t.last_offset < hi or t in kept]
 
     def drop_segments_below(self, first_segment_base: int) -> None:

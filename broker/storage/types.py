@@ -5,7 +5,7 @@
 - `TimestampOffset`: what a ListOffsets lookup by timestamp finds (Kafka's
   ``FileRecords.TimestampAndOffset``), the leader epoch -1 when the batch carries none.
 
-Deliberately not here: error codes or messages of the wire (``broker.rules.api_error``).
+Deliberately not here: error codes or messages of the wire (``zkbroker.broker.rules.api_error``).
 """
 
 from __future__ import annotations

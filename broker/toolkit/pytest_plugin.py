@@ -4,8 +4,8 @@ Installed with zkbroker (the `pytest11` entry point `zkbroker`), so any project 
 installs zkbroker gets these fixtures without a conftest.py:
 
 - `zk_test_zookeeper` (session): the ZooKeeper of the test session, found or started by
-  `broker.toolkit.zookeeper.start_zookeeper_for_tests` ($ZKBROKER_TEST_ZOOKEEPER=host:port, else a
-  Docker container, else a local JVM). Override it in a conftest.py to bring your own.
+  `zkbroker.broker.toolkit.zookeeper.start_zookeeper_for_tests` ($ZKBROKER_TEST_ZOOKEEPER=host:port,
+  else a Docker container, else a local JVM). Override it in a conftest.py to bring your own.
 - `zk_cluster`: a 3-broker cluster (ids 0, 1, 2, free ports, the default release) started
   once per session on its own chroot and shared by every test that asks for it. It is a
   `broker.Cluster` in `with` mode: `zk_cluster.bootstrap_servers`,
@@ -15,8 +15,8 @@ installs zkbroker gets these fixtures without a conftest.py:
   racks=("r1", "r1", "r2"), **settings)` starts a cluster of its own (any `Settings`
   field as a keyword, e.g. `auto_create_topics=False`) on a fresh chroot of the session
   ZooKeeper, or on `zookeeper=...` to join another cluster; all are stopped after the test.
-  `security=Security(...)` (`broker.security.cluster_security`, re-exported here) secures its
-  listener: TLS certificates generated for the test, SASL users installed before it returns;
+  `security=Security(...)` (`zkbroker.broker.security.cluster_security`, re-exported here) secures
+  its listener: TLS certificates generated for the test, SASL users installed before it returns;
   `cluster.security.client_config("confluent")` is what a client needs.
 - `zk_secure_cluster`: one broker on a SASL_SSL listener (SCRAM-SHA-512 and PLAIN, the user
   `admin` / `admin-secret`, generated certificates), started for the test and stopped after;
@@ -52,17 +52,17 @@ from typing import Any
 
 import pytest
 
-from broker.cluster import Cluster, settings_from_options
-from broker.security.cluster_security import Security
-from broker.settings import Settings
-from broker.toolkit.zookeeper import (
+from zkbroker.broker.cluster import Cluster, settings_from_options
+from zkbroker.broker.security.cluster_security import Security
+from zkbroker.broker.settings import Settings
+from zkbroker.broker.toolkit.zookeeper import (
     ZooKeeperEndpoint,
     fresh_chroot,
     remove_chroot,
     start_zookeeper_for_tests,
 )
-from zk_layout import ConfigEntityNode, DeleteTopicMarkerNode, NodeExistsError, ZkStore
-from zk_layout.store.admin_zk import change_entity_config
+from zkbroker.zk_layout import ConfigEntityNode, DeleteTopicMarkerNode, NodeExistsError, ZkStore
+from zkbroker.zk_layout.store.admin_zk import change_entity_config
 
 __all__ = [
     "ClusterReset",
@@ -173,7 +173,8 @@ async def _read_configs(store: ZkStore) -> dict[tuple[str, str], dict[str, str]]
 
 @pytest.fixture(scope="session")
 def zk_test_zookeeper() -> Iterator[ZooKeeperEndpoint]:
-    """The session's ZooKeeper (see `broker.toolkit.zookeeper.start_zookeeper_for_tests`)."""
+    """The session's ZooKeeper (see
+    `zkbroker.broker.toolkit.zookeeper.start_zookeeper_for_tests`)."""
     endpoint = start_zookeeper_for_tests()
     try:
         yield endpoint

@@ -11,7 +11,7 @@ import socket
 import struct
 from typing import Any
 
-from broker.protocol import RequestHeader, decode_response, encode_request
+from zkbroker.broker.protocol import RequestHeader, decode_response, encode_request
 
 
 class WireClient:

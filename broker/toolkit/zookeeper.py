@@ -10,7 +10,7 @@ on nothing under ``tests/`` and defines no fixtures itself yet (the fixtures in
    used as is and never stopped ("external");
 2. a ``zookeeper:3.8`` container through testcontainers, when a Docker engine
    answers ("container");
-3. :class:`broker.zookeeper.embedded.EmbeddedZooKeeper`, a JVM on this machine ("local").
+3. :class:`zkbroker.broker.zookeeper.embedded.EmbeddedZooKeeper`, a JVM on this machine ("local").
 
 Tests are isolated by chroot (:func:`fresh_chroot`) instead of by restarting
 ZooKeeper, which costs a JVM start per test.
@@ -36,7 +36,7 @@ from typing import Any, Literal, Self
 
 import structlog
 
-from broker.zookeeper.embedded import (
+from zkbroker.broker.zookeeper.embedded import (
     EmbeddedZooKeeper,
     ZooKeeperNotFoundError,
     ZooKeeperStartError,

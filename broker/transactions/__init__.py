@@ -5,6 +5,7 @@
 keeps in that log and how a partition is replayed; `marker_writer` sends COMMIT/ABORT markers to
 every partition of a transaction (directly to a broker of this process, `local_brokers`, or
 WriteTxnMarkers over `peer_client`); `config` reads its broker configs. The decisions are pure
-code in ``broker.rules.transaction_state`` and ``broker.rules.transaction_decisions``; what a
-partition leader does with a marker is ``broker.transactions.markers`` (the data plane's).
+code in ``zkbroker.broker.rules.transaction_state`` and
+``zkbroker.broker.rules.transaction_decisions``; what a partition leader does with a marker is
+``zkbroker.broker.transactions.markers`` (the data plane's).
 """

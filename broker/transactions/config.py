@@ -5,8 +5,8 @@ maximum transaction timeout, the abort and expiry intervals and ``transactional.
 expiration (docs/kafka-behaviour.md §17). A key the broker does not set keeps Kafka's default
 for the emulated release (the abort interval was 60 s before 2.5, 10 s since: KAFKA-9144).
 
-Deliberately not here: validating values (``broker.rules.broker_config_catalog`` does it when
-they are set), the topic's own configs (``handlers.support.internal_topics``).
+Deliberately not here: validating values (``zkbroker.broker.rules.broker_config_catalog`` does it
+when they are set), the topic's own configs (``zkbroker.handlers.support.internal_topics``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from zk_layout.release import Release, release_at_least
+from zkbroker.zk_layout.release import Release, release_at_least
 
 
 @dataclass(frozen=True, slots=True)

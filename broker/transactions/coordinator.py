@@ -5,25 +5,27 @@ Kafka 3.9's ``TransactionCoordinator`` with ``TransactionStateManager``'s partit
 ``abs(hashCode(id)) % transaction.state.log.num.partitions`` of ``__transaction_state`` and its
 coordinator is that partition's leader, with the leader epoch as coordinator epoch. This broker
 loads the partitions its metadata image says it leads by replaying their log
-(``broker.transactions.loading``; COORDINATOR_LOAD_IN_PROGRESS meanwhile) and forgets them when
-leadership moves (NOT_COORDINATOR). Every transition is appended to the partition's log before
+(``zkbroker.broker.transactions.loading``; COORDINATOR_LOAD_IN_PROGRESS meanwhile) and forgets them
+when leadership moves (NOT_COORDINATOR). Every transition is appended to the partition's log before
 it takes effect, so the next leader finds the same state; transactions it finds in
 PrepareCommit/PrepareAbort get their markers written and are completed, as
 ``loadTransactionsForTxnTopicPartition`` does.
 
-EndTxn answers once the Prepare record is written; the markers (`broker.transactions.marker_writer`)
-then go to every partition of the transaction and CompleteCommit/CompleteAbort is appended. While
-that runs, the id's transition is pending and its other requests answer CONCURRENT_TRANSACTIONS.
-A periodic task follows leadership, aborts transactions older than their timeout (with Kafka's
-epoch fence) every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``, and expires
-idle ids (a tombstone) every ``transaction.remove.expired.transaction.cleanup.interval.ms``.
+EndTxn answers once the Prepare record is written; the markers
+(`zkbroker.broker.transactions.marker_writer`) then go to every partition of the transaction and
+CompleteCommit/CompleteAbort is appended. While that runs, the id's transition is pending and its
+other requests answer CONCURRENT_TRANSACTIONS. A periodic task follows leadership, aborts
+transactions older than their timeout (with Kafka's epoch fence) every
+``transaction.abort.timed.out.transaction.cleanup.interval.ms``, and expires idle ids (a tombstone)
+every ``transaction.remove.expired.transaction.cleanup.interval.ms``.
 
 Decisions run without an ``await`` between the check and the append, so two requests of one id
 never interleave (Kafka holds the metadata lock for the same span).
 
-Deliberately not here: the decisions and error codes (``broker.rules.transaction_decisions``),
-the wire (``handlers``), creating ``__transaction_state`` (``handlers.find_coordinator``),
-TV2 (KIP-890 part 2; ZooKeeper mode never runs it).
+Deliberately not here: the decisions and error codes
+(``zkbroker.broker.rules.transaction_decisions``), the wire (``handlers``), creating
+``__transaction_state`` (``zkbroker.handlers.find_coordinator``), TV2 (KIP-890 part 2; ZooKeeper
+mode never runs it).
 """
 
 from __future__ import annotations
@@ -37,17 +39,17 @@ from enum import Enum
 
 import structlog
 
-from broker.asyncutil import Pacer
-from broker.image.metadata_image import MetadataImage
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.add_partitions_to_txn import (
+from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnTopic,
     AddPartitionsToTxnTransaction,
 )
-from broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
-from broker.rules import transaction_decisions as decide
-from broker.rules.transaction_state import (
+from zkbroker.broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
+from zkbroker.broker.rules import transaction_decisions as decide
+from zkbroker.broker.rules.transaction_state import (
     IllegalTransition,
     TopicPartition,
     TxnMetadata,
@@ -55,14 +57,14 @@ from broker.rules.transaction_state import (
     TxnTransit,
     is_epoch_exhausted,
 )
-from broker.security.inter_broker import InterBrokerSecurity
-from broker.storage import LogManager, PartitionLog
-from broker.transactions import loading, peer_client
-from broker.transactions import records as rec
-from broker.transactions.config import TxnConfig
-from broker.transactions.local_brokers import LocalBrokers
-from broker.transactions.marker_writer import MarkerWriter
-from zk_layout.release import Release
+from zkbroker.broker.security.inter_broker import InterBrokerSecurity
+from zkbroker.broker.storage import LogManager, PartitionLog
+from zkbroker.broker.transactions import loading, peer_client
+from zkbroker.broker.transactions import records as rec
+from zkbroker.broker.transactions.config import TxnConfig
+from zkbroker.broker.transactions.local_brokers import LocalBrokers
+from zkbroker.broker.transactions.marker_writer import MarkerWriter
+from zkbroker.zk_layout.release import Release
 
 TRANSACTION_TOPIC = "__transaction_state"
 _CHECK_INTERVAL_S = 0.2

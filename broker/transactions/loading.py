@@ -10,7 +10,7 @@ coordinator sends them and then completes the transaction, as
 ``loadTransactionsForTxnTopicPartition`` does.
 
 Deliberately not here: reading the log (the caller passes key/value pairs, e.g. from
-``broker.storage``), the coordinator epoch, and sending markers.
+``zkbroker.broker.storage``), the coordinator epoch, and sending markers.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping
 
 import structlog
 
-from broker.rules.transaction_state import IllegalTransition, TxnMetadata, TxnState
-from broker.transactions import records as rec
+from zkbroker.broker.rules.transaction_state import IllegalTransition, TxnMetadata, TxnState
+from zkbroker.broker.transactions import records as rec
 
 _log = structlog.get_logger(__name__)
 

@@ -10,15 +10,16 @@ stops when the coordinator lost the transaction's partition (``still_owner``): t
 coordinator writes the markers again from the log.
 
 A leader running in this process (the engine's ``LocalBrokers``) gets the marker through
-``broker.transactions.markers.apply_marker``; any other leader gets a WriteTxnMarkers request on
-its inter-broker listener, with that listener's TLS and SASL (``broker.transactions.peer_client``:
-one authenticated connection per leader, reused). A leader that refuses this broker's TLS
-handshake or SASL login gets ``txn.marker_failed`` logged with the error and the marker is
-retried, as Kafka's InterBrokerSendThread logs an authentication error and re-queues the
-markers.
+``zkbroker.broker.transactions.markers.apply_marker``; any other leader gets a WriteTxnMarkers
+request on its inter-broker listener, with that listener's TLS and SASL
+(``zkbroker.broker.transactions.peer_client``: one authenticated connection per leader, reused). A
+leader that refuses this broker's TLS handshake or SASL login gets ``txn.marker_failed`` logged with
+the error and the marker is retried, as Kafka's InterBrokerSendThread logs an authentication error
+and re-queues the markers.
 
-Deliberately not here: the transaction's state (``broker.transactions.coordinator``), what a
-leader does with a marker (``broker.transactions.markers``, ``handlers.write_txn_markers``).
+Deliberately not here: the transaction's state (``zkbroker.broker.transactions.coordinator``), what
+a leader does with a marker (``zkbroker.broker.transactions.markers``,
+``zkbroker.handlers.write_txn_markers``).
 """
 
 from __future__ import annotations
@@ -28,19 +29,19 @@ from collections.abc import Callable, Iterable
 
 import structlog
 
-from broker.image.metadata_image import MetadataImage
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.write_txn_markers import (
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.write_txn_markers import (
     WritableTxnMarker,
     WritableTxnMarkerTopic,
     WriteTxnMarkersRequest,
 )
-from broker.rules.transaction_state import TopicPartition
-from broker.storage import LogManager
-from broker.transactions import peer_client
-from broker.transactions.local_brokers import LocalBrokers
-from broker.transactions.markers import apply_marker
-from zk_layout.release import Release, release_at_least
+from zkbroker.broker.rules.transaction_state import TopicPartition
+from zkbroker.broker.storage import LogManager
+from zkbroker.broker.transactions import peer_client
+from zkbroker.broker.transactions.local_brokers import LocalBrokers
+from zkbroker.broker.transactions.markers import apply_marker
+from zkbroker.zk_layout.release import Release, release_at_least
 
 _BACKOFF_S = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 # Kafka's completion handler: partitions with these are retried.

@@ -5,7 +5,7 @@ Kafka 3.9's ``KafkaApis.handleWriteTxnMarkersRequest`` / ``ReplicaManager.append
 know or does not host is UNKNOWN_TOPIC_OR_PARTITION, one it does not lead
 NOT_LEADER_OR_FOLLOWER; otherwise a COMMIT or ABORT control batch is appended at the log end
 under the partition's append lock, stamped with the leader epoch, through
-``broker.storage.transactions.append_end_txn_marker``. The log's
+``zkbroker.broker.storage.transactions.append_end_txn_marker``. The log's
 ``ProducerAppendInfo.appendEndTxnMarker`` checks answer INVALID_PRODUCER_EPOCH (an epoch older
 than the log's for the producer) and TRANSACTION_COORDINATOR_FENCED (a zombie coordinator); the
 marker completes the producer's ongoing transaction in the partition (last stable offset,
@@ -14,7 +14,7 @@ coordinator's pending transactional offsets of that partition's groups (commit: 
 abort: dropped; ``GroupCoordinator.scheduleHandleTxnCompletion``).
 
 Deliberately not here: the message-format check (every log here is magic 2) and the
-sender's CLUSTER_ACTION authorization (``handlers.write_txn_markers``' caller's concern).
+sender's CLUSTER_ACTION authorization (``zkbroker.handlers.write_txn_markers``' caller's concern).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import Protocol
 
 import structlog
 
-from broker.image.metadata_image import MetadataImage
-from broker.protocol import error_codes as ec
-from broker.storage import LogManager
-from broker.storage.transactions import TxnAppendError, append_end_txn_marker
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.storage import LogManager
+from zkbroker.broker.storage.transactions import TxnAppendError, append_end_txn_marker
 
 _log = structlog.get_logger(__name__)
 
@@ -36,7 +36,7 @@ OFFSETS_TOPIC = "__consumer_offsets"
 
 
 class PendingOffsetsOwner(Protocol):
-    """The group coordinator's side (``broker.groups.coordinator.GroupCoordinator``)."""
+    """The group coordinator's side (``zkbroker.broker.groups.coordinator.GroupCoordinator``)."""
 
     def complete_txn(self, partition: int, producer_id: int, commit: bool) -> None: ...
 

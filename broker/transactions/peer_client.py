@@ -4,7 +4,7 @@ Kafka's coordinator talks to partition leaders over the inter-broker listener: W
 (``TransactionMarkerChannelManager``) and, for KIP-890 part 1 produce verification, a leader
 asks the coordinator with AddPartitionsToTxn v4 ``verify_only`` (``AddPartitionsToTxnManager``).
 Both build their ``NetworkClient`` with ``ChannelBuilders.clientChannelBuilder`` from the
-inter-broker listener's configs, and so does this client (``broker.security.inter_broker``;
+inter-broker listener's configs, and so does this client (``zkbroker.broker.security.inter_broker``;
 docs/kafka-behaviour.md §17, "The inter-broker client"):
 
 - the peer's endpoint on the inter-broker listener name (``inter.broker.listener.name`` or the
@@ -17,10 +17,11 @@ docs/kafka-behaviour.md §17, "The inter-broker client"):
 - SASL (SASL_PLAINTEXT, SASL_SSL) as Kafka's ``SaslClientAuthenticator``: ApiVersions, then
   SaslHandshake (v1, or v0 with raw tokens when the peer serves no more) with
   ``sasl.mechanism.inter.broker.protocol``, then the tokens in SaslAuthenticate (the highest
-  version both know, v0..v2) with the broker's JAAS login (``broker.security.sasl_client``).
-  With a session lifetime (KIP-368, SaslAuthenticate v1+) the connection re-authenticates in
-  band (SaslHandshake + SaslAuthenticate) once 85% of it has passed, before the next request,
-  as Kafka's client does between 85% and 95%; a session already over is dialled afresh.
+  version both know, v0..v2) with the broker's JAAS login
+  (``zkbroker.broker.security.sasl_client``). With a session lifetime (KIP-368, SaslAuthenticate
+  v1+) the connection re-authenticates in band (SaslHandshake + SaslAuthenticate) once 85% of it has
+  passed, before the next request, as Kafka's client does between 85% and 95%; a session already
+  over is dialled afresh.
 
 One connection per peer endpoint, authenticated once and reused; requests on it are
 serialized (Kafka's marker channel runs one request in flight per broker). A reused connection
@@ -31,7 +32,7 @@ raises `PeerUnavailable`, whose retry is the caller's; authentication failures r
 authentication error before retrying: a SASL error, a failed TLS handshake, a TLS peer closing
 a fresh connection before its first answer (TLS 1.3 refuses a client certificate only after
 the client's side of the handshake is done), or no login at all (releases before 1.1, see
-``broker.security.sasl_client``). ``close()`` (the coordinator's ``stop``) closes every
+``zkbroker.broker.security.sasl_client``). ``close()`` (the coordinator's ``stop``) closes every
 connection.
 
 Deliberately not here: retry policy (the callers'), which brokers lead what (the metadata
@@ -50,14 +51,14 @@ from typing import Any
 
 import structlog
 
-from broker.image.metadata_image import MetadataImage
-from broker.protocol import RequestHeader, decode_response, encode_request
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.api_versions import ApiVersionsRequest
-from broker.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
-from broker.protocol.messages.sasl_handshake import SaslHandshakeRequest
-from broker.security.inter_broker import PLAINTEXT, InterBrokerSecurity
-from broker.security.sasl_client import SaslClient, SaslClientFailed, SaslLogin, new_client
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.protocol import RequestHeader, decode_response, encode_request
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+from zkbroker.broker.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
+from zkbroker.broker.protocol.messages.sasl_handshake import SaslHandshakeRequest
+from zkbroker.broker.security.inter_broker import PLAINTEXT, InterBrokerSecurity
+from zkbroker.broker.security.sasl_client import SaslClient, SaslClientFailed, SaslLogin, new_client
 
 _TIMEOUT_S = 10.0
 # Answers from a peer are small (markers, verification); a larger size is a broken stream.

@@ -11,7 +11,7 @@ stops it again (also at interpreter exit).
 What it deliberately does not do:
 
 * no ensembles or TLS: it is one standalone server on loopback (znode ACLs and digest
-  authentication are ZooKeeper's own and work; ``zk_layout.store.client``); SASL only as
+  authentication are ZooKeeper's own and work; ``zkbroker.zk_layout.store.client``); SASL only as
   DIGEST-MD5 for the users given (``sasl_users``: a JAAS ``Server`` section), no Kerberos;
 * no durability: ``forceSync=no``, and by default the data lives in a
   temporary directory that is deleted on stop;

@@ -1,11 +1,11 @@
 """Authorization for handlers: Kafka's ``AuthHelper`` over the broker's ``AclAuthorizer``.
 
 With no authorizer configured every check passes and authorized-operations fields carry every
-operation the resource type supports (``broker.rules.acl_operations``), as Kafka answers. The
-principal is the connection's (``User:ANONYMOUS`` on PLAINTEXT), the host its client's address.
+operation the resource type supports (``zkbroker.broker.rules.acl_operations``), as Kafka answers.
+The principal is the connection's (``User:ANONYMOUS`` on PLAINTEXT), the host its client's address.
 
-Audit lines (AclAuthorizer.logAuditMessage, ``broker.security.authorizer``): every check logs
-its decision unless the call passes Kafka's ``logIfAllowed=false`` / ``logIfDenied=false``
+Audit lines (AclAuthorizer.logAuditMessage, ``zkbroker.broker.security.authorizer``): every check
+logs its decision unless the call passes Kafka's ``logIfAllowed=false`` / ``logIfDenied=false``
 (KafkaApis 3.9 does for Metadata of all topics, CREATE on the cluster, DESCRIBE_CONFIGS in
 CreateTopics, ListGroups, OffsetForLeaderEpoch's CLUSTER_ACTION, WriteTxnMarkers' ALTER,
 InitProducerId's IDEMPOTENT_WRITE); authorized-operations probes log nothing. A denial is
@@ -18,7 +18,7 @@ names handed to `filter_authorized` repeat a name, as Kafka's filterByAuthorized
 (handlers pass one name per topic entry, or per partition where Kafka does).
 
 Deliberately not here: which API checks which operation (each handler, as KafkaApis does) and
-the matching itself (``broker.rules.acl_matching``).
+the matching itself (``zkbroker.broker.rules.acl_matching``).
 """
 
 from __future__ import annotations
@@ -30,17 +30,17 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from broker.protocol import error_codes
-from broker.protocol.framing import api_name
-from broker.rules import acl_matching as m
-from broker.rules import acl_operations
-from broker.rules.request_description import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.framing import api_name
+from zkbroker.broker.rules import acl_matching as m
+from zkbroker.broker.rules import acl_operations
+from zkbroker.broker.rules.request_description import (
     RequestFacts,
     java_host_address,
     not_authorized_message,
 )
-from broker.security.authorizer import AUDIT_LOGGER, Audit
-from handlers.context import RequestContext
+from zkbroker.broker.security.authorizer import AUDIT_LOGGER, Audit
+from zkbroker.handlers.context import RequestContext
 
 # Re-exported for handlers: operation and resource-type codes.
 TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID = m.TOPIC, m.GROUP, m.CLUSTER, m.TRANSACTIONAL_ID
@@ -242,8 +242,8 @@ def filter_is_unknown(
 
 def cluster_denied_message(ctx: RequestContext, operation: int) -> str:
     """ClusterAuthorizationException's text, "Request $request is not authorized." with the
-    request as Kafka's RequestChannel.Request prints it (`broker.rules.request_description`);
-    the operation refused is not part of it."""
+    request as Kafka's RequestChannel.Request prints it
+    (`zkbroker.broker.rules.request_description`); the operation refused is not part of it."""
     del operation  # Kafka's text does not name it; kept so each call site says what it checks
     conn = ctx.connection
     listener = conn.listener_name

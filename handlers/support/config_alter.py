@@ -5,9 +5,9 @@ Kafka's `ZkAdminManager.alterConfigs`/`incrementalAlterConfigs` and, from 3.2, t
 * `check_entries`: duplicate keys and null values, with each generation's wording;
 * `alter_topic`: existence in the metadata image, then in ZooKeeper, `LogConfig.validate`,
   then (unless validate_only) `/config/topics/<t>` replaced by exactly the given entries and
-  a change notification, in one ZooKeeper multi (`zk_layout.store.admin_zk`);
+  a change notification, in one ZooKeeper multi (`zkbroker.zk_layout.store.admin_zk`);
 * `alter_broker`: the broker resource name rules, Kafka's dynamic-config validation
-  (`broker.rules.broker_config_catalog.validate_broker_configs`), the password rule of
+  (`zkbroker.broker.rules.broker_config_catalog.validate_broker_configs`), the password rule of
   `toPersistentProps` (zkbroker has no password encoder secret, like a broker without
   `password.encoder.secret`), then `/config/brokers/<id>` or `/config/brokers/<default>`;
 * `apply_incremental`: SET/DELETE/APPEND/SUBTRACT onto the current overrides
@@ -29,26 +29,26 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from broker.protocol import error_codes
-from broker.rules.broker_config import from_persistent
-from broker.rules.broker_config_catalog import broker_config_key, validate_broker_configs
-from broker.rules.config_catalog import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules.broker_config import from_persistent
+from zkbroker.broker.rules.broker_config_catalog import broker_config_key, validate_broker_configs
+from zkbroker.broker.rules.config_catalog import (
     ConfigKey,
     ConfigType,
     InvalidConfig,
     topic_config_keys,
     validate_topic_configs,
 )
-from handlers.context import RequestContext
-from handlers.support.config_resources import (
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support.config_resources import (
     ResourceError,
     ResourceType,
     parse_broker_id,
     resource_text,
 )
-from zk_layout import DEFAULT_ENTITY, ConfigEntityNode, TopicNode, invalid_path_reason
-from zk_layout import ConfigType as EntityType
-from zk_layout.store.admin_zk import change_entity_config
+from zkbroker.zk_layout import DEFAULT_ENTITY, ConfigEntityNode, TopicNode, invalid_path_reason
+from zkbroker.zk_layout import ConfigType as EntityType
+from zkbroker.zk_layout.store.admin_zk import change_entity_config
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 DUPLICATE_RESOURCE = "Each resource must appear at most once."

@@ -19,8 +19,8 @@ import re
 from collections.abc import Iterable, Sequence
 from enum import IntEnum
 
-from broker.protocol import error_codes
-from zk_layout.release import Release, normalize_release, release_at_least
+from zkbroker.broker.protocol import error_codes
+from zkbroker.zk_layout.release import Release, normalize_release, release_at_least
 
 _JAVA_INT = re.compile(r"[+-]?\d+")  # \d: any Unicode decimal digit, as Character.digit
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import structlog
 
-from broker.protocol import error_codes
-from handlers.context import RequestContext
-from zk_layout.nodes import BrokerIdNode, ControllerEpochNode
-from zk_layout.release import Release
+from zkbroker.broker.protocol import error_codes
+from zkbroker.handlers.context import RequestContext
+from zkbroker.zk_layout.nodes import BrokerIdNode, ControllerEpochNode
+from zkbroker.zk_layout.release import Release
 
 _log = structlog.get_logger(__name__)
 

@@ -9,12 +9,12 @@ stored.
 
 Deliberately not here: the size limits of the response (the caller read whole batches within
 them; a converted set may come out a little larger, as in Kafka), and zstd, which Fetch below
-v10 refuses before reading (`handlers.fetch`).
+v10 refuses before reading (`zkbroker.handlers.fetch`).
 """
 
 from __future__ import annotations
 
-from broker.protocol.records import (
+from zkbroker.broker.protocol.records import (
     MAGIC_V2,
     NewRecord,
     RecordBatchV2,

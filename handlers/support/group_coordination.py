@@ -2,13 +2,14 @@
 starts with (Kafka's ``GroupCoordinator.validateGroupStatus``), across zkbroker's two kinds of
 groups (docs/kafka-behaviour.md §5, §16):
 
-* classic groups of the group coordinator (``broker.groups.coordinator``), kept in
+* classic groups of the group coordinator (``zkbroker.broker.groups.coordinator``), kept in
   ``__consumer_offsets``: the coordinator is the leader of the group's partition of that topic;
-* groups of the ZooKeeper consumer registry (``/consumers``, ``broker.groups.zk_registry``).
+* groups of the ZooKeeper consumer registry (``/consumers``,
+  ``zkbroker.broker.groups.zk_registry``).
 
 Until ``__consumer_offsets`` exists (the first FindCoordinator creates it,
-``handlers.find_coordinator``) the registry's rule applies to the requests that reach a broker
-without a lookup (ListGroups, or a client that remembers a coordinator): the coordinator is a
+``zkbroker.handlers.find_coordinator``) the registry's rule applies to the requests that reach a
+broker without a lookup (ListGroups, or a client that remembers a coordinator): the coordinator is a
 hash over the live brokers, as zkbroker did before it had a coordinator. Once the topic
 exists, every group, registry groups included, is coordinated by its offsets partition's
 leader, as in Kafka.
@@ -20,12 +21,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from broker.groups.zk_registry import coordinator_id
-from broker.protocol import error_codes
-from handlers.context import RequestContext
+from zkbroker.broker.groups.zk_registry import coordinator_id
+from zkbroker.broker.protocol import error_codes
+from zkbroker.handlers.context import RequestContext
 
 if TYPE_CHECKING:
-    from broker.groups.coordinator import GroupCoordinator
+    from zkbroker.broker.groups.coordinator import GroupCoordinator
 
 
 def coordinator(ctx: RequestContext) -> GroupCoordinator:

@@ -4,8 +4,8 @@ broker's own configs (`offsets.topic.*`, `transaction.state.log.*`) and the coor
 topic configs (Kafka 2.8-3.9 `AutoTopicCreationManager.creatableTopic`,
 `GroupCoordinator.offsetsTopicConfigs`, `TransactionLog.transactionTopicConfigs`).
 
-One place for both creators, FindCoordinator (`handlers.find_coordinator`) and Metadata's
-auto-creation (`handlers.metadata`), so the two never ask for different topics.
+One place for both creators, FindCoordinator (`zkbroker.handlers.find_coordinator`) and Metadata's
+auto-creation (`zkbroker.handlers.metadata`), so the two never ask for different topics.
 
 Deliberately not here: cutting the replication factor to the live brokers (a per-release rule
 of the FindCoordinator path) and the creation itself.
@@ -13,8 +13,8 @@ of the FindCoordinator path) and the creation itself.
 
 from __future__ import annotations
 
-from broker.protocol.messages.create_topics import CreatableTopic, CreatableTopicConfig
-from handlers.context import RequestContext
+from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreatableTopicConfig
+from zkbroker.handlers.context import RequestContext
 
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_TOPIC = "__transaction_state"

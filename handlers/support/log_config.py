@@ -5,15 +5,15 @@ over the broker's log defaults (`LogConfig.fromProps(kafkaConfig.extractLogConfi
 docs/kafka-behaviour.md §10). The data-plane handlers need a handful of those values per
 request, so the result is computed once per (overrides, broker config, release) and cached.
 
-* `TopicLogConfig.validation` is what `broker.rules.log_validation` takes; the timestamp window
-  is `message.timestamp.before/after.max.ms` from 3.6 (KIP-937), else
+* `TopicLogConfig.validation` is what `zkbroker.broker.rules.log_validation` takes; the timestamp
+  window is `message.timestamp.before/after.max.ms` from 3.6 (KIP-937), else
   `message.timestamp.difference.max.ms` on both sides.
 * An override that does not parse falls back to the broker's value for that key, with one
   warning: Kafka would refuse to load such a log, but zkbroker never writes one, and a hand-made
   znode should not take the partition down in a mock.
 
-Deliberately not here: reading the overrides (`broker.image.topic_configs`), validation of
-config writes (`broker.rules.config_catalog`), and configs the data plane does not use.
+Deliberately not here: reading the overrides (`zkbroker.broker.image.topic_configs`), validation of
+config writes (`zkbroker.broker.rules.config_catalog`), and configs the data plane does not use.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import structlog
 
-from broker.protocol.records import TimestampType
-from broker.rules.broker_config import BrokerConfig
-from broker.rules.config_catalog import InvalidConfig, parse_value, topic_config_keys
-from broker.rules.log_validation import LogConfig, topic_record_magic
-from zk_layout import Release, release_at_least
+from zkbroker.broker.protocol.records import TimestampType
+from zkbroker.broker.rules.broker_config import BrokerConfig
+from zkbroker.broker.rules.config_catalog import InvalidConfig, parse_value, topic_config_keys
+from zkbroker.broker.rules.log_validation import LogConfig, topic_record_magic
+from zkbroker.zk_layout import Release, release_at_least
 
 _log = structlog.get_logger(__name__)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 
-from handlers.context import RequestContext
+from zkbroker.handlers.context import RequestContext
 
 UNKNOWN_BYTES = -1
 LONG_MAX = 2**63 - 1

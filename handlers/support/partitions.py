@@ -8,8 +8,8 @@ replicas stopped, so it is NOT_LEADER_OR_FOLLOWER as well until it is gone. A re
 names the leader epoch it expects (KIP-320) gets FENCED_LEADER_EPOCH when its epoch is older
 than the partition's, UNKNOWN_LEADER_EPOCH when newer.
 
-Every replica reads the one log of the partition (`broker.storage`), so "hosting" a partition
-means being in its replica set: leadership moves, the log does not.
+Every replica reads the one log of the partition (`zkbroker.broker.storage`), so "hosting" a
+partition means being in its replica set: leadership moves, the log does not.
 
 Also here: the KIP-951 leader hints (Produce v10+, Fetch v16+) sent with
 NOT_LEADER_OR_FOLLOWER, and opening a partition's log with its topic's current segment
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from broker.image.metadata_image import MetadataImage, PartitionImage, TopicImage
-from broker.protocol import error_codes
-from broker.storage import PartitionLog
-from handlers.context import RequestContext
-from handlers.support.log_config import TopicLogConfig, effective_log_config
+from zkbroker.broker.image.metadata_image import MetadataImage, PartitionImage, TopicImage
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.storage import PartitionLog
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support.log_config import TopicLogConfig, effective_log_config
 
 NO_EPOCH = -1
 

@@ -2,20 +2,20 @@
 connection's principal, the broker's token manager, and the authorization calls they make.
 
 Authorization is Kafka's AuthHelper.authorize through the broker's authorizer
-(`handlers.support.authorization`): everything is allowed when none is configured. The token APIs
-check CREATE_TOKENS on `User:<owner>` (Create for another owner), DESCRIBE on
+(`zkbroker.handlers.support.authorization`): everything is allowed when none is configured. The
+token APIs check CREATE_TOKENS on `User:<owner>` (Create for another owner), DESCRIBE on
 `DelegationToken:<id>` and DESCRIBE_TOKENS on `User:<owner>` (Describe's filter); Renew and Expire
 check nothing beyond the owner/renewer rule (docs/kafka-behaviour.md §18).
 
-Deliberately not here: the token rules (`broker.security.delegation_tokens`).
+Deliberately not here: the token rules (`zkbroker.broker.security.delegation_tokens`).
 """
 
 from __future__ import annotations
 
-from broker.security.delegation_tokens import DelegationTokenManager, allow_token_requests
-from handlers.context import RequestContext
-from handlers.support.authorization import authorize
-from zk_layout.nodes.delegation_token import Principal
+from zkbroker.broker.security.delegation_tokens import DelegationTokenManager, allow_token_requests
+from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support.authorization import authorize
+from zkbroker.zk_layout.nodes.delegation_token import Principal
 
 
 def connection_principal(ctx: RequestContext) -> Principal:

@@ -7,20 +7,20 @@ the cluster's value, and the store refuses larger writes before sending them). A
 partition map is one znode, `/brokers/topics/<t>`, written in one request, so its size bounds
 the partitions x replicas a topic can have. The handlers check it after Kafka's own checks and
 before they build (or write) a placement, answering INVALID_PARTITIONS with a message naming
-the limit (see `handlers.create_topics` for why that code).
+the limit (see `zkbroker.handlers.create_topics` for why that code).
 
-Deliberately not here: Kafka's own checks (the handlers, `broker.rules`), the store's guard
-(`zk_layout.store.client.RequestTooLargeError`).
+Deliberately not here: Kafka's own checks (the handlers, `zkbroker.broker.rules`), the store's guard
+(`zkbroker.zk_layout.store.client.RequestTooLargeError`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from broker.protocol import error_codes
-from broker.rules.api_error import ApiError
-from zk_layout import ConfigEntityNode, TopicNode, ZkStore
-from zk_layout.store.client import request_bytes
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules.api_error import ApiError
+from zkbroker.zk_layout import ConfigEntityNode, TopicNode, ZkStore
+from zkbroker.zk_layout.store.client import request_bytes
 
 # The topic znode's JSON besides its partition map, at its longest (v3 with a topic id):
 # {"version":3,"partitions":,"adding_replicas":{},"removing_replicas":{},"topic_id":"<22>"}

@@ -23,7 +23,7 @@ such requests with errors clients retry; `error_for(api_key, exc)` picks, per AP
 - Metadata: LEADER_NOT_AVAILABLE on the topics asked for (what Kafka answers for a topic
   whose auto-creation did not complete); other APIs: REQUEST_TIMED_OUT.
 
-The registry applies it to every handler (`handlers.registry`), so the whole request gets
+The registry applies it to every handler (`zkbroker.handlers.registry`), so the whole request gets
 the error on every item through the module's `error_response`, with a null message as
 Kafka's errors of these kinds have, and one warning line (`request.zookeeper_trouble`).
 
@@ -34,8 +34,8 @@ answers NOT_CONTROLLER for it itself).
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from zk_layout import SessionExpiredError, ZkConnectionError
+from zkbroker.broker.protocol import error_codes
+from zkbroker.zk_layout import SessionExpiredError, ZkConnectionError
 
 TOPIC_ADMIN = frozenset({19, 20, 37})
 CONTROLLER = frozenset({7, 43, 45, 46, 51, 56, 57, 62, 63, 67})

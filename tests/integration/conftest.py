@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from broker import Cluster
+from zkbroker import Cluster
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def _debug_logging() -> Iterator[None]:
     """Log at debug level so every request's log line (and its error-code walk) is exercised."""
     import logging
 
-    from broker.log import configure_logging
+    from zkbroker.broker.log import configure_logging
 
     root = logging.getLogger()
     saved = (list(root.handlers), root.level)

@@ -33,9 +33,9 @@ from kafka.admin import (
 from kafka.admin import ResourceType as KpResourceType
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.security.cluster_security import Security
 from tests.integration.helpers import wait_until
+from zkbroker import Cluster
+from zkbroker.broker.security.cluster_security import Security
 
 USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
 AUTHORIZER = ("authorizer.class.name", "kafka.security.authorizer.AclAuthorizer")
@@ -341,11 +341,11 @@ def test_deny_wins_over_allow(secured: Cluster) -> None:
 
 
 def test_anonymous_client_cannot_act_as_a_broker(cluster_factory: Callable[..., Cluster]) -> None:
-    from broker.protocol import error_codes
-    from broker.protocol.messages.broker_heartbeat import BrokerHeartbeatRequest
-    from broker.protocol.messages.controlled_shutdown import ControlledShutdownRequest
-    from broker.protocol.messages.create_acls import AclCreation, CreateAclsRequest
-    from broker.toolkit.wire import WireClient
+    from zkbroker.broker.protocol import error_codes
+    from zkbroker.broker.protocol.messages.broker_heartbeat import BrokerHeartbeatRequest
+    from zkbroker.broker.protocol.messages.controlled_shutdown import ControlledShutdownRequest
+    from zkbroker.broker.protocol.messages.create_acls import AclCreation, CreateAclsRequest
+    from zkbroker.broker.toolkit.wire import WireClient
 
     cluster = cluster_factory(brokers=1, kafka_version="3.9", broker_configs=(AUTHORIZER,))
     with WireClient.to(cluster.bootstrap_servers) as client:
@@ -378,8 +378,8 @@ def test_anonymous_client_cannot_act_as_a_broker(cluster_factory: Callable[..., 
 def test_kafka_python_acls_reach_every_broker(cluster_factory: Callable[..., Cluster]) -> None:
     from kafka.admin import ACL, ResourcePattern
 
-    from broker.protocol.messages.describe_acls import DescribeAclsRequest
-    from broker.toolkit.wire import WireClient
+    from zkbroker.broker.protocol.messages.describe_acls import DescribeAclsRequest
+    from zkbroker.broker.toolkit.wire import WireClient
 
     cluster = cluster_factory(
         brokers=2,
@@ -432,8 +432,8 @@ def test_kafka_python_acls_reach_every_broker(cluster_factory: Callable[..., Clu
 
 
 def test_release_1_1_serves_literal_acls_v0(cluster_factory: Callable[..., Cluster]) -> None:
-    from broker.protocol.messages.create_acls import AclCreation, CreateAclsRequest
-    from broker.toolkit.wire import WireClient
+    from zkbroker.broker.protocol.messages.create_acls import AclCreation, CreateAclsRequest
+    from zkbroker.broker.toolkit.wire import WireClient
 
     cluster = cluster_factory(
         brokers=1,

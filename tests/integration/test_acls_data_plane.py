@@ -21,10 +21,10 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.security.cluster_security import Security
-from broker.toolkit.wire import WireClient
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.security.cluster_security import Security
+from zkbroker.broker.toolkit.wire import WireClient
 
 USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
 AUTHORIZER = ("authorizer.class.name", "kafka.security.authorizer.AclAuthorizer")
@@ -173,7 +173,7 @@ def denying(cluster_factory: Callable[..., Cluster]) -> Cluster:
 
 
 def test_list_offsets_answers_unauthorized_topics_last(denying: Cluster) -> None:
-    from broker.protocol.messages.list_offsets import (
+    from zkbroker.broker.protocol.messages.list_offsets import (
         ListOffsetsPartition,
         ListOffsetsRequest,
         ListOffsetsTopic,
@@ -196,7 +196,7 @@ def test_list_offsets_answers_unauthorized_topics_last(denying: Cluster) -> None
 
 
 def test_offset_fetch_group_and_topic_checks(denying: Cluster) -> None:
-    from broker.protocol.messages.offset_fetch import (
+    from zkbroker.broker.protocol.messages.offset_fetch import (
         OffsetFetchRequest,
         OffsetFetchRequestGroup,
         OffsetFetchRequestTopic,
@@ -237,9 +237,9 @@ def test_offset_fetch_group_and_topic_checks(denying: Cluster) -> None:
 
 
 def test_find_coordinator_and_transactions_hide_what_is_denied(denying: Cluster) -> None:
-    from broker.protocol.messages.describe_transactions import DescribeTransactionsRequest
-    from broker.protocol.messages.find_coordinator import FindCoordinatorRequest
-    from broker.protocol.messages.init_producer_id import InitProducerIdRequest
+    from zkbroker.broker.protocol.messages.describe_transactions import DescribeTransactionsRequest
+    from zkbroker.broker.protocol.messages.find_coordinator import FindCoordinatorRequest
+    from zkbroker.broker.protocol.messages.init_producer_id import InitProducerIdRequest
 
     with WireClient.to(denying.bootstrap_servers) as client:
         found = client.request(4, FindCoordinatorRequest(key_type=0, coordinator_keys=["g-secret"]))
@@ -263,13 +263,13 @@ def test_find_coordinator_and_transactions_hide_what_is_denied(denying: Cluster)
 
 
 def test_broker_only_apis_need_cluster_action(denying: Cluster) -> None:
-    from broker.protocol.messages.add_partitions_to_txn import (
+    from zkbroker.broker.protocol.messages.add_partitions_to_txn import (
         AddPartitionsToTxnRequest,
         AddPartitionsToTxnTopic,
         AddPartitionsToTxnTransaction,
     )
-    from broker.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
-    from broker.protocol.messages.write_txn_markers import (
+    from zkbroker.broker.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+    from zkbroker.broker.protocol.messages.write_txn_markers import (
         WritableTxnMarker,
         WritableTxnMarkerTopic,
         WriteTxnMarkersRequest,
@@ -313,7 +313,7 @@ def test_broker_only_apis_need_cluster_action(denying: Cluster) -> None:
 
 
 def test_add_partitions_v3_denied_topic_fails_the_transaction(denying: Cluster) -> None:
-    from broker.protocol.messages.add_partitions_to_txn import (
+    from zkbroker.broker.protocol.messages.add_partitions_to_txn import (
         AddPartitionsToTxnRequest,
         AddPartitionsToTxnTopic,
     )
@@ -352,16 +352,16 @@ def test_add_partitions_v3_denied_topic_fails_the_transaction(denying: Cluster) 
 def test_produce_whole_request_and_per_partition_refusals(denying: Cluster) -> None:
     import time
 
-    from broker.protocol.messages.describe_producers import (
+    from zkbroker.broker.protocol.messages.describe_producers import (
         DescribeProducersRequest,
         TopicRequest,
     )
-    from broker.protocol.messages.produce import (
+    from zkbroker.broker.protocol.messages.produce import (
         PartitionProduceData,
         ProduceRequest,
         TopicProduceData,
     )
-    from broker.protocol.records import NewRecord, encode_batch
+    from zkbroker.broker.protocol.records import NewRecord, encode_batch
 
     def request(transactional_id: str | None, transactional: bool) -> ProduceRequest:
         batch = encode_batch(
@@ -411,14 +411,14 @@ def test_produce_whole_request_and_per_partition_refusals(denying: Cluster) -> N
 
 
 def test_transaction_apis_check_id_group_and_topics(denying: Cluster) -> None:
-    from broker.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
-    from broker.protocol.messages.end_txn import EndTxnRequest
-    from broker.protocol.messages.offset_for_leader_epoch import (
+    from zkbroker.broker.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
+    from zkbroker.broker.protocol.messages.end_txn import EndTxnRequest
+    from zkbroker.broker.protocol.messages.offset_for_leader_epoch import (
         OffsetForLeaderEpochRequest,
         OffsetForLeaderPartition,
         OffsetForLeaderTopic,
     )
-    from broker.protocol.messages.txn_offset_commit import (
+    from zkbroker.broker.protocol.messages.txn_offset_commit import (
         TxnOffsetCommitRequest,
         TxnOffsetCommitRequestPartition,
         TxnOffsetCommitRequestTopic,
@@ -472,10 +472,10 @@ def test_transaction_apis_check_id_group_and_topics(denying: Cluster) -> None:
 
 
 def test_list_and_describe_transactions_hide_undescribable_ids(denying: Cluster) -> None:
-    from broker.protocol.messages.describe_transactions import DescribeTransactionsRequest
-    from broker.protocol.messages.find_coordinator import FindCoordinatorRequest
-    from broker.protocol.messages.init_producer_id import InitProducerIdRequest
-    from broker.protocol.messages.list_transactions import ListTransactionsRequest
+    from zkbroker.broker.protocol.messages.describe_transactions import DescribeTransactionsRequest
+    from zkbroker.broker.protocol.messages.find_coordinator import FindCoordinatorRequest
+    from zkbroker.broker.protocol.messages.init_producer_id import InitProducerIdRequest
+    from zkbroker.broker.protocol.messages.list_transactions import ListTransactionsRequest
 
     with WireClient.to(denying.bootstrap_servers) as client:
         for _ in range(100):  # __transaction_state is created by the first lookup

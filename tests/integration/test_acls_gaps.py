@@ -25,14 +25,14 @@ from kafka.admin import ConfigResourceType, KafkaAdminClient
 from kazoo.client import KazooClient
 from structlog.testing import capture_logs
 
-from broker import Cluster
-from broker.protocol import error_codes
-from broker.protocol.messages.create_acls import AclCreation, CreateAclsRequest
-from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
-from broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from broker.rules import acl_matching as m
-from broker.security.authorizer import AUDIT_LOGGER
-from broker.toolkit.wire import WireClient
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.create_acls import AclCreation, CreateAclsRequest
+from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from zkbroker.broker.rules import acl_matching as m
+from zkbroker.broker.security.authorizer import AUDIT_LOGGER
+from zkbroker.broker.toolkit.wire import WireClient
 
 AUTHORIZER = ("authorizer.class.name", "kafka.security.authorizer.AclAuthorizer")
 EVERYONE = ("allow.everyone.if.no.acl.found", "true")
@@ -151,7 +151,7 @@ def test_cluster_authorization_message_prints_the_request_as_kafka(
             assert found.group(4) == f"java.nio.HeapByteBuffer[pos={size} lim={size} cap={size}]"
             seen.append((int(found.group(1)), int(found.group(3))))
             # DescribeAcls is not: its buffer was released once parsed.
-            from broker.protocol.messages.describe_acls import DescribeAclsRequest
+            from zkbroker.broker.protocol.messages.describe_acls import DescribeAclsRequest
 
             described = client.request(3, DescribeAclsRequest(2, None, 1, None, None, 1, 1))
             assert (described.error_message or "").endswith(
@@ -238,7 +238,7 @@ def test_authorizer_keys_in_describe_configs_as_kafka_lists_unknown_originals(
 def test_authorizer_keys_are_listed_from_1_1(
     cluster_factory: Callable[..., Cluster], release: str, listed: bool
 ) -> None:
-    from broker.protocol.messages.describe_configs import (
+    from zkbroker.broker.protocol.messages.describe_configs import (
         DescribeConfigsRequest,
         DescribeConfigsResource,
     )
@@ -262,7 +262,7 @@ def test_authorizer_keys_are_listed_from_1_1(
 def test_write_txn_markers_accepts_alter_on_the_cluster_from_3_9(
     cluster_factory: Callable[..., Cluster], release: str, allowed: bool
 ) -> None:
-    from broker.protocol.messages.write_txn_markers import (
+    from zkbroker.broker.protocol.messages.write_txn_markers import (
         WritableTxnMarker,
         WritableTxnMarkerTopic,
         WriteTxnMarkersRequest,
@@ -347,7 +347,7 @@ def test_metadata_and_describe_cluster_authorized_operations_as_kafka(
 def test_cluster_operations_need_describe_on_the_cluster(
     cluster_factory: Callable[..., Cluster],
 ) -> None:
-    from broker.protocol.messages.describe_cluster import DescribeClusterRequest
+    from zkbroker.broker.protocol.messages.describe_cluster import DescribeClusterRequest
 
     cluster = cluster_factory(brokers=1, kafka_version="3.9", broker_configs=(AUTHORIZER, EVERYONE))
     with WireClient.to(cluster.bootstrap_servers) as client:

@@ -21,11 +21,11 @@ import pytest
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigResource, ConfigSource
 from confluent_kafka.admin import ConfigEntry as CfConfigEntry
 
-from broker import Cluster
-from broker.protocol.messages.api_versions import ApiVersionsRequest
-from broker.server import listener as listener_module
-from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until
+from zkbroker import Cluster
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+from zkbroker.broker.server import listener as listener_module
+from zkbroker.broker.toolkit.wire import WireClient
 
 
 def _client(cluster: Cluster) -> WireClient:

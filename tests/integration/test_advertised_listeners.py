@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol.messages.metadata import MetadataRequest
-from broker.toolkit.wire import WireClient
+from zkbroker import Cluster
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.toolkit.wire import WireClient
 
 
 def _metadata_hosts(bootstrap: str) -> list[tuple[int, str, int]]:

@@ -10,14 +10,14 @@ from collections.abc import Callable
 
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.allocate_producer_ids import AllocateProducerIdsRequest
-from broker.protocol.messages.api_versions import ApiVersionsRequest
-from broker.protocol.messages.init_producer_id import InitProducerIdRequest
-from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until
 from tests.integration.test_controller import controller_client, other_client
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.allocate_producer_ids import AllocateProducerIdsRequest
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+from zkbroker.broker.protocol.messages.init_producer_id import InitProducerIdRequest
+from zkbroker.broker.toolkit.wire import WireClient
 
 
 def allocate(client: WireClient, broker_id: int, epoch: int) -> tuple[int, int, int]:

@@ -12,15 +12,6 @@ from typing import Any
 from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.alter_partition import (
-    AlterPartitionRequest,
-    BrokerState,
-    PartitionData,
-    TopicData,
-)
-from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until
 from tests.integration.test_controller import (
     alter,
@@ -30,7 +21,16 @@ from tests.integration.test_controller import (
     state,
     topic_znode,
 )
-from zk_layout.uuid_text import uuid_from_text
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.alter_partition import (
+    AlterPartitionRequest,
+    BrokerState,
+    PartitionData,
+    TopicData,
+)
+from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.zk_layout.uuid_text import uuid_from_text
 
 
 def epoch_of(kazoo: KazooClient, broker_id: int) -> int:

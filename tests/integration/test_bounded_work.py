@@ -20,37 +20,42 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.hooks.capture import to_jsonable
-from broker.protocol import error_codes as ec
-from broker.protocol.codec import encode_message
-from broker.protocol.messages.create_partitions import (
+from tests.integration.helpers import wait_until
+from zkbroker import Cluster
+from zkbroker.broker.hooks.capture import to_jsonable
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.codec import encode_message
+from zkbroker.broker.protocol.messages.create_partitions import (
     CreatePartitionsRequest,
     CreatePartitionsTopic,
 )
-from broker.protocol.messages.create_topics import (
+from zkbroker.broker.protocol.messages.create_topics import (
     CreatableReplicaAssignment,
     CreatableTopic,
     CreateTopicsRequest,
 )
-from broker.protocol.messages.describe_configs import (
+from zkbroker.broker.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResource,
 )
-from broker.protocol.messages.metadata import (
+from zkbroker.broker.protocol.messages.metadata import (
     MetadataRequest,
     MetadataRequestTopic,
     MetadataResponse,
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
-from broker.server.hooks import Intervention, RequestCall, RequestRecord, collect_error_codes
-from broker.toolkit.wire import WireClient
-from handlers import metadata as metadata_handler
-from tests.integration.helpers import wait_until
-from zk_layout import PartitionStateNode, ZkStore
-from zk_layout.store import RequestTooLargeError
-from zk_layout.store.client import request_bytes
+from zkbroker.broker.server.hooks import (
+    Intervention,
+    RequestCall,
+    RequestRecord,
+    collect_error_codes,
+)
+from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.handlers import metadata as metadata_handler
+from zkbroker.zk_layout import PartitionStateNode, ZkStore
+from zkbroker.zk_layout.store import RequestTooLargeError
+from zkbroker.zk_layout.store.client import request_bytes
 
 INT32_MAX = 2**31 - 1
 

@@ -18,8 +18,8 @@ from kafka.admin import KafkaAdminClient
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from broker import Cluster
 from tests.integration.helpers import wait_until
+from zkbroker import Cluster
 
 
 def registration(kazoo: KazooClient, broker_id: int) -> tuple[dict, int] | None:
@@ -63,7 +63,7 @@ def controller_id(kazoo: KazooClient) -> int | None:
 def zkbroker(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """`zkbroker ...` as a separate process, as a user would run it."""
     return subprocess.run(
-        [sys.executable, "-m", "broker.cli.main", *args],
+        [sys.executable, "-m", "zkbroker", *args],
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -16,17 +16,6 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.groups.zk_registry import java_abs_hash
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.broker_heartbeat import BrokerHeartbeatRequest
-from broker.protocol.messages.broker_registration import (
-    BrokerRegistrationRequest,
-    Feature,
-    Listener,
-)
-from broker.protocol.messages.find_coordinator import FindCoordinatorRequest
-from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until
 from tests.integration.test_controller import (
     controller_client,
@@ -34,6 +23,17 @@ from tests.integration.test_controller import (
     other_client,
     state,
 )
+from zkbroker import Cluster
+from zkbroker.broker.groups.zk_registry import java_abs_hash
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.broker_heartbeat import BrokerHeartbeatRequest
+from zkbroker.broker.protocol.messages.broker_registration import (
+    BrokerRegistrationRequest,
+    Feature,
+    Listener,
+)
+from zkbroker.broker.protocol.messages.find_coordinator import FindCoordinatorRequest
+from zkbroker.broker.toolkit.wire import WireClient
 
 TIMEOUT_MS = 1500
 # Nothing listens there: broker 7 exists only as a registration.

@@ -15,14 +15,14 @@ from confluent_kafka.admin import AdminClient
 from kafka.admin import KafkaAdminClient, NewTopic
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.groups.zk_registry import coordinator_id
-from broker.hooks.capture import CAPTURE_LINE_SCHEMA, CapturedRequest
-from broker.protocol.messages.describe_groups import DescribeGroupsRequest
-from broker.protocol.messages.metadata import MetadataRequest
-from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
 from tests.json_schema import validate
+from zkbroker import Cluster
+from zkbroker.broker.groups.zk_registry import coordinator_id
+from zkbroker.broker.hooks.capture import CAPTURE_LINE_SCHEMA, CapturedRequest
+from zkbroker.broker.protocol.messages.describe_groups import DescribeGroupsRequest
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.toolkit.wire import WireClient
 
 
 def _lines(cluster: Cluster, path: Path) -> list[dict[str, Any]]:

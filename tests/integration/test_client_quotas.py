@@ -15,19 +15,19 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol import error_codes
-from broker.protocol.messages.alter_client_quotas import (
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.alter_client_quotas import (
     AlterClientQuotasRequest,
     EntityData,
     EntryData,
     OpData,
 )
-from broker.protocol.messages.describe_client_quotas import (
+from zkbroker.broker.protocol.messages.describe_client_quotas import (
     ComponentData,
     DescribeClientQuotasRequest,
 )
-from broker.toolkit.wire import WireClient
+from zkbroker.broker.toolkit.wire import WireClient
 
 EXACT, DEFAULT, ANY = 0, 1, 2
 

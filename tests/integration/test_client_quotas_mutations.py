@@ -28,23 +28,23 @@ from kafka.protocol.admin import AlterClientQuotasRequest as KpAlter
 from kafka.protocol.admin import DescribeClientQuotasRequest as KpDescribe
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol import error_codes
-from broker.protocol.messages.alter_client_quotas import (
+from tests.integration.helpers import wait_until
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.alter_client_quotas import (
     AlterClientQuotasRequest,
     EntityData,
     EntryData,
     OpData,
 )
-from broker.protocol.messages.create_partitions import (
+from zkbroker.broker.protocol.messages.create_partitions import (
     CreatePartitionsRequest,
     CreatePartitionsTopic,
 )
-from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
-from broker.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
-from broker.security.cluster_security import Security
-from broker.toolkit.wire import WireClient
-from tests.integration.helpers import wait_until
+from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from zkbroker.broker.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
+from zkbroker.broker.security.cluster_security import Security
+from zkbroker.broker.toolkit.wire import WireClient
 
 WINDOWS = (("controller.quota.window.num", "2"), ("controller.quota.window.size.seconds", "1"))
 PARTITIONS = 20

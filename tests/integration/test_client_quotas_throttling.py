@@ -15,21 +15,21 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol.messages.alter_client_quotas import (
+from tests.integration.helpers import wait_until
+from zkbroker import Cluster
+from zkbroker.broker.protocol.messages.alter_client_quotas import (
     AlterClientQuotasRequest,
     EntityData,
     EntryData,
     OpData,
 )
-from broker.protocol.messages.produce import (
+from zkbroker.broker.protocol.messages.produce import (
     PartitionProduceData,
     ProduceRequest,
     TopicProduceData,
 )
-from broker.protocol.records import NewRecord, encode_batch
-from broker.toolkit.wire import WireClient
-from tests.integration.helpers import wait_until
+from zkbroker.broker.protocol.records import NewRecord, encode_batch
+from zkbroker.broker.toolkit.wire import WireClient
 
 QUOTA = 100_000  # bytes per second
 WINDOWS = (("quota.window.num", "2"), ("quota.window.size.seconds", "1"))
@@ -152,7 +152,7 @@ def test_quota_from_kazoo_applies_and_confluent_kafka_sees_the_throttle(
 
 
 def test_ip_connection_creation_rate(cluster_factory: Callable[..., Cluster]) -> None:
-    from broker.protocol.messages.api_versions import ApiVersionsRequest
+    from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
 
     cluster = cluster_factory(brokers=1, broker_configs=WINDOWS)
     with WireClient.to(cluster.bootstrap_servers) as client:

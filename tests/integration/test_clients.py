@@ -12,8 +12,8 @@ from aiokafka.admin import AIOKafkaAdminClient
 from confluent_kafka.admin import AdminClient
 from kafka.admin import KafkaAdminClient
 
-from broker import Cluster
 from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
+from zkbroker import Cluster
 
 TOPIC_ID = "p3t0vCrqQkKpWBbNG2j1Zg"
 

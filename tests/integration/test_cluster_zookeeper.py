@@ -13,9 +13,9 @@ import time
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from broker import Cluster
 from tests.integration.helpers import wait_until
-from zk_layout import BrokerIdInUseError
+from zkbroker import Cluster
+from zkbroker.zk_layout import BrokerIdInUseError
 
 PERSISTENT_PATHS = [
     "/consumers",
@@ -117,7 +117,7 @@ def test_controller_failover_bumps_epoch(cluster: Cluster, kazoo) -> None:
 
 
 def test_clashing_broker_id_is_refused(cluster: Cluster, zk_connect: str) -> None:
-    from broker.settings import Settings
+    from zkbroker.broker.settings import Settings
 
     second = Cluster(Settings(broker_ids=(1,), port=0, zookeeper=zk_connect))
     with pytest.raises(BrokerIdInUseError, match="1"):
@@ -128,7 +128,7 @@ def test_clashing_broker_id_is_refused(cluster: Cluster, zk_connect: str) -> Non
 
 def _zkbroker(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "broker.cli.main", *args],
+        [sys.executable, "-m", "zkbroker", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -17,8 +17,8 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer
 from confluent_kafka import TopicPartition as CTP
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from broker import Cluster
 from tests.integration.helpers import wait_until, wait_visible
+from zkbroker import Cluster
 
 FAST_PASSES = ("log.retention.check.interval.ms", "200")
 

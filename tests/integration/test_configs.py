@@ -19,33 +19,33 @@ from confluent_kafka.admin import ConfigResource as CfConfigResource
 from confluent_kafka.admin import ConfigSource as CfConfigSource
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.alter_configs import (
+from tests.integration.helpers import wait_until, wait_visible
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.alter_configs import (
     AlterableConfig,
     AlterConfigsRequest,
     AlterConfigsResource,
 )
-from broker.protocol.messages.create_topics import (
+from zkbroker.broker.protocol.messages.create_topics import (
     CreatableTopic,
     CreatableTopicConfig,
     CreateTopicsRequest,
 )
-from broker.protocol.messages.describe_configs import (
+from zkbroker.broker.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResource,
 )
-from broker.protocol.messages.incremental_alter_configs import (
+from zkbroker.broker.protocol.messages.incremental_alter_configs import (
     AlterableConfig as IncAlterableConfig,
 )
-from broker.protocol.messages.incremental_alter_configs import (
+from zkbroker.broker.protocol.messages.incremental_alter_configs import (
     AlterConfigsResource as IncResource,
 )
-from broker.protocol.messages.incremental_alter_configs import (
+from zkbroker.broker.protocol.messages.incremental_alter_configs import (
     IncrementalAlterConfigsRequest,
 )
-from broker.toolkit.wire import WireClient
-from tests.integration.helpers import wait_until, wait_visible
+from zkbroker.broker.toolkit.wire import WireClient
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -646,7 +646,7 @@ def test_notification_format_follows_the_release(
     cluster = cluster_factory(kafka_version=(0, 10, 0))
     # 0.10.0 has no AlterConfigs: write as its kafka-configs tool would, via the store
     assert 33 not in cluster.engine.brokers[0].api_table.ranges
-    from zk_layout.store.admin_zk import change_entity_config
+    from zkbroker.zk_layout.store.admin_zk import change_entity_config
 
     cluster.call(
         change_entity_config(

@@ -23,26 +23,26 @@ from kafka.errors import CoordinatorNotAvailableError
 from kafka.structs import OffsetAndMetadata
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.groups.zk_registry import coordinator_id, java_abs_hash
-from broker.protocol import error_codes
-from broker.protocol.consumer_protocol import decode_assignment, decode_subscription
-from broker.protocol.messages.delete_groups import DeleteGroupsRequest
-from broker.protocol.messages.describe_groups import DescribeGroupsRequest
-from broker.protocol.messages.find_coordinator import FindCoordinatorRequest
-from broker.protocol.messages.list_groups import ListGroupsRequest
-from broker.protocol.messages.offset_commit import (
+from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
+from zkbroker import Cluster
+from zkbroker.broker.groups.zk_registry import coordinator_id, java_abs_hash
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.consumer_protocol import decode_assignment, decode_subscription
+from zkbroker.broker.protocol.messages.delete_groups import DeleteGroupsRequest
+from zkbroker.broker.protocol.messages.describe_groups import DescribeGroupsRequest
+from zkbroker.broker.protocol.messages.find_coordinator import FindCoordinatorRequest
+from zkbroker.broker.protocol.messages.list_groups import ListGroupsRequest
+from zkbroker.broker.protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
 )
-from broker.protocol.messages.offset_fetch import (
+from zkbroker.broker.protocol.messages.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchRequestGroup,
     OffsetFetchRequestTopic,
 )
-from broker.toolkit.wire import WireClient
-from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
+from zkbroker.broker.toolkit.wire import WireClient
 
 T = TypeVar("T")
 GROUP_ID = "g1"

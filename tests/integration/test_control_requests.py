@@ -12,25 +12,25 @@ from typing import Any
 from confluent_kafka import Producer
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.envelope import EnvelopeRequest
-from broker.protocol.messages.leader_and_isr import (
+from tests.integration.helpers import wait_until
+from tests.integration.test_controller import create_topic, state
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.envelope import EnvelopeRequest
+from zkbroker.broker.protocol.messages.leader_and_isr import (
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
     LeaderAndIsrTopicState,
 )
-from broker.protocol.messages.stop_replica import (
+from zkbroker.broker.protocol.messages.stop_replica import (
     StopReplicaPartitionState,
     StopReplicaPartitionV0,
     StopReplicaRequest,
     StopReplicaTopicState,
     StopReplicaTopicV1,
 )
-from broker.protocol.messages.update_metadata import UpdateMetadataRequest
-from broker.toolkit.wire import WireClient
-from tests.integration.helpers import wait_until
-from tests.integration.test_controller import create_topic, state
+from zkbroker.broker.protocol.messages.update_metadata import UpdateMetadataRequest
+from zkbroker.broker.toolkit.wire import WireClient
 
 BROKER = 1
 

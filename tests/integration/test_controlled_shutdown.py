@@ -9,10 +9,6 @@ from __future__ import annotations
 from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.controlled_shutdown import ControlledShutdownRequest
-from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until
 from tests.integration.test_controller import (
     controller_client,
@@ -20,6 +16,10 @@ from tests.integration.test_controller import (
     other_client,
     state,
 )
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.controlled_shutdown import ControlledShutdownRequest
+from zkbroker.broker.toolkit.wire import WireClient
 
 
 def shutdown(

@@ -19,26 +19,26 @@ from kafka import TopicPartition
 from kafka.admin import KafkaAdminClient
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.alter_partition_reassignments import (
+from tests.integration.helpers import wait_until, wait_visible
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.alter_partition_reassignments import (
     AlterPartitionReassignmentsRequest,
     ReassignablePartition,
     ReassignableTopic,
 )
-from broker.protocol.messages.create_topics import (
+from zkbroker.broker.protocol.messages.create_topics import (
     CreatableReplicaAssignment,
     CreatableTopic,
     CreatableTopicConfig,
     CreateTopicsRequest,
 )
-from broker.protocol.messages.elect_leaders import ElectLeadersRequest, TopicPartitions
-from broker.protocol.messages.list_partition_reassignments import (
+from zkbroker.broker.protocol.messages.elect_leaders import ElectLeadersRequest, TopicPartitions
+from zkbroker.broker.protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsTopics,
 )
-from broker.toolkit.wire import WireClient
-from tests.integration.helpers import wait_until, wait_visible
+from zkbroker.broker.toolkit.wire import WireClient
 
 REASSIGN = "/admin/reassign_partitions"
 PREFERRED = "/admin/preferred_replica_election"

@@ -16,8 +16,8 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from broker import Cluster
 from tests.integration.helpers import wait_until
+from zkbroker import Cluster
 
 REASSIGN = "/admin/reassign_partitions"
 SESSION_TIMEOUT_MS = 4000
@@ -47,7 +47,7 @@ def first_process(zk_connect: str, tmp_path: Path) -> Iterator[subprocess.Popen[
         [
             sys.executable,
             "-m",
-            "broker.cli.main",
+            "zkbroker",
             "run",
             "--zookeeper",
             zk_connect,

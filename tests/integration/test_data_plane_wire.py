@@ -12,22 +12,22 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from broker import Cluster
-from broker.protocol import error_codes
-from broker.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
-from broker.protocol.messages.list_offsets import (
+from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from zkbroker.broker.protocol.messages.list_offsets import (
     ListOffsetsPartition,
     ListOffsetsRequest,
     ListOffsetsTopic,
 )
-from broker.protocol.messages.offset_for_leader_epoch import (
+from zkbroker.broker.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderEpochRequest,
     OffsetForLeaderPartition,
     OffsetForLeaderTopic,
 )
-from broker.protocol.records import iter_batches
-from broker.toolkit.wire import WireClient
-from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
+from zkbroker.broker.protocol.records import iter_batches
+from zkbroker.broker.toolkit.wire import WireClient
 
 
 @pytest.fixture

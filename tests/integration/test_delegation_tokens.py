@@ -18,25 +18,25 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol import error_codes
-from broker.protocol.messages.create_delegation_token import (
+from tests.integration.helpers import wait_until
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.create_delegation_token import (
     CreatableRenewers,
     CreateDelegationTokenRequest,
 )
-from broker.protocol.messages.describe_delegation_token import (
+from zkbroker.broker.protocol.messages.describe_delegation_token import (
     DescribeDelegationTokenOwner,
     DescribeDelegationTokenRequest,
 )
-from broker.protocol.messages.expire_delegation_token import ExpireDelegationTokenRequest
-from broker.protocol.messages.metadata import MetadataRequest
-from broker.protocol.messages.renew_delegation_token import RenewDelegationTokenRequest
-from broker.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
-from broker.protocol.messages.sasl_handshake import SaslHandshakeRequest
-from broker.security.cluster_security import Security
-from broker.toolkit.wire import WireClient
-from broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot
-from tests.integration.helpers import wait_until
+from zkbroker.broker.protocol.messages.expire_delegation_token import ExpireDelegationTokenRequest
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.protocol.messages.renew_delegation_token import RenewDelegationTokenRequest
+from zkbroker.broker.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
+from zkbroker.broker.protocol.messages.sasl_handshake import SaslHandshakeRequest
+from zkbroker.broker.security.cluster_security import Security
+from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot
 
 USERS = {"alice": "alice-secret", "bob": "bob-secret", "carol": "carol-secret"}
 SECRET = "shared-token-secret"

@@ -23,16 +23,18 @@ from kafka.admin import (
     ResourceType,
 )
 
-from broker import Cluster
-from broker.protocol import error_codes
-from broker.protocol.messages.create_delegation_token import CreateDelegationTokenRequest
-from broker.protocol.messages.describe_delegation_token import DescribeDelegationTokenRequest
-from broker.protocol.messages.renew_delegation_token import RenewDelegationTokenRequest
-from broker.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
-from broker.protocol.messages.sasl_handshake import SaslHandshakeRequest
-from broker.security.cluster_security import Security
-from broker.toolkit.wire import WireClient
-from broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.create_delegation_token import CreateDelegationTokenRequest
+from zkbroker.broker.protocol.messages.describe_delegation_token import (
+    DescribeDelegationTokenRequest,
+)
+from zkbroker.broker.protocol.messages.renew_delegation_token import RenewDelegationTokenRequest
+from zkbroker.broker.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
+from zkbroker.broker.protocol.messages.sasl_handshake import SaslHandshakeRequest
+from zkbroker.broker.security.cluster_security import Security
+from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot
 
 USERS = {
     "admin": "admin-secret",

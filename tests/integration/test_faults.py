@@ -1,4 +1,4 @@
-"""Fault injection (`broker.hooks.faults`) seen by real clients: exact error codes consumed
+"""Fault injection (`zkbroker.broker.hooks.faults`) seen by real clients: exact error codes consumed
 in order, topic scopes, latency, dropped connections, blackholes, and faults pushed by another
 process (`zkbroker fault ...`) consumed by this one's brokers."""
 
@@ -17,13 +17,13 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kafka.admin import KafkaAdminClient
 from kafka.errors import KafkaConnectionError
 
-from broker import Cluster
-from broker.hooks.faults import FaultKind
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
-from broker.protocol.messages.metadata import MetadataRequest
-from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until
+from zkbroker import Cluster
+from zkbroker.broker.hooks.faults import FaultKind
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.toolkit.wire import WireClient
 
 
 def wire(cluster: Cluster, broker_id: int = 0) -> WireClient:
@@ -59,7 +59,7 @@ def cf_create(admin: AdminClient, name: str) -> int:
 
 def zkbroker_cli(*args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "broker.cli.main", *args],
+        [sys.executable, "-m", "zkbroker", *args],
         capture_output=True,
         text=True,
         timeout=60,

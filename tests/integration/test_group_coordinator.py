@@ -21,26 +21,26 @@ from confluent_kafka import TopicPartition as CTP
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
 from kazoo.client import KazooClient
 
-from broker import Cluster, OffsetsUnavailable
-from broker.protocol.error_codes import COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
-from broker.protocol.messages.find_coordinator import FindCoordinatorRequest
-from broker.protocol.messages.offset_commit import (
+from zkbroker import Cluster, OffsetsUnavailable
+from zkbroker.broker.protocol.error_codes import COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
+from zkbroker.broker.protocol.messages.find_coordinator import FindCoordinatorRequest
+from zkbroker.broker.protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
 )
-from broker.protocol.messages.offset_delete import (
+from zkbroker.broker.protocol.messages.offset_delete import (
     OffsetDeleteRequest,
     OffsetDeleteRequestPartition,
     OffsetDeleteRequestTopic,
 )
-from broker.protocol.messages.offset_fetch import (
+from zkbroker.broker.protocol.messages.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchRequestGroup,
     OffsetFetchRequestTopic,
     OffsetFetchRequestTopics,
 )
-from broker.toolkit.wire import WireClient
+from zkbroker.broker.toolkit.wire import WireClient
 
 FAST = (("group.initial.rebalance.delay.ms", "0"),)
 

@@ -30,10 +30,10 @@ from typing import Any
 
 import pytest
 
-from broker import Cluster
-from broker.cli.main import main
-from broker.security.jaas import scram_jaas_config
 from tests.integration.helpers import wait_until
+from zkbroker import Cluster
+from zkbroker.broker.cli.main import main
+from zkbroker.broker.security.jaas import scram_jaas_config
 
 trustme = pytest.importorskip("trustme")
 confluent_kafka = pytest.importorskip("confluent_kafka")
@@ -107,7 +107,7 @@ def other_process(zk_connect: str, tmp_path: Path) -> Iterator[Callable[..., str
     def start(listener: str, configs: list[tuple[str, str]]) -> str:
         log = (tmp_path / "broker1.log").open("wb")
         argv = [
-            sys.executable, "-m", "broker.cli.main", "run", "--zookeeper", zk_connect,
+            sys.executable, "-m", "zkbroker", "run", "--zookeeper", zk_connect,
             "--broker-ids", "1", "--port", "0", "--listener", f"{listener}://127.0.0.1:0",
             "--kafka-version", RELEASE,
         ]  # fmt: skip
@@ -247,7 +247,7 @@ def test_sasl_ssl_scram_transactions_across_processes(
     other_process: Callable[..., str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="broker.server.listener")
+    caplog.set_level(logging.DEBUG, logger="zkbroker.broker.server.listener")
     tls = _Tls(tmp_path)
     _add_users(zk_connect, ("broker", "broker-secret"), ("app", "app-secret"))
     configs = _scram_configs(tls, "broker-secret")
@@ -284,7 +284,7 @@ def test_mtls_transactions_across_processes(
     other_process: Callable[..., str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="broker.server.listener")
+    caplog.set_level(logging.DEBUG, logger="zkbroker.broker.server.listener")
     tls = _Tls(tmp_path)
     configs = _mtls_configs(tls)
     with Cluster(
@@ -327,7 +327,7 @@ def test_wrong_inter_broker_password_leaves_markers_unwritten_and_harms_nothing_
     other_process: Callable[..., str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="broker.transactions.marker_writer")
+    caplog.set_level(logging.INFO, logger="zkbroker.broker.transactions.marker_writer")
     tls = _Tls(tmp_path)
     _add_users(zk_connect, ("broker", "broker-secret"), ("app", "app-secret"))
     with Cluster(
@@ -386,11 +386,11 @@ def test_toolkit_login_reauthenticates_in_band_then_redials_after_the_session(
     connection past 85% of the session, and dials afresh once the session is over."""
     import asyncio
 
-    from broker import Security
-    from broker.protocol.messages.api_versions import ApiVersionsRequest
-    from broker.transactions.peer_client import PeerClient
+    from zkbroker import Security
+    from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+    from zkbroker.broker.transactions.peer_client import PeerClient
 
-    caplog.set_level(logging.DEBUG, logger="broker.server.listener")
+    caplog.set_level(logging.DEBUG, logger="zkbroker.broker.server.listener")
     security = Security(
         protocol="SASL_PLAINTEXT", mechanisms=("PLAIN",), users={"broker": "pw"}, reauth_ms=3000
     )
@@ -431,7 +431,7 @@ def test_toolkit_clusters_of_two_engines_share_certificates_and_commit(
     """Two `Cluster`s on one ZooKeeper (two engines: they reach each other over TCP as two
     processes do) with one `Security(certificates_dir=...)`: SASL_SSL SCRAM-SHA-512, the
     authorizer with the brokers' user as super user, and nothing else to configure."""
-    from broker import Security
+    from zkbroker import Security
 
     security = Security(users={"admin": "admin-secret"}, certificates_dir=str(tmp_path / "tls"))
     configs = (AUTHORIZER, ("super.users", "User:admin"))
@@ -458,10 +458,10 @@ def test_tls_refusals_are_authentication_failures(zk_connect: str, tmp_path: Pat
     import asyncio
     import dataclasses
 
-    from broker import Security
-    from broker.protocol.messages.api_versions import ApiVersionsRequest
-    from broker.security.tls import client_context
-    from broker.transactions.peer_client import PeerAuthenticationFailed, PeerClient
+    from zkbroker import Security
+    from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+    from zkbroker.broker.security.tls import client_context
+    from zkbroker.broker.transactions.peer_client import PeerAuthenticationFailed, PeerClient
 
     security = Security(protocol="SSL", mechanisms=(), users={}, client_auth="required")
     with Cluster(brokers=1, port=0, zookeeper=zk_connect, security=security) as cluster:
@@ -521,9 +521,9 @@ def test_a_tls_peer_resetting_before_its_first_answer_refused_the_handshake(
     import ssl
     import struct
 
-    from broker.protocol.messages.api_versions import ApiVersionsRequest
-    from broker.security.inter_broker import InterBrokerSecurity
-    from broker.transactions.peer_client import PeerAuthenticationFailed, PeerClient
+    from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+    from zkbroker.broker.security.inter_broker import InterBrokerSecurity
+    from zkbroker.broker.transactions.peer_client import PeerAuthenticationFailed, PeerClient
 
     tls = _Tls(tmp_path)
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from broker import Cluster
+from zkbroker import Cluster
 
 JS = Path(__file__).resolve().parents[1] / "js"
 

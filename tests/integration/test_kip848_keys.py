@@ -12,18 +12,18 @@ import pytest
 from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.api_versions import ApiVersionsRequest
-from broker.protocol.messages.consumer_group_describe import (
+from tests.integration.helpers import wait_until
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+from zkbroker.broker.protocol.messages.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
     DescribedGroup,
 )
-from broker.protocol.messages.consumer_group_heartbeat import (
+from zkbroker.broker.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
-from broker.toolkit.wire import WireClient
-from tests.integration.helpers import wait_until
+from zkbroker.broker.toolkit.wire import WireClient
 
 
 def _client(cluster: Any) -> WireClient:

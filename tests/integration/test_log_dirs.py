@@ -18,21 +18,21 @@ from kafka import KafkaAdminClient
 from kafka.admin import NewTopic as KafkaNewTopic
 from kafka.errors import NoError
 
-from broker import Cluster
-from broker.protocol import error_codes
-from broker.protocol.messages.alter_replica_log_dirs import (
+from tests.integration.helpers import wait_until, wait_visible
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.alter_replica_log_dirs import (
     AlterReplicaLogDir,
     AlterReplicaLogDirsRequest,
     AlterReplicaLogDirTopic,
 )
-from broker.protocol.messages.describe_log_dirs import (
+from zkbroker.broker.protocol.messages.describe_log_dirs import (
     DescribableLogDirTopic,
     DescribeLogDirsRequest,
     DescribeLogDirsResponse,
 )
-from broker.settings import Settings
-from broker.toolkit.wire import WireClient
-from tests.integration.helpers import wait_until, wait_visible
+from zkbroker.broker.settings import Settings
+from zkbroker.broker.toolkit.wire import WireClient
 
 KAFKA_DEFAULT_DIR = "/tmp/kafka-logs"
 

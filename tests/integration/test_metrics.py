@@ -17,11 +17,11 @@ from confluent_kafka.admin import NewTopic as ConfluentNewTopic
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import TopicAlreadyExistsError
 
-from broker import Cluster
-from broker.hooks.metrics import MAX_PACKET_BYTES, pack_lines, parse_address
-from broker.protocol import error_codes as ec
-from broker.server.hooks import Intervention, RequestCall, RequestRecord
 from tests.integration.helpers import wait_until
+from zkbroker import Cluster
+from zkbroker.broker.hooks.metrics import MAX_PACKET_BYTES, pack_lines, parse_address
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.server.hooks import Intervention, RequestCall, RequestRecord
 
 
 class StatsdListener:

@@ -9,11 +9,11 @@ import struct
 import pytest
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol import RequestHeader, encode_message
-from broker.protocol.messages.api_versions import ApiVersionsRequest
-from broker.toolkit.wire import WireClient
 from tests.unit.test_codec_limits import create_topics_v7_with_value
+from zkbroker import Cluster
+from zkbroker.broker.protocol import RequestHeader, encode_message
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+from zkbroker.broker.toolkit.wire import WireClient
 
 
 def _create_topics_frame(value: bytes) -> bytes:

@@ -1,5 +1,5 @@
-"""zkbroker's pytest plugin (`broker.toolkit.pytest_plugin`), used as any project would use it:
-`zk_cluster` shared and cleaned between tests, `zk_cluster_factory` for special clusters,
+"""zkbroker's pytest plugin (`zkbroker.broker.toolkit.pytest_plugin`), used as any project would use
+it: `zk_cluster` shared and cleaned between tests, `zk_cluster_factory` for special clusters,
 and the plugin loaded through its `pytest11` entry point in a project of its own."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
-from broker import Cluster
-from broker.toolkit.zookeeper import TEST_ZOOKEEPER_ENV, ZooKeeperEndpoint
 from tests.integration.helpers import wait_until
+from zkbroker import Cluster
+from zkbroker.broker.toolkit.zookeeper import TEST_ZOOKEEPER_ENV, ZooKeeperEndpoint
 
 
 def admin_of(cluster: Cluster) -> KafkaAdminClient:

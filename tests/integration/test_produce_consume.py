@@ -20,17 +20,17 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KpTP
 from kafka.errors import MessageSizeTooLargeError
 
-from broker import Cluster, ProduceFailed
-from broker.protocol import error_codes
-from broker.protocol.messages.init_producer_id import InitProducerIdRequest
-from broker.protocol.messages.produce import (
+from tests.integration.helpers import wait_until, wait_visible
+from zkbroker import Cluster, ProduceFailed
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.init_producer_id import InitProducerIdRequest
+from zkbroker.broker.protocol.messages.produce import (
     PartitionProduceData,
     ProduceRequest,
     TopicProduceData,
 )
-from broker.protocol.records import NewRecord, encode_batch
-from broker.toolkit.wire import WireClient
-from tests.integration.helpers import wait_until, wait_visible
+from zkbroker.broker.protocol.records import NewRecord, encode_batch
+from zkbroker.broker.toolkit.wire import WireClient
 
 
 def _create(cluster: Cluster, name: str, partitions: int = 1, rf: int = 3, **config: str) -> None:

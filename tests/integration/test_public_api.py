@@ -11,9 +11,9 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin import NewTopic as CfNewTopic
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from broker import BrokerHandle, Cluster
-from broker.protocol import error_codes as ec
 from tests.integration.helpers import wait_until
+from zkbroker import BrokerHandle, Cluster
+from zkbroker.broker.protocol import error_codes as ec
 
 
 def test_blocking_mode(zk_connect: str) -> None:

@@ -19,18 +19,21 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KpTopicPartition
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
-from broker.protocol.messages.find_coordinator import FindCoordinatorRequest
-from broker.protocol.messages.list_offsets import (
+from tests.integration.helpers import wait_until, wait_visible
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from zkbroker.broker.protocol.messages.find_coordinator import FindCoordinatorRequest
+from zkbroker.broker.protocol.messages.list_offsets import (
     ListOffsetsPartition,
     ListOffsetsRequest,
     ListOffsetsTopic,
 )
-from broker.protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
-from broker.toolkit.wire import WireClient
-from tests.integration.helpers import wait_until, wait_visible
+from zkbroker.broker.protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestTopic,
+)
+from zkbroker.broker.toolkit.wire import WireClient
 
 TOPIC = "rc-topic"
 CONFIGS = (("transaction.state.log.num.partitions", "3"),)

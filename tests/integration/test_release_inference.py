@@ -15,9 +15,9 @@ from collections.abc import Callable
 import pytest
 from kafka import KafkaAdminClient
 
-from broker import Cluster
-from broker.protocol.releases import RELEASES
-from zk_layout.release import release_name
+from zkbroker import Cluster
+from zkbroker.broker.protocol.releases import RELEASES
+from zkbroker.zk_layout.release import release_name
 
 # Releases kafka-python would infer as another one: none, now that zkbroker serves every key
 # its probes use (DescribeAcls v2/v3 for 2.5/3.3, DescribeClientQuotas for 2.6,

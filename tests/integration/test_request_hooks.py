@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
-from broker.protocol.messages.metadata import MetadataRequest
-from broker.server.hooks import Intervention, RequestCall, RequestRecord
-from broker.toolkit.wire import WireClient
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.server.hooks import Intervention, RequestCall, RequestRecord
+from zkbroker.broker.toolkit.wire import WireClient
 
 
 class ScriptedHook:

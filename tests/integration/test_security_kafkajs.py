@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from broker import Cluster
-from broker.security.cluster_security import Security
+from zkbroker import Cluster
+from zkbroker.broker.security.cluster_security import Security
 
 JS = Path(__file__).resolve().parents[1] / "js"
 

@@ -9,14 +9,14 @@ import json
 
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol import error_codes
-from broker.protocol.messages.metadata import MetadataRequest
-from broker.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
-from broker.protocol.messages.sasl_handshake import SaslHandshakeRequest
-from broker.security.jaas import plain_jaas_config
-from broker.toolkit.wire import WireClient
-from broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
+from zkbroker.broker.protocol.messages.sasl_handshake import SaslHandshakeRequest
+from zkbroker.broker.security.jaas import plain_jaas_config
+from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot
 
 
 def test_two_listeners_per_broker(zk_test_zookeeper: ZooKeeperEndpoint) -> None:

@@ -16,18 +16,18 @@ import pytest
 import scramp
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol import error_codes
-from broker.protocol.messages.api_versions import ApiVersionsRequest
-from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
-from broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from broker.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
-from broker.protocol.messages.sasl_handshake import SaslHandshakeRequest
-from broker.security.cluster_security import Security
-from broker.security.scram import credential_from_password
-from broker.toolkit.wire import WireClient
-from broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot
 from tests.integration.helpers import wait_until
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from zkbroker.broker.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
+from zkbroker.broker.protocol.messages.sasl_handshake import SaslHandshakeRequest
+from zkbroker.broker.security.cluster_security import Security
+from zkbroker.broker.security.scram import credential_from_password
+from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot
 
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 

@@ -11,21 +11,21 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.cli.main import main
-from broker.protocol import error_codes
-from broker.protocol.messages.alter_user_scram_credentials import (
+from zkbroker import Cluster
+from zkbroker.broker.cli.main import main
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.messages.alter_user_scram_credentials import (
     AlterUserScramCredentialsRequest,
     ScramCredentialDeletion,
     ScramCredentialUpsertion,
 )
-from broker.protocol.messages.describe_user_scram_credentials import (
+from zkbroker.broker.protocol.messages.describe_user_scram_credentials import (
     DescribeUserScramCredentialsRequest,
     UserName,
 )
-from broker.security.scram import ScramCredential, salted_password
-from broker.toolkit.wire import WireClient
-from broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot
+from zkbroker.broker.security.scram import ScramCredential, salted_password
+from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot
 
 SHA256, SHA512 = 1, 2
 
@@ -192,7 +192,7 @@ def test_kafka_python_admin_alters_and_describes(cluster_factory: Callable[..., 
 
 
 def test_user_add_command_then_login(zk_test_zookeeper: ZooKeeperEndpoint, capsys: Any) -> None:
-    from broker.security.cluster_security import Security
+    from zkbroker.broker.security.cluster_security import Security
 
     zookeeper = fresh_chroot(zk_test_zookeeper.connect_string)
     code = main(

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from broker import Cluster
-from broker.protocol.messages.metadata import MetadataRequest
-from broker.security.cluster_security import Security
-from broker.toolkit.wire import WireClient
-from broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot
+from zkbroker import Cluster
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.security.cluster_security import Security
+from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot
 
 
 def _cluster(zk: ZooKeeperEndpoint, security: Security, **options: Any) -> Cluster:
@@ -61,7 +61,7 @@ def test_mtls_client_certificate_principal(
 ) -> None:
     security = mtls_cluster.security
     assert security is not None
-    caplog.set_level(logging.DEBUG, logger="broker.server.listener")
+    caplog.set_level(logging.DEBUG, logger="zkbroker.broker.server.listener")
     assert _tls_metadata(mtls_cluster, security.ssl_context()) == [0]
     principals = {r.msg.get("principal") for r in caplog.records if isinstance(r.msg, dict)}
     # The DN CN=app-client,OU=...,O=... mapped by RULE:^CN=([^,]*),.*$/$1/U.

@@ -8,14 +8,14 @@ import uuid
 
 import pytest
 
-from broker import Cluster
-from broker.protocol import RequestHeader, decode_response, encode_request, error_codes
-from broker.protocol.messages.api_versions import ApiVersionsRequest
-from broker.protocol.messages.describe_cluster import DescribeClusterRequest
-from broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from broker.protocol.releases import advertised_range
-from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
+from zkbroker import Cluster
+from zkbroker.broker.protocol import RequestHeader, decode_response, encode_request, error_codes
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+from zkbroker.broker.protocol.messages.describe_cluster import DescribeClusterRequest
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from zkbroker.broker.protocol.releases import advertised_range
+from zkbroker.broker.toolkit.wire import WireClient
 
 
 def _first(cluster: Cluster) -> WireClient:

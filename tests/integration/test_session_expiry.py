@@ -19,11 +19,11 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.recipe.watchers import DataWatch
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
-from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from zkbroker.broker.toolkit.wire import WireClient
 
 TOPIC = "expiry"
 PARTITIONS = 12

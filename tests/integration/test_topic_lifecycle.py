@@ -15,23 +15,23 @@ from confluent_kafka.admin import NewPartitions as CfNewPartitions
 from confluent_kafka.admin import NewTopic as CfNewTopic
 from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.create_partitions import (
+from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.create_partitions import (
     CreatePartitionsAssignment,
     CreatePartitionsRequest,
     CreatePartitionsTopic,
 )
-from broker.protocol.messages.create_topics import (
+from zkbroker.broker.protocol.messages.create_topics import (
     CreatableReplicaAssignment,
     CreatableTopic,
     CreatableTopicConfig,
     CreateTopicsRequest,
 )
-from broker.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
-from broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from broker.toolkit.wire import WireClient
-from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
+from zkbroker.broker.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from zkbroker.broker.toolkit.wire import WireClient
 
 
 def controller_client(cluster: Cluster) -> WireClient:
@@ -131,7 +131,7 @@ def test_create_topics_v5_plus_reports_metadata_and_configs(cluster: Cluster, ka
     assert configs["cleanup.policy"] == ("compact", 1)  # TOPIC_CONFIG
     assert configs["retention.ms"] == ("604800000", 5)  # DEFAULT_CONFIG
     topic_id = json.loads(kazoo.get("/brokers/topics/v7")[0])["topic_id"]
-    from zk_layout import uuid_to_text
+    from zkbroker.zk_layout import uuid_to_text
 
     assert uuid_to_text(result.topic_id) == topic_id
 

@@ -21,13 +21,13 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaProducer
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.describe_transactions import DescribeTransactionsRequest
-from broker.protocol.messages.find_coordinator import FindCoordinatorRequest
-from broker.toolkit.wire import WireClient
-from handlers import produce as produce_handler
 from tests.integration.helpers import wait_until, wait_visible
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.describe_transactions import DescribeTransactionsRequest
+from zkbroker.broker.protocol.messages.find_coordinator import FindCoordinatorRequest
+from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.handlers import produce as produce_handler
 
 # Transactional Produce and read_committed Fetch are the data plane's (issue 14, landing
 # concurrently): while Produce still refuses every transactional batch, these tests cannot run.

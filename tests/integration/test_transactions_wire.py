@@ -8,22 +8,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
-from broker.protocol.messages.add_partitions_to_txn import (
+from tests.integration.helpers import wait_until, wait_visible
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
+from zkbroker.broker.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnTopic,
     AddPartitionsToTxnTransaction,
 )
-from broker.protocol.messages.describe_transactions import DescribeTransactionsRequest
-from broker.protocol.messages.end_txn import EndTxnRequest
-from broker.protocol.messages.find_coordinator import FindCoordinatorRequest
-from broker.protocol.messages.init_producer_id import InitProducerIdRequest
-from broker.protocol.messages.list_transactions import ListTransactionsRequest
-from broker.rules.transaction_decisions import partition_for
-from broker.toolkit.wire import WireClient
-from tests.integration.helpers import wait_until, wait_visible
+from zkbroker.broker.protocol.messages.describe_transactions import DescribeTransactionsRequest
+from zkbroker.broker.protocol.messages.end_txn import EndTxnRequest
+from zkbroker.broker.protocol.messages.find_coordinator import FindCoordinatorRequest
+from zkbroker.broker.protocol.messages.init_producer_id import InitProducerIdRequest
+from zkbroker.broker.protocol.messages.list_transactions import ListTransactionsRequest
+from zkbroker.broker.rules.transaction_decisions import partition_for
+from zkbroker.broker.toolkit.wire import WireClient
 
 TXN = "txn-wire"
 TOPIC = "txn-topic"

@@ -19,8 +19,8 @@ from pathlib import Path
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from broker import Cluster
 from tests.integration.helpers import wait_until, wait_visible
+from zkbroker import Cluster
 
 FAST_PASSES = ("log.retention.check.interval.ms", "200")
 TXN_CONFIGS = (("transaction.state.log.num.partitions", "1"),)

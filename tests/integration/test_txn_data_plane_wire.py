@@ -13,25 +13,32 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.describe_producers import DescribeProducersRequest, TopicRequest
-from broker.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
-from broker.protocol.messages.find_coordinator import FindCoordinatorRequest
-from broker.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
-from broker.protocol.messages.txn_offset_commit import (
+from tests.integration.helpers import wait_until, wait_visible
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.describe_producers import (
+    DescribeProducersRequest,
+    TopicRequest,
+)
+from zkbroker.broker.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from zkbroker.broker.protocol.messages.find_coordinator import FindCoordinatorRequest
+from zkbroker.broker.protocol.messages.produce import (
+    PartitionProduceData,
+    ProduceRequest,
+    TopicProduceData,
+)
+from zkbroker.broker.protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequest,
     TxnOffsetCommitRequestPartition,
     TxnOffsetCommitRequestTopic,
 )
-from broker.protocol.messages.write_txn_markers import (
+from zkbroker.broker.protocol.messages.write_txn_markers import (
     WritableTxnMarker,
     WritableTxnMarkerTopic,
     WriteTxnMarkersRequest,
 )
-from broker.protocol.records import NewRecord, encode_batch
-from broker.toolkit.wire import WireClient
-from tests.integration.helpers import wait_until, wait_visible
+from zkbroker.broker.protocol.records import NewRecord, encode_batch
+from zkbroker.broker.toolkit.wire import WireClient
 
 TOPIC = "txn-wire-data"
 PID = 4242

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from broker import Cluster
 from tests.integration.helpers import wait_visible
+from zkbroker import Cluster
 
 CONFIGS = (("transaction.state.log.num.partitions", "1"), ("offsets.topic.num.partitions", "1"))
 

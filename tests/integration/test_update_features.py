@@ -14,13 +14,16 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.api_versions import ApiVersionsRequest
-from broker.protocol.messages.update_features import FeatureUpdateKey, UpdateFeaturesRequest
-from broker.toolkit.wire import WireClient
 from tests.integration.helpers import wait_until
 from tests.integration.test_controller import controller_client, other_client
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+from zkbroker.broker.protocol.messages.update_features import (
+    FeatureUpdateKey,
+    UpdateFeaturesRequest,
+)
+from zkbroker.broker.toolkit.wire import WireClient
 
 NOT_SUPPORTED = (
     "Could not apply finalized feature update because the provided feature is not supported."

@@ -1,5 +1,5 @@
-"""``zk_layout.store.ZkStore`` against a real ZooKeeper: registration, election, fenced and plain
-multis, watches delivered on the event loop, session listeners, pipelining, Kafka's recipes.
+"""``zkbroker.zk_layout.store.ZkStore`` against a real ZooKeeper: registration, election, fenced and
+plain multis, watches delivered on the event loop, session listeners, pipelining, Kafka's recipes.
 
 The server comes from ``_local_zookeeper``: a module-scoped ZooKeeper started from Debian's jar.
 It is deliberately self-contained (this suite tests the bottom layer and should not depend on the
@@ -27,7 +27,7 @@ import pytest
 from kazoo import exceptions as kazoo_exc
 from kazoo.client import KazooClient
 
-from zk_layout import (
+from zkbroker.zk_layout import (
     PERSISTENT_ZK_PATHS,
     BadVersionError,
     BrokerIdInUseError,
@@ -200,7 +200,7 @@ async def test_connect_creates_nested_chroot_with_null_data(
 
 
 async def test_connect_failure_is_a_connection_error() -> None:
-    from zk_layout import ZkConnectionError
+    from zkbroker.zk_layout import ZkConnectionError
 
     with pytest.raises(ZkConnectionError):
         await ZkStore.connect(f"127.0.0.1:{_free_port()}", timeout=0.5)

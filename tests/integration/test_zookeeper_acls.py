@@ -13,9 +13,9 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError
 from kazoo.security import ACL, Id, Permissions, make_digest_acl_credential
 
-from broker import Cluster
-from broker.zookeeper.embedded import EmbeddedZooKeeper, send_four_letter_word
-from zk_layout.store.client import ZkAuthError
+from zkbroker import Cluster
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper, send_four_letter_word
+from zkbroker.zk_layout.store.client import ZkAuthError
 
 DIGEST = "kafka:kafka-zk-secret"
 OWNER = ("digest", make_digest_acl_credential("kafka", "kafka-zk-secret"))
@@ -190,7 +190,7 @@ def test_user_add_uses_the_digest_from_the_environment(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from broker.cli.main import main
+    from zkbroker.broker.cli.main import main
 
     argv = ["user", "add", "alice", "--password", "alice-pw", "--zookeeper", secure_connect]
     monkeypatch.delenv("ZKBROKER_ZOOKEEPER_DIGEST", raising=False)

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-import broker.zookeeper.embedded as zookeeper_module
-from broker.toolkit.zookeeper import CHROOT_PREFIX, ZooKeeperEndpoint, fresh_chroot
-from broker.zookeeper.embedded import (
+import zkbroker.broker.zookeeper.embedded as zookeeper_module
+from zkbroker.broker.toolkit.zookeeper import CHROOT_PREFIX, ZooKeeperEndpoint, fresh_chroot
+from zkbroker.broker.zookeeper.embedded import (
     EmbeddedZooKeeper,
     ZooKeeperError,
     ZooKeeperNotFoundError,
@@ -209,7 +209,7 @@ def test_interpreter_exit_stops_a_forgotten_instance(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import json
-        from broker.zookeeper.embedded import EmbeddedZooKeeper
+        from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
         zk = EmbeddedZooKeeper().start()
         print(json.dumps({"pid": zk.pid, "data_dir": str(zk.data_dir)}), flush=True)
         raise RuntimeError("crashed without stopping ZooKeeper")

@@ -6,7 +6,7 @@ restarted with the sessions it had). ZooKeeper is frozen (SIGSTOP), the client's
 sent (its handler's ZooKeeper request now waits for an answer), then ZooKeeper is killed:
 the pending request fails with a connection loss inside the handler. Before, the client got
 UNKNOWN_SERVER_ERROR (not retriable: it gave up). Now it gets its API family's retriable
-error (`handlers.support.zk_trouble`), retries as applications do on a retriable error (the
+error (`zkbroker.handlers.support.zk_trouble`), retries as applications do on a retriable error (the
 client library's own `retriable` flag decides), and once ZooKeeper is restarted the retry
 succeeds. The captured responses show the error answered. Bounded: a 60 s budget per test.
 """
@@ -28,10 +28,10 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, Ne
 from kafka.errors import KafkaError
 from kazoo.client import KazooClient
 
-from broker import Cluster
-from broker.protocol import error_codes as ec
-from broker.zookeeper.embedded import EmbeddedZooKeeper, pick_free_port
 from tests.integration.helpers import wait_until
+from zkbroker import Cluster
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper, pick_free_port
 
 BUDGET_S = 60.0
 

@@ -1,4 +1,4 @@
-"""Fixtures of the capture-analytics tests (broker.report).
+"""Fixtures of the capture-analytics tests (zkbroker.broker.report).
 
 `spark`: one `local[1]` SparkSession for the whole session (a JVM start costs seconds), UI
 and progress bars off, 2 shuffle partitions, bound to 127.0.0.1, UTC. Tests needing it are
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from broker.report.session import java_available
+from zkbroker.broker.report.session import java_available
 
 # Report runs of the tests start JVMs without a class-data archive: none written to the
 # user's cache, and every run starts as a first run would. test_cli writes and maps one in

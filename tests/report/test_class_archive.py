@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.report import class_archive
-from broker.report.class_archive import ArchivePlan
+from zkbroker.broker.report import class_archive
+from zkbroker.broker.report.class_archive import ArchivePlan
 
 pytest.importorskip("pyspark")
 

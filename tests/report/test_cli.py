@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from broker.cli.main import main
-from broker.report import jvm_tuning, session
-from broker.report.synthetic import SyntheticConfig, write_runs
+from zkbroker.broker.cli.main import main
+from zkbroker.broker.report import jvm_tuning, session
+from zkbroker.broker.report.synthetic import SyntheticConfig, write_runs
 
 ZKBROKER = str(Path(sys.executable).parent / "zkbroker")
 
@@ -25,7 +25,7 @@ def test_without_java_exits_2_with_a_hint(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "PYSPARK_GATEWAY_PORT")}
     env["PATH"] = str(tmp_path)  # nothing there: no java
     done = subprocess.run(
-        [sys.executable, "-m", "broker.cli", "report", str(tmp_path), "--out", str(tmp_path)],
+        [sys.executable, "-m", "zkbroker", "report", str(tmp_path), "--out", str(tmp_path)],
         capture_output=True, text=True, env=env, timeout=120,
     )
     assert done.returncode == 2, done.stderr

@@ -23,9 +23,9 @@ from kafka.admin import ConfigResource as KpConfigResource
 from kafka.admin import ConfigResourceType, KafkaAdminClient, NewTopic
 from kafka.errors import TopicAlreadyExistsError
 
-from broker import Cluster
-from broker.report.job import run_report
-from broker.report.options import ReportOptions
+from zkbroker import Cluster
+from zkbroker.broker.report.job import run_report
+from zkbroker.broker.report.options import ReportOptions
 
 # Two clusters, three clients each, then the job: more than 120 s on a busy 2-core machine.
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(300)]

@@ -1,6 +1,6 @@
 """Golden: seeded captures written by the broker's own capture hook (`RequestCapture`), a
 few lines broken as a killed process leaves them, then the whole job (`run_report`) checked
-table by table against the plain-Python reference (`broker.report.reference`), which parses
+table by table against the plain-Python reference (`zkbroker.broker.report.reference`), which parses
 the same files with json.loads and computes exact nearest-rank percentiles.
 
 The job reads percentiles from ~1% latency buckets: each must be at most 1% below the exact
@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from broker.report import reference
-from broker.report.ingest import same_path
-from broker.report.job import run_report
-from broker.report.options import EXIT_FINDINGS, ReportOptions
-from broker.report.synthetic import SyntheticConfig, write_runs
+from zkbroker.broker.report import reference
+from zkbroker.broker.report.ingest import same_path
+from zkbroker.broker.report.job import run_report
+from zkbroker.broker.report.options import EXIT_FINDINGS, ReportOptions
+from zkbroker.broker.report.synthetic import SyntheticConfig, write_runs
 
 # The module fixture runs the whole job (and may start the JVM): allow a busy machine.
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from broker.report.ingest import ingest, list_inputs, load_requests, same_path
-from broker.report.session import LISTING_PARALLELISM, use_local_listing_tasks
-from broker.report.synthetic import SyntheticConfig, events, fast_line
-from broker.report.tables import run_name_of
+from zkbroker.broker.report.ingest import ingest, list_inputs, load_requests, same_path
+from zkbroker.broker.report.session import LISTING_PARALLELISM, use_local_listing_tasks
+from zkbroker.broker.report.synthetic import SyntheticConfig, events, fast_line
+from zkbroker.broker.report.tables import run_name_of
 
 pytestmark = pytest.mark.spark
 
@@ -81,9 +81,9 @@ OUT_OF_RANGE: dict[str, Any] = {
 def test_numbers_no_broker_captures_make_their_line_bad_and_never_fail_the_report(
     spark: Any, tmp_path: Path
 ) -> None:
-    from broker.report.job import run_report
-    from broker.report.options import ReportOptions
-    from broker.report.reference import valid_line
+    from zkbroker.broker.report.job import run_report
+    from zkbroker.broker.report.options import ReportOptions
+    from zkbroker.broker.report.reference import valid_line
 
     good = _lines(len(OUT_OF_RANGE) + 20, 7)
     lines = good[len(OUT_OF_RANGE):]
@@ -193,8 +193,8 @@ def test_incremental_ingests_only_new_files(spark: Any, tmp_path: Path) -> None:
 
 
 def _report_rows(spark: Any, dataset: str, out: Path) -> dict[str, list[str]]:
-    from broker.report.job import run_report
-    from broker.report.options import ReportOptions
+    from zkbroker.broker.report.job import run_report
+    from zkbroker.broker.report.options import ReportOptions
 
     result = run_report(ReportOptions(out=str(out), dataset=dataset), spark=spark)
     return {name: sorted(json.dumps(r, sort_keys=True) for r in rows)
@@ -204,8 +204,8 @@ def _report_rows(spark: Any, dataset: str, out: Path) -> dict[str, list[str]]:
 def test_incremental_reuses_the_aggregates_of_earlier_batches_and_merges_exactly(
     spark: Any, tmp_path: Path
 ) -> None:
-    from broker.report import aggregates
-    from broker.report.synthetic import write_runs
+    from zkbroker.broker.report import aggregates
+    from zkbroker.broker.report.synthetic import write_runs
 
     paths = write_runs(str(tmp_path / "all"), SyntheticConfig(lines=3000, runs=3, seed=9,
                                                                fault_rate=0.03))
@@ -251,7 +251,7 @@ def test_a_dataset_without_aggregates_gets_them_from_its_requests(
 ) -> None:
     import shutil
 
-    from broker.report import aggregates
+    from zkbroker.broker.report import aggregates
 
     dataset = _one_file_dataset(spark, tmp_path)
     expected = _report_rows(spark, dataset, tmp_path / "out1")
@@ -409,7 +409,7 @@ def test_lines_parse_the_same_whatever_their_key_order_and_bodies(
 def test_small_aggregates_are_read_into_one_partition_so_tables_need_no_shuffle(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from broker.report import aggregates, tables
+    from zkbroker.broker.report import aggregates, tables
 
     dataset = _one_file_dataset(spark, tmp_path)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from broker.report import jvm_tuning
+from zkbroker.broker.report import jvm_tuning
 
 
 def _java() -> str:

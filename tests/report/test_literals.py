@@ -1,4 +1,4 @@
-"""Constant lookup tables as one piece of SQL text (`broker.report.literals`), and the
+"""Constant lookup tables as one piece of SQL text (`zkbroker.broker.report.literals`), and the
 KIP-896 and error-name lookups built on them, checked in a real Spark session against the
 Python tables they come from, for every entry."""
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from broker.protocol.error_codes import NAMES as ERROR_NAMES
-from broker.protocol.removed_in_4 import DEPRECATED_IN_3_9, REMOVED_IN_4_0
-from broker.report import kip896, literals, tables
+from zkbroker.broker.protocol.error_codes import NAMES as ERROR_NAMES
+from zkbroker.broker.protocol.removed_in_4 import DEPRECATED_IN_3_9, REMOVED_IN_4_0
+from zkbroker.broker.report import kip896, literals, tables
 
 
 def test_sql_text_of_integers_names_and_structs() -> None:

@@ -1,4 +1,4 @@
-"""The generated KIP-896 tables (`broker.protocol.removed_in_4`) against the specs.
+"""The generated KIP-896 tables (`zkbroker.broker.protocol.removed_in_4`) against the specs.
 
 Read with this test's own small loader: every zkBroker *Request.json with a
 deprecatedVersions, and for REMOVED_IN_4_0 Kafka 4.x's own request specs as kafka-python
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.protocol import API_SPECS
-from broker.protocol.removed_in_4 import DEPRECATED_IN_3_9, REMOVED_IN_4_0
+from zkbroker.broker.protocol import API_SPECS
+from zkbroker.broker.protocol.removed_in_4 import DEPRECATED_IN_3_9, REMOVED_IN_4_0
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC_DIR = REPO.parent / "shared" / "kafka-message-specs"

@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from broker.hooks.capture import CAPTURE_LINE_SCHEMA, record_to_line
-from broker.report.schema import (
+from zkbroker.broker.hooks.capture import CAPTURE_LINE_SCHEMA, record_to_line
+from zkbroker.broker.report.schema import (
     BODY_FIELDS,
     CORRUPT_COLUMN,
     capture_read_schema,
     capture_schema,
     typed_column,
 )
-from broker.report.synthetic import SyntheticConfig, events, to_record
+from zkbroker.broker.report.synthetic import SyntheticConfig, events, to_record
 
 pytestmark = pytest.mark.spark
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-import broker.report.submit
-from broker.report.job import run_report
-from broker.report.options import EXIT_FINDINGS, ReportOptions
-from broker.report.synthetic import SyntheticConfig, write_runs
+import zkbroker.broker.report.submit as submit_module
+from zkbroker.broker.report.job import run_report
+from zkbroker.broker.report.options import EXIT_FINDINGS, ReportOptions
+from zkbroker.broker.report.synthetic import SyntheticConfig, write_runs
 
 # Four JVMs (master, worker, driver, executor): more than the suite's 120 s on a busy machine.
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
@@ -118,7 +118,7 @@ def test_spark_submit_on_a_standalone_cluster_matches_local(
          "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1",
          "--conf", "spark.driver.bindAddress=127.0.0.1", "--conf", "spark.executor.memory=512m",
          "--driver-memory", "512m",
-         broker.report.submit.__file__, str(inputs), "--out", str(cluster_out),
+         submit_module.__file__, str(inputs), "--out", str(cluster_out),
          "--fail-on", "removed-in:4.0"],
         capture_output=True, text=True, env=env, timeout=300,
     )

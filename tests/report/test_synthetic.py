@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from broker.hooks.capture import CAPTURE_LINE_SCHEMA, record_to_line
-from broker.report.synthetic import (
+from tests.json_schema import validate
+from zkbroker.broker.hooks.capture import CAPTURE_LINE_SCHEMA, record_to_line
+from zkbroker.broker.report.synthetic import (
     SyntheticConfig,
     events,
     fast_line,
     to_record,
     write_with_capture,
 )
-from tests.json_schema import validate
 
 
 def test_fast_lines_are_the_writers_lines() -> None:

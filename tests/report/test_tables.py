@@ -1,6 +1,6 @@
 """Each report transformation on a few hand-made rows, against expected frames written out
 by hand (chispa compares them). The expected values come from reading the rows, not from
-running any of broker.report's code."""
+running any of zkbroker.broker.report's code."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from chispa import assert_df_equality
 
-from broker.report import tables
 from tests.report.conftest import at, fault
+from zkbroker.broker.report import tables
 
 pytestmark = pytest.mark.spark
 

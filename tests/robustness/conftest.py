@@ -32,12 +32,12 @@ import pytest
 import structlog
 from hypothesis import HealthCheck, settings
 
-from broker import Cluster
-from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
-from broker.toolkit.wire import WireClient
-from broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot, remove_chroot
 from tests.robustness.frames import FUZZ_TOPIC, RELEASE, random_seed
 from tests.robustness.probes import LogWatch
+from zkbroker import Cluster
+from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot, remove_chroot
 
 # ---------------------------------------------------------------------------------------
 # Run length, seed, hypothesis profiles
@@ -89,9 +89,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 def _stdlib_logging() -> None:
-    """Route structlog into `logging` (broker.log) unless something already did."""
+    """Route structlog into `logging` (zkbroker.broker.log) unless something already did."""
     if not structlog.is_configured():
-        from broker.log import configure_logging
+        from zkbroker.broker.log import configure_logging
 
         configure_logging("info", "console")
 

@@ -1,8 +1,8 @@
 """Frame mutation for the robustness suite: seed requests, mutators, what Kafka does with a
 frame, and the pipelined fuzz loop that sends them.
 
-Seeds: every (API key, version) the fuzz cluster serves (`handlers.registry.api_table` for
-Kafka `RELEASE`), each in the `broker.protocol.samples` variants (`full`, `nulls`, `empty`,
+Seeds: every (API key, version) the fuzz cluster serves (`zkbroker.handlers.registry.api_table` for
+Kafka `RELEASE`), each in the `zkbroker.broker.protocol.samples` variants (`full`, `nulls`, `empty`,
 `long`) plus a `real` variant naming the cluster's topic and group, so mutations reach the
 handlers' deeper paths. Write APIs are tamed (validate_only where the API has it, absent
 names for deletes), so a run leaves little state behind.
@@ -47,7 +47,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from broker.protocol import (
+from tests.robustness.probes import Closed, FrameConn
+from zkbroker.broker.protocol import (
     API_SPECS,
     CodecError,
     RequestHeader,
@@ -56,14 +57,13 @@ from broker.protocol import (
     decode_response,
     encode_request,
 )
-from broker.protocol.framing import Answer, Close, route
-from broker.protocol.messages.api_versions import ApiVersionsRequest
-from broker.protocol.releases import parse_release
-from broker.protocol.samples import VARIANTS, sample
-from broker.settings import DEFAULT_MAX_REQUEST_BYTES
-from handlers.registry import api_table
-from tests.robustness.probes import Closed, FrameConn
-from zk_layout.release import release_name
+from zkbroker.broker.protocol.framing import Answer, Close, route
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+from zkbroker.broker.protocol.releases import parse_release
+from zkbroker.broker.protocol.samples import VARIANTS, sample
+from zkbroker.broker.settings import DEFAULT_MAX_REQUEST_BYTES
+from zkbroker.handlers.registry import api_table
+from zkbroker.zk_layout.release import release_name
 
 RELEASE = "3.9"
 RELEASE_NAME = release_name(parse_release(RELEASE))

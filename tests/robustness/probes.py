@@ -6,7 +6,7 @@ raw frame connection.
   client is answered within 1 s throughout (`HEALTH_LIMIT_S`); latencies are kept for the
   p50/p99/max figures.
 - `LogWatch`: a logging handler on the root logger. The broker logs through structlog into
-  the standard library (`broker.log`), so every `request.failed` / `response.unencodable`
+  the standard library (`zkbroker.broker.log`), so every `request.failed` / `response.unencodable`
   event, every record at ERROR or above and every record carrying an exception (a
   traceback: asyncio's "Task exception was never retrieved" included) is kept as a failure.
   Warnings (`connection.closing`, Kafka's expected closes) are only counted.
@@ -32,8 +32,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from broker.protocol import RequestHeader, decode_response, encode_request
-from broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.protocol import RequestHeader, decode_response, encode_request
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
 
 # The "no hang": the health client's Metadata is answered within 1 s, always.
 HEALTH_LIMIT_S = 1.0

@@ -1,7 +1,7 @@
 """Hypothesis strategies that build valid-shaped requests from the message definitions.
 
 `request_strategy(api_key, version)` walks the generated `MessageDef` of the API's request
-(`broker.protocol.messages`): every field present at `version`, with its type (int8..int64
+(`zkbroker.broker.protocol.messages`): every field present at `version`, with its type (int8..int64
 within range, uint16, float64, bool, uuid, string, bytes, records), nullability (None where
 the version allows it), arrays (of scalars or structs, null where nullable) and tagged
 fields (plain fields of the dataclass; the codec writes the non-default ones in the tagged
@@ -23,10 +23,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from broker.protocol import API_SPECS
-from broker.protocol.primitives import INT_RANGES
-from broker.protocol.schema import FieldDef, StructDef
 from tests.robustness.frames import FUZZ_GROUP, FUZZ_TOPIC
+from zkbroker.broker.protocol import API_SPECS
+from zkbroker.broker.protocol.primitives import INT_RANGES
+from zkbroker.broker.protocol.schema import FieldDef, StructDef
 
 _NAMES = st.one_of(
     st.text(max_size=16),

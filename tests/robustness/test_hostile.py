@@ -25,10 +25,6 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from broker import Cluster
-from broker.protocol import decode_response
-from broker.protocol.messages.api_versions import ApiVersionsRequest
-from broker.protocol.messages.metadata import MetadataRequest
 from tests.robustness.conftest import FIGURES, target
 from tests.robustness.frames import MAX_REQUEST_BYTES
 from tests.robustness.probes import (
@@ -41,6 +37,10 @@ from tests.robustness.probes import (
     quiet_handlers,
     rss_bytes,
 )
+from zkbroker import Cluster
+from zkbroker.broker.protocol import decode_response
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
 
 pytestmark = [pytest.mark.robustness, pytest.mark.integration]
 

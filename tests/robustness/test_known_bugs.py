@@ -38,26 +38,6 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from broker import Cluster
-from broker.protocol import RequestHeader, decode_response, encode_request, error_codes
-from broker.protocol.messages.create_partitions import (
-    CreatePartitionsRequest,
-    CreatePartitionsTopic,
-)
-from broker.protocol.messages.create_topics import (
-    CreatableTopic,
-    CreatableTopicConfig,
-    CreateTopicsRequest,
-)
-from broker.protocol.messages.incremental_alter_configs import (
-    AlterableConfig,
-    AlterConfigsResource,
-    IncrementalAlterConfigsRequest,
-)
-from broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from broker.protocol.primitives import encode_uvarint
-from broker.toolkit.wire import WireClient
-from broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot
 from tests.robustness.conftest import target
 from tests.robustness.frames import FUZZ_TOPIC
 from tests.robustness.probes import (
@@ -68,6 +48,26 @@ from tests.robustness.probes import (
     LogWatch,
     frame_of,
 )
+from zkbroker import Cluster
+from zkbroker.broker.protocol import RequestHeader, decode_response, encode_request, error_codes
+from zkbroker.broker.protocol.messages.create_partitions import (
+    CreatePartitionsRequest,
+    CreatePartitionsTopic,
+)
+from zkbroker.broker.protocol.messages.create_topics import (
+    CreatableTopic,
+    CreatableTopicConfig,
+    CreateTopicsRequest,
+)
+from zkbroker.broker.protocol.messages.incremental_alter_configs import (
+    AlterableConfig,
+    AlterConfigsResource,
+    IncrementalAlterConfigsRequest,
+)
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from zkbroker.broker.protocol.primitives import encode_uvarint
+from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.broker.toolkit.zookeeper import ZooKeeperEndpoint, fresh_chroot
 
 pytestmark = [pytest.mark.robustness, pytest.mark.integration]
 
@@ -91,7 +91,7 @@ def broker_process(zk_test_zookeeper: ZooKeeperEndpoint) -> Iterator[tuple[str, 
     command = [
         sys.executable,
         "-c",
-        "import sys; from broker.cli.main import main; sys.exit(main())",
+        "import sys; from zkbroker.broker.cli.main import main; sys.exit(main())",
         "run",
         "--brokers", "3",
         "--port", "0",
@@ -244,7 +244,7 @@ def test_topic_name_over_32767_bytes_closes_the_connection(
 
 
 def _api_versions_answered(conn: FrameConn) -> bool:
-    from broker.protocol.messages.api_versions import ApiVersionsRequest
+    from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
 
     try:
         conn.send(frame_of(18, 0, ApiVersionsRequest(), 1, "limits"))

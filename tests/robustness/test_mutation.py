@@ -26,10 +26,10 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from broker import Cluster
 from tests.robustness.conftest import FIGURES, FRAMES, LONG, SEED, target
 from tests.robustness.frames import FuzzPlan, run_fuzz, served_pairs
 from tests.robustness.probes import HealthMonitor, LogWatch, quiet_handlers, rss_bytes
+from zkbroker import Cluster
 
 pytestmark = [pytest.mark.robustness, pytest.mark.integration]
 

@@ -1,5 +1,5 @@
 """Structured fuzzing: hypothesis builds valid-shaped requests for every API key and version
-the broker serves (`handlers.registry`, Kafka 3.9's ranges) from the message definitions
+the broker serves (`zkbroker.handlers.registry`, Kafka 3.9's ranges) from the message definitions
 (`strategies`), sends them over a real socket to the controller of a real cluster on a real
 ZooKeeper, and checks what Kafka guarantees for a request that parses:
 
@@ -27,8 +27,6 @@ import pytest
 from hypothesis import assume, given, seed
 from hypothesis import strategies as st
 
-from broker import Cluster
-from broker.protocol import decode_response
 from tests.robustness.conftest import FIGURES, FUZZ_SETTINGS, SEED, target
 from tests.robustness.frames import (
     PROBE_CORRELATION_ID,
@@ -42,6 +40,8 @@ from tests.robustness.frames import (
 )
 from tests.robustness.probes import Closed, FrameConn, HealthMonitor, LogWatch, frame_of
 from tests.robustness.strategies import request_strategy
+from zkbroker import Cluster
+from zkbroker.broker.protocol import decode_response
 
 pytestmark = [
     pytest.mark.robustness,

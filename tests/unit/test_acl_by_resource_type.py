@@ -1,10 +1,10 @@
-"""AclAuthorizer.authorizeByResourceType as pure code (broker.rules.acl_matching), and the
+"""AclAuthorizer.authorizeByResourceType as pure code (zkbroker.broker.rules.acl_matching), and the
 --authorizer option."""
 
 from __future__ import annotations
 
-from broker.cli.main import build_parser, settings_from_args
-from broker.rules import acl_matching as m
+from zkbroker.broker.cli.main import build_parser, settings_from_args
+from zkbroker.broker.rules import acl_matching as m
 
 ALICE, HOST = "User:alice", "10.0.0.1"
 

@@ -1,10 +1,11 @@
-"""AclAuthorizer's matching and decision rules (broker.rules.acl_matching), as pure code."""
+"""AclAuthorizer's matching and decision rules (zkbroker.broker.rules.acl_matching), as pure
+code."""
 
 from __future__ import annotations
 
 import pytest
 
-from broker.rules import acl_matching as m
+from zkbroker.broker.rules import acl_matching as m
 
 ALICE, HOST = "User:alice", "10.0.0.1"
 

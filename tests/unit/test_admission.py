@@ -1,4 +1,4 @@
-"""The pure admission rules (`broker.server.admission`): Kafka's ConnectionQuotas,
+"""The pure admission rules (`zkbroker.broker.server.admission`): Kafka's ConnectionQuotas,
 IdleExpiryManager, SimpleMemoryPool (non-strict) and the once-per-interval report throttle,
 plus the settings checks KafkaConfig.validateValues applies to these configs."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.server.admission import (
+from zkbroker.broker.server.admission import (
     INT_MAX,
     AdmissionLimits,
     ConnectionQuotas,
@@ -17,7 +17,7 @@ from broker.server.admission import (
     normalize_ip,
     parse_overrides,
 )
-from broker.settings import Settings
+from zkbroker.broker.settings import Settings
 
 
 def limits_from(configs: dict[str, str], listener: str = "PLAINTEXT") -> AdmissionLimits:

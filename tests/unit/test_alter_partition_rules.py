@@ -1,11 +1,18 @@
-"""AlterPartition's per-partition decision (broker.rules.alter_partition), per generation of
-Kafka's ZooKeeper controller: 2.7-3.1, 3.2, 3.3-3.9."""
+"""AlterPartition's per-partition decision (zkbroker.broker.rules.alter_partition), per generation
+of Kafka's ZooKeeper controller: 2.7-3.1, 3.2, 3.3-3.9."""
 
 from __future__ import annotations
 
-from broker.protocol import error_codes as ec
-from broker.rules.alter_partition import RECOVERED, RECOVERING, SAME, WRITE, Proposal, decide
-from zk_layout import PartitionState
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.rules.alter_partition import (
+    RECOVERED,
+    RECOVERING,
+    SAME,
+    WRITE,
+    Proposal,
+    decide,
+)
+from zkbroker.zk_layout import PartitionState
 
 CURRENT = PartitionState(leader=1, leader_epoch=5, isr=(1, 2), controller_epoch=1)
 LIVE = {1, 2, 3}

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from broker.protocol import error_codes
-from broker.rules.replica_assignment import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules.replica_assignment import (
     MIXED_RACKS_REASON,
     AssignmentError,
     BrokerPlacement,

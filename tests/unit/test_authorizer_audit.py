@@ -11,10 +11,10 @@ from typing import Any, cast
 import pytest
 from structlog.testing import capture_logs
 
-from broker.rules import acl_matching as m
-from broker.rules.broker_loggers import BrokerLoggers
-from broker.security.authorizer import AUDIT_LOGGER, AclAuthorizer, Audit
-from handlers.support import authorization as auth
+from zkbroker.broker.rules import acl_matching as m
+from zkbroker.broker.rules.broker_loggers import BrokerLoggers
+from zkbroker.broker.security.authorizer import AUDIT_LOGGER, AclAuthorizer, Audit
+from zkbroker.handlers.support import authorization as auth
 
 ALICE, BOB, ADMIN = "User:alice", "User:bob", "User:admin"
 LOGGED = Audit("METADATA", allowed=True, denied=True)
@@ -118,7 +118,8 @@ def test_authorize_by_resource_type_is_audited_on_the_none_pattern() -> None:
     )
 
 
-# ---- which checks are audited (handlers.support.authorization) ------------------------------
+# ---- which checks are audited (zkbroker.handlers.support.authorization)
+# ------------------------------
 
 
 @pytest.fixture

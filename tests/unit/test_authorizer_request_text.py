@@ -1,11 +1,11 @@
 """ClusterAuthorizationException's text: "Request $request is not authorized." with the request
-as each release's RequestChannel.Request prints it (broker.rules.request_description)."""
+as each release's RequestChannel.Request prints it (zkbroker.broker.rules.request_description)."""
 
 from __future__ import annotations
 
 import pytest
 
-from broker.rules.request_description import (
+from zkbroker.broker.rules.request_description import (
     ConnectionSlot,
     RequestFacts,
     connection_id,

@@ -1,8 +1,8 @@
-"""Pure pieces of issue 17's bounded work: the slicing helper (`broker.asyncutil`), the lazy
-placement and its size bound (`broker.rules.replica_assignment`), the request-size estimate
-(`zk_layout.store.client.request_bytes`), the topic-znode size check
-(`handlers.support.zk_limits`) and the per-family ZooKeeper-trouble errors
-(`handlers.support.zk_trouble`)."""
+"""Pure pieces of issue 17's bounded work: the slicing helper (`zkbroker.broker.asyncutil`), the
+lazy placement and its size bound (`zkbroker.broker.rules.replica_assignment`), the request-size
+estimate (`zkbroker.zk_layout.store.client.request_bytes`), the topic-znode size check
+(`zkbroker.handlers.support.zk_limits`) and the per-family ZooKeeper-trouble errors
+(`zkbroker.handlers.support.zk_trouble`)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from broker.asyncutil import Pacer, collect, gather_bounded
-from broker.protocol import error_codes
-from broker.rules.replica_assignment import (
+from zkbroker.broker.asyncutil import Pacer, collect, gather_bounded
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules.replica_assignment import (
     AssignmentError,
     BrokerPlacement,
     assign_replicas,
@@ -23,15 +23,16 @@ from broker.rules.replica_assignment import (
     plan_replicas,
     replica_map_min_bytes,
 )
-from handlers.support import zk_trouble
-from handlers.support.zk_limits import partition_entry_bytes, replica_map_bytes
-from zk_layout import SessionExpiredError, ZkConnectionError
-from zk_layout.store.client import request_bytes
+from zkbroker.handlers.support import zk_trouble
+from zkbroker.handlers.support.zk_limits import partition_entry_bytes, replica_map_bytes
+from zkbroker.zk_layout import SessionExpiredError, ZkConnectionError
+from zkbroker.zk_layout.store.client import request_bytes
 
 INT32_MAX = 2**31 - 1
 
 
-# ---- broker.asyncutil ----------------------------------------------------------------------
+# ---- zkbroker.broker.asyncutil
+# ----------------------------------------------------------------------
 
 
 async def test_pacer_yields_to_other_tasks_during_a_long_loop() -> None:
@@ -66,7 +67,8 @@ def test_pacer_is_not_due_before_its_slice_ends() -> None:
     assert not any(pacer.due() for _ in range(10_000))
 
 
-# ---- broker.rules.replica_assignment ---------------------------------------------------------
+# ---- zkbroker.broker.rules.replica_assignment
+# ---------------------------------------------------------
 
 
 @pytest.mark.parametrize("racks", [None, ["a", "b", "a", "c", "b"]])
@@ -124,7 +126,8 @@ def test_partition_entry_bytes() -> None:
     assert partition_entry_bytes(12, [1, 200]) == len('"12":[1,200],')
 
 
-# ---- zk_layout.store.client.request_bytes ----------------------------------------------------
+# ---- zkbroker.zk_layout.store.client.request_bytes
+# ----------------------------------------------------
 
 
 def test_request_bytes_counts_paths_data_and_overheads() -> None:
@@ -133,7 +136,8 @@ def test_request_bytes_counts_paths_data_and_overheads() -> None:
     assert request_bytes([("/a", None), ("/b", None)]) > 2 * len("/a")
 
 
-# ---- handlers.support.zk_trouble -------------------------------------------------------------
+# ---- zkbroker.handlers.support.zk_trouble
+# -------------------------------------------------------------
 
 
 def _loss() -> ZkConnectionError:
@@ -170,7 +174,8 @@ def test_zookeeper_trouble_errors_per_api_family(api_key: int, loss: int, expiry
     assert zk_trouble.error_for(api_key, _expiry()) == expiry
 
 
-# ---- broker.asyncutil.gather_bounded --------------------------------------------------------
+# ---- zkbroker.broker.asyncutil.gather_bounded
+# --------------------------------------------------------
 
 
 async def test_gather_bounded_keeps_order_and_bounds_concurrency() -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from broker.rules.broker_config import BrokerConfig, from_persistent
-from broker.rules.config_catalog import (
+from zkbroker.broker.rules.broker_config import BrokerConfig, from_persistent
+from zkbroker.broker.rules.config_catalog import (
     ConfigSource,
     ConfigSynonym,
     describe_topic_config,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.rules.broker_config_catalog import (
+from zkbroker.broker.rules.broker_config_catalog import (
     BROKER_CONFIG_KEYS,
     BrokerConfigKey,
     DynamicScope,
@@ -17,8 +17,13 @@ from broker.rules.broker_config_catalog import (
     read_only_in_describe,
     validate_broker_configs,
 )
-from broker.rules.config_catalog import ConfigType, InvalidConfig, render_value, validate_value
-from zk_layout.release import Release
+from zkbroker.broker.rules.config_catalog import (
+    ConfigType,
+    InvalidConfig,
+    render_value,
+    validate_value,
+)
+from zkbroker.zk_layout.release import Release
 
 R28: Release = (2, 8)
 R39: Release = (3, 9)

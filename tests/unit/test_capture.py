@@ -14,30 +14,30 @@ from typing import Any
 
 import pytest
 
-from broker.hooks.capture import (
+from tests.json_schema import validate
+from zkbroker.broker.hooks.capture import (
     CAPTURE_LINE_SCHEMA,
     RequestCapture,
     record_to_json,
     record_to_line,
     to_jsonable,
 )
-from broker.protocol import RequestHeader
-from broker.protocol.messages.create_topics import (
+from zkbroker.broker.protocol import RequestHeader
+from zkbroker.broker.protocol.messages.create_topics import (
     CreatableTopic,
     CreatableTopicResult,
     CreateTopicsRequest,
     CreateTopicsResponse,
 )
-from broker.protocol.messages.describe_groups import (
+from zkbroker.broker.protocol.messages.describe_groups import (
     DescribedGroup,
     DescribedGroupMember,
     DescribeGroupsRequest,
     DescribeGroupsResponse,
 )
-from broker.server.hooks import Intervention, RequestCall, RequestRecord
-from handlers.context import ConnectionInfo
-from tests.json_schema import validate
-from zk_layout.uuid_text import uuid_to_text
+from zkbroker.broker.server.hooks import Intervention, RequestCall, RequestRecord
+from zkbroker.handlers.context import ConnectionInfo
+from zkbroker.zk_layout.uuid_text import uuid_to_text
 
 
 class Colour(enum.Enum):
@@ -256,7 +256,7 @@ def _plain_walk(value: Any) -> Any:
     import math
     import uuid
 
-    from zk_layout.uuid_text import uuid_to_text
+    from zkbroker.zk_layout.uuid_text import uuid_to_text
 
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain_walk(getattr(value, f.name)) for f in dataclasses.fields(value)}
@@ -272,8 +272,8 @@ def _plain_walk(value: Any) -> Any:
 
 
 def test_compiled_converters_match_a_plain_walk() -> None:
-    from broker.protocol.messages import MESSAGE_DEFS
-    from broker.protocol.samples import VARIANTS, sample
+    from zkbroker.broker.protocol.messages import MESSAGE_DEFS
+    from zkbroker.broker.protocol.samples import VARIANTS, sample
 
     checked = 0
     for definition in MESSAGE_DEFS:
@@ -287,7 +287,7 @@ def test_compiled_converters_match_a_plain_walk() -> None:
 
 
 def test_cli_capture_option() -> None:
-    from broker.cli.main import build_parser, settings_from_args
+    from zkbroker.broker.cli.main import build_parser, settings_from_args
 
     args = build_parser().parse_args(["run", "--capture", "requests.jsonl"])
     assert settings_from_args(args).capture_path == "requests.jsonl"

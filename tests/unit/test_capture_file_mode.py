@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.hooks.capture import CAPTURE_FILE_MODE, RequestCapture
+from zkbroker.broker.hooks.capture import CAPTURE_FILE_MODE, RequestCapture
 
 
 @pytest.fixture

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
-from broker.protocol.records.control import encode_end_txn_marker
-from broker.storage import LogManager, PartitionLog
-from broker.storage.cleaner import CleanerStats, CompactionConfig, clean_log
-from broker.storage.transactions import AbortedTxn
+from zkbroker.broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
+from zkbroker.broker.protocol.records.control import encode_end_txn_marker
+from zkbroker.broker.storage import LogManager, PartitionLog
+from zkbroker.broker.storage.cleaner import CleanerStats, CompactionConfig, clean_log
+from zkbroker.broker.storage.transactions import AbortedTxn
 
 TOPIC_ID = uuid.UUID(int=0x7C1EA7)
 DAY = 86_400_000

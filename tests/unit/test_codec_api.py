@@ -1,4 +1,5 @@
-"""The public surface of broker.protocol: names, the API table, classes, dicts, error codes."""
+"""The public surface of zkbroker.broker.protocol: names, the API table, classes, dicts, error
+codes."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import uuid
 
 import pytest
 
-import broker.protocol as protocol
-from broker.protocol import (
+import zkbroker.broker.protocol as protocol
+from zkbroker.broker.protocol import (
     API_SPECS,
     ApiSpec,
     RequestHeader,
@@ -22,20 +23,20 @@ from broker.protocol import (
     error_codes,
     message_to_dict,
 )
-from broker.protocol.messages.describe_configs import (
+from zkbroker.broker.protocol.messages.describe_configs import (
     DescribeConfigsResourceResult,
     DescribeConfigsResponse,
     DescribeConfigsResult,
 )
-from broker.protocol.messages.metadata import (
+from zkbroker.broker.protocol.messages.metadata import (
     MetadataRequest,
     MetadataResponse,
     MetadataResponseBroker,
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
-from broker.protocol.messages.offset_commit import OffsetCommitRequest
-from zk_layout.uuid_text import uuid_from_text, uuid_to_text
+from zkbroker.broker.protocol.messages.offset_commit import OffsetCommitRequest
+from zkbroker.zk_layout.uuid_text import uuid_from_text, uuid_to_text
 
 
 def test_public_names() -> None:
@@ -136,7 +137,7 @@ def test_message_to_dict_is_json_safe() -> None:
 
 
 def test_message_to_dict_bytes_are_base64() -> None:
-    from broker.protocol.messages.describe_groups import DescribedGroupMember
+    from zkbroker.broker.protocol.messages.describe_groups import DescribedGroupMember
 
     member = DescribedGroupMember(member_metadata=b"\x00\x01\xff", member_assignment=b"")
     data = message_to_dict(member)

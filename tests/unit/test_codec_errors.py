@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from broker.protocol import (
+from zkbroker.broker.protocol import (
     API_SPECS,
     CodecError,
     RequestHeader,
@@ -25,23 +25,23 @@ from broker.protocol import (
     encode_message,
     encode_request,
 )
-from broker.protocol.messages.create_topics import (
+from zkbroker.broker.protocol.messages.create_topics import (
     CreatableReplicaAssignment,
     CreatableTopic,
     CreatableTopicConfig,
     CreateTopicsRequest,
 )
-from broker.protocol.messages.delete_groups import DeleteGroupsRequest
-from broker.protocol.messages.metadata import (
+from zkbroker.broker.protocol.messages.delete_groups import DeleteGroupsRequest
+from zkbroker.broker.protocol.messages.metadata import (
     MetadataRequest,
     MetadataRequestTopic,
     MetadataResponse,
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
-from broker.protocol.messages.offset_fetch import OffsetFetchRequest
-from broker.protocol.samples import sample
-from broker.protocol.schema import MessageDef
+from zkbroker.broker.protocol.messages.offset_fetch import OffsetFetchRequest
+from zkbroker.broker.protocol.samples import sample
+from zkbroker.broker.protocol.schema import MessageDef
 
 
 def i16(v: int) -> bytes:

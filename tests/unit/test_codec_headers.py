@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from broker.protocol import (
+from zkbroker.broker.protocol import (
     CodecError,
     RequestHeader,
     decode_request,
@@ -16,13 +16,13 @@ from broker.protocol import (
     encode_request,
     encode_response,
 )
-from broker.protocol.headers import request_header_version, response_header_version
-from broker.protocol.messages.api_versions import (
+from zkbroker.broker.protocol.headers import request_header_version, response_header_version
+from zkbroker.broker.protocol.messages.api_versions import (
     ApiVersion,
     ApiVersionsRequest,
     ApiVersionsResponse,
 )
-from broker.protocol.messages.metadata import MetadataRequest, MetadataResponse
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest, MetadataResponse
 
 
 def i16(v: int) -> bytes:

@@ -8,17 +8,22 @@ import struct
 
 import pytest
 
-from broker.protocol import CodecError, decode_message, encode_message
-from broker.protocol import checked as checked_codec
-from broker.protocol.codec import definition_of
-from broker.protocol.messages.create_topics import (
+from zkbroker.broker.protocol import CodecError, decode_message, encode_message
+from zkbroker.broker.protocol import checked as checked_codec
+from zkbroker.broker.protocol.codec import definition_of
+from zkbroker.broker.protocol.messages.create_topics import (
     CreatableTopic,
     CreatableTopicConfig,
     CreateTopicsRequest,
 )
-from broker.protocol.messages.delete_groups import DeleteGroupsRequest
-from broker.protocol.messages.metadata import MetadataRequest
-from broker.protocol.primitives import as_int32, encode_uvarint, read_compact_length, read_uvarint
+from zkbroker.broker.protocol.messages.delete_groups import DeleteGroupsRequest
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.protocol.primitives import (
+    as_int32,
+    encode_uvarint,
+    read_compact_length,
+    read_uvarint,
+)
 
 
 def i16(v: int) -> bytes:

@@ -1,7 +1,7 @@
 """Round trips for every API, every version Kafka 3.9 defines, request and response.
 
 For each (api, version, direction) a populated instance is built from the definitions by
-``broker.protocol.samples`` (every field present at that version gets a non-default value;
+``zkbroker.broker.protocol.samples`` (every field present at that version gets a non-default value;
 variants add nulls, empty values and long values that need multi-byte varints and the codec's
 slow paths), encoded, decoded and compared. The compiled codec is also checked against the
 interpretive ``checked`` codec, which implements the same wire rules without code generation.
@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from broker.protocol import API_SPECS, checked, decode_message, encode_message
-from broker.protocol.compiler import build_decoder, build_encoder
-from broker.protocol.messages.headers import REQUEST_HEADER, RESPONSE_HEADER
-from broker.protocol.samples import VARIANTS, sample
-from broker.protocol.schema import FieldDef, MessageDef, StructDef, Versions
+from zkbroker.broker.protocol import API_SPECS, checked, decode_message, encode_message
+from zkbroker.broker.protocol.compiler import build_decoder, build_encoder
+from zkbroker.broker.protocol.messages.headers import REQUEST_HEADER, RESPONSE_HEADER
+from zkbroker.broker.protocol.samples import VARIANTS, sample
+from zkbroker.broker.protocol.schema import FieldDef, MessageDef, StructDef, Versions
 
 
 def cases() -> list[Any]:
@@ -60,7 +60,7 @@ def test_decode_at_offset_ignores_surroundings(definition: MessageDef, version: 
 
 
 def test_fields_absent_from_a_version_are_dropped() -> None:
-    from broker.protocol.messages.metadata import MetadataResponse, MetadataResponseTopic
+    from zkbroker.broker.protocol.messages.metadata import MetadataResponse, MetadataResponseTopic
 
     full = MetadataResponse(
         throttle_time_ms=5,
@@ -79,7 +79,7 @@ def test_fields_absent_from_a_version_are_dropped() -> None:
 
 
 def test_int_ranges_at_the_edges() -> None:
-    from broker.protocol.messages.describe_configs import DescribeConfigsResponse
+    from zkbroker.broker.protocol.messages.describe_configs import DescribeConfigsResponse
 
     for throttle in (-(2**31), 2**31 - 1, 0, -1):
         msg = DescribeConfigsResponse(throttle_time_ms=throttle)

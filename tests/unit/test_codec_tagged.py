@@ -7,15 +7,18 @@ import uuid
 
 import pytest
 
-from broker.protocol import CodecError, decode_message, encode_message
-from broker.protocol.messages.api_versions import (
+from zkbroker.broker.protocol import CodecError, decode_message, encode_message
+from zkbroker.broker.protocol.messages.api_versions import (
     ApiVersion,
     ApiVersionsResponse,
     FinalizedFeatureKey,
     SupportedFeatureKey,
 )
-from broker.protocol.messages.broker_heartbeat import BrokerHeartbeatRequest
-from broker.protocol.messages.create_topics import CreatableTopicResult, CreateTopicsResponse
+from zkbroker.broker.protocol.messages.broker_heartbeat import BrokerHeartbeatRequest
+from zkbroker.broker.protocol.messages.create_topics import (
+    CreatableTopicResult,
+    CreateTopicsResponse,
+)
 
 
 def i16(v: int) -> bytes:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 import uuid
 
-from broker.protocol import (
+from zkbroker.broker.protocol import (
     RequestHeader,
     decode_message,
     decode_request,
@@ -19,16 +19,16 @@ from broker.protocol import (
     encode_request,
     encode_response,
 )
-from broker.protocol.messages.api_versions import (
+from zkbroker.broker.protocol.messages.api_versions import (
     ApiVersion,
     ApiVersionsRequest,
     ApiVersionsResponse,
 )
-from broker.protocol.messages.describe_cluster import (
+from zkbroker.broker.protocol.messages.describe_cluster import (
     DescribeClusterBroker,
     DescribeClusterResponse,
 )
-from broker.protocol.messages.metadata import (
+from zkbroker.broker.protocol.messages.metadata import (
     MetadataRequest,
     MetadataRequestTopic,
     MetadataResponse,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from broker.protocol import error_codes as ec
-from broker.rules.broker_loggers import BrokerLoggers, LoggerOpError
-from broker.rules.config_catalog import InvalidConfig
-from handlers.support.config_alter import (
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.rules.broker_loggers import BrokerLoggers, LoggerOpError
+from zkbroker.broker.rules.config_catalog import InvalidConfig
+from zkbroker.handlers.support.config_alter import (
     APPEND,
     DELETE,
     SET,
@@ -19,7 +19,7 @@ from handlers.support.config_alter import (
     java_split,
     topic_key_lookup,
 )
-from handlers.support.config_resources import (
+from zkbroker.handlers.support.config_resources import (
     ResourceError,
     entries_filtered,
     parse_broker_id,

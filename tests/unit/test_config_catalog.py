@@ -12,10 +12,10 @@ from collections.abc import Mapping
 
 import pytest
 
-from broker.protocol import error_codes
-from broker.rules.broker_config import BrokerConfig
-from broker.rules.broker_config_catalog import broker_config_key
-from broker.rules.config_catalog import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules.broker_config import BrokerConfig
+from zkbroker.broker.rules.broker_config_catalog import broker_config_key
+from zkbroker.broker.rules.config_catalog import (
     ConfigEntry,
     ConfigKey,
     ConfigSource,

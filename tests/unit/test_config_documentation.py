@@ -9,8 +9,8 @@ from types import MappingProxyType
 
 import pytest
 
-from broker.rules.config_catalog import TOPIC_CONFIG_KEYS
-from broker.rules.config_documentation import (
+from zkbroker.broker.rules.config_catalog import TOPIC_CONFIG_KEYS
+from zkbroker.broker.rules.config_documentation import (
     BROKER_CONFIG_DOCS,
     TOPIC_CONFIG_DOCS,
     broker_config_documentation,

@@ -7,23 +7,23 @@ import struct
 
 import pytest
 
-from broker.groups.zk_registry import (
+from zkbroker.broker.groups.zk_registry import (
     ConsumerGroup,
     coordinator_id,
     java_abs_hash,
     storable,
     subscribed_topics,
 )
-from broker.protocol.consumer_protocol import (
+from zkbroker.broker.protocol.consumer_protocol import (
     decode_assignment,
     decode_subscription,
     encode_assignment,
     encode_subscription,
 )
-from handlers.describe_groups import client_host
-from zk_layout import ZnodeFormatError
-from zk_layout.nodes.base import TopicPartition
-from zk_layout.nodes.consumers import (
+from zkbroker.handlers.describe_groups import client_host
+from zkbroker.zk_layout import ZnodeFormatError
+from zkbroker.zk_layout.nodes.base import TopicPartition
+from zkbroker.zk_layout.nodes.consumers import (
     ConsumerIdNode,
     ConsumerOffsetNode,
     ConsumerOwnerNode,

@@ -1,9 +1,9 @@
-"""ControlledShutdownPartitionLeaderElectionStrategy (broker.rules.controlled_shutdown)."""
+"""ControlledShutdownPartitionLeaderElectionStrategy (zkbroker.broker.rules.controlled_shutdown)."""
 
 from __future__ import annotations
 
-from broker.rules.controlled_shutdown import controlled_shutdown_leader
-from zk_layout import PartitionState
+from zkbroker.broker.rules.controlled_shutdown import controlled_shutdown_leader
+from zkbroker.zk_layout import PartitionState
 
 
 def make(leader: int, isr: tuple[int, ...]) -> PartitionState:

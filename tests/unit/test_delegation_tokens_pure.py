@@ -13,7 +13,7 @@ import pytest
 import scramp
 from kazoo.security import ACL, Id, Permissions
 
-from broker.security.delegation_tokens import (
+from zkbroker.broker.security.delegation_tokens import (
     DelegationToken,
     TokenCache,
     TokenConfig,
@@ -23,16 +23,21 @@ from broker.security.delegation_tokens import (
     token_credentials,
     visible,
 )
-from broker.security.sasl import SaslFailed
-from broker.security.scram import ScramServer, TokenCredential, credential_from_password
-from zk_layout import ZnodeFormatError
-from zk_layout.nodes.delegation_token import (
+from zkbroker.broker.security.sasl import SaslFailed
+from zkbroker.broker.security.scram import ScramServer, TokenCredential, credential_from_password
+from zkbroker.zk_layout import ZnodeFormatError
+from zkbroker.zk_layout.nodes.delegation_token import (
     DelegationTokenChangeNode,
     DelegationTokenInfoNode,
     Principal,
     TokenInformation,
 )
-from zk_layout.nodes.secure_paths import default_acls, digest_id, sensitive_path, writable_by
+from zkbroker.zk_layout.nodes.secure_paths import (
+    default_acls,
+    digest_id,
+    sensitive_path,
+    writable_by,
+)
 
 ALICE, BOB, CAROL = Principal("User", "alice"), Principal("User", "bob"), Principal("User", "carol")
 INFO = TokenInformation("tok", ALICE, CAROL, (BOB,), 1, 3, 2)

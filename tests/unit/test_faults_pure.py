@@ -5,29 +5,29 @@ from __future__ import annotations
 
 import pytest
 
-from broker.cli.fault_command import entry_from_args
-from broker.cli.main import build_parser
-from broker.hooks.faults import (
+from zkbroker.broker.cli.fault_command import entry_from_args
+from zkbroker.broker.cli.main import build_parser
+from zkbroker.broker.hooks.faults import (
     Fault,
     api_key_of,
     error_code_of,
     fault_matches,
     request_mentions,
 )
-from broker.protocol import RequestHeader
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
-from broker.protocol.messages.elect_leaders import ElectLeadersRequest, TopicPartitions
-from broker.protocol.messages.list_partition_reassignments import (
+from zkbroker.broker.protocol import RequestHeader
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from zkbroker.broker.protocol.messages.elect_leaders import ElectLeadersRequest, TopicPartitions
+from zkbroker.broker.protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsTopics,
 )
-from broker.protocol.messages.metadata import MetadataRequest
-from broker.server.hooks import RequestCall
-from handlers.context import ConnectionInfo
-from zk_layout import ALL_NODE_CLASSES, NodeKind, ZnodeFormatError
-from zk_layout import codec_json as cj
-from zk_layout.nodes import FaultEntry, FaultKind, FaultNode, FaultsNode
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.server.hooks import RequestCall
+from zkbroker.handlers.context import ConnectionInfo
+from zkbroker.zk_layout import ALL_NODE_CLASSES, NodeKind, ZnodeFormatError
+from zkbroker.zk_layout import codec_json as cj
+from zkbroker.zk_layout.nodes import FaultEntry, FaultKind, FaultNode, FaultsNode
 
 
 def test_fault_node_paths_and_roundtrip() -> None:

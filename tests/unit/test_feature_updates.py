@@ -1,14 +1,14 @@
-"""KIP-584 UpdateFeatures validation (broker.rules.feature_updates), both generations of Kafka's
-KafkaController.validateFeatureUpdate: 2.7-3.2 (ranges, allow_downgrade) and 3.3-3.9 (levels,
-upgrade types). A ZooKeeper broker supports no feature, so only deletes can succeed."""
+"""KIP-584 UpdateFeatures validation (zkbroker.broker.rules.feature_updates), both generations of
+Kafka's KafkaController.validateFeatureUpdate: 2.7-3.2 (ranges, allow_downgrade) and 3.3-3.9
+(levels, upgrade types). A ZooKeeper broker supports no feature, so only deletes can succeed."""
 
 from __future__ import annotations
 
 import pytest
 
-from broker.protocol import error_codes as ec
-from broker.protocol.messages.update_features import FeatureUpdateKey
-from broker.rules.feature_updates import (
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.messages.update_features import FeatureUpdateKey
+from zkbroker.broker.rules.feature_updates import (
     NONE_ERROR,
     SAFE_DOWNGRADE,
     UNKNOWN_UPGRADE_TYPE,

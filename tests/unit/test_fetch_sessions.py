@@ -1,4 +1,4 @@
-"""Incremental fetch sessions, KIP-227 (broker.rules.fetch_sessions, pure).
+"""Incremental fetch sessions, KIP-227 (zkbroker.broker.rules.fetch_sessions, pure).
 
 Every expected value is worked out by hand from the rules in the module docstring.
 """
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from broker.protocol import error_codes
-from broker.rules.fetch_sessions import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules.fetch_sessions import (
     FINAL_EPOCH,
     INITIAL_EPOCH,
     FetchContext,

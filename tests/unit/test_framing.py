@@ -1,12 +1,12 @@
-"""Kafka's framing rules as pure code (`broker.protocol.framing`): sizes, limits, and what a
-broker does with an API key or version it does not serve."""
+"""Kafka's framing rules as pure code (`zkbroker.broker.protocol.framing`): sizes, limits, and what
+a broker does with an API key or version it does not serve."""
 
 from __future__ import annotations
 
 import pytest
 
-from broker.protocol import decode_response, error_codes
-from broker.protocol.framing import (
+from zkbroker.broker.protocol import decode_response, error_codes
+from zkbroker.broker.protocol.framing import (
     Answer,
     Close,
     FrameRefused,
@@ -14,8 +14,8 @@ from broker.protocol.framing import (
     route,
     size_prefixed,
 )
-from broker.protocol.messages.api_versions import ApiVersionsResponse
-from broker.protocol.messages.headers import RequestHeader
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsResponse
+from zkbroker.broker.protocol.messages.headers import RequestHeader
 
 RANGES = {18: (0, 3), 19: (0, 7)}
 

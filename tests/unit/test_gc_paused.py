@@ -1,10 +1,11 @@
-"""`broker.asyncutil.gc_paused`: the collector is off inside, back on after the last block."""
+"""`zkbroker.broker.asyncutil.gc_paused`: the collector is off inside, back on after the last
+block."""
 
 from __future__ import annotations
 
 import gc
 
-from broker.asyncutil import gc_paused
+from zkbroker.broker.asyncutil import gc_paused
 
 
 def test_nested_pauses_turn_the_collector_back_on_once() -> None:

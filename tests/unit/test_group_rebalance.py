@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from broker.groups.classic_group import (
+from zkbroker.broker.groups.classic_group import (
     ClassicGroup,
     CommittedOffset,
     GroupState,
     JoinResult,
     SyncResult,
 )
-from broker.groups.records import GroupKey, decode_group_value, decode_key
-from broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
-from broker.protocol import error_codes as ec
+from zkbroker.broker.groups.records import GroupKey, decode_group_value, decode_key
+from zkbroker.broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
+from zkbroker.broker.protocol import error_codes as ec
 
 SESSION = 10_000
 REBALANCE = 30_000

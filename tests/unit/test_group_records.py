@@ -1,5 +1,5 @@
-"""The records of ``__consumer_offsets`` (``broker.groups.records``) against Kafka's schemas, and
-groups loaded back from them (docs/kafka-behaviour.md §16).
+"""The records of ``__consumer_offsets`` (``zkbroker.broker.groups.records``) against Kafka's
+schemas, and groups loaded back from them (docs/kafka-behaviour.md §16).
 
 Every version of ``OffsetCommitKey``, ``GroupMetadataKey``, ``OffsetCommitValue`` and
 ``GroupMetadataValue`` is encoded and compared with bytes laid out independently by a small
@@ -9,7 +9,8 @@ come back as the schema's default. Then a group built by the state machine (two 
 and dynamic, committed offsets with metadata and leader epochs, a deleted offset) is replayed
 from the records it wrote into a fresh state machine, as a new coordinator loads it.
 
-Not here: record batches and the log (``broker.protocol.records``, ``broker.storage``).
+Not here: record batches and the log (``zkbroker.broker.protocol.records``,
+``zkbroker.broker.storage``).
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ from typing import Any
 
 import pytest
 
-from broker.groups import records as rec
-from broker.groups.classic_group import CommittedOffset, GroupState, JoinResult
-from broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
-from broker.protocol import error_codes as ec
-from broker.protocol.consumer_protocol import encode_subscription
+from zkbroker.broker.groups import records as rec
+from zkbroker.broker.groups.classic_group import CommittedOffset, GroupState, JoinResult
+from zkbroker.broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.consumer_protocol import encode_subscription
 
 SPECS = Path("/work/shared/kafka-message-specs")
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from broker.groups.classic_group import GroupState, JoinResult, SyncResult
-from broker.groups.records import OffsetKey, decode_key, decode_offset_value
-from broker.groups.state_machine import GroupConfig, GroupStateMachine
-from broker.protocol import error_codes as ec
+from zkbroker.broker.groups.classic_group import GroupState, JoinResult, SyncResult
+from zkbroker.broker.groups.records import OffsetKey, decode_key, decode_offset_value
+from zkbroker.broker.groups.state_machine import GroupConfig, GroupStateMachine
+from zkbroker.broker.protocol import error_codes as ec
 
 
 def _machine(delay: int = 0) -> tuple[GroupStateMachine, list]:
@@ -100,7 +100,7 @@ def test_invalid_session_timeout_and_static_fencing() -> None:
 
 def test_commit_fetch_and_offset_delete() -> None:
     m, writes = _machine()
-    from broker.groups.classic_group import CommittedOffset
+    from zkbroker.broker.groups.classic_group import CommittedOffset
 
     codes = m.commit_offsets("g", "", None, -1, {("t", 0): CommittedOffset(5, -1, "", 100)}, 100)
     assert codes == {("t", 0): ec.NONE}

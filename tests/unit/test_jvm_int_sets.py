@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from broker.rules.jvm_collections import scala_buffer_text, scala_int_set_text
+from zkbroker.broker.rules.jvm_collections import scala_buffer_text, scala_int_set_text
 
 
 def test_small_sets_keep_insertion_order() -> None:

@@ -29,7 +29,7 @@ from kafka.protocol.broker_version_data import (
     infer_broker_version_from_api_versions,
 )
 
-from broker.protocol.releases import (
+from zkbroker.broker.protocol.releases import (
     API_NAMES,
     RELEASES,
     SERVED_BEYOND_ZK_BROKER,
@@ -51,7 +51,7 @@ def _full_handler_range(api_key: int) -> tuple[int, int]:
 
 def _advertised_table(release: Release) -> ApiTable:
     """What ApiVersions would carry for ``release`` if every key in API_NAMES had a
-    handler with the spec's full range: the registry's rule (handlers.registry.api_table),
+    handler with the spec's full range: the registry's rule (zkbroker.handlers.registry.api_table),
     the intersection of the handler's range and the release's range, keys the release
     lacks left out."""
     table: ApiTable = {}

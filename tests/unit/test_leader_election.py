@@ -1,12 +1,13 @@
-"""Kafka's leader-election, ISR and reassignment rules (broker.rules.leader_election, pure)."""
+"""Kafka's leader-election, ISR and reassignment rules (zkbroker.broker.rules.leader_election,
+pure)."""
 
 from __future__ import annotations
 
 import pytest
 
-from broker.rules import leader_election as rules
-from broker.rules.leader_election import ReplicaAssignment
-from zk_layout import PartitionState
+from zkbroker.broker.rules import leader_election as rules
+from zkbroker.broker.rules.leader_election import ReplicaAssignment
+from zkbroker.zk_layout import PartitionState
 
 
 def st(leader: int, isr: tuple[int, ...], leader_epoch: int = 4, cepoch: int = 1) -> PartitionState:

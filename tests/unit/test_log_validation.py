@@ -1,4 +1,4 @@
-"""Kafka's produce-path validation and offset assignment (``broker.rules.log_validation``).
+"""Kafka's produce-path validation and offset assignment (``zkbroker.broker.rules.log_validation``).
 
 Batches come from kafka-python's builders (or are forged with struct), and every expected
 value is computed here from the KIP-98/KIP-32 layouts and Kafka's LogValidator messages,
@@ -15,16 +15,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broker.protocol import error_codes
-from broker.protocol.records import (
+from tests.unit.records_oracle import kp_legacy, kp_read_all, kp_v2_batch
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.records import (
     CompressionType,
     NewRecord,
     TimestampType,
     encode_batch,
     iter_batches,
 )
-from broker.protocol.records.legacy import encode_message
-from broker.rules.log_validation import (
+from zkbroker.broker.protocol.records.legacy import encode_message
+from zkbroker.broker.rules.log_validation import (
     LONG_MAX,
     AppendError,
     LogConfig,
@@ -35,7 +36,6 @@ from broker.rules.log_validation import (
     topic_record_magic,
     validate_append,
 )
-from tests.unit.records_oracle import kp_legacy, kp_read_all, kp_v2_batch
 
 NOW = 1_700_000_000_000
 TP = "t-0"

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from broker.protocol import API_SPECS
-from broker.protocol.compiler import build_decoder, build_encoder
-from broker.protocol.messages import MESSAGE_DEFS
-from broker.protocol.schema import MAX_VERSION, MessageDef, StructDef, Versions
+from zkbroker.broker.protocol import API_SPECS
+from zkbroker.broker.protocol.compiler import build_decoder, build_encoder
+from zkbroker.broker.protocol.messages import MESSAGE_DEFS
+from zkbroker.broker.protocol.schema import MAX_VERSION, MessageDef, StructDef, Versions
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC_DIR = REPO.parent / "shared" / "kafka-message-specs"

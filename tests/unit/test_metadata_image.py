@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from broker.image.metadata_image import MetadataImage
-from zk_layout import PartitionState, TopicAssignment
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.zk_layout import PartitionState, TopicAssignment
 
 TOPIC_ID = uuid.UUID("a7ddb4bc-2aea-4242-a958-16cd1b68f566")
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 import structlog
 
-from broker.image.metadata_image import MetadataImage
-from broker.protocol.messages.api_versions import ApiVersionsRequest
-from broker.security.inter_broker import inter_broker_listener_name
-from broker.security.jaas import plain_jaas_config, scram_jaas_config
-from broker.security.listener_config import listener_security
-from broker.security.sasl import PlainServer, SaslAuthenticationFailed, SaslFailed
-from broker.security.sasl_client import (
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+from zkbroker.broker.security.inter_broker import inter_broker_listener_name
+from zkbroker.broker.security.jaas import plain_jaas_config, scram_jaas_config
+from zkbroker.broker.security.listener_config import listener_security
+from zkbroker.broker.security.sasl import PlainServer, SaslAuthenticationFailed, SaslFailed
+from zkbroker.broker.security.sasl_client import (
     PlainClient,
     SaslClientFailed,
     SaslLogin,
@@ -27,12 +27,12 @@ from broker.security.sasl_client import (
     jaas_credentials,
     new_client,
 )
-from broker.security.scram import ScramServer, credential_from_password
-from broker.security.tls import client_context
-from broker.settings import Settings
-from broker.transactions import peer_client as peer_client_module
-from broker.transactions.peer_client import PeerAuthenticationFailed, PeerClient
-from zk_layout import BrokerInfo, Endpoint
+from zkbroker.broker.security.scram import ScramServer, credential_from_password
+from zkbroker.broker.security.tls import client_context
+from zkbroker.broker.settings import Settings
+from zkbroker.broker.transactions import peer_client as peer_client_module
+from zkbroker.broker.transactions.peer_client import PeerAuthenticationFailed, PeerClient
+from zkbroker.zk_layout import BrokerInfo, Endpoint
 
 # ---- SASL client mechanisms against the servers ------------------------------------------
 
@@ -315,7 +315,7 @@ def test_before_1_1_a_broker_has_no_jaas_login_and_its_peer_calls_fail() -> None
 
 
 def test_toolkit_security_gives_the_brokers_their_login() -> None:
-    from broker.security.cluster_security import Security
+    from zkbroker.broker.security.cluster_security import Security
 
     prepared = Security(
         protocol="SASL_PLAINTEXT", mechanisms=("SCRAM-SHA-512", "PLAIN"), users={"a": "1", "b": "2"}
@@ -346,7 +346,7 @@ def test_toolkit_security_gives_the_brokers_their_login() -> None:
 
 def test_toolkit_certificates_dir_is_made_once_and_kept(tmp_path: Path) -> None:
     pytest.importorskip("trustme")
-    from broker.security.cluster_security import Security
+    from zkbroker.broker.security.cluster_security import Security
 
     security = Security(protocol="SSL", mechanisms=(), certificates_dir=str(tmp_path / "tls"))
     first = security.prepare()

@@ -1,9 +1,9 @@
-"""Idempotent producer checks (`broker.rules.producer_state`) against Kafka's rules."""
+"""Idempotent producer checks (`zkbroker.broker.rules.producer_state`) against Kafka's rules."""
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
-from broker.rules.producer_state import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules.producer_state import (
     INT32_MAX,
     ProducerBatch,
     ProducerStateTable,

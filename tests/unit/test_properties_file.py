@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from broker.cli.main import build_parser, settings_from_args
-from broker.cli.properties_file import PropertiesError, parse_properties
-from broker.settings import Settings
+from zkbroker.broker.cli.main import build_parser, settings_from_args
+from zkbroker.broker.cli.properties_file import PropertiesError, parse_properties
+from zkbroker.broker.settings import Settings
 
 
 def parse(*argv: str) -> Settings:

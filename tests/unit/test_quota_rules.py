@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from broker.protocol import error_codes
-from broker.rules.quota_entities import (
+from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.rules.quota_entities import (
     CLIENT_ID,
     USER,
     FilterComponent,
@@ -20,20 +20,20 @@ from broker.rules.quota_entities import (
     java_double_text,
     user_config_keys,
 )
-from broker.rules.quota_entities import (
+from zkbroker.broker.rules.quota_entities import (
     MATCH_ANY as ANY,
 )
-from broker.rules.quota_entities import (
+from zkbroker.broker.rules.quota_entities import (
     MATCH_EXACT as EXACT,
 )
-from broker.rules.quota_rates import (
+from zkbroker.broker.rules.quota_rates import (
     SampledRate,
     TokenBucket,
     find_quota,
     record_and_throttle_ms,
     token_throttle_ms,
 )
-from broker.security.quotas import ClientQuotaConfigs, ClientQuotaManager, WindowConfig
+from zkbroker.broker.security.quotas import ClientQuotaConfigs, ClientQuotaManager, WindowConfig
 
 R = (3, 9)
 

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka import codec as kc
 
-from broker.protocol.records.compression import compress, decompress, xxh32
-from broker.protocol.records.constants import CompressionType
-from broker.protocol.records.errors import DecompressionError
+from zkbroker.broker.protocol.records.compression import compress, decompress, xxh32
+from zkbroker.broker.protocol.records.constants import CompressionType
+from zkbroker.broker.protocol.records.errors import DecompressionError
 
 DATA = b"kafka record payload " * 5000 + bytes(range(256)) * 300
 

@@ -7,8 +7,8 @@ import struct
 import pytest
 from kafka.record.default_records import DefaultRecordBatch
 
-from broker.protocol.records import RecordBatchV2
-from broker.protocol.records.control import encode_end_txn_marker, read_end_txn_marker
+from zkbroker.broker.protocol.records import RecordBatchV2
+from zkbroker.broker.protocol.records.control import encode_end_txn_marker, read_end_txn_marker
 
 
 @pytest.mark.parametrize("commit", [True, False])

@@ -9,8 +9,8 @@ import crc32c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from broker.protocol.records import NewRecord, encode_batch, encode_message_set
-from broker.rules.log_validation import (
+from zkbroker.broker.protocol.records import NewRecord, encode_batch, encode_message_set
+from zkbroker.broker.rules.log_validation import (
     AppendError,
     LogConfig,
     ValidatedAppend,

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broker.protocol.records import (
+from tests.unit.records_oracle import kp_legacy, kp_read_all, require_codec
+from zkbroker.broker.protocol.records import (
     CompressionType,
     InvalidRecordError,
     LegacyEntry,
@@ -18,8 +19,7 @@ from broker.protocol.records import (
     encode_message_set,
     iter_batches,
 )
-from broker.protocol.records.legacy import encode_message
-from tests.unit.records_oracle import kp_legacy, kp_read_all, require_codec
+from zkbroker.broker.protocol.records.legacy import encode_message
 
 SPECS = [
     (1_700_000_000_000, None, b"", []),

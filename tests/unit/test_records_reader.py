@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from broker.protocol.records import (
+from zkbroker.broker.protocol.records import (
     CorruptRecordError,
     LegacyEntry,
     NewRecord,

@@ -11,17 +11,17 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broker.protocol.records import (
+from zkbroker.broker.protocol.records import (
     InvalidRecordError,
     NewRecord,
     RecordBatchV2,
     encode_batch,
     read_batches,
 )
-from broker.protocol.records.batch_v2 import decode_records
-from broker.protocol.records.scan import scan_records
-from broker.rules import log_validation
-from broker.rules.log_validation import LogConfig, validate_append
+from zkbroker.broker.protocol.records.batch_v2 import decode_records
+from zkbroker.broker.protocol.records.scan import scan_records
+from zkbroker.broker.rules import log_validation
+from zkbroker.broker.rules.log_validation import LogConfig, validate_append
 
 _record = st.builds(
     NewRecord,

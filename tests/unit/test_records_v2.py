@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broker.protocol.records import (
+from tests.unit.records_oracle import kp_read_all, kp_v2_batch, require_codec
+from zkbroker.broker.protocol.records import (
     CompressionType,
     InvalidRecordError,
     NewRecord,
@@ -18,8 +19,7 @@ from broker.protocol.records import (
     TimestampType,
     encode_batch,
 )
-from broker.protocol.records.errors import CorruptRecordError
-from tests.unit.records_oracle import kp_read_all, kp_v2_batch, require_codec
+from zkbroker.broker.protocol.records.errors import CorruptRecordError
 
 CODECS = [0, 1, 2, 3, 4]
 

@@ -1,4 +1,4 @@
-"""Zig-zag varints of record batch v2 (``broker.protocol.records.varint``)."""
+"""Zig-zag varints of record batch v2 (``zkbroker.broker.protocol.records.varint``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from broker.protocol.records.varint import (
+from zkbroker.broker.protocol.records.varint import (
     VarintError,
     encode_varint,
     encode_varlong,

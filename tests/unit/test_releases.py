@@ -1,4 +1,4 @@
-"""Tests for broker.protocol.releases (pure: no network, no ZooKeeper)."""
+"""Tests for zkbroker.broker.protocol.releases (pure: no network, no ZooKeeper)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.protocol.releases import (
+from zkbroker.broker.protocol.releases import (
     API_NAMES,
     API_VERSION_RANGES,
     DEFAULT_RELEASE,

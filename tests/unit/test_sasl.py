@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 import scramp
 
-from broker.protocol.releases import advertised_range
-from broker.security.jaas import JaasError, plain_jaas_config, plain_users
-from broker.security.listener_config import listener_security
-from broker.security.principal_mapping import NoMatchingRule, PrincipalMapper, rfc2253
-from broker.security.sasl import PlainServer, SaslAuthenticationFailed, SaslFailed
-from broker.security.scram import (
+from zkbroker.broker.protocol.releases import advertised_range
+from zkbroker.broker.security.jaas import JaasError, plain_jaas_config, plain_users
+from zkbroker.broker.security.listener_config import listener_security
+from zkbroker.broker.security.principal_mapping import NoMatchingRule, PrincipalMapper, rfc2253
+from zkbroker.broker.security.sasl import PlainServer, SaslAuthenticationFailed, SaslFailed
+from zkbroker.broker.security.scram import (
     ScramCredential,
     ScramServer,
     credential_from_password,
@@ -321,7 +321,7 @@ def test_tls_context_from_pem_text_and_files(tmp_path: Path) -> None:
 
     import trustme
 
-    from broker.security.tls import server_context
+    from zkbroker.broker.security.tls import server_context
 
     ca = trustme.CA()
     leaf = ca.issue_cert("localhost")

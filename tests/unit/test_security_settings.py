@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from broker.cli.main import build_parser, settings_from_args
-from broker.security.jaas import plain_jaas_config, scram_jaas_config
-from broker.settings import Settings
+from zkbroker.broker.cli.main import build_parser, settings_from_args
+from zkbroker.broker.security.jaas import plain_jaas_config, scram_jaas_config
+from zkbroker.broker.settings import Settings
 
 
 def parse(*argv: str) -> Settings:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from broker.protocol.messages.metadata import (
+from zkbroker.broker.protocol.messages.metadata import (
     MetadataResponse,
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
-from broker.protocol.releases import RELEASES, advertised_range
-from broker.server.listener import collect_error_codes
-from handlers.registry import HANDLERS, api_table
+from zkbroker.broker.protocol.releases import RELEASES, advertised_range
+from zkbroker.broker.server.listener import collect_error_codes
+from zkbroker.handlers.registry import HANDLERS, api_table
 
 
 def test_collect_error_codes_walks_nested_items_once_each() -> None:

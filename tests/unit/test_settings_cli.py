@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from broker.cli.main import build_parser, main, settings_from_args
-from broker.settings import Settings
+from zkbroker.broker.cli.main import build_parser, main, settings_from_args
+from zkbroker.broker.settings import Settings
 
 
 def parse(*argv: str) -> Settings:

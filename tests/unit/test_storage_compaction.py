@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.protocol.records import (
+from zkbroker.broker.protocol.records import (
     CompressionType,
     NewRecord,
     RecordBatchV2,
@@ -25,16 +25,16 @@ from broker.protocol.records import (
     encode_message_set,
     iter_batches,
 )
-from broker.protocol.records.control import encode_end_txn_marker
-from broker.rules.producer_state import ProducerBatch
-from broker.storage import LogManager, PartitionLog
-from broker.storage.cleaner import (
+from zkbroker.broker.protocol.records.control import encode_end_txn_marker
+from zkbroker.broker.rules.producer_state import ProducerBatch
+from zkbroker.broker.storage import LogManager, PartitionLog
+from zkbroker.broker.storage.cleaner import (
     CleanerStats,
     CompactionConfig,
     clean_log,
     plan_cleaning,
 )
-from broker.storage.segment import FileStore
+from zkbroker.broker.storage.segment import FileStore
 
 TOPIC_ID = uuid.UUID(int=0xC0FFEE)
 DAY = 86_400_000

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from broker.protocol.records import NewRecord, encode_batch, encode_message_set
-from broker.storage import LogManager, OffsetOutOfRange, PartitionLog, TimestampOffset
 from tests.unit.test_storage_log import put, v2
+from zkbroker.broker.protocol.records import NewRecord, encode_batch, encode_message_set
+from zkbroker.broker.storage import LogManager, OffsetOutOfRange, PartitionLog, TimestampOffset
 
 TOPIC_ID = uuid.UUID("6ba7b810-9dad-11d1-80b4-00c04fd430c8")
 

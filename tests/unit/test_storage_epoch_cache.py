@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.storage.epoch_cache import LeaderEpochCache
+from zkbroker.broker.storage.epoch_cache import LeaderEpochCache
 
 
 def cache(*entries: tuple[int, int]) -> LeaderEpochCache:

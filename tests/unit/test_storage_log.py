@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.protocol.records import (
+from zkbroker.broker.protocol.records import (
     CompressionType,
     NewRecord,
     TimestampType,
@@ -20,7 +20,7 @@ from broker.protocol.records import (
     encode_message_set,
     iter_batches,
 )
-from broker.storage import LogManager, OffsetOutOfRange, PartitionLog, TimestampOffset
+from zkbroker.broker.storage import LogManager, OffsetOutOfRange, PartitionLog, TimestampOffset
 
 TOPIC_ID = uuid.UUID(int=0x1234)
 

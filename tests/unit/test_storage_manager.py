@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.storage import LogManager
 from tests.unit.test_storage_log import put, v2
+from zkbroker.broker.storage import LogManager
 
 
 @pytest.fixture(params=["memory", "disk"])

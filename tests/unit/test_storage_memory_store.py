@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broker.storage.segment import MemoryStore
+from zkbroker.broker.storage.segment import MemoryStore
 
 _SIZES = st.sampled_from([0, 1, 17, 4000, MemoryStore.GATHER_LIMIT - 1, MemoryStore.GATHER_LIMIT])
 _op = st.one_of(

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from zk_layout import TopicAssignment, TopicNode, ZnodeFormatError
-from zk_layout.nodes.topics import _fast_replica_map
+from zkbroker.zk_layout import TopicAssignment, TopicNode, ZnodeFormatError
+from zkbroker.zk_layout.nodes.topics import _fast_replica_map
 
 
 def test_a_large_topic_reads_back_with_shared_replica_tuples() -> None:

@@ -8,12 +8,12 @@ import struct
 
 import pytest
 
-from broker.protocol import error_codes as ec
-from broker.protocol.records import NewRecord, RecordBatchV2, encode_batch
-from broker.protocol.records.batch_v2 import crc32c_of
-from broker.protocol.records.control import encode_end_txn_marker, read_end_txn_marker
-from broker.storage.partition_log import PartitionLog
-from broker.storage.transactions import (
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.records import NewRecord, RecordBatchV2, encode_batch
+from zkbroker.broker.protocol.records.batch_v2 import crc32c_of
+from zkbroker.broker.protocol.records.control import encode_end_txn_marker, read_end_txn_marker
+from zkbroker.broker.storage.partition_log import PartitionLog
+from zkbroker.broker.storage.transactions import (
     AbortedTxn,
     CompletedTxn,
     PartitionTransactions,

@@ -7,9 +7,9 @@ import struct
 
 import pytest
 
-from broker.rules.transaction_state import TxnState, TxnTransit
-from broker.transactions import loading
-from broker.transactions import records as rec
+from zkbroker.broker.rules.transaction_state import TxnState, TxnTransit
+from zkbroker.broker.transactions import loading
+from zkbroker.broker.transactions import records as rec
 
 
 def i16(v: int) -> bytes:

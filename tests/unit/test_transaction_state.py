@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from broker.protocol import error_codes as ec
-from broker.rules import transaction_decisions as td
-from broker.rules.transaction_state import (
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.rules import transaction_decisions as td
+from zkbroker.broker.rules.transaction_state import (
     EXPIRATION_ALLOWED,
     INT16_MAX,
     VALID_PREVIOUS,

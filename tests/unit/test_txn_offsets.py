@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from broker.groups.classic_group import CommittedOffset
-from broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
-from broker.protocol import error_codes as ec
+from zkbroker.broker.groups.classic_group import CommittedOffset
+from zkbroker.broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
+from zkbroker.broker.protocol import error_codes as ec
 
 NOW = 1_000
 TP = ("t", 0)

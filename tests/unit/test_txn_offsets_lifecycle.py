@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from broker.groups.classic_group import CommittedOffset, GroupState
-from broker.groups.records import GroupKey, decode_key
-from broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
-from broker.protocol import error_codes as ec
+from zkbroker.broker.groups.classic_group import CommittedOffset, GroupState
+from zkbroker.broker.groups.records import GroupKey, decode_key
+from zkbroker.broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
+from zkbroker.broker.protocol import error_codes as ec
 
 NOW = 1_000
 RETENTION = 60_000

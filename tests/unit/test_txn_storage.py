@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from broker.protocol import error_codes as ec
-from broker.protocol.records import NewRecord, RecordBatchV2, encode_batch
-from broker.rules.producer_state import ProducerBatch
-from broker.storage import LogManager, PartitionLog
-from broker.storage.transactions import (
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.records import NewRecord, RecordBatchV2, encode_batch
+from zkbroker.broker.rules.producer_state import ProducerBatch
+from zkbroker.broker.storage import LogManager, PartitionLog
+from zkbroker.broker.storage.transactions import (
     AbortedTxn,
     CompletedTxn,
     TxnAppendError,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from zk_layout import (
+from zkbroker.zk_layout import (
     ALL_NODE_CLASSES,
     METADATA_TOPIC_ID,
     PERSISTENT_ZK_PATHS,
@@ -30,7 +30,7 @@ from zk_layout import (
     uuid_from_text,
     uuid_to_text,
 )
-from zk_layout import codec_json as cj
+from zkbroker.zk_layout import codec_json as cj
 
 RELEASES = [
     (0, 8, 2),

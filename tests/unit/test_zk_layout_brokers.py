@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from zk_layout import (
+from zkbroker.zk_layout import (
     BrokerIdNode,
     BrokerInfo,
     BrokerSeqIdNode,

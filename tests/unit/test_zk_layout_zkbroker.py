@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zk_layout import (
+from zkbroker.zk_layout import (
     ALL_NODE_CLASSES,
     PERSISTENT_ZK_PATHS,
     BrokerControlNode,
@@ -59,7 +59,7 @@ def test_control_node_decoding_is_strict(data: bytes) -> None:
 
 
 def test_lease_node_format() -> None:
-    from zk_layout.nodes import BrokerLease, BrokerLeaseNode, BrokerLeasesNode
+    from zkbroker.zk_layout.nodes import BrokerLease, BrokerLeaseNode, BrokerLeasesNode
 
     assert BrokerLeasesNode.path() == "/zkbroker/leases"
     assert BrokerLeaseNode.path(7) == "/zkbroker/leases/7"

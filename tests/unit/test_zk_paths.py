@@ -1,11 +1,11 @@
-"""ZooKeeper's path rules (`zk_layout.paths`), as its Java client's PathUtils.validatePath
+"""ZooKeeper's path rules (`zkbroker.zk_layout.paths`), as its Java client's PathUtils.validatePath
 applies them before sending: the cases and messages are ZooKeeper's."""
 
 from __future__ import annotations
 
 import pytest
 
-from zk_layout import InvalidPathError, check_path, invalid_path_reason
+from zkbroker.zk_layout import InvalidPathError, check_path, invalid_path_reason
 
 
 @pytest.mark.parametrize(

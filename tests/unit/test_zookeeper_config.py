@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-import broker.toolkit.zookeeper
-from broker.toolkit.zookeeper import (
+import zkbroker.broker.toolkit.zookeeper as toolkit_zookeeper
+from zkbroker.broker.toolkit.zookeeper import (
     CHROOT_PREFIX,
     TEST_ZOOKEEPER_ENV,
     ZOOKEEPER_IMAGE,
@@ -21,7 +21,7 @@ from broker.toolkit.zookeeper import (
     remove_chroot,
     start_zookeeper_for_tests,
 )
-from broker.zookeeper.embedded import (
+from zkbroker.broker.zookeeper.embedded import (
     QUORUM_PEER_MAIN,
     EmbeddedZooKeeper,
     ZooKeeperError,
@@ -365,7 +365,7 @@ def test_properties_need_a_started_instance() -> None:
 
 
 # ---------------------------------------------------------------------------
-# broker.toolkit.zookeeper: chroots, endpoints, backend choice
+# zkbroker.toolkit_zookeeper: chroots, endpoints, backend choice
 # ---------------------------------------------------------------------------
 
 
@@ -450,14 +450,14 @@ def fake_container(monkeypatch: pytest.MonkeyPatch) -> type[_FakeContainer]:
 
     _FakeContainer.instances = []
     monkeypatch.setattr(testcontainers.core.container, "DockerContainer", _FakeContainer)
-    monkeypatch.setattr(broker.toolkit.zookeeper, "docker_engine_available", lambda: True)
+    monkeypatch.setattr(toolkit_zookeeper, "docker_engine_available", lambda: True)
     return _FakeContainer
 
 
 def test_container_backend_configures_the_image_and_stops_once(
     fake_container: type[_FakeContainer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(broker.toolkit.zookeeper, "is_serving", lambda host, port: True)
+    monkeypatch.setattr(toolkit_zookeeper, "is_serving", lambda host, port: True)
 
     endpoint = start_zookeeper_for_tests(env={})
     endpoint.stop()
@@ -476,11 +476,11 @@ def test_container_backend_configures_the_image_and_stops_once(
 def test_container_that_never_answers_is_removed_and_reported(
     fake_container: type[_FakeContainer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(broker.toolkit.zookeeper, "is_serving", lambda host, port: False)
-    monkeypatch.setattr(broker.toolkit.zookeeper, "CONTAINER_READY_TIMEOUT", 0.0)
+    monkeypatch.setattr(toolkit_zookeeper, "is_serving", lambda host, port: False)
+    monkeypatch.setattr(toolkit_zookeeper, "CONTAINER_READY_TIMEOUT", 0.0)
 
     with pytest.raises(ZooKeeperStartError, match="zookeeper said something"):
-        broker.toolkit.zookeeper._start_container()
+        toolkit_zookeeper._start_container()
 
     assert fake_container.instances[0].stops == 1
 
@@ -491,7 +491,7 @@ def test_failed_container_falls_back_to_local_and_both_are_reported(
     def pull_fails() -> ZooKeeperEndpoint:
         raise RuntimeError("pull failed")
 
-    monkeypatch.setattr(broker.toolkit.zookeeper, "_start_container", pull_fails)
+    monkeypatch.setattr(toolkit_zookeeper, "_start_container", pull_fails)
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))  # no java: the local fallback fails too
 

@@ -1,19 +1,19 @@
 """One class per znode path of Kafka's ZooKeeper layout, grouped by area, plus the list of
 persistent paths a broker creates at start. zkbroker's own nodes, outside Kafka's layout
-(``/zkbroker/...``), are in ``zk_layout.nodes.zkbroker``.
+(``/zkbroker/...``), are in ``zkbroker.zk_layout.nodes.zkbroker``.
 
 ``PERSISTENT_ZK_PATHS`` is ``ZkData.PersistentZkPaths`` (2.8): created with null data by every
 broker before it registers, parents included, ignoring "already exists".
 ``ALL_NODE_CLASSES`` lists every class, zkbroker's own included (handy for tests and tooling).
 
-Deliberately not here: any I/O (see ``zk_layout.store``).
+Deliberately not here: any I/O (see ``zkbroker.zk_layout.store``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from zk_layout.nodes.acl import (
+from zkbroker.zk_layout.nodes.acl import (
     ACL_RESOURCE_TYPES,
     CLUSTER_RESOURCE_NAME,
     LITERAL,
@@ -29,7 +29,7 @@ from zk_layout.nodes.acl import (
     acl_persistent_paths,
     acl_store_root,
 )
-from zk_layout.nodes.admin import (
+from zkbroker.zk_layout.nodes.admin import (
     AdminNode,
     DeleteTopicMarkerNode,
     DeleteTopicsNode,
@@ -37,8 +37,8 @@ from zk_layout.nodes.admin import (
     Reassignment,
     ReassignPartitionsNode,
 )
-from zk_layout.nodes.base import EmptyNode, NodeKind, SequenceMixin, TopicPartition, ZNode
-from zk_layout.nodes.brokers import (
+from zkbroker.zk_layout.nodes.base import EmptyNode, NodeKind, SequenceMixin, TopicPartition, ZNode
+from zkbroker.zk_layout.nodes.brokers import (
     SECURITY_PROTOCOLS,
     BrokerIdNode,
     BrokerIdsNode,
@@ -48,7 +48,7 @@ from zk_layout.nodes.brokers import (
     Endpoint,
     parse_endpoint,
 )
-from zk_layout.nodes.cluster import (
+from zkbroker.zk_layout.nodes.cluster import (
     PRODUCER_ID_BLOCK_SIZE,
     ClusterIdNode,
     ClusterNode,
@@ -56,7 +56,7 @@ from zk_layout.nodes.cluster import (
     ProducerIdBlock,
     ProducerIdBlockNode,
 )
-from zk_layout.nodes.config import (
+from zkbroker.zk_layout.nodes.config import (
     DEFAULT_ENTITY,
     ConfigChangeNotification,
     ConfigChangeNotificationNode,
@@ -66,7 +66,7 @@ from zk_layout.nodes.config import (
     ConfigNode,
     ConfigType,
 )
-from zk_layout.nodes.consumers import (
+from zkbroker.zk_layout.nodes.consumers import (
     ConsumerGroupNode,
     ConsumerIdNode,
     ConsumerIdsNode,
@@ -78,7 +78,7 @@ from zk_layout.nodes.consumers import (
     ConsumerOwnersTopicNode,
     ConsumerRegistration,
 )
-from zk_layout.nodes.controller import (
+from zkbroker.zk_layout.nodes.controller import (
     FEATURE_STATUS_DISABLED,
     FEATURE_STATUS_ENABLED,
     INITIAL_CONTROLLER_EPOCH,
@@ -89,7 +89,7 @@ from zk_layout.nodes.controller import (
     FeatureNode,
     FeatureState,
 )
-from zk_layout.nodes.notifications import (
+from zkbroker.zk_layout.nodes.notifications import (
     LOG_DIR_FAILURE_EVENT,
     IsrChangeNotificationNode,
     IsrChangeNotificationsNode,
@@ -97,7 +97,7 @@ from zk_layout.nodes.notifications import (
     LogDirEventNotificationNode,
     LogDirEventNotificationsNode,
 )
-from zk_layout.nodes.topics import (
+from zkbroker.zk_layout.nodes.topics import (
     LEADER_NONE,
     LEADER_RECOVERED,
     LEADER_RECOVERING,
@@ -109,7 +109,7 @@ from zk_layout.nodes.topics import (
     TopicPartitionsNode,
     TopicsNode,
 )
-from zk_layout.nodes.zkbroker import (
+from zkbroker.zk_layout.nodes.zkbroker import (
     BrokerControlNode,
     BrokerLease,
     BrokerLeaseNode,

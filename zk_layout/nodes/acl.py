@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-from zk_layout import codec_json as cj
-from zk_layout.errors import ZnodeFormatError
-from zk_layout.nodes.base import EmptyNode, NodeKind, SequenceMixin, ZNode, check_version
-from zk_layout.release import Release
+from zkbroker.zk_layout import codec_json as cj
+from zkbroker.zk_layout.errors import ZnodeFormatError
+from zkbroker.zk_layout.nodes.base import EmptyNode, NodeKind, SequenceMixin, ZNode, check_version
+from zkbroker.zk_layout.release import Release
 
 LITERAL: Final = "LITERAL"
 PREFIXED: Final = "PREFIXED"

@@ -24,16 +24,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from zk_layout import codec_json as cj
-from zk_layout.errors import ZnodeFormatError
-from zk_layout.nodes.base import (
+from zkbroker.zk_layout import codec_json as cj
+from zkbroker.zk_layout.errors import ZnodeFormatError
+from zkbroker.zk_layout.nodes.base import (
     EmptyNode,
     TopicPartition,
     ZNode,
     topic_partition_json,
     topic_partition_list,
 )
-from zk_layout.release import Release
+from zkbroker.zk_layout.release import Release
 
 Reassignment = dict[TopicPartition, tuple[int, ...]]
 

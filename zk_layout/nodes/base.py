@@ -17,7 +17,7 @@ Sequential nodes (notifications) also carry ``PREFIX`` (the child-name prefix be
 10-digit counter), ``create_path()`` (what to pass to a sequential create) and
 ``sequence_number(child_name)``.
 
-Deliberately not here: any I/O. ``zk_layout.store`` does the ZooKeeper side.
+Deliberately not here: any I/O. ``zkbroker.zk_layout.store`` does the ZooKeeper side.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ import enum
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
-from zk_layout import codec_json as cj
-from zk_layout.errors import ZnodeFormatError
-from zk_layout.release import Release
+from zkbroker.zk_layout import codec_json as cj
+from zkbroker.zk_layout.errors import ZnodeFormatError
+from zkbroker.zk_layout.release import Release
 
 T = TypeVar("T")
 

@@ -32,10 +32,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from zk_layout import codec_json as cj
-from zk_layout.errors import ZnodeFormatError
-from zk_layout.nodes.base import EmptyNode, NodeKind, ZNode, check_version
-from zk_layout.release import Release, release_at_least
+from zkbroker.zk_layout import codec_json as cj
+from zkbroker.zk_layout.errors import ZnodeFormatError
+from zkbroker.zk_layout.nodes.base import EmptyNode, NodeKind, ZNode, check_version
+from zkbroker.zk_layout.release import Release, release_at_least
 
 SECURITY_PROTOCOLS: Final = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 

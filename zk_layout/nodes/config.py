@@ -7,8 +7,8 @@ Decoding is as lenient as Kafka's ``ConfigEntityZNode.decode``: null/empty data,
 JSON, a non-object document or a missing/non-object ``config`` all read as ``{}``; only a
 non-string value raises ``ZnodeFormatError`` (Kafka's ``to[String]`` throws there too).
 
-Entity names: user principals and client ids are sanitized (``zk_layout.sanitizer``); topic names,
-broker ids and IPs are used verbatim; ``<default>`` is the default entity of every type. The
+Entity names: user principals and client ids are sanitized (``zkbroker.zk_layout.sanitizer``); topic
+names, broker ids and IPs are used verbatim; ``<default>`` is the default entity of every type. The
 helpers ``ConfigEntityNode.user(...)`` etc. apply the right rule.
 
 Change notifications, three formats:
@@ -32,11 +32,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from zk_layout import codec_json as cj
-from zk_layout.errors import ZnodeFormatError
-from zk_layout.nodes.base import EmptyNode, NodeKind, SequenceMixin, ZNode, check_version
-from zk_layout.release import Release, release_at_least
-from zk_layout.sanitizer import sanitize
+from zkbroker.zk_layout import codec_json as cj
+from zkbroker.zk_layout.errors import ZnodeFormatError
+from zkbroker.zk_layout.nodes.base import EmptyNode, NodeKind, SequenceMixin, ZNode, check_version
+from zkbroker.zk_layout.release import Release, release_at_least
+from zkbroker.zk_layout.sanitizer import sanitize
 
 
 class ConfigType:

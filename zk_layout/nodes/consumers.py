@@ -17,8 +17,8 @@ OffsetCommit/OffsetFetch v0 (``KafkaZkClient.setOrCreateConsumerOffset``/``getCo
 * ``/consumers/<g>/offsets/<t>/<p>``: the committed offset as decimal text. Null data reads as
   "no offset" (Kafka's ``getConsumerOffset`` answers None for it).
 
-Deliberately not here: any I/O (``broker.groups.zk_registry`` reads a whole group), rebalancing,
-and the group states derived from these nodes.
+Deliberately not here: any I/O (``zkbroker.broker.groups.zk_registry`` reads a whole group),
+rebalancing, and the group states derived from these nodes.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from zk_layout import codec_json as cj
-from zk_layout.errors import ZnodeFormatError
-from zk_layout.nodes.base import EmptyNode, NodeKind, ZNode
-from zk_layout.release import Release
+from zkbroker.zk_layout import codec_json as cj
+from zkbroker.zk_layout.errors import ZnodeFormatError
+from zkbroker.zk_layout.nodes.base import EmptyNode, NodeKind, ZNode
+from zkbroker.zk_layout.release import Release
 
 STATIC: Final = "static"
 WHITE_LIST: Final = "white_list"

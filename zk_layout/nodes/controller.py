@@ -20,10 +20,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from zk_layout import codec_json as cj
-from zk_layout.errors import ZnodeFormatError
-from zk_layout.nodes.base import NodeKind, ZNode, check_version
-from zk_layout.release import Release, release_at_least
+from zkbroker.zk_layout import codec_json as cj
+from zkbroker.zk_layout.errors import ZnodeFormatError
+from zkbroker.zk_layout.nodes.base import NodeKind, ZNode, check_version
+from zkbroker.zk_layout.release import Release, release_at_least
 
 INITIAL_CONTROLLER_EPOCH: Final = 0
 FEATURE_STATUS_DISABLED: Final = 0

@@ -15,8 +15,8 @@ lay them out (docs/kafka-behaviour.md §18):
 * ``/delegation_token/token_changes/token_change_<seq>``: a persistent-sequential change
   notification whose data is the token id (UTF-8); every broker re-reads that token then.
 
-Deliberately not here: the HMAC and the token cache (``broker.security.delegation_tokens``) and
-the processing of notifications.
+Deliberately not here: the HMAC and the token cache (``zkbroker.broker.security.delegation_tokens``)
+and the processing of notifications.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from zk_layout import codec_json as cj
-from zk_layout.errors import ZnodeFormatError
-from zk_layout.nodes.base import EmptyNode, NodeKind, SequenceMixin, ZNode
-from zk_layout.release import Release, release_at_least
-from zk_layout.sanitizer import desanitize, sanitize
+from zkbroker.zk_layout import codec_json as cj
+from zkbroker.zk_layout.errors import ZnodeFormatError
+from zkbroker.zk_layout.nodes.base import EmptyNode, NodeKind, SequenceMixin, ZNode
+from zkbroker.zk_layout.release import Release, release_at_least
+from zkbroker.zk_layout.sanitizer import desanitize, sanitize
 
 #: The release whose brokers write version 3 (tokenRequester, KIP-373).
 TOKEN_REQUESTER_SINCE: tuple[int, int] = (3, 3)

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from zk_layout import codec_json as cj
-from zk_layout.nodes.base import (
+from zkbroker.zk_layout import codec_json as cj
+from zkbroker.zk_layout.nodes.base import (
     EmptyNode,
     NodeKind,
     SequenceMixin,
@@ -26,7 +26,7 @@ from zk_layout.nodes.base import (
     topic_partition_json,
     topic_partition_list,
 )
-from zk_layout.release import Release
+from zkbroker.zk_layout.release import Release
 
 LOG_DIR_FAILURE_EVENT: Final = 1
 

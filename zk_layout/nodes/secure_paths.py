@@ -16,9 +16,10 @@ Paths are the ones inside the chroot, as Kafka's chrooted ``ZooKeeperClient`` pa
 the chroot itself is created with the ACLs of its own path.
 
 Deliberately not here: the session's identity (``ZkAuth.identity`` in
-``zk_layout.store.client``: ``digest:user:<hash>`` or ``sasl:user``), Kafka's
+``zkbroker.zk_layout.store.client``: ``digest:user:<hash>`` or ``sasl:user``), Kafka's
 ``zookeeper-security-migration`` tool
-(changing the ACLs of existing znodes), and the sending of ACLs (``zk_layout.store.client``).
+(changing the ACLs of existing znodes), and the sending of ACLs
+(``zkbroker.zk_layout.store.client``).
 """
 
 from __future__ import annotations

@@ -28,11 +28,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from zk_layout import codec_json as cj
-from zk_layout.errors import ZnodeFormatError
-from zk_layout.nodes.base import EmptyNode, ZNode
-from zk_layout.release import Release, release_at_least
-from zk_layout.uuid_text import uuid_from_text, uuid_to_text
+from zkbroker.zk_layout import codec_json as cj
+from zkbroker.zk_layout.errors import ZnodeFormatError
+from zkbroker.zk_layout.nodes.base import EmptyNode, ZNode
+from zkbroker.zk_layout.release import Release, release_at_least
+from zkbroker.zk_layout.uuid_text import uuid_from_text, uuid_to_text
 
 LEADER_NONE: Final = -1
 LEADER_RECOVERED: Final = 0

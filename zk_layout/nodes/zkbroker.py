@@ -19,16 +19,18 @@ stop or start that broker, with ZooKeeper as the only thing they share.
 * ``/zkbroker`` and ``/zkbroker/brokers``: containers with null data.
 * ``/zkbroker/faults/fault-<seq>`` (persistent sequential, under the null-data container
   ``/zkbroker/faults``): one fault-injection entry each (``FaultNode``), shared by every
-  zkbroker process of the cluster; the sequence number is the fault id (``broker.hooks.faults``).
+  zkbroker process of the cluster; the sequence number is the fault id
+  (``zkbroker.broker.hooks.faults``).
 
-These classes follow the contract of every znode class (``zk_layout.nodes.base``) and are in
-``ALL_NODE_CLASSES``: that contract and its tests ask for a path pattern, format versions and a
+These classes follow the contract of every znode class (``zkbroker.zk_layout.nodes.base``) and are
+in ``ALL_NODE_CLASSES``: that contract and its tests ask for a path pattern, format versions and a
 decoder that only raises ``ZnodeFormatError``, none of which is specific to Kafka. They are
 *not* in ``PERSISTENT_ZK_PATHS``, which is Kafka's own list; the control nodes and their
 parents are created on demand by whoever writes a desired state.
 
-Deliberately not here: watching the nodes and applying them (``broker.engine.broker_control``), the
-command line that writes them (``broker.cli.main``), and any I/O.
+Deliberately not here: watching the nodes and applying them
+(``zkbroker.broker.engine.broker_control``), the command line that writes them
+(``zkbroker.broker.cli.main``), and any I/O.
 """
 
 from __future__ import annotations
@@ -37,10 +39,10 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
-from zk_layout import codec_json as cj
-from zk_layout.errors import ZnodeFormatError
-from zk_layout.nodes.base import EmptyNode, NodeKind, SequenceMixin, ZNode, check_version
-from zk_layout.release import Release
+from zkbroker.zk_layout import codec_json as cj
+from zkbroker.zk_layout.errors import ZnodeFormatError
+from zkbroker.zk_layout.nodes.base import EmptyNode, NodeKind, SequenceMixin, ZNode, check_version
+from zkbroker.zk_layout.release import Release
 
 T = TypeVar("T")
 E = TypeVar("E", bound=enum.StrEnum)
@@ -185,7 +187,7 @@ class BrokerLeaseNode(_VersionedJsonNode[BrokerLease]):
         return BrokerLease(incarnation_id=cj.get_str(doc, "incarnation_id", cls.PATTERN))
 
 
-# ---- fault injection (broker.hooks.faults) ----------------------------------------------
+# ---- fault injection (zkbroker.broker.hooks.faults) ----------------------------------------------
 
 
 class FaultKind(enum.StrEnum):

@@ -2,10 +2,10 @@
 controller recipes on it (``kafka_zk``: ``ZkStore``, what the rest of zkbroker holds) and the
 admin path's multi-znode writes (``admin_zk``).
 
-Deliberately not here: znode formats (``zk_layout.nodes``); anything above ZooKeeper.
+Deliberately not here: znode formats (``zkbroker.zk_layout.nodes``); anything above ZooKeeper.
 """
 
-from zk_layout.store.client import (
+from zkbroker.zk_layout.store.client import (
     DEFAULT_MAX_BUFFER_BYTES,
     ChildrenCallback,
     DataCallback,
@@ -19,7 +19,7 @@ from zk_layout.store.client import (
     ZkTransaction,
     ZnodeStat,
 )
-from zk_layout.store.kafka_zk import ElectionResult, ZkStore
+from zkbroker.zk_layout.store.kafka_zk import ElectionResult, ZkStore
 
 __all__ = [
     "DEFAULT_MAX_BUFFER_BYTES",

@@ -12,24 +12,25 @@ that topic and config changes make, each as ONE ZooKeeper transaction.
   never half-created; the controller creates the partition states from there. No config-change
   notification is written for a create (Kafka writes none).
 
-Deliberately not here: validation (the handlers and `broker.rules`), reading configs, partition
-states (the controller), and the purge of old notifications (`broker.image.config_watcher`).
+Deliberately not here: validation (the handlers and `zkbroker.broker.rules`), reading configs,
+partition states (the controller), and the purge of old notifications
+(`zkbroker.broker.image.config_watcher`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from zk_layout.errors import NodeExistsError, NoNodeError
-from zk_layout.nodes import (
+from zkbroker.zk_layout.errors import NodeExistsError, NoNodeError
+from zkbroker.zk_layout.nodes import (
     ConfigChangeNotification,
     ConfigChangeNotificationNode,
     ConfigEntityNode,
     TopicAssignment,
     TopicNode,
 )
-from zk_layout.store.client import ZkClient
-from zk_layout.uuid_text import random_uuid
+from zkbroker.zk_layout.store.client import ZkClient
+from zkbroker.zk_layout.uuid_text import random_uuid
 
 
 async def change_entity_config(

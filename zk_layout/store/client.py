@@ -1,6 +1,6 @@
 """The kazoo bridge: an asyncio-facing ZooKeeper client over one ``kazoo`` client (Kafka's
-``ZooKeeperClient``). Kafka's multi-step recipes built on it are ``zk_layout.store.kafka_zk``
-(``ZkStore``) and ``zk_layout.store.admin_zk``.
+``ZooKeeperClient``). Kafka's multi-step recipes built on it are
+``zkbroker.zk_layout.store.kafka_zk`` (``ZkStore``) and ``zkbroker.zk_layout.store.admin_zk``.
 
 How it talks to kazoo. kazoo's synchronous calls block, so they are never used on the event loop.
 Every request goes through kazoo's ``*_async`` API: the returned ``IAsyncResult`` gets a
@@ -11,7 +11,7 @@ The only thread hops are ``connect`` and ``close`` (kazoo's ``start``/``stop`` b
 which run in the default executor, and the waker thread that writes the wake-up bytes of
 batched requests to kazoo's connection thread.
 
-Errors are translated into ``zk_layout.errors`` (``NoNodeError``, ``NodeExistsError``,
+Errors are translated into ``zkbroker.zk_layout.errors`` (``NoNodeError``, ``NodeExistsError``,
 ``BadVersionError``, ``NotEmptyError``, ``ZkConnectionError``/``SessionExpiredError``,
 ``ZkOperationError``), which still inherit kazoo's classes where kazoo has one.
 
@@ -44,11 +44,12 @@ ACLs and authentication (Kafka's ``zookeeper.set.acl``; docs/kafka-behaviour.md 
 connected with a ``ZkAuth`` sends ``addauth digest user:password`` on every (re)connection (or logs
 in with SASL DIGEST-MD5, which the server checks: a refused password fails ``connect`` with
 ``ZkAuthError``), and every znode it creates (plain creates, multis, parents, the chroot) gets
-``ZkData.defaultAcls`` of its path (``zk_layout.nodes.secure_paths``): creator-only for everything
-when ``set_acl``, world-readable except for sensitive paths. ZooKeeper's digest provider accepts any
-password (it only names the session ``digest:user:<hash>``), so ``connect`` itself checks that the
-session may write ``/brokers`` when it exists and refuses with ``ZkAuthError`` otherwise: a wrong
-password, or no credentials for a secured cluster, fails at start instead of at the first write.
+``ZkData.defaultAcls`` of its path (``zkbroker.zk_layout.nodes.secure_paths``): creator-only for
+everything when ``set_acl``, world-readable except for sensitive paths. ZooKeeper's digest provider
+accepts any password (it only names the session ``digest:user:<hash>``), so ``connect`` itself
+checks that the session may write ``/brokers`` when it exists and refuses with ``ZkAuthError``
+otherwise: a wrong password, or no credentials for a secured cluster, fails at start instead of at
+the first write.
 
 Deliberately not here: retries (a ``ZkConnectionError`` is surfaced; whether the write happened is
 unknown, as in ZooKeeper), the controller's watch/failover loop, re-registration after session
@@ -90,7 +91,7 @@ from kazoo.protocol.states import EventType, KazooState
 from kazoo.protocol.states import ZnodeStat as _KazooZnodeStat
 from kazoo.security import ACL, Id
 
-from zk_layout.errors import (
+from zkbroker.zk_layout.errors import (
     BadVersionError,
     ControllerMovedError,
     NodeExistsError,
@@ -101,9 +102,9 @@ from zk_layout.errors import (
     ZkLayoutError,
     ZkOperationError,
 )
-from zk_layout.nodes.base import ZNode
-from zk_layout.nodes.controller import ControllerEpochNode
-from zk_layout.nodes.secure_paths import (
+from zkbroker.zk_layout.nodes.base import ZNode
+from zkbroker.zk_layout.nodes.controller import ControllerEpochNode
+from zkbroker.zk_layout.nodes.secure_paths import (
     OWNERSHIP_PROBE_PATH,
     default_acls,
     digest_id,

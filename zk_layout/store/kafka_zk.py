@@ -1,13 +1,13 @@
 """Kafka's ZooKeeper recipes (Kafka's ``KafkaZkClient``) on top of the kazoo bridge.
 
-``ZkStore`` is ``ZkClient`` (``zk_layout.store.client``: sessions, pipelined reads, multi-op and
-fenced transactions, persistent watches) plus the multi-step ZooKeeper recipes a Kafka broker
-and controller perform: the persistent top-level paths, broker registration, broker sequence
+``ZkStore`` is ``ZkClient`` (``zkbroker.zk_layout.store.client``: sessions, pipelined reads,
+multi-op and fenced transactions, persistent watches) plus the multi-step ZooKeeper recipes a Kafka
+broker and controller perform: the persistent top-level paths, broker registration, broker sequence
 ids, the cluster id and the controller election. As in Kafka, where ``KafkaZkClient`` sits on
 ``ZooKeeperClient``, the bridge knows nothing of Kafka and the recipes know nothing of kazoo.
 
-Deliberately not here: the controller's watch/failover loop (``broker.controller``), the
-admin path's writes (``zk_layout.store.admin_zk``), retries.
+Deliberately not here: the controller's watch/failover loop (``zkbroker.broker.controller``), the
+admin path's writes (``zkbroker.zk_layout.store.admin_zk``), retries.
 """
 
 from __future__ import annotations
@@ -19,25 +19,25 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from zk_layout.errors import (
+from zkbroker.zk_layout.errors import (
     BadVersionError,
     BrokerIdInUseError,
     NodeExistsError,
     NoNodeError,
     ZnodeFormatError,
 )
-from zk_layout.nodes import PERSISTENT_ZK_PATHS, acl_persistent_paths
-from zk_layout.nodes.brokers import BrokerIdNode, BrokerInfo, BrokerSeqIdNode
-from zk_layout.nodes.cluster import ClusterIdNode, ProducerIdBlock, ProducerIdBlockNode
-from zk_layout.nodes.controller import (
+from zkbroker.zk_layout.nodes import PERSISTENT_ZK_PATHS, acl_persistent_paths
+from zkbroker.zk_layout.nodes.brokers import BrokerIdNode, BrokerInfo, BrokerSeqIdNode
+from zkbroker.zk_layout.nodes.cluster import ClusterIdNode, ProducerIdBlock, ProducerIdBlockNode
+from zkbroker.zk_layout.nodes.controller import (
     INITIAL_CONTROLLER_EPOCH,
     ControllerEpochNode,
     ControllerInfo,
     ControllerNode,
 )
-from zk_layout.release import Release
-from zk_layout.store.client import ZkClient
-from zk_layout.uuid_text import random_uuid_text
+from zkbroker.zk_layout.release import Release
+from zkbroker.zk_layout.store.client import ZkClient
+from zkbroker.zk_layout.uuid_text import random_uuid_text
 
 # Encoders whose output does not depend on the release still take one.
 _RELEASE_INDEPENDENT: Final[Release] = (3, 9)

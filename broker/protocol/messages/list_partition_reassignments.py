@@ -5,8 +5,8 @@ ListPartitionReassignmentsRequest.json and ListPartitionReassignmentsResponse.js
 by hand: change the generator and rerun it.
 
 Holds data only (dataclasses plus their FieldDef/StructDef/MessageDef definitions); it
-deliberately contains no wire code: broker.protocol.compiler builds the encoders and decoders
-from these definitions at first use.
+deliberately contains no wire code: zkbroker.broker.protocol.compiler builds the encoders and
+decoders from these definitions at first use.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import ClassVar
 
-from broker.protocol.schema import FieldDef as _F
-from broker.protocol.schema import MessageDef as _MessageDef
-from broker.protocol.schema import StructDef as _StructDef
-from broker.protocol.schema import Versions as _V
+from zkbroker.broker.protocol.schema import FieldDef as _F
+from zkbroker.broker.protocol.schema import MessageDef as _MessageDef
+from zkbroker.broker.protocol.schema import StructDef as _StructDef
+from zkbroker.broker.protocol.schema import Versions as _V
 
 
 @dataclass(slots=True)
@@ -71,7 +71,7 @@ class ListPartitionReassignmentsResponse:
     topics: list[OngoingTopicReassignment] = _field(default_factory=list)
 
 
-# Wire definitions (compiled into encoders/decoders by broker.protocol.compiler).
+# Wire definitions (compiled into encoders/decoders by zkbroker.broker.protocol.compiler).
 
 _LIST_PARTITION_REASSIGNMENTS_TOPICS = _StructDef(
     "ListPartitionReassignmentsTopics",

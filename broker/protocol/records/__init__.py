@@ -8,14 +8,14 @@
   (KIP-110);
 - ``varint``: zig-zag varints.
 
-Deliberately not here: Kafka's validation rules (``broker.rules.log_validation``), storage,
+Deliberately not here: Kafka's validation rules (``zkbroker.broker.rules.log_validation``), storage,
 and any API handler.
 """
 
 from __future__ import annotations
 
-from broker.protocol.records.batch_v2 import NewRecord, RecordBatchV2, encode_batch
-from broker.protocol.records.constants import (
+from zkbroker.broker.protocol.records.batch_v2 import NewRecord, RecordBatchV2, encode_batch
+from zkbroker.broker.protocol.records.constants import (
     MAGIC_V0,
     MAGIC_V1,
     MAGIC_V2,
@@ -23,16 +23,16 @@ from broker.protocol.records.constants import (
     CompressionType,
     TimestampType,
 )
-from broker.protocol.records.errors import (
+from zkbroker.broker.protocol.records.errors import (
     CorruptRecordError,
     DecompressionError,
     InvalidRecordError,
     RecordFormatError,
     UnknownCompressionError,
 )
-from broker.protocol.records.legacy import LegacyEntry, encode_message_set
-from broker.protocol.records.reader import Batch, iter_batches, read_batches
-from broker.protocol.records.record import Header, Record
+from zkbroker.broker.protocol.records.legacy import LegacyEntry, encode_message_set
+from zkbroker.broker.protocol.records.reader import Batch, iter_batches, read_batches
+from zkbroker.broker.protocol.records.record import Header, Record
 
 __all__ = [
     "MAGIC_V0",

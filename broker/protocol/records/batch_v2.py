@@ -16,7 +16,7 @@ CRC recomputed only when the CRC-covered part changed, as Kafka's ``DefaultRecor
 setters do: the records are never re-encoded. Error messages are Kafka 3.x's
 (``DefaultRecordBatch``, ``DefaultRecord``).
 
-Deliberately not here: validation rules (``broker.rules.log_validation``), control record
+Deliberately not here: validation rules (``zkbroker.broker.rules.log_validation``), control record
 payloads (KIP-98 markers are built by whoever writes them, from ``encode_batch``).
 """
 
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import crc32c
 
-from broker.protocol.records.compression import compress, decompress
-from broker.protocol.records.constants import (
+from zkbroker.broker.protocol.records.compression import compress, decompress
+from zkbroker.broker.protocol.records.constants import (
     COMPRESSION_CODEC_MASK,
     MAGIC_V2,
     NO_PARTITION_LEADER_EPOCH,
@@ -51,12 +51,12 @@ from broker.protocol.records.constants import (
     TimestampType,
     compression_of,
 )
-from broker.protocol.records.errors import (
+from zkbroker.broker.protocol.records.errors import (
     CorruptRecordError,
     InvalidRecordError,
 )
-from broker.protocol.records.record import Header, Record
-from broker.protocol.records.varint import (
+from zkbroker.broker.protocol.records.record import Header, Record
+from zkbroker.broker.protocol.records.varint import (
     VarintError,
     encode_varint,
     encode_varlong,

@@ -13,8 +13,8 @@
 
 Uses cramjam (snappy raw blocks, lz4 blocks and frames, zstd, gzip) for the heavy lifting.
 
-Deliberately not here: which codec a request version may use (``broker.rules.log_validation``)
-or compression levels (Kafka's defaults are used).
+Deliberately not here: which codec a request version may use
+(``zkbroker.broker.rules.log_validation``) or compression levels (Kafka's defaults are used).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import struct
 
 import cramjam
 
-from broker.protocol.records.constants import MAGIC_V0, CompressionType
-from broker.protocol.records.errors import DecompressionError
+from zkbroker.broker.protocol.records.constants import MAGIC_V0, CompressionType
+from zkbroker.broker.protocol.records.errors import DecompressionError
 
 _XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = _XERIAL_MAGIC + struct.pack(">ii", 1, 1)

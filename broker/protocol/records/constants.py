@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from enum import IntEnum
 
-from broker.protocol.records.errors import UnknownCompressionError
+from zkbroker.broker.protocol.records.errors import UnknownCompressionError
 
 MAGIC_V0 = 0
 MAGIC_V1 = 1

@@ -14,8 +14,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from broker.protocol.records.batch_v2 import NewRecord, RecordBatchV2, encode_batch
-from broker.protocol.records.errors import InvalidRecordError
+from zkbroker.broker.protocol.records.batch_v2 import NewRecord, RecordBatchV2, encode_batch
+from zkbroker.broker.protocol.records.errors import InvalidRecordError
 
 ABORT = 0
 COMMIT = 1

@@ -5,13 +5,13 @@ whose checksum is wrong, and ``InvalidRecordException`` (INVALID_RECORD since Ka
 KIP-467) for a batch whose inner structure is wrong. The messages are Kafka 3.x's
 (``ByteBufferLogInputStream``, ``DefaultRecord``, ``DefaultRecordBatch``).
 
-Deliberately not here: which code a given release answers (``broker.rules.log_validation``
+Deliberately not here: which code a given release answers (``zkbroker.broker.rules.log_validation``
 maps INVALID_RECORD to CORRUPT_MESSAGE before 2.4) or whether the message reaches the wire.
 """
 
 from __future__ import annotations
 
-from broker.protocol import error_codes
+from zkbroker.broker.protocol import error_codes
 
 
 class RecordFormatError(Exception):

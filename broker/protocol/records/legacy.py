@@ -8,7 +8,7 @@ relative (0..n-1) and the wrapper carries the absolute offset of the last one, i
 absolute. Follows Kafka's ``LegacyRecord`` and ``AbstractLegacyRecordBatch`` (its deep
 iterator's checks and messages, Kafka 3.x).
 
-Deliberately not here: validation rules (``broker.rules.log_validation``); xerial and
+Deliberately not here: validation rules (``zkbroker.broker.rules.log_validation``); xerial and
 KAFKA-3160 framing details live in ``compression``.
 """
 
@@ -18,9 +18,9 @@ import struct
 import zlib
 from collections.abc import Sequence
 
-from broker.protocol.records.batch_v2 import NewRecord
-from broker.protocol.records.compression import compress, decompress
-from broker.protocol.records.constants import (
+from zkbroker.broker.protocol.records.batch_v2 import NewRecord
+from zkbroker.broker.protocol.records.compression import compress, decompress
+from zkbroker.broker.protocol.records.constants import (
     COMPRESSION_CODEC_MASK,
     LEGACY_HEADER_V0,
     LEGACY_HEADER_V1,
@@ -36,11 +36,11 @@ from broker.protocol.records.constants import (
     TimestampType,
     compression_of,
 )
-from broker.protocol.records.errors import (
+from zkbroker.broker.protocol.records.errors import (
     CorruptRecordError,
     InvalidRecordError,
 )
-from broker.protocol.records.record import Record
+from zkbroker.broker.protocol.records.record import Record
 
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")

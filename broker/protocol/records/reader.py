@@ -6,7 +6,7 @@ Follows Kafka's ``ByteBufferLogInputStream``: each entry is sized from its int32
 trims those bytes rather than failing, so ``valid_bytes`` tells the caller where the last
 whole batch ends. Only each batch's header is parsed here.
 
-Deliberately not here: validation (``broker.rules.log_validation``), record decoding
+Deliberately not here: validation (``zkbroker.broker.rules.log_validation``), record decoding
 (``RecordBatchV2.records`` / ``LegacyEntry.records``).
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
-from broker.protocol.records.batch_v2 import RecordBatchV2
-from broker.protocol.records.constants import (
+from zkbroker.broker.protocol.records.batch_v2 import RecordBatchV2
+from zkbroker.broker.protocol.records.constants import (
     HEADER_SIZE_UP_TO_MAGIC,
     LEGACY_RECORD_OVERHEAD_V0,
     LOG_OVERHEAD,
@@ -24,8 +24,8 @@ from broker.protocol.records.constants import (
     MAGIC_V1,
     MAGIC_V2,
 )
-from broker.protocol.records.errors import CorruptRecordError
-from broker.protocol.records.legacy import LegacyEntry
+from zkbroker.broker.protocol.records.errors import CorruptRecordError
+from zkbroker.broker.protocol.records.legacy import LegacyEntry
 
 Batch = RecordBatchV2 | LegacyEntry
 

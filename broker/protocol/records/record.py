@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from broker.protocol.records.constants import CompressionType, TimestampType
+from zkbroker.broker.protocol.records.constants import CompressionType, TimestampType
 
 Header = tuple[bytes, bytes | None]
 

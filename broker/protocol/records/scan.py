@@ -23,14 +23,14 @@ which are rarely on a hot path) it returns ``None`` and the caller decodes the r
 faster but never changes an answer: a test compares it with the decoder on random bytes.
 
 Deliberately not here: compressed bodies (decompression dominates there), legacy v0/v1
-messages, and any rule (``broker.rules.log_validation`` decides what the figures mean).
+messages, and any rule (``zkbroker.broker.rules.log_validation`` decides what the figures mean).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from broker.protocol.records.varint import VarintError, read_varint, read_varlong
+from zkbroker.broker.protocol.records.varint import VarintError, read_varint, read_varlong
 
 _ABOVE_ANY = 1 << 64
 

@@ -4,7 +4,7 @@ Follows Kafka's ``ByteUtils.readVarint``/``readVarlong``/``writeVarint`` (KIP-98
 longer than 5 bytes (varlong: 10) is an error, as in Kafka.
 
 Deliberately not here: unsigned varints of the flexible request versions (the codec has
-those in ``broker.protocol.primitives``).
+those in ``zkbroker.broker.protocol.primitives``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,37 @@
+"""zkbroker: a Kafka mock broker and controller of a ZooKeeper-mode cluster, on a real ZooKeeper.
+
+The one import name of the project. Users need only what this module exports: `Cluster`
+(a cluster in this process), `BrokerHandle`, `Security` and the exceptions of
+`Cluster.produce` and `Cluster.records`. The pytest fixtures come with the package (a pytest11
+plugin); the `zkbroker` command is `python -m zkbroker`.
+
+Inside, three packages, kept at the repository's root and linked here: `zkbroker.broker` (the
+server, controller, coordinators, CLI and toolkit), `zkbroker.handlers` (one module per API key)
+and `zkbroker.zk_layout` (Kafka's znodes and the ZooKeeper store). "Where things are" in
+README.md maps them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["BrokerHandle", "Cluster", "OffsetsUnavailable", "ProduceFailed", "Security"]
+
+if TYPE_CHECKING:
+    from zkbroker.broker.cluster import (
+        BrokerHandle,
+        Cluster,
+        OffsetsUnavailable,
+        ProduceFailed,
+        Security,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    # Imported lazily: `import zkbroker.broker.protocol` (the codec alone) must not start the
+    # whole stack.
+    if name in __all__:
+        from zkbroker.broker import cluster
+
+        return getattr(cluster, name)
+    raise AttributeError(f"module 'zkbroker' has no attribute {name!r}")
