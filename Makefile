@@ -5,21 +5,24 @@
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+# `make run` installs only what running needs (zkbroker itself); `make test` adds the test
+# clients, linters, PySpark and the other extras.
+RUN_STAMP := $(VENV)/.installed-run
+STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 # kafkajs for tests/integration/test_kafkajs.py (Node.js clients are tested too).
 JS_STAMP := tests/js/node_modules/.package-lock.json
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_UPDATED := $(VENV)/.apt-updated
 PYTEST_ARGS ?=
-# `make run` emulates Kafka 3.9, the last ZooKeeper-mode release, so today's clients negotiate
-# their newest admin versions; `make run KAFKA_VERSION=2.8` emulates another release.
-KAFKA_VERSION ?= 3.9
+# `make run KAFKA_VERSION=2.8` emulates another release than the default (3.9).
+KAFKA_VERSION ?=
 
-.PHONY: run test lint unit bench fuzz report system-deps clean
+.PHONY: run test lint unit bench fuzz report run-deps system-deps clean
 
-run: system-deps $(STAMP)
-	$(VENV)/bin/zkbroker run --brokers 3 --host 127.0.0.1 --port 9092 --kafka-version $(KAFKA_VERSION)
+run: run-deps $(RUN_STAMP)
+	$(VENV)/bin/zkbroker run --brokers 3 --host 127.0.0.1 --port 9092 \
+	  $(if $(KAFKA_VERSION),--kafka-version $(KAFKA_VERSION))
 
 test: system-deps $(STAMP) $(JS_STAMP) lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
@@ -57,35 +60,58 @@ report: system-deps $(STAMP)
 	  --baseline $(REPORT_EXAMPLE)/captures/kafka-2.8 --out $(REPORT_EXAMPLE)/out
 	@echo "open $(REPORT_EXAMPLE)/out/report.html (summary: $(REPORT_EXAMPLE)/out/summary.json)"
 
-# Debian/Ubuntu packages: Python's venv module, ZooKeeper (brings Java), kcat and Node.js for
-# the tests.
-system-deps:
+# Debian/Ubuntu packages. Running needs Python's venv module and ZooKeeper (which brings Java);
+# the tests also need kcat and Node.js.
+RUN_PACKAGES := python3-venv zookeeper default-jre-headless
+TEST_PACKAGES := kcat nodejs npm
+define apt_install
 	@missing=""; \
-	python3 -c 'import ensurepip, venv' 2>/dev/null || missing="$$missing python3-venv"; \
-	if [ -z "$$ZOOKEEPER_HOME" ] && [ ! -f /usr/share/java/zookeeper.jar ]; then missing="$$missing zookeeper"; fi; \
-	command -v java >/dev/null || missing="$$missing default-jre-headless"; \
-	command -v kcat >/dev/null || missing="$$missing kcat"; \
-	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
+	for pkg in $(1); do \
+	  case $$pkg in \
+	    python3-venv) python3 -c 'import ensurepip, venv' 2>/dev/null && continue ;; \
+	    zookeeper) { [ -n "$$ZOOKEEPER_HOME" ] || [ -f /usr/share/java/zookeeper.jar ]; } && continue ;; \
+	    default-jre-headless) command -v java >/dev/null && continue ;; \
+	    nodejs) command -v node >/dev/null && continue ;; \
+	    *) command -v $$pkg >/dev/null && continue ;; \
+	  esac; \
+	  missing="$$missing $$pkg"; \
+	done; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
+	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+endef
+
+run-deps:
+	$(call apt_install,$(RUN_PACKAGES))
+
+system-deps:
+	$(call apt_install,$(RUN_PACKAGES) $(TEST_PACKAGES))
 
 $(PY):
 	python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "zkbroker needs Python 3.11 or newer (found $$(python3 --version))"; exit 1; }
 	python3 -m venv $(VENV)
 
+$(RUN_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q --upgrade pip
+	@echo "installing zkbroker into $(VENV)"
+	$(PY) -m pip install --progress-bar on -e .
+	touch $@
+
+# Everything the suite uses: the test clients, linters, PySpark (a large download: pip shows
+# its progress), trustme and testcontainers.
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,report]'
-	touch $@
+	@echo "installing zkbroker with its test, report, security and docker extras into $(VENV)"
+	$(PY) -m pip install --progress-bar on -e '.[dev,report,security,docker]'
+	touch $@ $(RUN_STAMP)
 
 # What only the benchmarks use (DuckDB, the analytics benchmark's reference), kept out of
 # `make test`.
 $(BENCH_STAMP): pyproject.toml $(STAMP)
-	$(PY) -m pip install -q -e '.[dev,report,bench]'
+	$(PY) -m pip install -q -e '.[dev,report,security,docker,bench]'
 	touch $@
 
 $(JS_STAMP): tests/js/package.json tests/js/package-lock.json

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import threading
 import time
 from collections.abc import Awaitable, Iterable, Iterator
 from typing import Any, Final, TypeVar
@@ -45,27 +46,34 @@ CHECK_EVERY: Final = 64
 GATHER_LIMIT: Final = 256
 
 
-# The collector is one per process, and so is the count of the blocks that paused it.
+# The collector is one per process, and so is the count of the blocks that paused it: the
+# loops of several clusters in one process (each in its own thread) share both, so the count
+# and the switch change together under one lock.
 _gc_pauses = 0
+_gc_lock = threading.Lock()
 
 
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Keep the cyclic collector off for the block (refcounting still frees everything
     acyclic, which is what decoded requests and answers are). Only where the collector was
-    on to begin with is it turned back on."""
+    on to begin with is it turned back on, by the last block to end, in whichever thread."""
     global _gc_pauses
-    if _gc_pauses == 0 and not gc.isenabled():
-        yield  # someone else turned it off; leave it to them
-        return
-    _gc_pauses += 1
-    gc.disable()
+    with _gc_lock:
+        if _gc_pauses == 0 and not gc.isenabled():
+            counted = False  # someone else turned it off; leave it to them
+        else:
+            counted = True
+            _gc_pauses += 1
+            gc.disable()
     try:
         yield
     finally:
-        _gc_pauses -= 1
-        if _gc_pauses == 0:
-            gc.enable()
+        if counted:
+            with _gc_lock:
+                _gc_pauses -= 1
+                if _gc_pauses == 0:
+                    gc.enable()
 
 
 class Pacer:

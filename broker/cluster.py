@@ -13,14 +13,14 @@ async with Cluster(brokers=3, port=0) as cluster:      # asyncio code, e.g. aiok
 ```
 
 `Cluster(**options)` takes the same options as `zkbroker run` (the fields of
-`zkbroker.broker.settings.Settings`: `brokers`/`broker_ids`, `port`, `zookeeper`, `kafka_version`
-as "2.8" or a tuple, `replica_catchup_ms`, `capture_path`, `statsd`, ...); without
-`zookeeper` it starts an embedded one. Used with `with`, the cluster runs on its own event
-loop in a background thread (blocking clients cannot share a loop with the brokers they
-wait on); used with `async with`, it runs on the caller's loop. The mode decides which
-methods apply: blocking ones (`stop()`, `faults.push_error(...)`) in the first, coroutines
-(`astop()`, `await faults.push_error(...)`) in the second; using the other mode's methods
-raises a clear error.
+`zkbroker.broker.settings.Settings`: `brokers`/`broker_ids`, `port`, `zookeeper`,
+`kafka_version` as "2.8" or a tuple, 3.9 when not given, `replica_catchup_ms`, `capture_path`,
+`statsd`, ...); without `zookeeper` it starts an embedded one. Used with `with`, the cluster
+runs on its own event loop in a background thread (blocking clients cannot share a loop with
+the brokers they wait on); used with `async with`, it runs on the caller's loop. The mode
+decides which methods apply: blocking ones (`stop()`, `faults.push_error(...)`) in the first,
+coroutines (`astop()`, `await faults.push_error(...)`) in the second; using the other mode's
+methods raises a clear error.
 
 For the data plane: `produce(topic, value, ...)` (through the leader's Produce handler),
 `records(topic, partition)` (the log read back) and `committed_offsets(group)` (what the group's
@@ -30,7 +30,7 @@ For tests that look inside: `cluster.engine` is the `zkbroker.broker.engine.Clus
 `image`, `hooks`, `brokers`, `settings`), and in `with` mode `cluster.call(coro)` runs a
 coroutine on the cluster's loop and returns its result (`run_sync(fn)` a plain function).
 
-`Cluster(security=Security(...))` (`from broker import Security`) runs every broker
+`Cluster(security=Security(...))` (`from zkbroker import Security`) runs every broker
 with one secured listener (SSL, SASL_PLAINTEXT or SASL_SSL; TLS certificates generated for the
 run) and installs the SCRAM users before `start()` returns; `cluster.security` then gives a
 client what it needs (`client_config("confluent")`, `ca_file`, ...). See the README's Security.

@@ -1,63 +1,134 @@
-"""Logging set-up for the zkbroker process: structlog, one event per line.
+"""Logging: structlog events carried by the standard `logging` module, one event per record.
 
-Two renderers: a human console format (default) and JSON lines (`--log-format json`).
-Everything logs through structlog's bound loggers; the standard library's `logging`
-carries the level filter and the output stream so that kazoo's own log records come out
-in the same format.
+Every module takes its logger from `get_logger(__name__)`: a structlog bound logger over the
+stdlib logger of that name (`zkbroker.*`) with zkbroker's own processors, so importing zkbroker
+changes neither structlog's nor `logging`'s configuration. In someone else's process the
+events reach that process's handlers (pytest's caplog included) at INFO and above unless the
+`zkbroker` logger is set lower. A record's `msg` is the event's fields, an `Event` dict whose
+text is `name key=value ...`; structlog's `ProcessorFormatter` renders it as its own event.
 
-Deliberately not here: per-request context (the server binds correlation id, client id,
-api and version on its own logger), log files or rotation (the process writes to stderr;
-whoever runs it decides where that goes).
+`configure_logging` is for the `zkbroker` command only: one handler on the root logger, stderr,
+console lines or JSON lines.
+
+Deliberately not here: per-request context (the server binds correlation id, client id, api
+and version on its own logger), log files or rotation.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from typing import Literal
+from collections.abc import MutableMapping
+from typing import Any, Literal
 
 import structlog
 
 LogFormat = Literal["console", "json"]
 
+#: The logger every zkbroker module's logger descends from.
+ROOT_LOGGER = "zkbroker"
+#: Level of the `zkbroker` logger until the user (or the CLI) sets one.
+DEFAULT_LEVEL = logging.INFO
+
+# Frames from `logging`'s call up to the module that logged, through structlog's bound logger.
+_CALLER_DEPTH = 4
+# Not on the line a plain handler prints: the traceback follows the line on its own.
+_NOT_IN_TEXT = frozenset({"event", "exc_info", "stack_info"})
+
+
+class Event(dict[str, Any]):
+    """One event's fields. Its text, what a handler without structlog prints, is the event
+    name followed by `key=value` for every other field."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        fields = " ".join(
+            f"{key}={_text(value)}" for key, value in self.items() if key not in _NOT_IN_TEXT
+        )
+        name = str(self.get("event", ""))
+        return f"{name} {fields}" if fields else name
+
+
+def _text(value: Any) -> str:
+    text = str(value)
+    return repr(text) if (not text or any(c.isspace() or c in "='\"" for c in text)) else text
+
+
+def _to_record(
+    logger: Any, method_name: str, event_dict: MutableMapping[str, Any]
+) -> tuple[tuple[Event], dict[str, Any]]:
+    """The last processor: the stdlib call's arguments. `_logger` and `_name` are what
+    structlog's ProcessorFormatter looks for to treat the record as a structlog event."""
+    # stacklevel: the record names the line that logged, not structlog's frames in between
+    # (the bound logger's method, its two proxies, then `logging`'s own call).
+    kwargs: dict[str, Any] = {
+        "extra": {"_logger": logger, "_name": method_name},
+        "stacklevel": _CALLER_DEPTH,
+    }
+    exc_info = event_dict.get("exc_info")
+    if exc_info:
+        # Resolved now, while the exception is being handled, for every handler alike.
+        if exc_info is True or not isinstance(exc_info, (tuple, BaseException)):
+            exc_info = sys.exc_info()
+        event_dict["exc_info"] = exc_info
+        kwargs["exc_info"] = exc_info
+    if event_dict.get("stack_info"):
+        kwargs["stack_info"] = True
+    return (Event(event_dict),), kwargs
+
+
+_PROCESSORS: list[Any] = [
+    structlog.stdlib.filter_by_level,
+    structlog.contextvars.merge_contextvars,
+    _to_record,
+]
+
+
+def get_logger(name: str) -> Any:
+    """The structlog logger of module `name` (a `structlog.stdlib.BoundLogger`)."""
+    return structlog.wrap_logger(
+        logging.getLogger(name),
+        processors=_PROCESSORS,
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=True,
+    )
+
+
+def _default_level() -> None:
+    root = logging.getLogger(ROOT_LOGGER)
+    if root.level == logging.NOTSET:
+        root.setLevel(DEFAULT_LEVEL)
+
+
+_default_level()
+
 
 def configure_logging(level: str = "info", fmt: LogFormat = "console") -> None:
-    """Configure structlog and the stdlib root logger for the whole process."""
+    """The `zkbroker` command's logging: every record of the process (zkbroker's events,
+    kazoo's, asyncio's) as one line on stderr, at `level` and above."""
     numeric_level = logging.getLevelName(level.upper())
     if not isinstance(numeric_level, int):
         raise ValueError(f"unknown log level {level!r}")
 
-    shared: list[structlog.types.Processor] = [
-        structlog.contextvars.merge_contextvars,
+    processors: list[Any] = [
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
-    renderer: structlog.types.Processor
     if fmt == "json":
-        renderer = structlog.processors.JSONRenderer()
-        shared.append(structlog.processors.format_exc_info)
+        processors.append(structlog.processors.format_exc_info)
+    processors.append(structlog.stdlib.ProcessorFormatter.remove_processors_meta)
+    if fmt == "json":
+        processors.append(structlog.processors.JSONRenderer())
     else:
-        renderer = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
-
-    structlog.configure(
-        processors=[
-            structlog.stdlib.filter_by_level,
-            *shared,
-            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
-        ],
-        logger_factory=structlog.stdlib.LoggerFactory(),
-        wrapper_class=structlog.stdlib.BoundLogger,
-        cache_logger_on_first_use=True,
-    )
-    formatter = structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=shared,
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
-    )
+        processors.append(structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
+    formatter = structlog.stdlib.ProcessorFormatter(processors=processors)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(formatter)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(numeric_level)
+    logging.getLogger(ROOT_LOGGER).setLevel(numeric_level)
     # kazoo logs every connection attempt at INFO; keep it to warnings unless debugging.
     logging.getLogger("kazoo").setLevel(max(numeric_level, logging.WARNING))

@@ -4,6 +4,13 @@ One frozen dataclass, validated on construction, shared read-only by every broke
 process. Parsing the command line lives in `zkbroker.broker.cli.main`; this module only knows
 values.
 
+`broker_configs` are server.properties entries as Kafka takes them: a key the emulated release
+does not know is kept (DescribeConfigs lists it as Kafka lists any original, 1.1+) but used by
+nothing; `unknown_broker_configs` names them and `unused_configs_message` is Kafka's warning
+(`AbstractConfig.logUnused`), which the command logs. Keys with a field of their own
+(`OWN_OPTIONS`) are refused here; the command line maps them to those fields
+(`zkbroker.broker.cli.config_options`).
+
 Deliberately not here: Kafka's full server.properties (only the knobs zkbroker emulates
 exist), per-broker overrides other than racks, and anything that changes at run time.
 """
@@ -11,7 +18,9 @@ exist), per-broker overrides other than racks, and anything that changes at run 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from zkbroker.broker.protocol.releases import DEFAULT_RELEASE, RELEASES, Release, release_name
 from zkbroker.broker.rules.acl_matching import AUTHORIZER_ONLY_CONFIGS, parse_super_users
@@ -22,6 +31,7 @@ from zkbroker.broker.security.inter_broker import (
     inter_broker_listener_name,
     inter_broker_security,
 )
+from zkbroker.broker.security.jaas import JaasFile, read_jaas_file
 from zkbroker.broker.security.listener_config import PROTOCOLS, ListenerSecurity, listener_security
 from zkbroker.broker.security.tls import server_context
 from zkbroker.zk_layout.store.client import ZkAuth
@@ -101,6 +111,10 @@ class Settings:
     # every `statsd_interval_s` seconds.
     statsd: str | None = None
     statsd_interval_s: float = 10.0
+    # Kafka's JAAS file (the JVM's -Djava.security.auth.login.config): the brokers' SASL server
+    # sections (`KafkaServer`, `<listener>.KafkaServer`) give PLAIN users and the brokers' own
+    # login where no sasl.jaas.config config does (`zkbroker.broker.security.jaas`).
+    jaas_config: str | None = None
     log_level: str = "info"
     log_format: str = "console"
 
@@ -153,11 +167,12 @@ class Settings:
                 "(--zookeeper-digest USER:PASSWORD)"
             )
         _ = self.zookeeper_auth  # validates the digest's form
+        _ = self.jaas_file  # read and parsed once, at start, as the JVM reads it
         if self.log_dir is not None and any(n == "log.dirs" for n, _ in self.broker_configs):
             # The one log dir is --log-dir's; a second value would disagree with where the
             # logs are (DescribeConfigs against DescribeLogDirs).
             raise ValueError("--broker-config log.dirs: use --log-dir instead")
-        _check_admission_configs(dict(self.broker_configs), self.max_request_bytes)
+        _check_admission_configs(self.known_broker_configs, self.max_request_bytes)
         _check_listeners(self)
         # Kafka refuses to start with a listener it cannot secure: so does zkbroker, with
         # the reason (a missing keystore, an unsupported mechanism, a bad mapping rule).
@@ -168,6 +183,26 @@ class Settings:
         # ... and with an inter-broker client it cannot build: a TLS client context, or a
         # SASL login (mechanism among the listener's, the broker's username and password).
         self.inter_broker_security()
+
+    @cached_property
+    def jaas_file(self) -> JaasFile | None:
+        """The parsed `jaas_config` file (JaasError, a ValueError, when it is unreadable)."""
+        return None if self.jaas_config is None else read_jaas_file(self.jaas_config)
+
+    @property
+    def known_broker_configs(self) -> dict[str, str]:
+        """`broker_configs` a broker of the emulated release reads: KafkaConfig's keys and the
+        authorizer's (`unknown_broker_configs` are left out: Kafka uses them for nothing)."""
+        return {
+            name: value for name, value in self.broker_configs if _known(name, self.kafka_version)
+        }
+
+    @property
+    def unknown_broker_configs(self) -> tuple[str, ...]:
+        """Keys of `broker_configs` the emulated release does not know, sorted."""
+        return tuple(
+            sorted({n for n, _ in self.broker_configs if not _known(n, self.kafka_version)})
+        )
 
     @property
     def listeners(self) -> tuple[tuple[str, str, int], ...]:
@@ -186,16 +221,16 @@ class Settings:
     def security_of(self, listener: str) -> ListenerSecurity:
         """The security of a listener (`listener.security.protocol.map`, `sasl.*`, `ssl.*`
         from `--broker-config`); ValueError when Kafka would not start with it."""
-        configs = dict(self.broker_configs)
+        configs = self.known_broker_configs
         default_map = self._protocol_map_default()
         if default_map is not None and "listener.security.protocol.map" not in configs:
             configs["listener.security.protocol.map"] = default_map
-        return listener_security(configs, listener, self.kafka_version)
+        return listener_security(configs, listener, self.kafka_version, self.jaas_file)
 
     @property
     def inter_broker_listener(self) -> str:
         """The listener brokers reach each other on (`zkbroker.broker.security.inter_broker`)."""
-        return inter_broker_listener_name(dict(self.broker_configs), self.listener_name)
+        return inter_broker_listener_name(self.known_broker_configs, self.listener_name)
 
     def inter_broker_security(self) -> InterBrokerSecurity:
         """How a broker dials its peers' inter-broker listener; ValueError when Kafka would
@@ -213,7 +248,7 @@ class Settings:
     def secure_zookeeper_acls(self) -> bool:
         """Kafka's zookeeper.set.acl: `--zookeeper-set-acl`, or the key itself in
         `--broker-config` / `--broker-config-file` (a server.properties carries it)."""
-        configured = dict(self.broker_configs).get("zookeeper.set.acl", "false")
+        configured = self.known_broker_configs.get("zookeeper.set.acl", "false")
         return self.zookeeper_set_acl or configured.strip().lower() == "true"
 
     @property
@@ -236,10 +271,8 @@ class Settings:
         """Kafka's queued.max.request.bytes: `--broker-config` or zkbroker's default, equal to
         socket.request.max.bytes (Kafka's -1 is unbounded; the brokers of a zkbroker process
         share one Python heap, see the README's Limits)."""
-        for name, value in self.broker_configs:
-            if name == "queued.max.request.bytes":
-                return int(value.strip())
-        return self.max_request_bytes
+        value = self.known_broker_configs.get("queued.max.request.bytes")
+        return self.max_request_bytes if value is None else int(value.strip())
 
     @property
     def public_host(self) -> str:
@@ -425,8 +458,9 @@ def _check_listeners(settings: Settings) -> None:
                         "port + i): give them ports at least the number of brokers apart"
                     )
             ranges.append((name, port, port + count - 1))
-    inter = dict(settings.broker_configs).get("inter.broker.listener.name")
-    if inter is None and "security.inter.broker.protocol" in dict(settings.broker_configs):
+    known = settings.known_broker_configs
+    inter = known.get("inter.broker.listener.name")
+    if inter is None and "security.inter.broker.protocol" in known:
         inter = settings.inter_broker_listener  # the listener named after the protocol
     if inter is not None and inter.strip().upper() not in names:
         raise ValueError(
@@ -477,6 +511,21 @@ def _whole(seconds: float) -> str:
     return str(max(1, int(-(-seconds // 1))))
 
 
+def _known(name: str, release: Release) -> bool:
+    return name in AUTHORIZER_ONLY_CONFIGS or broker_config_key(name, release) is not None
+
+
+def unused_configs_message(names: Iterable[str], release: Release) -> list[str]:
+    """Kafka's AbstractConfig.logUnused warning for supplied keys it does not know: one line
+    per key before 3.2, one line naming them all (a Java Set's text) since KAFKA-13689."""
+    keys = sorted(set(names))
+    if not keys:
+        return []
+    if release >= (3, 2):
+        return [f"These configurations '[{', '.join(keys)}]' were supplied but are not used yet."]
+    return [f"The configuration '{k}' was supplied but isn't a known config." for k in keys]
+
+
 def check_broker_config(name: str, value: str, release: Release) -> None:
     """One `--broker-config` entry's checks (ValueError with the reason), for other sources
     of entries such as `--broker-config-file`."""
@@ -484,19 +533,19 @@ def check_broker_config(name: str, value: str, release: Release) -> None:
 
 
 def _check_broker_configs(configs: tuple[tuple[str, str], ...], release: Release) -> None:
-    """Refuse what a Kafka broker would refuse to start with, and keys with an own option."""
+    """Refuse what a Kafka broker would refuse to start with (an invalid value of a key it
+    knows), and keys with a field of their own; keys the release does not know are kept, as
+    Kafka keeps them, and warned about by the command."""
     for name, value in configs:
         if name in AUTHORIZER_ONLY_CONFIGS:  # AclAuthorizer's own keys, not KafkaConfig's
             if name == "super.users":
                 parse_super_users(value)  # AclAuthorizer.configure fails on a bad principal
             continue
-        if name in OWN_OPTIONS:
-            raise ValueError(f"--broker-config {name}: use {OWN_OPTIONS[name]} instead")
         key = broker_config_key(name, release)
         if key is None:
-            raise ValueError(
-                f"--broker-config {name}: not a broker config of Kafka {release_name(release)}"
-            )
+            continue  # unknown to the release: used by nothing (unknown_broker_configs)
+        if name in OWN_OPTIONS:
+            raise ValueError(f"--broker-config {name}: use {OWN_OPTIONS[name]} instead")
         try:
             validate_value(key, value)
         except InvalidConfig as e:

@@ -24,9 +24,8 @@ Deliberately not here: authorization, several log dirs, offline dirs, future log
 
 from __future__ import annotations
 
-import structlog
-
 from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.describe_log_dirs import (
     DescribeLogDirsPartition,
@@ -44,7 +43,7 @@ API_KEY = 35
 MIN_VERSION = 0
 MAX_VERSION = 4
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 
 def _hosted(ctx: RequestContext, wanted: set[tuple[str, int]] | None) -> list[Located]:

@@ -37,8 +37,7 @@ on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), node -1 either 
 
 from __future__ import annotations
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.find_coordinator import (
     Coordinator,
@@ -76,7 +75,7 @@ _MESSAGES = {
 }
 _NO_NODE = (-1, "", -1)
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 
 class _UnknownKeyType(Exception):

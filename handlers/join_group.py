@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import asyncio
 
-import structlog
-
 from zkbroker.broker.groups.classic_group import JoinResult
 from zkbroker.broker.groups.coordinator import now_ms
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.join_group import (
     JoinGroupRequest,
@@ -40,7 +39,7 @@ API_KEY = 11
 MIN_VERSION = 0
 MAX_VERSION = 9
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 
 def client_host(ctx: RequestContext) -> str:

@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import API_SPECS, error_codes
 from zkbroker.broker.protocol.releases import Release, advertised_range
 from zkbroker.handlers import (
@@ -102,7 +101,7 @@ from zkbroker.handlers.support import zk_trouble
 from zkbroker.zk_layout import ZkConnectionError
 from zkbroker.zk_layout.store import RequestTooLargeError
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 Handle = Callable[[RequestContext, Any], Awaitable[Any]]
 ErrorResponse = Callable[[Any, int, int, "str | None"], Any]

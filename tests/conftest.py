@@ -56,3 +56,35 @@ def zk_connect(zookeeper: ZooKeeperEndpoint) -> Iterator[str]:
     # ensemble would otherwise collect one chroot per test run.
     if zookeeper.kind == "external":
         remove_chroot(connect_string)
+
+
+# ---------------------------------------------------------------------------
+# Logging
+#
+# Some tests run the command's `main([...])` in this process; its `configure_logging` is the
+# command's (a stderr handler on the root logger, the levels of the root, `zkbroker` and
+# `kazoo`), meant for a process of its own. Each test gets the levels back afterwards and
+# loses the handler, so a later test sees zkbroker's events as a user's process would.
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_before() -> Iterator[None]:
+    import logging
+
+    import structlog
+
+    from zkbroker.broker.log import ROOT_LOGGER
+
+    loggers = [logging.getLogger(name) for name in ("", ROOT_LOGGER, "kazoo")]
+    levels = [logger.level for logger in loggers]
+    before = set(logging.getLogger().handlers)
+    yield
+    for logger, level in zip(loggers, levels, strict=True):
+        logger.setLevel(level)
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if handler not in before and isinstance(
+            handler.formatter, structlog.stdlib.ProcessorFormatter
+        ):
+            root.removeHandler(handler)

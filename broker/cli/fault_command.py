@@ -87,6 +87,8 @@ def add_fault_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
     listing = actions.add_parser("list", help="the fault entries, lowest id first")
     listing.add_argument("--zookeeper", required=True, help=zk_help)
+    for action in (push, latency, drop, blackhole, clear, listing):
+        action.set_defaults(command_parser=action)  # errors found after parsing show its usage
 
 
 def entry_from_args(args: argparse.Namespace) -> FaultEntry:

@@ -6,8 +6,15 @@ sessions closed), and an embedded ZooKeeper stopped. When the cluster is up it p
 bootstrap servers and the ZooKeeper connect string on stdout, one `key=value` per line, so
 scripts can read them; logs go to stderr.
 
-Exit codes: 0 after a clean shutdown, 2 for bad options, 1 when the cluster cannot start
-(the reason is logged and printed).
+`--broker-config-file server.properties` takes a Kafka broker's file as it is: keys zkbroker
+sets through options (`broker.id`, `listeners`, `zookeeper.connect`, `log.dirs`, ...) are
+applied as those options (`zkbroker.broker.cli.config_options`), keys the emulated release does
+not know are logged as Kafka's AbstractConfig.logUnused warns about them; `--jaas-config` is
+the JVM's JAAS file.
+
+Exit codes: 0 after a clean shutdown, 2 for bad options (one line on stderr after the
+subcommand's usage, argparse's own format, also for what is found after parsing), 1 when the
+cluster cannot start (the reason is logged and printed).
 
 `zkbroker broker stop|start ID --zookeeper CONNECT [--timeout S]` asks whichever zkbroker
 process runs broker ID (on that ZooKeeper) to stop or start it: it writes the desired state
@@ -36,31 +43,42 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-
-import structlog
+from typing import Any
 
 from zkbroker.broker.cli.arguments import (
     int_at_least,
     int_list,
+    kafka_release,
     key_value,
     parsed_by,
     positive_seconds,
 )
+from zkbroker.broker.cli.config_options import (
+    CONFIG_KEYS,
+    KAFKA_OPTS_ENV,
+    Entry,
+    apply_config_keys,
+    jaas_config_path,
+    parse_listener,
+    zookeeper_login,
+)
 from zkbroker.broker.cli.fault_command import add_fault_parser, run_fault_command
-from zkbroker.broker.cli.properties_file import line_of, read_broker_config_file
+from zkbroker.broker.cli.properties_file import read_broker_config_file
 from zkbroker.broker.cli.user_command import add_user_parser, run_user_command
 from zkbroker.broker.engine.broker_control import BrokerStatus, list_brokers, request_broker_state
 from zkbroker.broker.engine.engine import ClusterEngine
-from zkbroker.broker.log import configure_logging
-from zkbroker.broker.protocol.releases import DEFAULT_RELEASE, RELEASES, parse_release, release_name
+from zkbroker.broker.log import configure_logging, get_logger
+from zkbroker.broker.protocol.releases import DEFAULT_RELEASE, RELEASES, release_name
 from zkbroker.broker.report.options import add_report_arguments
+from zkbroker.broker.rules.broker_config_catalog import broker_config_key
+from zkbroker.broker.security.listener_config import protocol_map
 from zkbroker.broker.settings import (
-    DEFAULT_LISTENER,
     DEFAULT_MAX_REQUEST_BYTES,
     Settings,
     check_broker_config,
+    unused_configs_message,
 )
-from zkbroker.broker.zookeeper.embedded import ZooKeeperNotFoundError
+from zkbroker.broker.zookeeper.embedded import ZooKeeperError
 from zkbroker.zk_layout import BrokerIdInUseError, BrokerState, ZkConnectionError, ZkStore
 from zkbroker.zk_layout.store.client import ZkAuth
 
@@ -76,18 +94,11 @@ AUTHORIZER_CONFIG = ("authorizer.class.name", "kafka.security.authorizer.AclAuth
 _ZK_COMMAND_CONNECT_TIMEOUT_S = 10.0
 
 
-_release = parsed_by(parse_release)
-
-
-def _listener(text: str) -> tuple[str, str, int]:
-    """`NAME://HOST:PORT` (Kafka's listener syntax; `[v6]` hosts, an empty host = all)."""
-    name, sep, address = text.partition("://")
-    host, colon, port_text = address.rpartition(":")
-    if not sep or not name or not colon or not port_text.isdigit():
-        raise ValueError(f"expected NAME://HOST:PORT, got {text!r}")
-    if not name.replace("_", "").isalnum():
-        raise ValueError(f"invalid listener name {name!r}")
-    return name.upper(), host.removeprefix("[").removesuffix("]") or "0.0.0.0", int(port_text)
+_listener = parsed_by(parse_listener)
+LOG_LEVELS = ("debug", "info", "warning", "error")
+#: The attribute of a parsed namespace naming the parser of its subcommand, whose usage an
+#: error found after parsing is printed with.
+_COMMAND_PARSER = "command_parser"
 
 
 _broker_id = int_at_least(0, "a broker id (an integer >= 0)")
@@ -103,6 +114,7 @@ def _add_broker_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         p = actions.add_parser(
             action, help=f"{verb} a broker (the zkbroker process running it applies this)"
         )
+        p.set_defaults(**{_COMMAND_PARSER: p})
         p.add_argument("broker_id", type=_broker_id, metavar="ID", help="the broker id")
         p.add_argument("--zookeeper", required=True, help=zk_help)
         p.add_argument(
@@ -114,29 +126,39 @@ def _add_broker_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     listing = actions.add_parser(
         "list", help="broker ids with their registration and desired state"
     )
+    listing.set_defaults(**{_COMMAND_PARSER: listing})
     listing.add_argument("--zookeeper", required=True, help=zk_help)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zkbroker",
-        description="A Kafka mock broker and controller for the admin APIs, on a real ZooKeeper.",
+        description="A Kafka mock broker and controller of a ZooKeeper-mode cluster, in Python: "
+        "every API of a Kafka 3.9 ZooKeeper-mode broker (admin APIs, the data plane: produce, "
+        "fetch, offsets; consumer groups, transactions, security: TLS, SASL, ACLs, quotas, "
+        "delegation tokens), for releases 0.10.0 to 3.9, with the cluster's state in a real "
+        "ZooKeeper in Kafka's own znode layout. Without a command: run.",
     )
     sub = parser.add_subparsers(dest="command")
-    run = sub.add_parser("run", help="start a cluster (the default command)")
+    # Options that a --broker-config-file key can also set default to None ("not given"):
+    # a file's value applies unless the command line gives another (settings_from_args).
+    run = sub.add_parser(
+        "run",
+        help="start a cluster (the default command)",
+        description="Start a cluster of Kafka brokers on a ZooKeeper and run until SIGINT/SIGTERM.",
+    )
+    run.set_defaults(**{_COMMAND_PARSER: run})
     ids = run.add_mutually_exclusive_group()
-    ids.add_argument("--brokers", type=int, default=3, help="number of brokers, ids 0..N-1 (3)")
+    ids.add_argument("--brokers", type=int, help="number of brokers, ids 0..N-1 (3)")
     ids.add_argument("--broker-ids", type=int_list, help="explicit broker ids, e.g. 1,2,3")
-    run.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    run.add_argument("--host", help="address to listen on (127.0.0.1)")
     run.add_argument(
         "--advertised-host", help="host written to ZooKeeper and answered in Metadata (--host)"
     )
-    run.add_argument(
-        "--port", type=int, default=9092, help="port of the first broker; 0 = any free ports (9092)"
-    )
+    run.add_argument("--port", type=int, help="port of the first broker; 0 = any free ports (9092)")
     run.add_argument(
         "--listener",
-        type=parsed_by(_listener),
+        type=_listener,
         action="append",
         metavar="NAME://HOST:PORT",
         help="a listener as Kafka's `listeners` names it (repeatable; instead of --host/--port), "
@@ -146,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--advertised-listener",
-        type=parsed_by(_listener),
+        type=_listener,
         action="append",
         metavar="NAME://HOST:PORT",
         help="Kafka's advertised.listeners, one listener each (repeatable): what /brokers/ids "
@@ -175,7 +197,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--zookeeper-auth",
         choices=("digest", "sasl"),
-        default=os.environ.get(ZOOKEEPER_AUTH_ENV, "digest"),
         help="how --zookeeper-digest's credentials log in: digest (addauth; identity "
         "digest:USER:<hash>) or sasl (SASL DIGEST-MD5, checked by the server; identity "
         f"sasl:USER; the embedded ZooKeeper gets that user); default: ${ZOOKEEPER_AUTH_ENV} "
@@ -183,37 +204,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--kafka-version",
-        type=_release,
+        type=kafka_release,
         default=DEFAULT_RELEASE,
         help="Kafka release to emulate: "
         + ", ".join(release_name(r) for r in RELEASES)
-        + f" ({release_name(DEFAULT_RELEASE)})",
+        + f", or one of their patch releases such as 2.8.2 ({release_name(DEFAULT_RELEASE)})",
     )
     run.add_argument(
         "--max-request-bytes",
         type=int,
-        default=DEFAULT_MAX_REQUEST_BYTES,
         help=f"largest request accepted, socket.request.max.bytes ({DEFAULT_MAX_REQUEST_BYTES})",
     )
     run.add_argument(
         "--auto-create-topics",
         action=argparse.BooleanOptionalAction,
-        default=True,
         help="create topics a Metadata request names (auto.create.topics.enable; on)",
     )
     run.add_argument(
         "--delete-topic-enable",
         action=argparse.BooleanOptionalAction,
-        default=True,
         help="allow DeleteTopics (delete.topic.enable; on)",
     )
-    run.add_argument(
-        "--num-partitions", type=int, default=1, help="default partitions (num.partitions; 1)"
-    )
+    run.add_argument("--num-partitions", type=int, help="default partitions (num.partitions; 1)")
     run.add_argument(
         "--default-replication-factor",
         type=int,
-        default=1,
         help="default replication factor (default.replication.factor; 1)",
     )
     run.add_argument(
@@ -228,8 +243,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--broker-config-file",
         metavar="PATH",
-        help="static broker configs from a Kafka server.properties file (java.util.Properties "
-        "syntax), applied like --broker-config entries, which win over it",
+        help="a Kafka server.properties as it is (java.util.Properties syntax): its entries "
+        "apply like --broker-config entries, which win over it; broker.id, listeners, "
+        "zookeeper.connect, log.dirs, ... set what their options set (a different value given "
+        "on the command line is refused); keys the release does not know are warned about",
+    )
+    run.add_argument(
+        "--jaas-config",
+        metavar="FILE",
+        help="Kafka's JAAS file (the JVM's java.security.auth.login.config; default: "
+        f"-Djava.security.auth.login.config=FILE in ${KAFKA_OPTS_ENV}): KafkaServer and "
+        "<listener>.KafkaServer sections give PLAIN users (PlainLoginModule user_NAME) and the "
+        "brokers' own login (username/password), Client the ZooKeeper SASL login",
     )
     run.add_argument(
         "--authorizer",
@@ -241,7 +266,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--zookeeper-session-timeout-ms",
         type=int,
-        default=18000,
         help="each broker's ZooKeeper session timeout (zookeeper.session.timeout.ms; 18000)",
     )
     run.add_argument(
@@ -254,7 +278,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--broker-session-timeout-ms",
         type=int,
-        default=9000,
         help="how long a broker registered over the protocol (KIP-631) stays without a "
         "heartbeat (broker.session.timeout.ms; 9000)",
     )
@@ -267,19 +290,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--auto-leader-rebalance",
         action=argparse.BooleanOptionalAction,
-        default=True,
         help="move leadership back to preferred replicas (auto.leader.rebalance.enable; on)",
     )
     run.add_argument(
         "--leader-imbalance-check-interval-s",
         type=float,
-        default=300.0,
         help="seconds between rebalance checks (leader.imbalance.check.interval.seconds; 300)",
     )
     run.add_argument(
         "--leader-imbalance-per-broker-percentage",
         type=int,
-        default=10,
         help="imbalance above which a broker's leaders are moved back "
         "(leader.imbalance.per.broker.percentage; 10)",
     )
@@ -307,85 +327,128 @@ def build_parser() -> argparse.ArgumentParser:
         default=10.0,
         help="seconds between StatsD gauges (10)",
     )
-    run.add_argument("--log-level", default="info", help="debug, info, warning, error (info)")
+    run.add_argument(
+        "--log-level",
+        type=str.lower,
+        choices=LOG_LEVELS,
+        default="info",
+        help="debug, info, warning, error (info)",
+    )
     run.add_argument("--log-format", choices=("console", "json"), default="console")
     _add_broker_parser(sub)
     add_fault_parser(sub)
     add_user_parser(sub)
     # Capture analytics on Spark (zkbroker.broker.report; PySpark is imported only when it runs).
-    add_report_arguments(
-        sub.add_parser("report", help="analyse request captures on Spark (zkbroker[report])")
-    )
+    report = sub.add_parser("report", help="analyse request captures on Spark (zkbroker[report])")
+    report.set_defaults(**{_COMMAND_PARSER: report})
+    add_report_arguments(report)
     return parser
 
 
-def _config_file_entries(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
-    """`--broker-config-file`'s entries, each checked as a `--broker-config` entry (ValueError
-    naming the file and line)."""
+def _config_entries(args: argparse.Namespace) -> list[Entry]:
+    """`--broker-config-file`'s entries (each checked as a `--broker-config` entry, the error
+    naming the file and line), then `--authorizer`'s, then `--broker-config`'s: later wins."""
+    entries: list[Entry] = []
     path = args.broker_config_file
-    if path is None:
-        return ()
-    entries = read_broker_config_file(path)
-    for name, value in entries:
-        try:
-            check_broker_config(name, value, args.kafka_version)
-        except ValueError as e:
-            reason = str(e).removeprefix(f"--broker-config {name}: ")
-            reason = reason.removeprefix("--broker-config: ")
-            raise ValueError(
-                f"--broker-config-file {path}, line {line_of(path, name)}: {name}: {reason}"
-            ) from None
+    if path is not None:
+        for name, value, line in read_broker_config_file(path):
+            entry = Entry(name, value, f"--broker-config-file {path}, line {line}")
+            if name in CONFIG_KEYS:  # checked where they are applied (config_options)
+                entries.append(entry)
+                continue
+            try:
+                check_broker_config(name, value, args.kafka_version)
+            except ValueError as e:
+                reason = str(e).removeprefix(f"--broker-config {name}: ")
+                raise entry.refuse(reason.removeprefix("--broker-config: ")) from None
+            entries.append(entry)
+    if args.authorizer:
+        entries.append(Entry(*AUTHORIZER_CONFIG, "--authorizer"))
+    entries.extend(Entry(name, value, "--broker-config") for name, value in args.broker_config)
     return entries
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    broker_ids = args.broker_ids if args.broker_ids else tuple(range(args.brokers))
-    racks: tuple[str | None, ...] = ()
+    """The Settings of `zkbroker run`: its options, with what the config file's (and
+    `--broker-config`'s) option keys set where the command line says nothing; an option not
+    given at all keeps Settings' default. ValueError with a one-line reason."""
+    args, broker_configs = apply_config_keys(args, _config_entries(args), args.kafka_version)
+    options: dict[str, Any] = {}
+
+    def given(field: str, value: Any) -> None:
+        if value is not None:
+            options[field] = value
+
+    if args.broker_ids:
+        options["broker_ids"] = tuple(args.broker_ids)
+    elif args.brokers is not None:
+        options["broker_ids"] = tuple(range(args.brokers))
     if args.racks:
-        racks = tuple(r.strip() or None for r in args.racks.split(","))
-    host, port, listener_name = args.host, args.port, DEFAULT_LISTENER
-    extra: tuple[tuple[str, str, int], ...] = ()
+        options["racks"] = tuple(r.strip() or None for r in args.racks.split(","))
     if args.listener:
-        (listener_name, host, port), *others = args.listener
-        extra = tuple(others)
+        (name, host, port), *others = args.listener
+        options.update(listener_name=name, host=host, port=port, extra_listeners=tuple(others))
+    else:
+        given("host", args.host)
+        given("port", args.port)
+    given("advertised_host", args.advertised_host)
+    options["advertised_listeners"] = tuple(args.advertised_listener or ())
+    for field in (
+        "zookeeper",
+        "max_request_bytes",
+        "auto_create_topics",
+        "delete_topic_enable",
+        "num_partitions",
+        "default_replication_factor",
+        "replica_catchup_ms",
+        "broker_session_timeout_ms",
+        "auto_leader_rebalance",
+        "leader_imbalance_check_interval_s",
+        "leader_imbalance_per_broker_percentage",
+        "zookeeper_max_buffer_bytes",
+        "statsd",
+        "statsd_interval_s",
+        "log_dir",
+    ):
+        given(field, getattr(args, field))
+    if args.zookeeper_session_timeout_ms is not None:
+        options["zk_session_timeout_s"] = args.zookeeper_session_timeout_ms / 1000
+    _check_listener_names(args, broker_configs)
+    jaas = jaas_config_path(args)
+    digest, scheme = args.zookeeper_digest, args.zookeeper_auth
+    login = zookeeper_login(jaas) if digest is None else None
+    if login is not None:
+        # Kafka's ZooKeeper client logs in with the JAAS file's Client section, over SASL.
+        digest, scheme = ":".join(login), scheme or "sasl"
     return Settings(
-        broker_ids=broker_ids,
-        host=host,
-        advertised_host=args.advertised_host,
-        advertised_listeners=tuple(args.advertised_listener or ()),
-        port=port,
-        listener_name=listener_name,
-        extra_listeners=extra,
-        racks=racks,
-        zookeeper=args.zookeeper,
+        **options,
         kafka_version=args.kafka_version,
-        max_request_bytes=args.max_request_bytes,
         log_level=args.log_level,
         log_format=args.log_format,
-        auto_create_topics=args.auto_create_topics,
-        delete_topic_enable=args.delete_topic_enable,
-        num_partitions=args.num_partitions,
-        default_replication_factor=args.default_replication_factor,
-        broker_configs=(
-            *_config_file_entries(args),
-            *((AUTHORIZER_CONFIG,) if args.authorizer else ()),
-            *args.broker_config,
-        ),
-        replica_catchup_ms=args.replica_catchup_ms,
-        zk_session_timeout_s=args.zookeeper_session_timeout_ms / 1000,
-        zookeeper_max_buffer_bytes=args.zookeeper_max_buffer_bytes,
+        broker_configs=broker_configs,
         zookeeper_set_acl=args.zookeeper_set_acl,
-        zookeeper_digest=args.zookeeper_digest,
-        zookeeper_auth_scheme=args.zookeeper_auth,
-        broker_session_timeout_ms=args.broker_session_timeout_ms,
-        auto_leader_rebalance=args.auto_leader_rebalance,
-        leader_imbalance_check_interval_s=args.leader_imbalance_check_interval_s,
-        leader_imbalance_per_broker_percentage=args.leader_imbalance_per_broker_percentage,
-        statsd=args.statsd,
-        statsd_interval_s=args.statsd_interval_s,
+        zookeeper_digest=digest,
+        zookeeper_auth_scheme=scheme or os.environ.get(ZOOKEEPER_AUTH_ENV, "digest"),
         capture_path=args.capture,
-        log_dir=args.log_dir,
+        jaas_config=jaas,
     )
+
+
+def _check_listener_names(
+    args: argparse.Namespace, broker_configs: tuple[tuple[str, str], ...]
+) -> None:
+    """Kafka refuses a listener its listener.security.protocol.map does not name (the default
+    map names the four protocols). `Settings` maps other names to PLAINTEXT for the Python
+    API's convenience; the command takes Kafka's configuration, so it refuses as Kafka does."""
+    map_key = "listener.security.protocol.map"
+    configs = {n: v for n, v in broker_configs if n == map_key}
+    if broker_config_key(map_key, args.kafka_version) is None:
+        configs = {}  # before 0.10.2 (KIP-103) listener names were protocol names
+    protocols = protocol_map(configs)
+    for name, _, _ in [*(args.listener or ()), *(args.advertised_listener or ())]:
+        if name not in protocols:
+            # Kafka's text (EndPoint.createEndPoint / CoreUtils.listenerListToEndPoints).
+            raise ValueError(f"No security protocol defined for listener {name}")
 
 
 # The cyclic collector's defaults suit short scripts. A broker allocates hundreds of
@@ -406,7 +469,7 @@ def tune_collector_for_a_server() -> None:
 
 
 async def run_until_signalled(settings: Settings) -> int:
-    log = structlog.get_logger(__name__)
+    log = get_logger(__name__)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -414,7 +477,7 @@ async def run_until_signalled(settings: Settings) -> int:
     cluster = ClusterEngine(settings)
     try:
         await cluster.start()
-    except (ZooKeeperNotFoundError, BrokerIdInUseError, ZkConnectionError, OSError) as e:
+    except (ZooKeeperError, BrokerIdInUseError, ZkConnectionError, OSError) as e:
         log.error("cluster.start_failed", reason=str(e))
         print(f"zkbroker: {e}", file=sys.stderr)
         return 1
@@ -495,6 +558,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    # Errors found after parsing: argparse's own format with the subcommand's usage.
+    command_parser: argparse.ArgumentParser = getattr(args, _COMMAND_PARSER, parser)
     if args.command == "report":
         from zkbroker.broker.report.job import run_cli
         from zkbroker.broker.report.options import options_from_args
@@ -502,7 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             report_options = options_from_args(args)
         except ValueError as e:
-            parser.error(str(e))
+            command_parser.error(_one_line(e))
         return run_cli(report_options)
     if args.command in ("broker", "fault", "user"):
         # Only warnings (kazoo's connection trouble) on stderr; stdout carries the answer.
@@ -516,7 +581,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = settings_from_args(args)
     except ValueError as e:
-        parser.error(str(e))
+        command_parser.error(_one_line(e))
     configure_logging(settings.log_level, settings.log_format)  # type: ignore[arg-type]
+    log = get_logger(__name__)
+    for message in unused_configs_message(settings.unknown_broker_configs, settings.kafka_version):
+        # AbstractConfig.logUnused: Kafka keeps such keys (DescribeConfigs lists them) and starts.
+        log.warning("config.unused", message=message)
     return asyncio.run(run_until_signalled(settings))
 
+
+def _one_line(error: Exception) -> str:
+    """An error's text on one line (argparse prints it after `prog: error: `)."""
+    return " ".join(str(error).split())

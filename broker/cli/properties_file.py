@@ -9,10 +9,11 @@ runs to the first unescaped `=`, `:` or blank, then blanks, at most one `=` or `
 separate it from the value; `\\t \\n \\r \\f`, `\\uXXXX` and `\\<any other>` (that character) are
 escapes in keys and values; a later duplicate key wins.
 
-The entries are applied as `--broker-config` entries are (and before them: an option given on
-the command line wins, as kafka-server-start's `--override` does), with the same checks: a key
-that is not a broker config of the emulated release, an invalid value, or a key zkbroker sets
-through an option of its own is refused, naming the file and the line.
+The entries are applied as `--broker-config` entries are (and before them: a `--broker-config`
+entry wins, as kafka-server-start's `--override` does), with the same checks: an invalid value
+is refused, naming the file and the line; a key the emulated release does not know is kept and
+warned about, as Kafka does; keys zkbroker sets through options of its own (`broker.id`,
+`listeners`, `zookeeper.connect`, ...) set those options (`zkbroker.broker.cli.config_options`).
 
 Deliberately not here: Kafka's `config.providers` indirections (`${file:...}`) and the
 `--override` flag itself (`--broker-config KEY=VALUE` is zkbroker's).
@@ -106,24 +107,14 @@ def parse_properties(text: str, source: str = "<properties>") -> list[tuple[str,
     return entries
 
 
-def read_broker_config_file(path: str) -> tuple[tuple[str, str], ...]:
-    """The file's entries as `--broker-config` pairs (the last of duplicate keys only, where
-    the first of them stood); PropertiesError when it cannot be read."""
+def read_broker_config_file(path: str) -> tuple[tuple[str, str, int], ...]:
+    """The file's entries as (key, value, line): the last of duplicate keys only (its own
+    line), where the first of them stood; PropertiesError when it cannot be read."""
     try:
         text = Path(path).read_bytes().decode("iso-8859-1")
     except OSError as e:
         raise PropertiesError(f"--broker-config-file {path}: {e.strerror or e}") from None
-    last: dict[str, str] = {}
-    for key, value, _ in parse_properties(text, path):
-        last[key] = value
-    return tuple(last.items())
-
-
-def line_of(path: str, key: str) -> int | None:
-    """The line a key was (last) given on, for error messages."""
-    try:
-        text = Path(path).read_bytes().decode("iso-8859-1")
-    except OSError:
-        return None
-    lines = [number for k, _, number in parse_properties(text, path) if k == key]
-    return lines[-1] if lines else None
+    last: dict[str, tuple[str, int]] = {}
+    for key, value, line in parse_properties(text, path):
+        last[key] = (value, line)
+    return tuple((key, value, line) for key, (value, line) in last.items())

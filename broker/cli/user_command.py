@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 
-from zkbroker.broker.cli.arguments import int_at_least, parsed_by
-from zkbroker.broker.protocol.releases import DEFAULT_RELEASE, parse_release, release_name
+from zkbroker.broker.cli.arguments import int_between, kafka_release
+from zkbroker.broker.protocol.releases import DEFAULT_RELEASE, release_name
 from zkbroker.broker.security.scram import MAX_ITERATIONS, MECHANISM_TYPES, MIN_ITERATIONS
 from zkbroker.broker.security.scram_users import add_scram_user
 from zkbroker.zk_layout import ZkStore
@@ -25,6 +25,7 @@ def add_user_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     user = sub.add_parser("user", help="add SCRAM users in ZooKeeper (as kafka-configs did)")
     actions = user.add_subparsers(dest="user_command", required=True, metavar="ACTION")
     add = actions.add_parser("add", help="set a user's SCRAM credentials")
+    add.set_defaults(command_parser=add)  # errors found after parsing show its usage
     add.add_argument("name", metavar="NAME", help="the user name")
     add.add_argument("--password", required=True, help="the user's password")
     add.add_argument(
@@ -35,13 +36,15 @@ def add_user_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add.add_argument(
         "--iterations",
-        type=int_at_least(MIN_ITERATIONS, f"iterations between {MIN_ITERATIONS} and 16384"),
+        type=int_between(
+            MIN_ITERATIONS, MAX_ITERATIONS, f"iterations between {MIN_ITERATIONS} and 16384"
+        ),
         default=MIN_ITERATIONS,
         help=f"PBKDF2 iterations, {MIN_ITERATIONS}..{MAX_ITERATIONS} ({MIN_ITERATIONS})",
     )
     add.add_argument(
         "--kafka-version",
-        type=parsed_by(parse_release),
+        type=kafka_release,
         default=DEFAULT_RELEASE,
         help=f"the release whose notification format is written ({release_name(DEFAULT_RELEASE)})",
     )
@@ -51,9 +54,6 @@ def add_user_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 async def run_user_command(store: ZkStore, args: argparse.Namespace) -> int:
-    if args.iterations > MAX_ITERATIONS:
-        print(f"zkbroker: --iterations must be at most {MAX_ITERATIONS}")
-        return 2
     mechanisms = args.mechanism or sorted(MECHANISM_TYPES)
     await add_scram_user(
         store,

@@ -26,9 +26,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import structlog
-
 from zkbroker.broker.controller import reassignment
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.rules import alter_partition as rules
 from zkbroker.zk_layout import (
@@ -43,7 +42,7 @@ if TYPE_CHECKING:
     from zkbroker.broker.controller.controller import Controller
     from zkbroker.broker.protocol.messages.alter_partition import AlterPartitionRequest
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 TP = tuple[str, int]
 

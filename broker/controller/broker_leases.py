@@ -43,8 +43,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.zk_layout import BrokerIdNode, BrokerInfo, Endpoint
 from zkbroker.zk_layout.errors import NoNodeError
@@ -101,7 +100,7 @@ class BrokerLeases:
     def __init__(self, controller: Controller) -> None:
         self.controller = controller
         self._leases: dict[int, _Lease] = {}
-        self._log = structlog.get_logger(__name__).bind(
+        self._log = get_logger(__name__).bind(
             broker_id=controller.context.broker_id, controller_epoch=controller.context.epoch
         )
 

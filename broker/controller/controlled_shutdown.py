@@ -26,10 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import structlog
-
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.controller import partitions
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.rules.controlled_shutdown import controlled_shutdown_leader
 from zkbroker.zk_layout import LEADER_NONE, BrokerIdNode
@@ -37,7 +36,7 @@ from zkbroker.zk_layout import LEADER_NONE, BrokerIdNode
 if TYPE_CHECKING:
     from zkbroker.broker.controller.controller import Controller
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 UNKNOWN_BROKER_EPOCH = -1
 

@@ -54,7 +54,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-import structlog
 from kazoo.protocol.states import ZnodeStat
 
 from zkbroker.broker.asyncutil import gather_bounded
@@ -64,6 +63,7 @@ from zkbroker.broker.controller import topics as controller_topics
 from zkbroker.broker.controller.broker_leases import BrokerLeases
 from zkbroker.broker.controller.topics import ControllerState
 from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.rules.broker_config import BrokerConfig
 from zkbroker.broker.settings import Settings
 from zkbroker.zk_layout import (
@@ -136,7 +136,7 @@ class Controller:
         self._event_observer = event_observer
         self._task: asyncio.Task[None] | None = None
         self._watches: dict[str, Watch] = {}
-        self._log = structlog.get_logger(__name__).bind(
+        self._log = get_logger(__name__).bind(
             broker_id=context.broker_id, controller_epoch=context.epoch
         )
         self.moved = asyncio.Event()
@@ -554,7 +554,7 @@ class ControllerElector:
         # Between a session expiry and the broker's new registration: no election.
         self._session_lost = False
         self._checks: set[asyncio.Task[None]] = set()
-        self._log = structlog.get_logger(__name__).bind(broker_id=broker_id)
+        self._log = get_logger(__name__).bind(broker_id=broker_id)
 
     @property
     def is_active(self) -> bool:

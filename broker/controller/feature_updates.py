@@ -20,8 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.rules.feature_updates import (
     FeatureError,
     FeatureUpdate,
@@ -41,7 +40,7 @@ from zkbroker.zk_layout.nodes.controller import (
 if TYPE_CHECKING:
     from zkbroker.broker.controller.controller import Controller
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import structlog
-
 from zkbroker.broker.asyncutil import GATHER_LIMIT, Pacer, collect, gather_bounded
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.rules import leader_election as rules
 from zkbroker.broker.rules.api_error import ApiError
@@ -59,7 +58,7 @@ from zkbroker.zk_layout import (
 if TYPE_CHECKING:
     from zkbroker.broker.controller.controller import Controller
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 TP = tuple[str, int]
 StateRule = Callable[[PartitionState], PartitionState | None]

@@ -31,10 +31,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import structlog
-
 from zkbroker.broker.controller import partitions as partitions_
 from zkbroker.broker.controller import topics as controller_topics
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.rules import leader_election as rules
 from zkbroker.broker.rules.api_error import ApiError
@@ -53,7 +52,7 @@ from zkbroker.zk_layout.release import release_at_least
 if TYPE_CHECKING:
     from zkbroker.broker.controller.controller import Controller
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 TP = tuple[str, int]
 _Predicate = Callable[[TP, tuple[int, ...]], bool]

@@ -32,9 +32,8 @@ import contextlib
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-import structlog
-
 from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.log import get_logger
 from zkbroker.zk_layout import (
     ConfigEntityNode,
     DeleteTopicMarkerNode,
@@ -55,7 +54,7 @@ from zkbroker.zk_layout.store import ZkTransaction
 if TYPE_CHECKING:
     from zkbroker.broker.controller.controller import Controller
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # Partitions per fenced multi when creating or deleting a topic's partition znodes: a topic's
 # partitions must not all go into one request, which ZooKeeper's jute.maxbuffer (1 MiB by

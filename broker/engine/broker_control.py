@@ -39,8 +39,7 @@ from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.server.broker_node import BrokerNode
 from zkbroker.zk_layout import (
     BrokerControlNode,
@@ -97,7 +96,7 @@ class BrokerControl:
         self._tasks: set[asyncio.Task[None]] = set()
         self._remove_session_listener: Any = None
         self._stopped = False
-        self._log = structlog.get_logger(__name__)
+        self._log = get_logger(__name__)
 
     async def start(self) -> None:
         """Reset the control nodes to running, mark ownership, then watch (in that order, so

@@ -31,8 +31,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 
-import structlog
-
 from zkbroker.broker.engine import records as records_access
 from zkbroker.broker.engine.broker_control import BrokerControl
 from zkbroker.broker.engine.log_retention import LogRetention
@@ -42,6 +40,7 @@ from zkbroker.broker.hooks.metrics import StatsdMetrics
 from zkbroker.broker.image.config_watcher import ConfigWatcher
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.image.metadata_watcher import MetadataWatcher
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol.records import Record
 from zkbroker.broker.rules.broker_config import BrokerConfig
 from zkbroker.broker.server.broker_node import BrokerNode
@@ -57,7 +56,7 @@ SLOW_STOP_STEP_S = 2.0
 
 class ClusterEngine:
     """The brokers of this process, their ZooKeeper sessions, the metadata image and the
-    toolkit hooks; `broker.Cluster` is the public face over it."""
+    toolkit hooks; `zkbroker.Cluster` is the public face over it."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -96,7 +95,7 @@ class ClusterEngine:
         # StatsD metrics (`zkbroker.broker.hooks.metrics`) while started, when `settings.statsd` is
         # set.
         self.metrics: StatsdMetrics | None = None
-        self._log = structlog.get_logger(__name__)
+        self._log = get_logger(__name__)
         # Request capture (`zkbroker.broker.hooks.capture`): from the start with `capture_path`,
         # else once `capture()` is called.
         self._capture: RequestCapture | None = None
@@ -128,6 +127,8 @@ class ClusterEngine:
                 # SASL to ZooKeeper: the embedded server knows zkbroker's one user.
                 sasl = auth is not None and auth.scheme == "sasl"
                 self._embedded = EmbeddedZooKeeper(
+                    # With a log dir the cluster is kept beside the logs (None: temporary).
+                    data_dir=self.logs.zookeeper_data_dir,
                     max_buffer_bytes=self.settings.zookeeper_max_buffer_bytes,
                     sasl_users={auth.user: auth.password} if auth and sasl else None,
                 )
@@ -209,6 +210,14 @@ class ClusterEngine:
                 await control.stop()
             except Exception:
                 self._log.exception("broker_control.stop_failed")
+        # The whole cluster stops at once: no controller of ours is left to see the others
+        # leave and report their partitions offline (which they are only in a cluster that
+        # goes on running).
+        for broker_id, broker in self.brokers.items():
+            try:
+                await broker.leave_controller_election()
+            except Exception:
+                self._log.exception("broker.stop_failed", broker_id=broker_id)
         for broker_id, broker in sorted(self.brokers.items(), reverse=True):
             try:
                 with self._slow_step(f"broker {broker_id}"):

@@ -21,10 +21,9 @@ import contextlib
 import time
 from collections.abc import Callable
 
-import structlog
-
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.rules.broker_config import BrokerConfig
 from zkbroker.broker.storage import LogManager, PartitionLog
 from zkbroker.broker.storage.cleaner import CompactionConfig, clean_log
@@ -49,7 +48,7 @@ class LogRetention:
         self._release = release
         self._broker_config = broker_config
         self._task: asyncio.Task[None] | None = None
-        self._log = structlog.get_logger(__name__)
+        self._log = get_logger(__name__)
 
     def start(self) -> None:
         if self._task is None:

@@ -31,13 +31,12 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any
 
-import structlog
-
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.groups.records import decode_key
 from zkbroker.broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
 from zkbroker.broker.groups.zk_registry import java_abs_hash
 from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
 from zkbroker.broker.protocol.records.control import read_end_txn_marker
@@ -50,7 +49,7 @@ _CHECK_INTERVAL_S = 0.2
 _LOAD_AT_ONCE_BYTES = 256 * 1024
 _READ_BYTES = 1 << 20
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 
 def _always(_group_id: str) -> bool:

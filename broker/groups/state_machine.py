@@ -31,8 +31,6 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-import structlog
-
 from zkbroker.broker.groups import records as rec
 from zkbroker.broker.groups.classic_group import (
     ClassicGroup,
@@ -46,10 +44,11 @@ from zkbroker.broker.groups.classic_group import (
     TopicPartition,
 )
 from zkbroker.broker.groups.txn_offsets import PendingTxnOffsets
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.zk_layout.release import Release
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 # Kafka's GroupCoordinator.NewMemberJoinTimeoutMs.
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000

@@ -47,12 +47,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Any
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol.jsonable import message_converter
 from zkbroker.broker.server.hooks import Intervention, RequestCall, RequestRecord
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # How many records the in-memory view keeps (the newest ones).
 DEFAULT_MAX_RECORDS = 100_000

@@ -52,8 +52,7 @@ from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, Final, Protocol, TypeVar
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.releases import API_NAMES
 from zkbroker.broker.server.hooks import HookChain, Intervention, RequestCall, RequestRecord
@@ -263,7 +262,7 @@ async def _read_faults(store: ZkStore) -> list[tuple[Fault, int]]:
         try:
             out.append((Fault(fault_id, FaultNode.decode_at(data, fault_id)), int(stat.version)))
         except ZnodeFormatError as e:
-            structlog.get_logger(__name__).warning(
+            get_logger(__name__).warning(
                 "fault.invalid", fault_id=fault_id, reason=str(e)
             )
     return out
@@ -326,7 +325,7 @@ class FaultInjector:
         #: How many times each (fault id, kind) was applied to a request.
         self.injected: collections.Counter[tuple[int, str]] = collections.Counter()
         self._records: collections.deque[InjectedFault] = collections.deque(maxlen=_MAX_RECORDS)
-        self._log = structlog.get_logger(__name__)
+        self._log = get_logger(__name__)
 
     async def start(self, store: ZkStore) -> None:
         # The watch's first call (made before watch_children returns) finds no store and
@@ -641,7 +640,7 @@ class _Runner(Protocol):
 
 
 class SyncFaults:
-    """`Faults` for synchronous callers (`broker.Cluster.faults` in `with` mode): the same
+    """`Faults` for synchronous callers (`zkbroker.Cluster.faults` in `with` mode): the same
     methods, each run on the cluster's loop and waited for."""
 
     def __init__(self, faults: Faults, runner: _Runner) -> None:

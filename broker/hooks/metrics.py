@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import asyncio_dgram
-import structlog
 
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol.error_codes import name_of
 from zkbroker.broker.server.hooks import Intervention, RequestCall, RequestRecord
 from zkbroker.broker.settings import parse_address
@@ -57,7 +57,7 @@ MAX_PACKET_BYTES = 1432
 DEFAULT_QUEUE_SIZE = 10_000
 _SEND_TIMEOUT_S = 1.0
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # (api name, version, error, latency in ms, a hook intervened)
 # A request: (api, version, error, latency ms, injected); a controller event: (name, ms).

@@ -39,9 +39,8 @@ import contextlib
 import time
 from collections.abc import Callable
 
-import structlog
-
 from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.log import get_logger
 from zkbroker.zk_layout import (
     DEFAULT_ENTITY,
     ConfigChangeNotificationNode,
@@ -89,7 +88,7 @@ class ConfigWatcher:
         self._worker: asyncio.Task[None] | None = None
         # ctime (ms) of each notification seen, for the purge without re-reading them.
         self._ctimes: dict[str, int] = {}
-        self._log = structlog.get_logger(__name__)
+        self._log = get_logger(__name__)
 
     async def start(self) -> None:
         await self._load_broker_entities()

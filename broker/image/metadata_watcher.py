@@ -31,10 +31,9 @@ import collections
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
-import structlog
-
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.log import get_logger
 from zkbroker.zk_layout import ZkStore, ZnodeFormatError
 from zkbroker.zk_layout.nodes import (
     BrokerIdNode,
@@ -79,7 +78,7 @@ class MetadataWatcher:
         # Partition-state watches still to start, in order, and the one task starting them.
         self._to_watch: collections.deque[tuple[str, int]] = collections.deque()
         self._state_starter: asyncio.Task[None] | None = None
-        self._log = structlog.get_logger(__name__)
+        self._log = get_logger(__name__)
 
     async def start(self) -> None:
         await asyncio.gather(

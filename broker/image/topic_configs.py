@@ -21,11 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.zk_layout import ConfigEntityNode, ConfigType, ZkStore, ZnodeFormatError
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 

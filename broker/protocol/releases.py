@@ -105,7 +105,9 @@ RELEASES: tuple[Release, ...] = (
     (3, 9),
 )
 
-DEFAULT_RELEASE: Release = (2, 8)
+# What every way of starting a cluster emulates unless told otherwise: the last release with
+# ZooKeeper mode, whose versions today's clients negotiate.
+DEFAULT_RELEASE: Release = (3, 9)
 
 API_NAMES: Mapping[int, str] = MappingProxyType(
     {

@@ -31,14 +31,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.report import tables
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 CUBE = "cube"
 HISTOGRAM = "latency_histogram"

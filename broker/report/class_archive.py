@@ -38,9 +38,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import structlog
+from zkbroker.broker.log import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 ENV = "ZKBROKER_CLASS_ARCHIVE"
 OFF = "off"

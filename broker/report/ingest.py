@@ -25,7 +25,8 @@ aggregates (`zkbroker.broker.report.aggregates`: what the reports read); `<datas
 lists the files ingested (path, size, modification time, lines, bad lines) so that
 `--incremental` reads only files not listed there (or changed since).
 
-Deliberately not here: any report (`zkbroker.broker.report.tables`).
+Deliberately not here: any report (`zkbroker.broker.report.tables`), checking that the inputs
+exist before Spark starts (`zkbroker.broker.report.inputs`).
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.report import aggregates
+from zkbroker.broker.report.console import Progress, quiet
 from zkbroker.broker.report.schema import (
     CORRUPT_COLUMN,
     INT16,
@@ -53,7 +54,7 @@ from zkbroker.broker.report.schema import (
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 CAPTURE_SUFFIXES = (".jsonl", ".jsonl.gz")
 META_SUFFIX = ".meta.json"
@@ -319,12 +320,18 @@ def _ingested_paths(spark: SparkSession, dataset: str) -> dict[str, tuple[int, i
 
 
 def ingest(
-    spark: SparkSession, inputs: Sequence[str], dataset: str, incremental: bool = False
+    spark: SparkSession,
+    inputs: Sequence[str],
+    dataset: str,
+    incremental: bool = False,
+    progress: Progress = quiet,
 ) -> IngestResult:
     """Write the captures of `inputs` to the Parquet dataset at `dataset` (overwritten unless
-    `incremental`, which appends only files not ingested before or changed since)."""
+    `incremental`, which appends only files not ingested before or changed since);
+    `progress` gets a line per step (`zkbroker.broker.report.console`)."""
     from pyspark.sql import functions as F
 
+    started_ingest = time.perf_counter()
     files = list_inputs(spark, inputs)
     if incremental:
         known = _ingested_paths(spark, dataset)
@@ -337,7 +344,10 @@ def ingest(
         new = files
     log.info("report.ingest", files=len(files), new=len(new), dataset=dataset)
     if not new:
+        progress(f"{_files(len(files))} found, none new")
         return IngestResult(len(files), 0, 0, 0)
+    known_text = f" ({len(files) - len(new):,} already ingested)" if len(new) < len(files) else ""
+    progress(f"parsing {_files(len(new))}{known_text} into the dataset {dataset}")
     batch = uuid.uuid4().hex
     mode = "append" if incremental else "overwrite"
     requests_uri = f"{dataset}/{REQUESTS_TABLE}"
@@ -352,6 +362,7 @@ def ingest(
         df = df.drop("project").withColumn("ingest_batch", F.lit(batch))
         df.write.mode("append").parquet(f"{requests_uri}/{folder}")
     log.info("report.ingest.parsed", seconds=round(time.perf_counter() - started, 2))
+    progress("counting the aggregates (requests cube, latency histogram, fault events)")
     started = time.perf_counter()
     # The batch's aggregates, from the Parquet just written (narrow columns, no JSON parsing);
     # the cube also counts the lines and bad lines per file.
@@ -371,7 +382,13 @@ def ingest(
     lines = sum(c[0] for c in counts.values())
     bad = sum(c[1] for c in counts.values())
     log.info("report.ingested", files=len(new), lines=lines, bad_lines=bad)
+    progress(f"ingested {_files(len(new))}: {lines:,} lines, {bad:,} bad "
+             f"({time.perf_counter() - started_ingest:.1f} s)")
     return IngestResult(len(files), len(new), lines, bad)
+
+
+def _files(n: int) -> str:
+    return f"{n:,} capture file" + ("" if n == 1 else "s")
 
 
 LISTING_SCHEMA = (

@@ -11,11 +11,13 @@ requests. Each table is computed once, written and cached; its rows are collecte
 build the page and the summary, so nothing is computed twice and no Python data goes back
 into Spark.
 
-Exit codes: 0 ok, 1 failure (logged), 2 usage or missing dependency (with an install hint),
-3 findings of a `--fail-on` rule.
+Exit codes: 0 ok, 1 failure (logged), 2 usage, missing dependency (with an install hint) or
+missing input (refused before Spark starts where Python can tell: `inputs`), 3 findings of a
+`--fail-on` rule. The command prints a line per step on stderr and, when done, a short
+summary on stdout (`console`).
 
 Deliberately not here: the transformations (`tables`), the page (`page`), Spark settings
-(`session`).
+(`session`), the text a person reads in the terminal (`console`).
 """
 
 from __future__ import annotations
@@ -31,10 +33,10 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
-from zkbroker.broker.report import aggregates, tables
+from zkbroker.broker.log import get_logger
+from zkbroker.broker.report import aggregates, inputs, tables
 from zkbroker.broker.report.aggregates import Aggregates
+from zkbroker.broker.report.console import Progress, StderrProgress, plural, print_summary, quiet
 from zkbroker.broker.report.ingest import IngestResult, ingest, load_requests
 from zkbroker.broker.report.jvm_tuning import c2_paused
 from zkbroker.broker.report.options import (
@@ -56,7 +58,7 @@ from zkbroker.broker.report.session import (
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # Tables whose rows the page and the summary need (all of them but the per-fault events).
 COLLECTED = (
@@ -270,6 +272,9 @@ def build_summary(
                 "bad_lines": sum(r["bad_lines"] for r in run_rows),
                 "requests": sum(r["requests"] for r in run_rows),
                 "clients": len(rows["readiness"]),
+                "apis": len({r["api"] for r in rows["matrix"]}),
+                # Requests answered with an error code, faults excluded (as the runs count).
+                "errors": sum(r["errors"] for r in run_rows),
                 "faults": event_count,
             },
             "bad_lines": [
@@ -288,27 +293,39 @@ def build_summary(
 
 
 def run_report(
-    options: ReportOptions, spark: SparkSession | None = None, *, only_run_in_jvm: bool = False
+    options: ReportOptions,
+    spark: SparkSession | None = None,
+    *,
+    only_run_in_jvm: bool = False,
+    progress: Progress = quiet,
 ) -> ReportResult:
     """Run the whole job; `spark` is used as is when given (and left running).
 
     `only_run_in_jvm`: nothing runs in the driver's JVM after this report (the command and
     spark-submit run one report per process), so its tables are computed with the JIT's C2
-    kept off (`jvm_tuning.c2_paused`), which would leave a later run's code to C1."""
+    kept off (`jvm_tuning.c2_paused`), which would leave a later run's code to C1.
+    `progress` gets a line per step (the command prints them on stderr).
+
+    Raises FileNotFoundError for an input that does not exist, before Spark starts when
+    Python can tell (`zkbroker.broker.report.inputs`)."""
     from zkbroker.broker.report.page import render_page
     from zkbroker.broker.report.plots import load_in_background
 
+    inputs.check(options.inputs, options.baseline, options.dataset_path)
     load_in_background()
     own = spark is None
     archive = None
     if spark is None:
         archive = plan_class_archive(options.spark)
+        progress(f"starting Spark ({options.spark.master or 'local[*]'})")
         spark = build_session(options.spark, archive)
     ok = False
     try:
         ingested = None
         if options.inputs:
-            ingested = ingest(spark, options.inputs, options.dataset_path, options.incremental)
+            progress(f"reading captures: {_named(options.inputs)}")
+            ingested = ingest(spark, options.inputs, options.dataset_path, options.incremental,
+                              progress=progress)
         elif not _dataset_exists(spark, options.dataset_path):
             raise FileNotFoundError(
                 f"no INPUT given and no dataset at {options.dataset_path} to report on"
@@ -316,7 +333,9 @@ def run_report(
         current = load_aggregates(spark, options.dataset_path)
         loaded = [current]
         if options.baseline:
-            ingest(spark, options.baseline, options.baseline_dataset_path)
+            progress(f"reading the baseline's captures: {_named(options.baseline)}")
+            ingest(spark, options.baseline, options.baseline_dataset_path,
+                   progress=lambda line: progress(f"baseline: {line}"))
             loaded.append(load_aggregates(spark, options.baseline_dataset_path))
         steps = table_steps(
             current, loaded[1].cube if len(loaded) > 1 else None, options.rate_threshold
@@ -324,9 +343,12 @@ def run_report(
         out = Path(options.out)
         out.mkdir(parents=True, exist_ok=True)
         tables_uri = options.tables_path.rstrip("/")
+        progress(f"computing {plural(len(steps), 'table')} from the aggregates")
+        started = time.perf_counter()
         with c2_paused(spark) if only_run_in_jvm else nullcontext():
             done, rows = write_tables(steps, tables_uri)
             event_count = done["fault_events"].count()
+        progress(f"tables written to {tables_uri} ({time.perf_counter() - started:.1f} s)")
         for df in done.values():
             df.unpersist()
         for one in loaded:
@@ -336,6 +358,7 @@ def run_report(
         summary = build_summary(options, ingested, rows, findings, event_count)
         code = EXIT_FINDINGS if findings else EXIT_OK
         summary["exit_code"] = code
+        progress(f"writing report.html and summary.json to {out}")
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         (out / "report.html").write_text(render_page(options.title, summary, rows), "utf-8")
         log.info("report.done", out=str(out), findings=len(findings), exit_code=code)
@@ -343,7 +366,17 @@ def run_report(
         return ReportResult(code, summary, rows, findings)
     finally:
         if own:
+            if archive is not None and archive.writing is not None:
+                # The JVM writes the archive as it exits: the one long pause a person
+                # would otherwise take for a hang (a failed run's is discarded).
+                progress("writing the JVM class archive (once, ~30 s)" if ok else
+                         "stopping the JVM (~30 s: it writes a class archive, discarded)")
             stop_session(spark, archive, ok)
+
+
+def _named(paths: Sequence[str], shown: int = 3) -> str:
+    more = len(paths) - shown
+    return ", ".join(paths[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def _sort_rows(rows: dict[str, list[dict[str, Any]]]) -> None:
@@ -366,7 +399,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "zkbroker report") -> in
 
 
 def run_cli(options: ReportOptions, prog: str = "zkbroker report") -> int:
-    """The command's run for parsed options: logging, dependency check, job, exit code."""
+    """The command's run for parsed options: logging, dependency check, job, exit code.
+    Progress lines go to stderr, the summary to stdout (`zkbroker.broker.report.console`)."""
     import logging
 
     from zkbroker.broker.log import configure_logging
@@ -380,7 +414,7 @@ def run_cli(options: ReportOptions, prog: str = "zkbroker report") -> int:
         print(f"{prog}: {e}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return run_report(options, only_run_in_jvm=True).exit_code
+        result = run_report(options, only_run_in_jvm=True, progress=StderrProgress(prog))
     except FileNotFoundError as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -388,3 +422,5 @@ def run_cli(options: ReportOptions, prog: str = "zkbroker report") -> int:
         log.exception("report.failed")
         print(f"{prog}: failed: {e}", file=sys.stderr)
         return EXIT_FAILURE
+    print_summary(result.summary, options.out, prog)
+    return result.exit_code

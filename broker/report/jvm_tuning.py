@@ -54,14 +54,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.report import class_archive
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 METASPACE_SIZE = "256m"
 
@@ -184,7 +183,10 @@ def c2_paused(spark: SparkSession, folder: str | None = None) -> Iterator[bool]:
 
 def java_options(folder: str | None = None) -> list[str]:
     """The options for a driver JVM zkbroker starts."""
-    options = ["-XX:+UseParallelGC", f"-XX:MetaspaceSize={METASPACE_SIZE}"]
+    # The JVM's own messages ("1 compiler directives added") on stderr: stdout carries the
+    # command's summary.
+    options = ["-XX:+UseParallelGC", f"-XX:MetaspaceSize={METASPACE_SIZE}",
+               "-XX:+DisplayVMOutputToStderr"]
     path = directives_file(folder)
     if path is not None:
         options += ["-XX:+UnlockDiagnosticVMOptions", f"-XX:CompilerDirectivesFile={path}"]

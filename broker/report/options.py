@@ -43,7 +43,7 @@ class ReportOptions:
     tables: str | None = None  # default: <out>/tables
     rate_threshold: float = DEFAULT_RATE_THRESHOLD
     title: str = "zkbroker capture report"
-    log_level: str = "info"
+    log_level: str = "warning"
     spark: SparkSettings = field(default_factory=SparkSettings)
 
     @property
@@ -125,7 +125,12 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"smallest error-rate change the diff reports ({DEFAULT_RATE_THRESHOLD})",
     )
     parser.add_argument("--title", default="zkbroker capture report", help="the page's title")
-    parser.add_argument("--log-level", default="info", help="debug, info, warning, error")
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        help="structured logs on stderr: debug, info (each step's timings), warning (default), "
+        "error; the progress lines and the summary are printed at any level",
+    )
 
 
 def build_report_parser(prog: str = "zkbroker report") -> argparse.ArgumentParser:

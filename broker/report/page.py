@@ -1,6 +1,11 @@
 """`report.html`: one self-contained page (inline CSS, plots as data: URIs, no script, no
 network resource) built from the collected table rows and the summary.
 
+Written for a person: a table of contents, one sentence per section on how to read it,
+headers in words, error codes with their names ("3 UNKNOWN_TOPIC_OR_PARTITION"), and only
+the columns a reader needs: keys the tables carry for joins and ids (`run_id`, `api_key`,
+`previous_run_id`) stay in the Parquet tables and `summary.json`, not on the page.
+
 Every value is HTML-escaped. Versions Kafka 4.0 removed are highlighted (class `removed`),
 as are "not ready" verdicts and new/vanished/changed diff rows. Deliberately not here: any
 computation beyond formatting (the tables come from `zkbroker.broker.report.tables`), Spark.
@@ -10,12 +15,16 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
+from zkbroker.broker.protocol.error_codes import NAMES as ERROR_NAMES
 from zkbroker.broker.report import plots
 
 Rows = list[dict[str, Any]]
 MAX_ROWS = 500
+TIMES = "\u00d7"  # the multiplication sign of "client x API" (escaped: ruff's RUF001)
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
@@ -26,14 +35,72 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.removed td,tr.not-ready td,tr.new td,tr.vanished td{background:#fde2e2}
 tr.changed td{background:#fff3cd}.ok{color:#2a7a2a}.bad{color:#b00020;font-weight:bold}
 .totals span{display:inline-block;margin-right:2em}img{max-width:100%}
+p.how{color:#555;max-width:60em}nav.toc{background:#f8f8f8;padding:.5em 1em;display:inline-block}
+nav.toc ol{margin:.3em 0;padding-left:1.5em}
 """
+
+# Column headers in words; a column not listed is shown by its name, "_" as spaces.
+LABELS = {
+    "client_software": "client",
+    "client_version": "client version",
+    "api": "API",
+    "api_version": "version",
+    "share": "share of the client's requests",
+    "removed_in_4_0": "removed in 4.0",
+    "removed_range": "versions 4.0 removed",
+    "removed_requests": "requests to removed versions",
+    "removed_versions": "removed versions used",
+    "with_code": "requests answering it",
+    "baseline_rate": "baseline rate",
+    "current_rate": "current rate",
+    "previous_run_name": "previous run",
+    "run_name": "run",
+    "previous_rate": "previous rate",
+    "baseline_versions": "baseline versions",
+    "current_versions": "current versions",
+    "p50_us": "p50 (µs)",
+    "p95_us": "p95 (µs)",
+    "p99_us": "p99 (µs)",
+    "max_us": "max (µs)",
+    "kind": "fault",
+    "mean_retries": "mean retries",
+    "max_retries": "max retries",
+    "p50_time_to_success_ms": "p50 time to success (ms)",
+    "max_time_to_success_ms": "max time to success (ms)",
+    "kafka_version": "Kafka",
+    "ci_job": "CI job",
+    "first_request": "first request (UTC)",
+    "bad_lines": "bad lines",
+    "error_rate": "error rate",
+    "slowest_apis": "slowest APIs (by p95)",
+    "apis": "APIs",
+    "errors": "error responses",
+}
+
+
+def label(column: str) -> str:
+    return LABELS.get(column, column.replace("_", " "))
+
+
+def error_text(code: int | None, name: str | None = None) -> str:
+    """An error code with its name, "3 UNKNOWN_TOPIC_OR_PARTITION"; "" for none."""
+    if code is None:
+        return ""
+    return f"{code} {name or ERROR_NAMES.get(code, 'UNKNOWN_CODE')}"
+
+
+def with_error(rows: Rows) -> Rows:
+    """The rows with an `error` column: code and name together."""
+    return [{**r, "error": error_text(r.get("error_code"), r.get("error_name"))} for r in rows]
 
 
 def _cell(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"<td>{'yes' if value else ''}</td>"
     if isinstance(value, float):
         text = f"{value:.3f}" if abs(value) < 1000 else f"{value:,.0f}"
         return f'<td class="num">{html.escape(text)}</td>'
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int):
         return f'<td class="num">{value:,}</td>'
     if isinstance(value, list):
         return f"<td>{html.escape(', '.join(str(v) for v in value))}</td>"
@@ -48,7 +115,7 @@ def table(
 ) -> str:
     if not rows:
         return "<p>none</p>"
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    head = "".join(f"<th>{html.escape(label(c))}</th>" for c in columns)
     body = []
     for r in rows[:MAX_ROWS]:
         cls = row_class(r) if row_class else ""
@@ -67,8 +134,163 @@ def _img(png: str | None, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{png}">'
 
 
+def _file(run_id: str) -> str:
+    """A run's capture file as a reader finds it: a local path without `file:`."""
+    text = unquote(run_id)
+    return "/" + text.removeprefix("file:").lstrip("/") if text.startswith("file:") else text
+
+
+def _when(value: Any) -> str:
+    """An ISO time to the second, "2026-01-01 00:00:00"."""
+    return str(value)[:19].replace("T", " ") if value else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    anchor: str
+    title: str
+    how: str  # one sentence: how to read it
+    body: str
+
+
+def _sections(summary: dict[str, Any], rows: dict[str, Rows]) -> list[Section]:
+    t = summary["totals"]
+    sections = []
+    if summary["findings"]:
+        sections.append(Section(
+            "findings", f"Findings under --fail-on ({len(summary['findings']):,})",
+            f"Each finding of the rules {', '.join(summary['fail_on'])}; any finding makes "
+            "the command exit 3, so a CI job fails on it.",
+            table(summary["findings"], ["rule", "client", "detail"], table_id="findings-table"),
+        ))
+    if t["bad_lines"]:
+        bad = [{**r, "file": _file(r["run_id"])} for r in summary["bad_lines"]]
+        sections.append(Section(
+            "bad-lines", f"Bad lines ({t['bad_lines']:,})",
+            "Capture lines that were truncated (a process killed mid-write) or invalid, per "
+            "file: they are counted here and left out of every other table.",
+            table(bad, ["file", "lines", "bad_lines"], table_id="bad-lines-table"),
+        ))
+    sections.append(Section(
+        "readiness", "Kafka 4.0 readiness (KIP-896)",
+        "One verdict per client: \"not ready\" (red) means it still sent API versions that "
+        "Kafka 4.0 removed, listed on the right, and would fail against a 4.0 broker.",
+        table(
+            rows["readiness"],
+            ["client_software", "client_version", "verdict", "requests", "removed_requests",
+             "removed_versions"],
+            lambda r: "not-ready" if r["verdict"] != "ready" else "",
+            "readiness-table",
+        ),
+    ))
+    sections.append(Section(
+        "matrix", f"Clients {TIMES} API {TIMES} version",
+        "Which versions of each API every client used and how often; red rows are versions "
+        "Kafka 4.0 no longer serves (the plot shows each client's requests to them).",
+        _img(plots.matrix_plot(rows["matrix"]), "requests per client") + table(
+            rows["matrix"],
+            ["client_software", "client_version", "api", "api_version", "requests", "share",
+             "removed_in_4_0", "removed_range"],
+            lambda r: "removed" if r["removed_in_4_0"] else "",
+            "matrix-table",
+        ),
+    ))
+    sections.append(Section(
+        "errors", "Error codes (faults excluded)",
+        "The error codes the broker answered per client, API and version, with the rate "
+        "(requests answering the code / requests); requests a fault was injected into are "
+        "not counted, their errors are the test's doing.",
+        _img(plots.errors_plot(rows["errors"]), "error codes") + table(
+            with_error(rows["errors"]),
+            ["client_software", "client_version", "api", "api_version", "error", "with_code",
+             "requests", "rate"],
+            table_id="errors-table",
+        ),
+    ))
+    if "error_diff" in rows:
+        changed = [r for r in rows["error_diff"] if r["status"] != "same"]
+        versions = [r for r in rows["version_diff"] if r["status"] != "same"]
+        baseline = ", ".join(summary["diff"]["baseline"]) if summary.get("diff") else ""
+        sections.append(Section(
+            "diff", f"Diff against the baseline ({baseline})",
+            "What changed from the baseline's runs to these: error codes new, vanished or "
+            "whose rate moved by at least --rate-threshold, per client and API both called; "
+            "then the API versions each client used before and after.",
+            "<h3>Error codes</h3>" + table(
+                with_error(changed),
+                ["client_software", "client_version", "api", "error", "baseline_rate",
+                 "current_rate", "status"],
+                lambda r: str(r["status"]),
+                "error-diff-table",
+            ) + "<h3>API versions used</h3>" + table(
+                versions,
+                ["client_software", "client_version", "api", "baseline_versions",
+                 "current_versions", "status"],
+                lambda r: str(r["status"]),
+                "version-diff-table",
+            ),
+        ))
+    sections.append(Section(
+        "run-diff", "Run to run: error codes that changed",
+        "Each run against the run before it in its project (by first request): error codes "
+        f"new, vanished or changed per client {TIMES} API both runs called; a code that stays the "
+        "same is not listed.",
+        table(
+            with_error(rows.get("run_diff", [])),
+            ["project", "previous_run_name", "run_name", "client_software", "client_version",
+             "api", "error", "previous_rate", "current_rate", "status"],
+            lambda r: str(r["status"]),
+            "run-diff-table",
+        ),
+    ))
+    sections.append(Section(
+        "latency", "Latency (nearest rank; faults excluded)",
+        "Percentiles of the broker's time to answer, per API and version over every run "
+        "(within 1% below the exact value); the second plot follows the busiest APIs' p95 "
+        "run by run, to spot a run that got slower.",
+        _img(plots.latency_plot(rows["latency"]), "latency percentiles")
+        + _img(plots.trend_plot(rows["latency_runs"], rows["runs"]), "p95 trend across runs")
+        + table(
+            rows["latency"],
+            ["api", "api_version", "requests", "p50_us", "p95_us", "p99_us", "max_us"],
+            table_id="latency-table",
+        ),
+    ))
+    sections.append(Section(
+        "faults", "Injected faults and what followed",
+        "Each kind of fault injected into a client's calls of an API, and how the client "
+        "coped: recovered counts faults followed by a successful call of the same API, "
+        "retries the calls it took, time to success how long until then.",
+        table(
+            with_error(rows["fault_summary"]),
+            ["client_software", "client_version", "api", "kind", "error", "faults",
+             "recovered", "mean_retries", "max_retries", "p50_time_to_success_ms",
+             "max_time_to_success_ms"],
+            table_id="faults-table",
+        ),
+    ))
+    runs = [{**r, "first_request": _when(r.get("first_request"))} for r in rows["runs"]]
+    sections.append(Section(
+        "runs", "Runs",
+        "One row per capture file, in the order of its first request: where it came from "
+        "(its meta file's release, commit, CI job) and what it held.",
+        table(
+            runs,
+            ["run_name", "project", "release", "kafka_version", "commit", "ci_job",
+             "first_request", "requests", "bad_lines", "clients", "error_rate", "faults",
+             "slowest_apis"],
+            table_id="runs-table",
+        ),
+    ))
+    return sections
+
+
 def render_page(title: str, summary: dict[str, Any], rows: dict[str, Rows]) -> str:
     t = summary["totals"]
+    sections = _sections(summary, rows)
+    toc = "".join(
+        f'<li><a href="#{s.anchor}">{html.escape(s.title)}</a></li>' for s in sections
+    )
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -76,7 +298,7 @@ def render_page(title: str, summary: dict[str, Any], rows: dict[str, Rows]) -> s
         f"<h1>{html.escape(title)}</h1>",
         '<p class="totals">'
         + "".join(
-            f"<span><b>{html.escape(k)}</b> {v:,}</span>"
+            f"<span><b>{html.escape(label(k))}</b> {v:,}</span>"
             for k, v in t.items()
             if isinstance(v, int)
         )
@@ -84,111 +306,11 @@ def render_page(title: str, summary: dict[str, Any], rows: dict[str, Rows]) -> s
     ]
     if summary["findings"]:
         parts.append(f'<p class="bad">{len(summary["findings"])} findings under --fail-on '
-                     f'{html.escape(", ".join(summary["fail_on"]))}</p>')
-        parts.append(table(summary["findings"], ["rule", "client", "detail"]))
-    if t["bad_lines"]:
-        parts.append(f'<p class="bad">{t["bad_lines"]:,} truncated or invalid lines</p>')
-        parts.append(table(summary["bad_lines"], ["run_id", "lines", "bad_lines"]))
-
-    parts.append("<h2 id=\"readiness\">Kafka 4.0 readiness (KIP-896)</h2>")
-    parts.append(
-        table(
-            rows["readiness"],
-            ["client_software", "client_version", "verdict", "requests", "removed_requests",
-             "removed_versions"],
-            lambda r: "not-ready" if r["verdict"] != "ready" else "",
-            "readiness-table",
-        )
-    )
-    parts.append("<h2 id=\"matrix\">Clients &times; API &times; version</h2>")
-    parts.append(_img(plots.matrix_plot(rows["matrix"]), "requests per client"))
-    parts.append(
-        table(
-            rows["matrix"],
-            ["client_software", "client_version", "api", "api_key", "api_version", "requests",
-             "share", "removed_in_4_0", "removed_range"],
-            lambda r: "removed" if r["removed_in_4_0"] else "",
-            "matrix-table",
-        )
-    )
-    parts.append("<h2 id=\"errors\">Error codes (faults excluded)</h2>")
-    parts.append(_img(plots.errors_plot(rows["errors"]), "error codes"))
-    parts.append(
-        table(
-            rows["errors"],
-            ["client_software", "client_version", "api", "api_version", "error_code",
-             "error_name", "with_code", "requests", "rate"],
-            table_id="errors-table",
-        )
-    )
-    if "error_diff" in rows:
-        changed = [r for r in rows["error_diff"] if r["status"] != "same"]
-        versions = [r for r in rows["version_diff"] if r["status"] != "same"]
-        baseline = ", ".join(summary["diff"]["baseline"]) if summary.get("diff") else ""
-        parts.append(f"<h2 id=\"diff\">Diff against the baseline ({html.escape(baseline)})</h2>")
-        parts.append("<h3>Error codes</h3>")
-        parts.append(
-            table(
-                changed,
-                ["client_software", "client_version", "api", "error_code", "error_name",
-                 "baseline_rate", "current_rate", "status"],
-                lambda r: str(r["status"]),
-                "error-diff-table",
-            )
-        )
-        parts.append("<h3>API versions used</h3>")
-        parts.append(
-            table(
-                versions,
-                ["client_software", "client_version", "api", "baseline_versions",
-                 "current_versions", "status"],
-                lambda r: str(r["status"]),
-                "version-diff-table",
-            )
-        )
-    parts.append("<h2 id=\"run-diff\">Run to run: error codes that changed</h2>")
-    parts.append(
-        "<p>Each run against the run before it in its project (by first request): codes "
-        "new, vanished or changed per client &times; API both runs called.</p>"
-    )
-    parts.append(
-        table(
-            rows.get("run_diff", []),
-            ["project", "previous_run_name", "run_name", "client_software", "client_version",
-             "api", "error_code", "error_name", "previous_rate", "current_rate", "status"],
-            lambda r: str(r["status"]),
-            "run-diff-table",
-        )
-    )
-    parts.append("<h2 id=\"latency\">Latency (nearest rank; faults excluded)</h2>")
-    parts.append(_img(plots.latency_plot(rows["latency"]), "latency percentiles"))
-    parts.append(_img(plots.trend_plot(rows["latency_runs"]), "p95 trend across runs"))
-    parts.append(
-        table(
-            rows["latency"],
-            ["api", "api_version", "requests", "p50_us", "p95_us", "p99_us", "max_us"],
-            table_id="latency-table",
-        )
-    )
-    parts.append("<h2 id=\"faults\">Injected faults and what followed</h2>")
-    parts.append(
-        table(
-            rows["fault_summary"],
-            ["client_software", "client_version", "api", "kind", "error_code", "faults",
-             "recovered", "mean_retries", "max_retries", "p50_time_to_success_ms",
-             "max_time_to_success_ms"],
-            table_id="faults-table",
-        )
-    )
-    parts.append("<h2 id=\"runs\">Runs</h2>")
-    parts.append(
-        table(
-            rows["runs"],
-            ["run_name", "project", "release", "kafka_version", "commit", "ci_job",
-             "first_request", "requests", "bad_lines", "clients", "error_rate", "faults",
-             "slowest_apis"],
-            table_id="runs-table",
-        )
-    )
+                     f'{html.escape(", ".join(summary["fail_on"]))}: the command exits 3</p>')
+    parts.append(f'<nav class="toc" id="contents"><b>Contents</b><ol>{toc}</ol></nav>')
+    for s in sections:
+        parts.append(f'<h2 id="{s.anchor}">{html.escape(s.title)}</h2>')
+        parts.append(f'<p class="how">{html.escape(s.how)}</p>')
+        parts.append(s.body)
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -11,12 +11,14 @@ from __future__ import annotations
 import base64
 import io
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 Rows = list[dict[str, Any]]
 MAX_BARS = 30
 MAX_TREND_SERIES = 8
+# Run names written under the trend's axis at most.
+MAX_RUN_LABELS = 40
 
 
 def _png(fig: Any) -> str:
@@ -83,27 +85,48 @@ def latency_plot(latency: Rows) -> str | None:
     return _png(fig)
 
 
-def trend_plot(latency_runs: Rows) -> str | None:
-    """p95 per API across runs (by run start), for the APIs with the most requests."""
+def trend_plot(latency_runs: Rows, runs: Rows | None = None) -> str | None:
+    """p95 per API run by run, for the APIs with the most requests: the runs on a categorical
+    x axis by name, in the order of their first request (`runs`: the runs table, which names
+    a run's project where two projects have runs of the same name), the legend outside the
+    axes so it never hides a line."""
     if not latency_runs:
         return None
     plt = _pyplot()
-    by_api: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    project = {r["run_id"]: r.get("project") for r in runs or []}
+    by_api: dict[str, dict[str, float]] = defaultdict(dict)
     volume: dict[str, int] = defaultdict(int)
+    start: dict[str, str] = {}
+    name: dict[str, str] = {}
     for r in latency_runs:
         api = f"{r['api']} v{r['api_version']}"
-        by_api[api].append((r["run_start"] or "", r["p95_us"] / 1000))
+        by_api[api][r["run_id"]] = r["p95_us"] / 1000
         volume[api] += r["requests"]
-    top = sorted(volume, key=lambda a: -volume[a])[:MAX_TREND_SERIES]
-    starts = sorted({s for api in top for s, _ in by_api[api]})
-    position = {s: i for i, s in enumerate(starts)}
-    fig, ax = plt.subplots(figsize=(8, 3.5))
+        start[r["run_id"]] = r["run_start"] or ""
+        name[r["run_id"]] = r["run_name"] or r["run_id"]
+    top = sorted(volume, key=lambda a: (-volume[a], a))[:MAX_TREND_SERIES]
+    order = sorted({run for api in top for run in by_api[api]}, key=lambda r: (start[r], r))
+    shared = {n for n, count in Counter(name.values()).items() if count > 1}
+    labels = [
+        f"{project.get(r) or '?'}/{name[r]}" if name[r] in shared else name[r] for r in order
+    ]
+    position = {run: i for i, run in enumerate(order)}
+    fig, ax = plt.subplots(figsize=(max(6.0, min(14.0, 2 + 0.35 * len(order))), 3.8))
     for api in top:
-        points = sorted(by_api[api])
-        ax.plot([position[s] for s, _ in points], [v for _, v in points], marker="o", label=api)
-    ax.set_xlabel("run (by start time)")
+        runs_of_api = sorted(by_api[api], key=position.__getitem__)
+        ax.plot([position[r] for r in runs_of_api], [by_api[api][r] for r in runs_of_api],
+                marker="o", label=api)
+    # A label per run while they fit; beyond that every k-th, so they never overlap.
+    step = max(1, -(-len(order) // MAX_RUN_LABELS))
+    ticks = list(range(0, len(order), step))
+    ax.set_xticks(ticks, [labels[i] for i in ticks], rotation=35 if len(order) > 4 else 0,
+                  ha="right" if len(order) > 4 else "center", fontsize=8)
+    ax.set_xlim(-0.5, len(order) - 0.5)
+    ax.set_xlabel("run (in order of first request)")
     ax.set_ylabel("p95 latency (ms)")
-    ax.legend(fontsize=7, ncol=2)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
+              title="API", title_fontsize=8)
     return _png(fig)
 
 

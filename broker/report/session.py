@@ -32,15 +32,14 @@ import shutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.report import class_archive, jvm_tuning
 from zkbroker.broker.report.class_archive import ArchivePlan
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 INSTALL_PYSPARK_HINT = "install the report extra: pip install 'zkbroker[report]'"
 INSTALL_JAVA_HINT = (

@@ -46,8 +46,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import structlog
-
+from zkbroker.broker.log import ROOT_LOGGER, get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.rules import acl_matching as m
 from zkbroker.zk_layout import BadVersionError, NodeExistsError, NoNodeError, ZnodeFormatError
@@ -65,9 +64,12 @@ from zkbroker.zk_layout.nodes.acl import (
 from zkbroker.zk_layout.release import Release
 from zkbroker.zk_layout.store import Watch, ZkStore
 
-log = structlog.get_logger(__name__)
-#: Kafka's audit logger (AclAuthorizer.authorizerLogger), also a stdlib logger of that name.
+log = get_logger(__name__)
+#: Kafka's audit logger (AclAuthorizer.authorizerLogger): the name its level has in
+#: DescribeConfigs and IncrementalAlterConfigs of BROKER_LOGGER.
 AUDIT_LOGGER = "kafka.authorizer.logger"
+#: The `logging` logger the audit lines go to, beside zkbroker's other events.
+AUDIT_LOG = f"{ROOT_LOGGER}.{AUDIT_LOGGER}"
 
 AUTHORIZER_CLASSES = frozenset(
     {"kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer"}
@@ -168,7 +170,7 @@ class AclAuthorizer:
         self.index = m.AclIndex()
         self._lock = asyncio.Lock()
         self._log = log.bind(broker_id=broker_id)
-        self._audit_log = structlog.get_logger(AUDIT_LOGGER).bind(broker_id=broker_id)
+        self._audit_log = get_logger(AUDIT_LOG).bind(broker_id=broker_id)
         self._watches: list[Watch] = []
         self._seen: dict[str, int] = {LITERAL_ACL_CHANGES: -1, EXTENDED_ACL_CHANGES: -1}
         self._pending: dict[str, list[str]] = {}

@@ -20,8 +20,7 @@ import asyncio
 import contextlib
 from collections.abc import Mapping
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.security.quotas import ClientQuotaConfigs
 from zkbroker.broker.security.scram import MECHANISM_TYPES, ScramCredential
 from zkbroker.zk_layout import (
@@ -52,7 +51,7 @@ class CredentialCache:
         self._wake = asyncio.Event()
         self._watch: Watch | None = None
         self._worker: asyncio.Task[None] | None = None
-        self._log = structlog.get_logger(__name__)
+        self._log = get_logger(__name__)
 
     def get(self, user: str, mechanism: str) -> ScramCredential | None:
         return self._credentials.get(user, {}).get(mechanism)

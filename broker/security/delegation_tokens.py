@@ -45,8 +45,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.security.scram import MECHANISM_TYPES, MIN_ITERATIONS, ScramCredential
 from zkbroker.broker.security.scram import credential_from_password as _credential
@@ -62,7 +61,7 @@ from zkbroker.zk_layout.nodes.delegation_token import (
 from zkbroker.zk_layout.release import Release, release_at_least
 from zkbroker.zk_layout.store import Watch, ZkStore
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: DelegationTokenManager.ErrorTimestamp.
 ERROR_TIMESTAMP = -1

@@ -9,6 +9,9 @@ keys are looked up per mechanism first (`listener.name.<l>.<mechanism>.sasl.jaas
 - `sasl.enabled.mechanisms`: the mechanisms a SASL listener offers, in order (PLAIN,
   SCRAM-SHA-256, SCRAM-SHA-512 here; Kafka's default GSSAPI needs Kerberos, refused);
 - `sasl.jaas.config` with PlainLoginModule `user_<name>="password"` options: PLAIN's users;
+  without it, the JAAS file's server section for the listener (`--jaas-config`, Kafka's
+  `java.security.auth.login.config`: `<listener>.KafkaServer`, else `KafkaServer`), the only
+  source before 1.1;
 - `connections.max.reauth.ms` (KIP-368), `connection.failed.authentication.delay.ms` (KIP-306,
   2.1+: 100 ms by default; no delay before);
 - `ssl.*` (see `zkbroker.broker.security.tls`) and `ssl.principal.mapping.rules`; on a SASL_SSL
@@ -26,7 +29,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from zkbroker.broker.security.jaas import JaasError, plain_users
+from zkbroker.broker.security.jaas import (
+    JaasError,
+    JaasFile,
+    Module,
+    module_plain_users,
+    plain_users,
+)
 from zkbroker.broker.security.principal_mapping import PrincipalMapper
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -71,6 +80,10 @@ class ListenerSecurity:
     principal_mapper: PrincipalMapper | None = None
     # The listener's effective configs (prefix overrides applied), for the TLS context.
     configs: Mapping[str, str] = field(default_factory=dict)
+    # The JAAS file's section this listener logs in with (its name and login modules), when
+    # a JAAS file is given and has one: the broker's own login towards its peers comes from
+    # it when no sasl.jaas.config does (`zkbroker.broker.security.sasl_client`).
+    jaas_section: tuple[str, tuple[Module, ...]] | None = None
 
     @property
     def sasl(self) -> bool:
@@ -92,16 +105,19 @@ def effective_configs(configs: Mapping[str, str], listener: str) -> dict[str, st
 
 
 def listener_security(
-    configs: Mapping[str, str], listener: str, release: tuple[int, ...] = (3, 9)
+    configs: Mapping[str, str],
+    listener: str,
+    release: tuple[int, ...] = (3, 9),
+    jaas_file: JaasFile | None = None,
 ) -> ListenerSecurity:
-    """`release` refuses what its brokers could not do: SCRAM before 0.10.2 (KIP-84)."""
+    """`release` refuses what its brokers could not do: SCRAM before 0.10.2 (KIP-84).
+    `jaas_file` is the broker's JAAS file (`--jaas-config`), if any."""
     listener = listener.upper()
     protocols = protocol_map(configs)
     protocol = protocols.get(listener)
     if protocol is None:
-        raise ValueError(
-            f"No security protocol defined for listener {listener} (listener.security.protocol.map)"
-        )
+        # Kafka's text (EndPoint.createEndPoint / CoreUtils.listenerListToEndPoints).
+        raise ValueError(f"No security protocol defined for listener {listener}")
     own = effective_configs(configs, listener)
     if protocol == "SASL_SSL" and f"{listener_prefix(listener)}ssl.client.auth" not in configs:
         # Kafka's ChannelBuilders: a SASL_SSL listener authenticates clients with SASL and
@@ -133,19 +149,25 @@ def listener_security(
         raise ValueError(f"sasl.enabled.mechanisms of listener {listener} is empty")
     if release < (0, 10, 2) and any(m.startswith("SCRAM-") for m in mechanisms):
         raise ValueError("SCRAM mechanisms came with Kafka 0.10.2 (KIP-84)")
+    section = None if jaas_file is None else jaas_file.server_section(listener, release)
     users: dict[str, str] = {}
     if "PLAIN" in mechanisms:
         jaas = own.get("plain.sasl.jaas.config", own.get("sasl.jaas.config"))
-        if jaas is None:
+        if jaas is None and section is not None:
+            users = module_plain_users(section[1])
+        elif jaas is None and jaas_file is not None:
+            raise ValueError(jaas_file.missing_section_message(listener, release))
+        elif jaas is None:
             raise ValueError(
                 f"Could not find a 'KafkaServer' or '{listener.lower()}.KafkaServer' entry in "
                 f"the JAAS configuration: set listener.name.{listener.lower()}."
                 "plain.sasl.jaas.config for PLAIN"
             )
-        try:
-            users = plain_users(jaas)
-        except JaasError as e:
-            raise ValueError(f"sasl.jaas.config: {e}") from None
+        else:
+            try:
+                users = plain_users(jaas)
+            except JaasError as e:
+                raise ValueError(f"sasl.jaas.config: {e}") from None
     reauth: dict[str, int] = {}
     for mechanism in mechanisms:
         text = own.get(
@@ -162,4 +184,5 @@ def listener_security(
         failed_auth_delay_ms=delay,
         principal_mapper=mapper,
         configs=own,
+        jaas_section=section,
     )

@@ -4,11 +4,11 @@ A broker authenticates to another broker's inter-broker listener as Kafka's
 `ChannelBuilders.clientChannelBuilder(..., JaasContext.Type.SERVER, ...)` does: with the
 mechanism `sasl.mechanism.inter.broker.protocol` (Kafka's default GSSAPI) and the `username` /
 `password` options of the listener's JAAS login for that mechanism
-(`listener.name.<l>.<mechanism>.sasl.jaas.config`; zkbroker has no JAAS file, so the plain
-`sasl.jaas.config` stands in for its `KafkaServer` entry, as on the server side, see
-`zkbroker.broker.security.listener_config`). Kafka's `SaslClientCallbackHandler` takes the name and
-password from whichever login module put them in the subject, so both `PlainLoginModule` and
-`ScramLoginModule` entries serve.
+(`listener.name.<l>.<mechanism>.sasl.jaas.config`, or zkbroker's plain `sasl.jaas.config`),
+else the listener's section of the JAAS file (`--jaas-config`: `<listener>.KafkaServer`, else
+`KafkaServer`, as on the server side, see `zkbroker.broker.security.listener_config`). Kafka's
+`SaslClientCallbackHandler` takes the name and password from whichever login module put them
+in the subject, so both `PlainLoginModule` and `ScramLoginModule` entries serve.
 
 - `PlainClient`: RFC 4616's `authzid NUL authcid NUL passwd` with an empty authzid, as Kafka's
   (the JDK's) PLAIN client sends it;
@@ -20,8 +20,8 @@ password from whichever login module put them in the subject, so both `PlainLogi
 `inter_broker_login` raises ValueError with Kafka's message (KafkaConfig.validateValues) when
 the mechanism is not one of the listener's `sasl.enabled.mechanisms`, and with zkbroker's own
 when no JAAS login gives the broker a user name and password. Releases before 1.1 took the
-broker's JAAS login from a file only (`sasl.jaas.config` is no broker config there); zkbroker
-reads no JAAS file, so such a broker has no login and its peer calls fail, logged.
+broker's JAAS login from a file only (`sasl.jaas.config` is no broker config there): without
+`--jaas-config` such a broker has no login and its peer calls fail, logged.
 
 Deliberately not here: the wire (SaslHandshake/SaslAuthenticate, `zkbroker.broker.transactions.
 peer_client`), GSSAPI and OAUTHBEARER, SCRAM extensions (delegation-token logins are for
@@ -36,10 +36,10 @@ from typing import Protocol
 
 import scramp
 
-from zkbroker.broker.security.jaas import JaasError, parse_modules
+# SCRAM_LOGIN_MODULE is re-exported: this module was its home.
+from zkbroker.broker.security.jaas import SCRAM_LOGIN_MODULE as SCRAM_LOGIN_MODULE
+from zkbroker.broker.security.jaas import JaasError, module_credentials, parse_modules
 from zkbroker.broker.security.listener_config import ListenerSecurity, listener_prefix
-
-SCRAM_LOGIN_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
 
 class SaslClientFailed(Exception):
@@ -120,16 +120,7 @@ def new_client(login: SaslLogin) -> SaslClient:
 def jaas_credentials(text: str) -> tuple[str, str] | None:
     """(username, password) of the first PlainLoginModule / ScramLoginModule entry naming
     both, None when none does."""
-    for module, _, options in parse_modules(text):
-        if module not in (
-            "org.apache.kafka.common.security.plain.PlainLoginModule",
-            SCRAM_LOGIN_MODULE,
-        ):
-            continue
-        username, password = options.get("username"), options.get("password")
-        if username is not None and password is not None:
-            return username, password
-    return None
+    return module_credentials(parse_modules(text))
 
 
 def inter_broker_login(
@@ -138,8 +129,8 @@ def inter_broker_login(
     """The broker's login on its SASL inter-broker listener `security` (whose effective
     configs carry the broker-wide keys too); ValueError when Kafka (or zkbroker) would not
     start with it. Without `jaas_in_configs` (releases before 1.1, whose brokers read their
-    JAAS login from a file only) a missing login is None: zkbroker reads no JAAS file, so
-    such a broker cannot log in to its peers."""
+    JAAS login from a file only) a missing login is None when no JAAS file gives one: such a
+    broker cannot log in to its peers."""
     own: Mapping[str, str] = security.configs
     mechanism = own.get("sasl.mechanism.inter.broker.protocol", "GSSAPI").strip()
     if mechanism not in security.mechanisms:
@@ -153,6 +144,16 @@ def inter_broker_login(
     listener = security.listener_name.lower()
     key = f"{listener_prefix(listener)}{mechanism.lower()}.sasl.jaas.config"
     jaas = own.get(f"{mechanism.lower()}.sasl.jaas.config", own.get("sasl.jaas.config"))
+    if jaas is None and security.jaas_section is not None:
+        section, modules = security.jaas_section
+        from_file = module_credentials(modules)
+        if from_file is None:
+            raise ValueError(
+                f"JAAS file section {section}: no username and password for the broker's "
+                f'inter-broker login with {mechanism} (give its login module username="..." '
+                'password="...")'
+            )
+        return SaslLogin(mechanism, *from_file)
     if jaas is None and not jaas_in_configs:
         return None
     if jaas is None:

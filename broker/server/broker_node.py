@@ -35,12 +35,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-import structlog
-
 from zkbroker.broker.controller.controller import Controller, ControllerElector, EventObserver
 from zkbroker.broker.groups.coordinator import GroupCoordinator
 from zkbroker.broker.groups.state_machine import group_config
 from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.rules.broker_config import BrokerConfig
 from zkbroker.broker.rules.broker_loggers import BrokerLoggers
 from zkbroker.broker.rules.fetch_sessions import FetchSessionCache
@@ -112,7 +111,7 @@ class BrokerNode:
         self._broker_config: BrokerConfig | None = None
         self._broker_config_version = -1
         self._loggers = BrokerLoggers(settings.kafka_version)
-        self._log = structlog.get_logger(__name__).bind(broker_id=broker_id)
+        self._log = get_logger(__name__).bind(broker_id=broker_id)
         # The classic group coordinator: its groups live in the shared logs of
         # __consumer_offsets; started and stopped with the broker.
         self._group_coordinator = self._new_group_coordinator()
@@ -375,9 +374,7 @@ class BrokerNode:
             self._local_brokers.unregister(self._broker_id, self)
             await self._transaction_coordinator.stop()
             await self._group_coordinator.stop()
-            if self._elector is not None:
-                elector, self._elector = self._elector, None
-                await elector.stop()
+            await self.leave_controller_election()
         finally:
             try:
                 extra, self._extra_servers = list(self._extra_servers.values()), {}
@@ -406,6 +403,12 @@ class BrokerNode:
                     self.broker_epoch = -1
                     await store.close()
                     self._log.info("broker.stopped")
+
+    async def leave_controller_election(self) -> None:
+        """Stop contending for /controller (and resign it if held); the broker serves on."""
+        if self._elector is not None:
+            elector, self._elector = self._elector, None
+            await elector.stop()
 
     def broker_info(self) -> BrokerInfo:
         """The registration: one endpoint per listener, in `listeners` order, with its

@@ -28,12 +28,11 @@ import asyncio
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, Protocol
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import RequestHeader
 from zkbroker.handlers.context import ConnectionInfo
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

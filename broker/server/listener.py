@@ -80,6 +80,7 @@ from typing import Any
 import structlog
 
 from zkbroker.broker.asyncutil import SLICE_S, gc_paused
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import (
     CodecError,
     RequestHeader,
@@ -197,7 +198,7 @@ class BrokerServer:
         self._close_reasons: dict[str, str] = {}
         self._ids = itertools.count(1)
         self._admitted = 0  # connections admitted so far: Kafka's Acceptor round robin
-        self._log = structlog.get_logger(__name__).bind(broker_id=broker.broker_id)
+        self._log = get_logger(__name__).bind(broker_id=broker.broker_id)
         self.port = port
         self._limits_version = -1
         self.limits = AdmissionLimits()

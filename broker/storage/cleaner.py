@@ -74,9 +74,9 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import crc32c
-import structlog
 
 from zkbroker.broker.asyncutil import SLICE_S, Pacer
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol.records import (
     MAGIC_V2,
     NO_TIMESTAMP,
@@ -107,7 +107,7 @@ from zkbroker.broker.storage.partition_log import PartitionLog
 from zkbroker.broker.storage.segment import Segment, SegmentStore
 from zkbroker.broker.storage.transactions import AbortedTxn
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 LONG_MAX: Final = (1 << 63) - 1
 _INT_MAX: Final = (1 << 31) - 1

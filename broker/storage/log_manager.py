@@ -17,6 +17,17 @@ each) to notice other processes' appends.
 Compaction is `zkbroker.broker.storage.cleaner.clean_log`, which the retention task calls per log
 with the topic's configs; the cleaner checkpoint is the log dir's ``cleaner-offset-checkpoint``.
 
+What a log dir holds besides partition directories: the checkpoint files, zkbroker's lock
+files, and `EMBEDDED_ZOOKEEPER_DIR` (``zookeeper/``), the data of the embedded ZooKeeper a
+``zkbroker run --log-dir`` without ``--zookeeper`` keeps there so that a restart serves the
+same topics (a name without Kafka's ``-<partition>`` ending can never be a partition
+directory). Partition directories are never removed but for DeleteTopics: `delete_topic`
+renames each to Kafka's ``<topic>-<partition>.<uuid>-delete`` first (``LogManager.asyncDelete``),
+so the name disappears at once and a crash mid-removal leaves a directory the next start
+finishes removing, never half a partition served again. A directory of another topic id is
+set aside as ``-stray`` (`PartitionLog.open_dir`) and kept; a start logs each one it finds,
+as Kafka's ``LogManager.loadLog`` does ("Loaded stray log"), and never deletes it.
+
 Deliberately not here: recovery points, multiple log dirs (JBOD),
 reassignment between dirs, and deciding retention configs (the caller passes them). Opening
 a log from disk scans its batch headers, proportional to its batch count.
@@ -34,20 +45,24 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.storage.files import CLEANER_OFFSET_CHECKPOINT_FILE, LogStartOffsetCheckpoint
 from zkbroker.broker.storage.partition_log import (
     DEFAULT_SEGMENT_BYTES,
     DEFAULT_SEGMENT_MS,
+    DELETE_DIR_SUFFIX,
+    SET_ASIDE_DIR,
     PartitionLog,
     partition_dir_name,
+    set_aside_partition_dir,
 )
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 #: How often waiters look for other processes' appends (disk mode).
 POLL_INTERVAL_S: Final = 0.1
+#: The embedded ZooKeeper's data directory inside a log dir (`LogManager.zookeeper_data_dir`).
+EMBEDDED_ZOOKEEPER_DIR: Final = "zookeeper"
 
 
 class LogManager:
@@ -72,11 +87,33 @@ class LogManager:
             self._cleaner_checkpoint = LogStartOffsetCheckpoint(
                 log_dir, CLEANER_OFFSET_CHECKPOINT_FILE
             )
+            self._load_set_aside_dirs(log_dir)
         self.generation = 0
         """Bumped by every append seen (this process's, or another's found by polling)."""
         self._appended = asyncio.Event()
         self._last_poll = 0.0
         self._closed = False
+
+    @property
+    def zookeeper_data_dir(self) -> Path | None:
+        """Where an embedded ZooKeeper keeps the cluster beside these logs (disk mode)."""
+        return None if self.log_dir is None else self.log_dir / EMBEDDED_ZOOKEEPER_DIR
+
+    @staticmethod
+    def _load_set_aside_dirs(log_dir: Path) -> None:
+        """Kafka's ``loadLog`` for set-aside directories: finish removing the ``-delete``
+        ones (their topics were deleted; a process stopped before they were gone) and log
+        the ``-stray`` ones, which stay for the operator to look at."""
+        with contextlib.suppress(FileNotFoundError):
+            for entry in os.scandir(log_dir):
+                match = SET_ASIDE_DIR.match(entry.name)
+                if match is None or not entry.is_dir(follow_symlinks=False):
+                    continue
+                if match.group(4) == DELETE_DIR_SUFFIX:
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                    _log.info("storage.deleted_partition_dir_removed", directory=entry.path)
+                else:
+                    _log.warning("storage.stray_partition_dir_kept", directory=entry.path)
 
     # -- logs ------------------------------------------------------------------------------
 
@@ -128,7 +165,8 @@ class LogManager:
     def delete_topic(self, topic: str) -> None:
         """Close and remove every partition log of ``topic`` (idempotent). In disk mode the
         directories go too, including those of partitions this process never opened, and
-        it is no error when another process removed them first."""
+        it is no error when another process removed them first. Each is renamed to Kafka's
+        ``-delete`` name before it is removed (see the module's docstring)."""
         for key in [k for k in self._logs if k[0] == topic]:
             self._logs.pop(key).close()
         if self.log_dir is None or self._checkpoint is None:
@@ -138,7 +176,13 @@ class LogManager:
             for entry in os.scandir(self.log_dir):
                 name = entry.name
                 if name.startswith(prefix) and name[len(prefix) :].isdigit() and entry.is_dir():
-                    shutil.rmtree(entry.path, ignore_errors=True)
+                    try:
+                        doomed = set_aside_partition_dir(
+                            Path(entry.path), topic, int(name[len(prefix) :]), DELETE_DIR_SUFFIX
+                        )
+                    except FileNotFoundError:
+                        continue  # another process sharing the dir deleted it first
+                    shutil.rmtree(doomed, ignore_errors=True)
         self._checkpoint.remove_topic(topic)
         if self._cleaner_checkpoint is not None:
             self._cleaner_checkpoint.remove_topic(topic)
@@ -223,4 +267,4 @@ class LogManager:
         return changed
 
 
-__all__ = ["POLL_INTERVAL_S", "LogManager", "partition_dir_name"]
+__all__ = ["EMBEDDED_ZOOKEEPER_DIR", "POLL_INTERVAL_S", "LogManager", "partition_dir_name"]

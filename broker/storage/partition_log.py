@@ -17,6 +17,15 @@ in the log dir's ``log-start-offset-checkpoint`` when it is above the first segm
 a lock file in the partition directory serialises appends, DeleteRecords and retention, and
 whoever takes it first indexes what the others appended (`append_lock`).
 
+A directory whose ``partition.metadata`` names another topic id than the one the log is
+opened for (the topic was deleted and re-created while this directory was not looked at, or
+ZooKeeper's data was lost) is never deleted: it is renamed aside, Kafka's way, to
+``<topic>-<partition>.<32 hex digits>-stray`` (``UnifiedLog.logStrayDirName``: the name a
+Kafka 3.7+ broker gives a log it finds it should not host, kept on disk and only logged by
+later starts), with a WARNING naming both directories, and the log starts empty in a new
+directory. The rename happens with the partition lock held; the lock file moves with the
+directory, so an opener checks after locking that its lock file is still the directory's.
+
 Opening a directory scans every batch header of every segment to rebuild the index and the
 epoch cache: time proportional to the partition's batch count, reading 1 MiB at a time. A
 partial batch at a segment's end (a process killed mid-write) is trimmed then, as Kafka's
@@ -49,13 +58,13 @@ import bisect
 import contextlib
 import fcntl
 import os
-import shutil
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Final
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol.records import Batch, RecordBatchV2, iter_batches, read_batches
 from zkbroker.broker.rules.producer_state import ProducerBatch, ProducerStateTable, last_sequence
 from zkbroker.broker.storage.epoch_cache import LeaderEpochCache
@@ -82,17 +91,69 @@ from zkbroker.broker.storage.segment import (
 from zkbroker.broker.storage.transactions import AbortedTxn, PartitionTransactions
 from zkbroker.broker.storage.types import UNDEFINED_EPOCH, OffsetOutOfRange, TimestampOffset
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 DEFAULT_SEGMENT_BYTES = 1 << 30
 DEFAULT_SEGMENT_MS = 7 * 24 * 3600 * 1000
 #: Kafka's suffixes of a segment being cleaned and of one being swapped in (``LogFileUtils``).
 CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
+#: Kafka's suffixes of a partition directory set aside (``LogFileUtils``/``LocalLog``): one
+#: being deleted with its topic, and one kept because it does not belong where it is.
+DELETE_DIR_SUFFIX: Final = "-delete"
+STRAY_DIR_SUFFIX: Final = "-stray"
+#: Kafka's ``DeleteDirPattern``/``StrayDirPattern``: ``topic-partition.uniqueId<suffix>``.
+SET_ASIDE_DIR = re.compile(r"^(\S+)-(\S+)\.(\S+)(-delete|-stray)$")
+_MAX_DIR_NAME: Final = 255
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
     return f"{topic}-{partition}"
+
+
+def set_aside_dir_name(topic: str, partition: int, suffix: str) -> str:
+    """Kafka's ``logDirNameWithSuffixCappedLength``: ``<topic>-<partition>.<uuid hex><suffix>``,
+    the topic cut so the name stays within 255 characters."""
+    full_suffix = f"-{partition}.{uuid.uuid4().hex}{suffix}"
+    return topic[: _MAX_DIR_NAME - len(full_suffix)] + full_suffix
+
+
+def set_aside_partition_dir(directory: Path, topic: str, partition: int, suffix: str) -> Path:
+    """Rename a partition directory to Kafka's set-aside name beside it; returns the new path."""
+    target = directory.with_name(set_aside_dir_name(topic, partition, suffix))
+    os.rename(directory, target)
+    return target
+
+
+def _lock_partition_dir(directory: Path) -> int:
+    """Create the directory if missing and take its partition lock; returns the lock's fd.
+
+    Another process may rename the directory aside (or delete it with its topic) while this
+    one waits for the lock: the fd then locks the file that moved, so it is dropped and the
+    directory now at the path is locked instead."""
+    while True:
+        directory.mkdir(parents=True, exist_ok=True)
+        lock_path = directory / PARTITION_LOCK_FILE
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # the directory went between mkdir and open
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            try:
+                current = os.stat(lock_path)
+            except FileNotFoundError:
+                current = None
+            if current is not None and (current.st_dev, current.st_ino) == (
+                held.st_dev,
+                held.st_ino,
+            ):
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
 
 
 class PartitionLog:
@@ -181,25 +242,52 @@ class PartitionLog:
         cleaner_checkpoint: LogStartOffsetCheckpoint | None = None,
     ) -> PartitionLog:
         """Open (or create) ``<log_dir>/<topic>-<partition>``. A directory whose
-        ``partition.metadata`` names another topic id held a deleted topic of the same name:
-        its files are removed and the log starts empty."""
+        ``partition.metadata`` names another topic id is renamed aside (``-stray``, see the
+        module's docstring) and the log starts empty."""
         directory = log_dir / partition_dir_name(topic, partition)
-        directory.mkdir(parents=True, exist_ok=True)
+        checkpoint = checkpoint or LogStartOffsetCheckpoint(log_dir)
+        cleaner_checkpoint = cleaner_checkpoint or LogStartOffsetCheckpoint(
+            log_dir, CLEANER_OFFSET_CHECKPOINT_FILE
+        )
+        while True:
+            lock_fd = _lock_partition_dir(directory)
+            try:
+                stored_id = read_partition_metadata(directory)
+                if topic_id is None or stored_id is None or stored_id == topic_id:
+                    break
+                aside = set_aside_partition_dir(directory, topic, partition, STRAY_DIR_SUFFIX)
+                _log.warning(
+                    "storage.partition_dir_set_aside",
+                    directory=str(directory),
+                    renamed_to=str(aside),
+                    topic=topic,
+                    partition=partition,
+                    stored_topic_id=str(stored_id),
+                    topic_id=str(topic_id),
+                    reason="partition.metadata names another topic id",
+                )
+                # The offsets checkpointed for that directory belong to it, not to the new log.
+                key = (topic, partition)
+                for offsets in (checkpoint, cleaner_checkpoint):
+                    if offsets.get(*key) is not None:
+                        offsets.update({key: None})
+            except BaseException:
+                os.close(lock_fd)
+                raise
+            os.close(lock_fd)  # the lock moved with the directory; lock the new one
         log = cls(
             topic,
             partition,
             topic_id,
             directory=directory,
-            checkpoint=checkpoint or LogStartOffsetCheckpoint(log_dir),
+            checkpoint=checkpoint,
             segment_bytes=segment_bytes,
             segment_ms=segment_ms,
             on_append=on_append,
-            cleaner_checkpoint=cleaner_checkpoint
-            or LogStartOffsetCheckpoint(log_dir, CLEANER_OFFSET_CHECKPOINT_FILE),
+            cleaner_checkpoint=cleaner_checkpoint,
         )
-        log._lock_fd = os.open(directory / PARTITION_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        log._lock_fd = lock_fd  # held since the check above
         try:
-            fcntl.flock(log._lock_fd, fcntl.LOCK_EX)
             log._lock_depth = 1
             try:
                 log._open_locked()
@@ -214,33 +302,11 @@ class PartitionLog:
     def _open_locked(self) -> None:
         assert self.directory is not None and self._checkpoint is not None
         stored_id = read_partition_metadata(self.directory)
-        if self.topic_id is not None and stored_id is not None and stored_id != self.topic_id:
-            _log.info(
-                "replacing partition directory of an earlier topic",
-                topic=self.topic,
-                partition=self.partition,
-                stored_topic_id=str(stored_id),
-                topic_id=str(self.topic_id),
-            )
-            self._wipe_directory()
-            self._checkpoint.update({(self.topic, self.partition): None})
-            self._set_first_dirty_offset(None)
         self._recover_swaps()
         self._load_segments(trim=True)
         if self.topic_id is not None and stored_id != self.topic_id:
             write_partition_metadata(self.directory, self.topic_id)
         self._stamp_directory()
-
-    def _wipe_directory(self) -> None:
-        assert self.directory is not None
-        for entry in os.scandir(self.directory):
-            if entry.name == PARTITION_LOCK_FILE:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(entry.path)
 
     def _recover_swaps(self) -> None:
         """Kafka's ``LogLoader`` for an interrupted cleaning (lock held, at open): a

@@ -3,5 +3,5 @@
 container, local install or `$ZKBROKER_TEST_ZOOKEEPER`), and a raw Kafka wire client (`wire`)
 for requests no client library sends.
 
-Built on the public face (`broker.Cluster`); nothing here is used by the broker itself.
+Built on the public face (`zkbroker.Cluster`); nothing here is used by the broker itself.
 """

@@ -8,10 +8,10 @@ installs zkbroker gets these fixtures without a conftest.py:
   else a Docker container, else a local JVM). Override it in a conftest.py to bring your own.
 - `zk_cluster`: a 3-broker cluster (ids 0, 1, 2, free ports, the default release) started
   once per session on its own chroot and shared by every test that asks for it. It is a
-  `broker.Cluster` in `with` mode: `zk_cluster.bootstrap_servers`,
+  `zkbroker.Cluster` in `with` mode: `zk_cluster.bootstrap_servers`,
   `zk_cluster.zookeeper_connect`, `zk_cluster.brokers[1].stop()`, `zk_cluster.faults`,
   `zk_cluster.engine`.
-- `zk_cluster_factory`: `zk_cluster_factory(brokers=3, kafka_version="2.8",
+- `zk_cluster_factory`: `zk_cluster_factory(brokers=3, kafka_version=None,
   racks=("r1", "r1", "r2"), **settings)` starts a cluster of its own (any `Settings`
   field as a keyword, e.g. `auto_create_topics=False`) on a fresh chroot of the session
   ZooKeeper, or on `zookeeper=...` to join another cluster; all are stopped after the test.
@@ -214,7 +214,7 @@ ClusterFactory = Callable[..., Cluster]
 
 @pytest.fixture
 def zk_cluster_factory(zk_test_zookeeper: ZooKeeperEndpoint) -> Iterator[ClusterFactory]:
-    """`zk_cluster_factory(brokers=3, kafka_version="2.8", racks=None, **settings)`: a new
+    """`zk_cluster_factory(brokers=3, kafka_version=None, racks=None, **settings)`: a new
     cluster on a fresh chroot (or on `zookeeper=...`), stopped after the test."""
     started: list[Cluster] = []
     chroots: list[str] = []

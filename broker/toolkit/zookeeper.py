@@ -25,6 +25,7 @@ vanish with the server).
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import secrets
 import time
@@ -34,8 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.zookeeper.embedded import (
     EmbeddedZooKeeper,
     ZooKeeperNotFoundError,
@@ -55,7 +55,7 @@ __all__ = [
     "start_zookeeper_for_tests",
 ]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 TEST_ZOOKEEPER_ENV = "ZKBROKER_TEST_ZOOKEEPER"
 ZOOKEEPER_IMAGE = "zookeeper:3.8"
@@ -240,18 +240,23 @@ def _start_local(container_error: BaseException | None) -> ZooKeeperEndpoint:
     try:
         zookeeper.start()
     except ZooKeeperNotFoundError as exc:
-        docker_note = (
-            f"a Docker engine answered, but the {ZOOKEEPER_IMAGE} container failed: "
-            f"{container_error!r}"
-            if container_error is not None
-            else "start a Docker engine (testcontainers then runs ZooKeeper in a container)"
-        )
-        # Replace rather than chain: one message listing every way out is
-        # what someone with a failing first test run needs.
-        raise ZooKeeperNotFoundError(
-            f"{exc} For the test suite you can also set {TEST_ZOOKEEPER_ENV}=host:port, "
-            f"or {docker_note}."
-        ) from None
+        # Replace rather than chain: one message listing every way out of a test session
+        # (not the command line's `--zookeeper`) is what a failing first run needs.
+        remedies = list(exc.remedies)
+        if container_error is not None:
+            remedies.append(
+                f"fix the {ZOOKEEPER_IMAGE} container, which failed on the Docker engine "
+                f"that answered: {container_error!r}"
+            )
+        elif importlib.util.find_spec("testcontainers") is None:
+            remedies.append(
+                "install zkbroker[docker] and run a Docker engine (ZooKeeper then runs in a "
+                "container)"
+            )
+        else:
+            remedies.append("run a Docker engine (ZooKeeper then runs in a container)")
+        elsewhere = f"set {TEST_ZOOKEEPER_ENV}=host:port to use a ZooKeeper that runs already"
+        raise ZooKeeperNotFoundError(exc.what, remedies, elsewhere=elsewhere) from None
     return ZooKeeperEndpoint(zookeeper.connect_string, "local", zookeeper.stop)
 
 

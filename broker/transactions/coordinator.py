@@ -37,10 +37,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 
-import structlog
-
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnRequest,
@@ -71,7 +70,7 @@ _CHECK_INTERVAL_S = 0.2
 _LOAD_AT_ONCE_BYTES = 256 * 1024
 _READ_BYTES = 1 << 20
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 
 def now_ms() -> int:

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.rules.transaction_state import IllegalTransition, TxnMetadata, TxnState
 from zkbroker.broker.transactions import records as rec
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 
 def replay(entries: Iterable[tuple[bytes | None, bytes | None]]) -> dict[str, TxnMetadata]:

@@ -27,9 +27,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 
-import structlog
-
 from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.messages.write_txn_markers import (
     WritableTxnMarker,
@@ -61,7 +60,7 @@ RETRIABLE = frozenset(
 )
 DROPPED = frozenset({ec.UNSUPPORTED_FOR_MESSAGE_FORMAT, ec.UNSUPPORTED_VERSION})
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 
 class MarkerWriter:

@@ -22,14 +22,13 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-import structlog
-
 from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.storage import LogManager
 from zkbroker.broker.storage.transactions import TxnAppendError, append_end_txn_marker
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 
 OFFSETS_TOPIC = "__consumer_offsets"

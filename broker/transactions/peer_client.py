@@ -49,9 +49,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import structlog
-
 from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import RequestHeader, decode_response, encode_request
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
@@ -67,7 +66,7 @@ _MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 REAUTH_AT = 0.85
 _HANDSHAKE, _AUTHENTICATE, _API_VERSIONS = 17, 36, 18
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 
 class PeerUnavailable(Exception):

@@ -8,13 +8,28 @@ installation (``$ZOOKEEPER_HOME``, else Debian's ``zookeeper`` package in
 127.0.0.1 port in its own process group, waits until it serves requests, and
 stops it again (also at interpreter exit).
 
+The JVM ends with the process that started it, also when that process is killed with
+SIGKILL: it is started through ``/bin/sh``, which forks a watchdog subshell and then
+``exec``-s the JVM (so the child's pid *is* the JVM's). The watchdog blocks reading a pipe
+whose only write end this process holds (close-on-exec, and closed in forked children);
+when the pipe reaches end-of-file, because this process stopped the server or died, it sends
+the JVM SIGTERM, and SIGKILL 10 s later if it is still there. A pipe does not care which
+thread started the child, unlike ``PR_SET_PDEATHSIG`` (which fires when the forking *thread*
+exits: `astart` forks from a worker thread), and it costs one ``sh`` fork at start.
+
+A given ``data_dir`` (``zkbroker run --log-dir D`` keeps the cluster in ``D/zookeeper``) is
+kept across stops, and only one server may use it at a time: `start` takes an exclusive
+``flock`` on ``.zkbroker-zookeeper.lock`` in it, which the JVM and its watchdog inherit, so
+the lock is held until the last of them is gone, and a second server on the same directory
+is refused with `ZooKeeperDataDirInUseError` naming the process that holds it.
+
 What it deliberately does not do:
 
 * no ensembles or TLS: it is one standalone server on loopback (znode ACLs and digest
   authentication are ZooKeeper's own and work; ``zkbroker.zk_layout.store.client``); SASL only as
   DIGEST-MD5 for the users given (``sasl_users``: a JAAS ``Server`` section), no Kerberos;
-* no durability: ``forceSync=no``, and by default the data lives in a
-  temporary directory that is deleted on stop;
+* no durability against power loss: ``forceSync=no`` (a killed process loses nothing, the
+  page cache has it); by default the data lives in a temporary directory deleted on stop;
 * no downloading or installing of ZooKeeper or Java: when either is missing it
   raises :class:`ZooKeeperNotFoundError`, whose message says how to install it;
 * no ZooKeeper client protocol: callers use kazoo. Only the four-letter-word
@@ -28,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import fcntl
 import os
 import re
 import shlex
@@ -44,7 +60,7 @@ from types import TracebackType
 from typing import Final, Self
 from xml.sax.saxutils import escape as xml_escape
 
-import structlog
+from zkbroker.broker.log import get_logger
 
 __all__ = [
     "DEFAULT_START_TIMEOUT",
@@ -53,6 +69,7 @@ __all__ = [
     "LOOPBACK",
     "QUORUM_PEER_MAIN",
     "EmbeddedZooKeeper",
+    "ZooKeeperDataDirInUseError",
     "ZooKeeperError",
     "ZooKeeperNotFoundError",
     "ZooKeeperStartError",
@@ -68,7 +85,7 @@ __all__ = [
     "send_four_letter_word",
 ]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_SYSTEM_JAR_DIRS: tuple[str, ...] = ("/usr/share/java",)
@@ -82,6 +99,12 @@ LOG4J_CONFIG_NAME = "log4j.properties"
 LOGBACK_CONFIG_NAME = "logback.xml"
 JAAS_CONFIG_NAME = "jaas.conf"
 LOG_FILE_NAME = "zookeeper.log"
+#: Held (flock) by whoever runs a server on a data dir: this process, the JVM, its watchdog.
+DATA_DIR_LOCK_NAME: Final = ".zkbroker-zookeeper.lock"
+#: How long `start` waits for a data dir lock whose recorded owner is gone: the JVM of a
+#: killed process still shutting down (its watchdog SIGKILLs it after WATCHDOG_GRACE_S).
+DATA_DIR_LOCK_WAIT_S: Final = 15.0
+WATCHDOG_GRACE_S: Final = 10
 # The JVM's own stdout/stderr (crash messages, "could not find main class",
 # SLF4J binding warnings) are not logging-framework output, so they get a file
 # of their own; both files are quoted when a start fails.
@@ -114,11 +137,23 @@ class ZooKeeperError(RuntimeError):
 
 
 class ZooKeeperNotFoundError(ZooKeeperError):
-    """Java or a ZooKeeper installation is missing; the message says how to get it."""
+    """Java or a ZooKeeper installation is missing; the message says how to get it.
+
+    `what` says what is missing and where it was looked for; `remedies` are the ways to
+    install it; `elsewhere` the way to use a ZooKeeper that runs already, which differs
+    between the command line (the default) and a test session (the pytest plugin)."""
+
+    def __init__(self, what: str, remedies: Sequence[str], *, elsewhere: str = _USE_RUNNING):
+        self.what, self.remedies = what, tuple(remedies)
+        super().__init__(f"{what}: {', or '.join((*self.remedies, elsewhere))}.")
 
 
 class ZooKeeperStartError(ZooKeeperError):
     """The JVM was launched but ZooKeeper did not come up; the message quotes its logs."""
+
+
+class ZooKeeperDataDirInUseError(ZooKeeperError):
+    """Another server (of this or another process) uses the data directory."""
 
 
 # --------------------------------------------------------------------------
@@ -211,8 +246,7 @@ def _not_found(
         remedies.append("set ZOOKEEPER_HOME to a ZooKeeper binary distribution")
     if java_searched is not None:
         remedies.append("set JAVA_HOME to a Java 11+ installation")
-    remedies.append(_USE_RUNNING)
-    return ZooKeeperNotFoundError(f"{what} ({'; '.join(searched)}): {', or '.join(remedies)}.")
+    return ZooKeeperNotFoundError(f"{what} ({'; '.join(searched)})", remedies)
 
 
 def find_zookeeper_classpath(
@@ -499,6 +533,140 @@ def _file_size(path: Path) -> int:
 
 
 # --------------------------------------------------------------------------
+# The JVM's lifetime: a watchdog on a pipe
+# --------------------------------------------------------------------------
+
+# Run as `sh -c SCRIPT zookeeper-watchdog JAVA ARGS...` with the pipe's read end as stdin.
+# The pipe moves to fd 3 and stdin becomes /dev/null; the subshell (which stays in the
+# JVM's process group and so keeps the pid $$ from being reused while it lives) ignores
+# the group's SIGTERM from `stop`, blocks until EOF, then signals $$, the JVM that the
+# shell became with `exec`, until it is gone or a zombie (an init that does not reap
+# orphans must not keep the watchdog, and the data dir lock it holds, for the whole
+# grace). dash allows only one-digit fds in redirections, hence 3.
+_WATCHDOG_SCRIPT: Final = f"""exec 3<&0 </dev/null
+(
+  trap '' TERM INT HUP
+  while read -r _ <&3; do :; done
+  kill -TERM $$ 2>/dev/null || exit 0
+  n=0
+  while kill -0 $$ 2>/dev/null && [ $n -lt {WATCHDOG_GRACE_S * 10} ]; do
+    {{ read -r stat </proc/$$/stat; }} 2>/dev/null && case $stat in *") Z "*) exit 0 ;; esac
+    sleep 0.1
+    n=$((n + 1))
+  done
+  kill -KILL $$ 2>/dev/null
+) &
+exec "$@" 3<&-
+"""
+
+# Write ends of the watchdogs' pipes held by this process. A child made by os.fork()
+# (multiprocessing) would keep them open, and the JVMs alive, until it exits: it closes
+# its copies at once.
+_lifelines: set[int] = set()
+
+
+def _close_lifelines_in_child() -> None:
+    for fd in list(_lifelines):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _lifelines.clear()
+
+
+os.register_at_fork(after_in_child=_close_lifelines_in_child)
+
+
+def _spawn_with_watchdog(
+    command: Sequence[str], *, out: int, cwd: Path, pass_fds: Sequence[int] = ()
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``command`` (the JVM) under the watchdog; return it and the pipe's write end,
+    whose closing (by `_close_lifeline` or by this process's death) stops the JVM."""
+    read_end, write_end = os.pipe()  # both close-on-exec (PEP 446)
+    try:
+        # Own session/process group: a Ctrl-C in the terminal reaches the whole
+        # foreground group, and ZooKeeper must not die before the brokers that use it
+        # have shut down; stop() signals it explicitly.
+        process = subprocess.Popen(
+            ["/bin/sh", "-c", _WATCHDOG_SCRIPT, "zookeeper-watchdog", *command],
+            stdin=read_end,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            start_new_session=True,
+            pass_fds=tuple(pass_fds),
+        )
+    except BaseException:
+        os.close(write_end)
+        raise
+    finally:
+        os.close(read_end)
+    _lifelines.add(write_end)
+    return process, write_end
+
+
+def _close_lifeline(fd: int | None) -> None:
+    """Close a watchdog's pipe (after the JVM was stopped: the watchdog then exits)."""
+    if fd is None:
+        return
+    _lifelines.discard(fd)
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+def _lock_data_dir(data_dir: Path, deadline_s: float = DATA_DIR_LOCK_WAIT_S) -> int:
+    """Take the data dir's lock (an fd to keep open while a server runs on it).
+
+    Refused at once when the recorded owner (a process id) is alive; when it is gone, the
+    lock is still held by its JVM shutting down, so this waits for it up to ``deadline_s``.
+
+    Raises:
+        ZooKeeperDataDirInUseError: the lock stayed taken.
+    """
+    path = data_dir / DATA_DIR_LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + deadline_s
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                owner = _recorded_owner(path)
+                alive = owner is not None and owner != os.getpid() and _pid_alive(owner)
+                if alive or time.monotonic() > deadline:
+                    who = f"process {owner}" if alive else "a ZooKeeper still shutting down"
+                    raise ZooKeeperDataDirInUseError(
+                        f"the ZooKeeper data directory {data_dir} is in use by {who}: one "
+                        f"server per directory (with --log-dir, one `zkbroker run` with an "
+                        f"embedded ZooKeeper per log dir). Stop it, or join its cluster with "
+                        f"--zookeeper HOST:PORT (the `zookeeper=` line it printed)."
+                    ) from None
+                time.sleep(0.05)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _recorded_owner(path: Path) -> int | None:
+    try:
+        return int(path.read_text(encoding="ascii").strip() or "x")
+    except (OSError, ValueError):
+        return None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# --------------------------------------------------------------------------
 # The launcher
 # --------------------------------------------------------------------------
 
@@ -572,6 +740,9 @@ class EmbeddedZooKeeper:
         self._data_dir: Path | None = self._requested_data_dir
         self._owns_data_dir = False
         self._owner_pid = os.getpid()
+        # The watchdog pipe's write end (while the JVM runs) and a given data dir's lock.
+        self._lifeline: int | None = None
+        self._lock_fd: int | None = None
 
     # -- properties ---------------------------------------------------------
 
@@ -627,9 +798,12 @@ class EmbeddedZooKeeper:
             java, classpath = self._resolve_runtime()
             data_dir = self._make_data_dir()
             try:
+                if not self._owns_data_dir:
+                    self._lock_fd = _lock_data_dir(data_dir)
                 self._launch_with_retries(java, classpath, data_dir)
             except BaseException:
                 self._port = self._requested_port
+                self._release_data_dir_lock()
                 self._remove_data_dir_if_owned()
                 raise
         return self
@@ -645,6 +819,9 @@ class EmbeddedZooKeeper:
                 return
             self._process = None
             forced = _terminate(process)
+            _close_lifeline(self._lifeline)
+            self._lifeline = None
+            self._release_data_dir_lock()
             log.info(
                 "zookeeper.stopped",
                 pid=process.pid,
@@ -720,6 +897,12 @@ class EmbeddedZooKeeper:
             self._owns_data_dir = True
         return self._data_dir
 
+    def _release_data_dir_lock(self) -> None:
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._lock_fd)
+            self._lock_fd = None
+
     def _remove_data_dir_if_owned(self) -> None:
         if not self._owns_data_dir or self._data_dir is None:
             return
@@ -754,6 +937,9 @@ class EmbeddedZooKeeper:
         )
         jaas_config = data_dir / JAAS_CONFIG_NAME if self._sasl_users is not None else None
         if jaas_config is not None and self._sasl_users is not None:
+            # It holds the password, and a data dir given to us outlives the server.
+            jaas_config.touch(mode=0o600)
+            jaas_config.chmod(0o600)
             jaas_config.write_text(render_server_jaas(self._sasl_users), encoding="utf-8")
         log4j_config.write_text(render_log4j_properties(log_file), encoding="utf-8")
         logback_config.write_text(render_logback_xml(log_file), encoding="utf-8")
@@ -772,18 +958,16 @@ class EmbeddedZooKeeper:
         log.info("zookeeper.starting", port=port, data_dir=str(data_dir), java=java)
         started_at = time.monotonic()
         with out_file.open("ab") as out:
-            # Own session/process group: a Ctrl-C in the terminal reaches the
-            # whole foreground group, and ZooKeeper must not die before the
-            # brokers that use it have shut down; stop() signals it explicitly.
-            process = subprocess.Popen(
+            # The JVM and its watchdog inherit the data dir's lock: it is held until they
+            # are gone, even when this process is killed first.
+            process, lifeline = _spawn_with_watchdog(
                 command,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
+                out=out.fileno(),
                 cwd=data_dir,
-                start_new_session=True,
+                pass_fds=() if self._lock_fd is None else (self._lock_fd,),
             )
         self._process = process
+        self._lifeline = lifeline
         self._port = port
         self._owner_pid = os.getpid()
         # Registered before the wait: an interpreter exit during a slow start
@@ -797,6 +981,8 @@ class EmbeddedZooKeeper:
             with _running_lock:
                 _running.discard(self)
             _terminate(process)
+            _close_lifeline(self._lifeline)
+            self._lifeline = None
             log_text = _read_from(log_file, log_offset)
             out_text = _read_from(out_file, out_offset)
             if (

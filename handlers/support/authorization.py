@@ -39,7 +39,7 @@ from zkbroker.broker.rules.request_description import (
     java_host_address,
     not_authorized_message,
 )
-from zkbroker.broker.security.authorizer import AUDIT_LOGGER, Audit
+from zkbroker.broker.security.authorizer import AUDIT_LOG, AUDIT_LOGGER, Audit
 from zkbroker.handlers.context import RequestContext
 
 # Re-exported for handlers: operation and resource-type codes.
@@ -80,7 +80,7 @@ def has_authorizer(ctx: RequestContext) -> bool:
 
 # log4j's levels as Python's numbers (TRACE below DEBUG).
 _LOG4J_LEVELS = {"TRACE": 5, "DEBUG": 10, "INFO": 20, "WARN": 30, "ERROR": 40, "FATAL": 50}
-_audit_logger = logging.getLogger(AUDIT_LOGGER)
+_audit_logger = logging.getLogger(AUDIT_LOG)
 
 
 @functools.cache

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.handlers.context import RequestContext
 from zkbroker.zk_layout.nodes import BrokerIdNode, ControllerEpochNode
 from zkbroker.zk_layout.release import Release
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 # AbstractControlRequest.UNKNOWN_BROKER_EPOCH: a controller older than KIP-380 sends it.
 UNKNOWN_BROKER_EPOCH = -1

@@ -22,15 +22,14 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import structlog
-
+from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol.records import TimestampType
 from zkbroker.broker.rules.broker_config import BrokerConfig
 from zkbroker.broker.rules.config_catalog import InvalidConfig, parse_value, topic_config_keys
 from zkbroker.broker.rules.log_validation import LogConfig, topic_record_magic
 from zkbroker.zk_layout import Release, release_at_least
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,17 @@ from zkbroker import Cluster
 
 @pytest.fixture
 def cluster_factory(
-    zk_cluster_factory: Callable[..., Cluster], zk_connect: str
+    zk_cluster_factory: Callable[..., Cluster], zk_connect: str, request: pytest.FixtureRequest
 ) -> Callable[..., Cluster]:
     """The shipped `zk_cluster_factory`, on this test's chroot (the one `kazoo` looks at):
-    `cluster_factory(broker_ids=(0, 1), ...)`; every cluster is stopped after the test."""
+    `cluster_factory(broker_ids=(0, 1), ...)`; every cluster is stopped after the test. A test
+    marked `@pytest.mark.kafka_version("2.8")` gets that release unless it names another."""
+    marker = request.node.get_closest_marker("kafka_version")
 
     def start(**settings: Any) -> Cluster:
         settings.setdefault("zookeeper", zk_connect)
+        if marker is not None:
+            settings.setdefault("kafka_version", marker.args[0])
         return zk_cluster_factory(**settings)
 
     return start
@@ -27,7 +31,8 @@ def cluster_factory(
 
 @pytest.fixture
 def cluster(cluster_factory: Callable[..., Cluster]) -> Cluster:
-    """A 3-broker cluster (ids 0, 1, 2) emulating the default release."""
+    """A 3-broker cluster (ids 0, 1, 2) emulating the default release (3.9), or the one a
+    `@pytest.mark.kafka_version(...)` marker names."""
     return cluster_factory()
 
 
@@ -49,15 +54,14 @@ def kazoo(zk_connect: str) -> Iterator[KazooClient]:
 
 @pytest.fixture(autouse=True, scope="session")
 def _debug_logging() -> Iterator[None]:
-    """Log at debug level so every request's log line (and its error-code walk) is exercised."""
+    """zkbroker's events at debug level, so every request's log line (and its error-code walk)
+    is exercised; they reach pytest's own handlers, as they would a user's."""
     import logging
 
-    from zkbroker.broker.log import configure_logging
+    from zkbroker.broker.log import ROOT_LOGGER
 
-    root = logging.getLogger()
-    saved = (list(root.handlers), root.level)
-    configure_logging("debug", "console")
+    logger = logging.getLogger(ROOT_LOGGER)
+    saved = logger.level
+    logger.setLevel(logging.DEBUG)
     yield
-    # The handler writes to the stream pytest captured; threads still logging at shutdown
-    # (kazoo's) must not write to it once pytest has closed it.
-    root.handlers[:], _ = saved[0], root.setLevel(saved[1])
+    logger.setLevel(saved)

@@ -23,15 +23,15 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource
 from kafka.admin import ConfigResource as KpConfigResource
 from kafka.admin import ConfigResourceType, KafkaAdminClient
 from kazoo.client import KazooClient
-from structlog.testing import capture_logs
 
+from tests.log_events import capture_events
 from zkbroker import Cluster
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.create_acls import AclCreation, CreateAclsRequest
 from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from zkbroker.broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from zkbroker.broker.rules import acl_matching as m
-from zkbroker.broker.security.authorizer import AUDIT_LOGGER
+from zkbroker.broker.security.authorizer import AUDIT_LOG, AUDIT_LOGGER
 from zkbroker.broker.toolkit.wire import WireClient
 
 AUTHORIZER = ("authorizer.class.name", "kafka.security.authorizer.AclAuthorizer")
@@ -164,10 +164,10 @@ def test_cluster_authorization_message_prints_the_request_as_kafka(
 
 @pytest.fixture
 def audit_lines() -> Iterator[list[dict[str, Any]]]:
-    logger = logging.getLogger(AUDIT_LOGGER)
+    logger = logging.getLogger(AUDIT_LOG)
     saved = logger.level
     logger.setLevel(logging.DEBUG)
-    with capture_logs() as logs:
+    with capture_events() as logs:
         yield logs
     logger.setLevel(saved)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+import pytest
 from kazoo.client import KazooClient
 
 from tests.integration.helpers import wait_until
@@ -65,6 +66,7 @@ def test_the_controller_allocates_real_blocks_on_3_9(
         assert allocate(client, 1, epoch_of(kazoo, 1)) == (ec.NOT_CONTROLLER, 0, 0)
 
 
+@pytest.mark.kafka_version("2.8")
 def test_not_advertised_before_3_0(cluster: Cluster) -> None:
     wait_until(lambda: cluster.engine.controller_id >= 0)
     with controller_client(cluster) as client:

@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from confluent_kafka.admin import AdminClient
 from kazoo.client import KazooClient
 
@@ -127,6 +128,7 @@ def test_isr_changes_on_3_9(cluster_factory: Callable[..., Cluster], kazoo: Kazo
         assert (moved.error_code, moved.topics) == (ec.NOT_CONTROLLER, [])
 
 
+@pytest.mark.kafka_version("2.8")
 def test_alter_isr_on_2_8_checks_less(cluster: Cluster, kazoo: KazooClient) -> None:
     wait_until(lambda: cluster.engine.controller_id >= 0)
     create_topic(cluster, "ai", {0: [0, 1]})

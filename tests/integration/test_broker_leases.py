@@ -139,6 +139,7 @@ def test_registered_broker_hosts_replicas_and_is_fenced_when_it_stops_heartbeati
         assert heartbeat(client, 7, epoch).error_code == ec.STALE_BROKER_EPOCH
 
 
+@pytest.mark.kafka_version("2.8")
 def test_registration_and_heartbeat_errors(lease_cluster: Cluster, kazoo: KazooClient) -> None:
     cluster = lease_cluster
     incarnation = uuid.uuid4()

@@ -35,6 +35,7 @@ PERSISTENT_PATHS = [
 ]
 
 
+@pytest.mark.kafka_version("2.8")
 def test_brokers_controller_and_cluster_id_in_kafka_formats(cluster: Cluster, kazoo) -> None:
     assert sorted(kazoo.get_children("/brokers/ids")) == ["0", "1", "2"]
     for broker_id in (0, 1, 2):

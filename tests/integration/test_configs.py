@@ -204,6 +204,7 @@ def notifications(kazoo: Any) -> list[dict[str, Any]]:
 # ---- DescribeConfigs ------------------------------------------------------------------------
 
 
+@pytest.mark.kafka_version("2.8")
 def test_fresh_topic_lists_every_2_8_topic_config_with_kafkas_defaults(
     cluster: Cluster,
 ) -> None:
@@ -235,6 +236,7 @@ def test_confluent_describe_topic_with_override_and_requested_keys(cluster: Clus
     assert [c.name for c in only.configs] == ["retention.ms"]
 
 
+@pytest.mark.kafka_version("2.8")
 def test_describe_errors_per_resource(cluster: Cluster) -> None:
     make_topic(cluster, "exists")
     with broker_client(cluster, 1) as client:
@@ -436,6 +438,7 @@ def test_alter_topic_errors(
     assert kazoo.get("/config/topics/t")[0] == before  # validate_only wrote nothing
 
 
+@pytest.mark.kafka_version("2.8")
 def test_legacy_alter_broker_logger_fails_whole_request_before_3_2(
     cluster: Cluster,
 ) -> None:
@@ -505,6 +508,7 @@ def test_confluent_incremental_append_and_subtract_cleanup_policy(
     assert described["cleanup.policy"].value == "compact"
 
 
+@pytest.mark.kafka_version("2.8")
 def test_incremental_errors(cluster: Cluster, kazoo: Any) -> None:
     make_topic(cluster, "inc", **{"retention.ms": "100"})
     with WireClient.to(cluster.bootstrap_servers) as client:
@@ -572,6 +576,7 @@ def test_cluster_default_and_per_broker_configs_reach_every_broker(
     ]
 
 
+@pytest.mark.kafka_version("2.8")
 def test_broker_alter_errors(cluster: Cluster, kazoo: Any) -> None:
     with broker_client(cluster, 0) as client:
         other = legacy_alter(client, BROKER, "1", {"num.io.threads": "4"})
@@ -690,6 +695,7 @@ def test_create_topics_v5_reports_broker_level_values(cluster: Cluster) -> None:
 # ---- broker loggers ---------------------------------------------------------------------------
 
 
+@pytest.mark.kafka_version("2.8")
 def test_broker_logger_levels(cluster: Cluster, kazoo: Any) -> None:
     with broker_client(cluster, 1) as client:
         before = entries(describe(client, BROKER_LOGGER, "1"))

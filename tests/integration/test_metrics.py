@@ -154,6 +154,7 @@ def test_request_counters_timers_gauges_and_faults(
     assert metrics is not None and metrics.send_errors == 0 and metrics.dropped == 0
 
 
+@pytest.mark.kafka_version("2.8")
 def test_controller_events_are_named_and_timed(
     cluster_factory: Callable[..., Cluster],
     statsd: StatsdListener,

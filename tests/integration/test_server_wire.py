@@ -22,6 +22,7 @@ def _first(cluster: Cluster) -> WireClient:
     return WireClient.to(cluster.bootstrap_servers)
 
 
+@pytest.mark.kafka_version("2.8")
 def test_api_versions_every_version(cluster: Cluster) -> None:
     with _first(cluster) as client:
         for version in range(0, 4):
@@ -132,6 +133,7 @@ def test_api_versions_v4_on_kafka_3_9(cluster_factory) -> None:
         assert response.finalized_features == []
 
 
+@pytest.mark.kafka_version("2.8")
 def test_api_versions_unsupported_version_answers_v0_with_own_range(cluster: Cluster) -> None:
     with _first(cluster) as client:
         # ApiVersions v9 does not exist: the broker must not parse the body and must answer
@@ -172,6 +174,7 @@ def test_unknown_api_key_closes_only_that_connection(cluster: Cluster) -> None:
         assert good.request(1, MetadataRequest(topics=[])).controller_id >= -1
 
 
+@pytest.mark.kafka_version("2.8")
 def test_unsupported_version_of_other_api_closes(cluster: Cluster) -> None:
     with _first(cluster) as client:
         # Metadata v12 is beyond Kafka 2.8's range (0-11).

@@ -136,6 +136,7 @@ def test_create_topics_v5_plus_reports_metadata_and_configs(cluster: Cluster, ka
     assert uuid_to_text(result.topic_id) == topic_id
 
 
+@pytest.mark.kafka_version("2.8")
 @pytest.mark.parametrize("version", [0, 1, 4, 5, 7])
 def test_create_topics_errors_in_kafkas_order(cluster: Cluster, version: int) -> None:
     long_name = "x" * 250

@@ -69,6 +69,7 @@ def test_a_broker_other_than_the_controller_answers_not_controller(cluster: Clus
     )
 
 
+@pytest.mark.kafka_version("2.8")
 def test_refusals_on_2_8_leave_feature_untouched(cluster: Cluster, kazoo: KazooClient) -> None:
     version = settled(cluster, kazoo)
     with controller_client(cluster) as client:
@@ -102,6 +103,7 @@ def test_refusals_on_2_8_leave_feature_untouched(cluster: Cluster, kazoo: KazooC
         assert advertised[57] == (0, 0)
 
 
+@pytest.mark.kafka_version("2.8")
 def test_deleting_a_finalized_feature_rewrites_feature_on_2_8(
     cluster: Cluster, kazoo: KazooClient
 ) -> None:
@@ -227,6 +229,7 @@ def test_advertised_from_2_7(
     assert keys.get(57) == (0 if release == (2, 7) else None)
 
 
+@pytest.mark.kafka_version("2.8")
 def test_finalized_features_survive_a_controller_failover(
     cluster: Cluster, kazoo: KazooClient
 ) -> None:

@@ -10,6 +10,7 @@ nearest rank and never above it; counts and max are exact.
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -52,17 +53,33 @@ class _Page(HTMLParser):
         self.ids: set[str] = set()
         self.images: list[str] = []
         self.external: list[str] = []
+        self.links: list[str] = []
+        self.headers: set[str] = set()
+        self._header: list[str] | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
         if a.get("id"):
             self.ids.add(a["id"] or "")
+        if tag == "a":
+            self.links.append(a.get("href") or "")
+        if tag == "th":
+            self._header = []
         if tag == "img":
             self.images.append(a.get("src") or "")
         for key in ("src", "href"):
             value = a.get(key) or ""
             if value and not value.startswith(("data:", "#")):
                 self.external.append(value)
+
+    def handle_data(self, data: str) -> None:
+        if self._header is not None:
+            self._header.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "th" and self._header is not None:
+            self.headers.add("".join(self._header))
+            self._header = None
 
 
 @pytest.fixture(scope="module")
@@ -172,10 +189,28 @@ def test_verdicts_findings_exit_code_and_page(golden: tuple[Any, Any, Path]) -> 
     summary = json.loads((root / "out" / "summary.json").read_text())
     assert summary["exit_code"] == EXIT_FINDINGS
     assert summary["findings"] == result.findings
+    html = (root / "out" / "report.html").read_text()
     page = _Page()
-    page.feed((root / "out" / "report.html").read_text())
+    page.feed(html)
     assert {"readiness-table", "matrix-table", "errors-table", "latency-table",
             "faults-table", "runs-table"} <= page.ids
+    # The table of contents links every section (findings and bad lines first: both exist).
+    assert page.links[:2] == ["#findings", "#bad-lines"]
+    assert {link.removeprefix("#") for link in page.links} == {
+        "findings", "bad-lines", "readiness", "matrix", "errors", "run-diff", "latency",
+        "faults", "runs"} <= page.ids
+    assert html.count('<p class="how">') == len(page.links)
+    # Error codes with their names, in the fault table too (the faults inject codes).
+    faults = html.split('id="faults-table"', 1)[1].split("</table>", 1)[0]
+    injected = {int(code) for code in re.findall(r"<td>(-?\d+) [A-Z_]+</td>", faults)}
+    assert injected == {f["error_code"] for f in result.tables["fault_summary"]} - {None}
+    assert "<td>41 NOT_CONTROLLER</td>" in faults
+    errors = html.split('id="errors-table"', 1)[1].split("</table>", 1)[0]
+    assert "<td>3 UNKNOWN_TOPIC_OR_PARTITION</td>" in errors
+    # No internal column: ids and join keys stay in the Parquet tables.
+    assert not page.headers & {"run_id", "previous_run_id", "api_key", "sequence",
+                                "ingest_batch", "client_id", "error_code"}
+    assert not [h for h in page.headers if "_" in h]
     assert len(page.images) == 4 and all(i.startswith("data:image/png;base64,")
                                          for i in page.images)
     assert page.external == []

@@ -68,7 +68,19 @@ def test_without_a_folder_the_jvm_runs_without_directives(tmp_path: Path) -> Non
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     options = jvm_tuning.java_options(str(blocked / "cache"))
-    assert options == ["-XX:+UseParallelGC", f"-XX:MetaspaceSize={jvm_tuning.METASPACE_SIZE}"]
+    assert options == ["-XX:+UseParallelGC", f"-XX:MetaspaceSize={jvm_tuning.METASPACE_SIZE}",
+                       "-XX:+DisplayVMOutputToStderr"]
+
+
+def test_the_jvms_own_messages_go_to_stderr(tmp_path: Path) -> None:
+    # stdout carries the command's summary: "1 compiler directives added" must not land there.
+    done = subprocess.run(
+        [_java(), *jvm_tuning.java_options(str(tmp_path)), "-version"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert "1 compiler directives added" in done.stderr
 
 
 def test_the_default_folder_is_zkbrokers_cache(

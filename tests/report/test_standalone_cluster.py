@@ -119,11 +119,14 @@ def test_spark_submit_on_a_standalone_cluster_matches_local(
          "--conf", "spark.driver.bindAddress=127.0.0.1", "--conf", "spark.executor.memory=512m",
          "--driver-memory", "512m",
          submit_module.__file__, str(inputs), "--out", str(cluster_out),
-         "--fail-on", "removed-in:4.0"],
+         "--fail-on", "removed-in:4.0", "--log-level", "info"],
         capture_output=True, text=True, env=env, timeout=300,
     )
     assert submitted.returncode == EXIT_FINDINGS, submitted.stderr[-3000:]
     assert "launched_by=spark-submit" in submitted.stdout + submitted.stderr
+    # The same summary as from `zkbroker report`, under spark-submit too (whose PythonRunner
+    # merges the driver's stderr into its stdout).
+    assert "  --fail-on:  FAILED, 1 finding (removed-in:4.0: 1)" in submitted.stdout
     # It really ran on the cluster: the worker started an executor for the application.
     assert list(work.glob("app-*/*/stderr")), sorted(work.iterdir())
 

@@ -29,7 +29,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-import structlog
 from hypothesis import HealthCheck, settings
 
 from tests.robustness.frames import FUZZ_TOPIC, RELEASE, random_seed
@@ -83,23 +82,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             terminalreporter.write_line(line)
 
 
-# ---------------------------------------------------------------------------------------
-# Logging: the broker's log must reach the standard library, where LogWatch listens
-# ---------------------------------------------------------------------------------------
-
-
-def _stdlib_logging() -> None:
-    """Route structlog into `logging` (zkbroker.broker.log) unless something already did."""
-    if not structlog.is_configured():
-        from zkbroker.broker.log import configure_logging
-
-        configure_logging("info", "console")
-
-
 @pytest.fixture
 def log_watch() -> Iterator[LogWatch]:
     """The broker log's failures during one test (the test asserts on `take()`)."""
-    _stdlib_logging()
     watch = LogWatch()
     root = logging.getLogger()
     root.addHandler(watch)
@@ -116,7 +101,6 @@ def log_watch() -> Iterator[LogWatch]:
 
 @pytest.fixture(scope="session")
 def fuzz_cluster(zk_test_zookeeper: ZooKeeperEndpoint) -> Iterator[Cluster]:
-    _stdlib_logging()
     connect = fresh_chroot(zk_test_zookeeper.connect_string)
     cluster = Cluster(
         brokers=3,

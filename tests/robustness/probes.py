@@ -260,7 +260,7 @@ FAILURE_EVENTS = frozenset({"request.failed", "response.unencodable"})
 
 def _event_of(record: logging.LogRecord) -> tuple[str, dict[str, Any]]:
     msg = record.msg
-    if isinstance(msg, dict):  # structlog's ProcessorFormatter.wrap_for_formatter
+    if isinstance(msg, dict):  # zkbroker.broker.log.Event: the event's fields
         return str(msg.get("event", "")), msg
     return record.getMessage(), {}
 

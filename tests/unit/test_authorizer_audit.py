@@ -9,11 +9,11 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
-from structlog.testing import capture_logs
 
+from tests.log_events import capture_events
 from zkbroker.broker.rules import acl_matching as m
 from zkbroker.broker.rules.broker_loggers import BrokerLoggers
-from zkbroker.broker.security.authorizer import AUDIT_LOGGER, AclAuthorizer, Audit
+from zkbroker.broker.security.authorizer import AUDIT_LOG, AUDIT_LOGGER, AclAuthorizer, Audit
 from zkbroker.handlers.support import authorization as auth
 
 ALICE, BOB, ADMIN = "User:alice", "User:bob", "User:admin"
@@ -45,7 +45,7 @@ def _audits(logs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def test_a_denial_is_logged_at_info_with_kafkas_parts() -> None:
     authorizer = _authorizer()
-    with capture_logs() as logs:
+    with capture_events() as logs:
         assert not authorizer.decide(BOB, "10.0.0.1", m.DESCRIBE, m.TOPIC, "orders", LOGGED, 3)
     [line] = _audits(logs)
     assert line == {
@@ -66,7 +66,7 @@ def test_a_denial_is_logged_at_info_with_kafkas_parts() -> None:
 
 def test_an_allowed_decision_is_logged_at_debug_with_the_acl_that_allowed_it() -> None:
     authorizer = _authorizer()
-    with capture_logs() as logs:
+    with capture_events() as logs:
         # READ implies DESCRIBE: the READ entry is the one that allows it.
         assert authorizer.decide(ALICE, "1.2.3.4", m.DESCRIBE, m.TOPIC, "orders", LOGGED)
     [line] = _audits(logs)
@@ -89,7 +89,7 @@ def test_the_reason_names_what_decided(
     principal: str, name: str, allow_if_none: bool, allowed: bool, reason: str
 ) -> None:
     authorizer = _authorizer(allow_if_none)
-    with capture_logs() as logs:
+    with capture_events() as logs:
         assert authorizer.decide(principal, "1.2.3.4", m.WRITE, m.TOPIC, name, LOGGED) is allowed
     [line] = _audits(logs)
     assert (line["reason"], "acl" in line) == (reason, False)
@@ -99,7 +99,7 @@ def test_the_flags_keep_each_result_quiet() -> None:
     authorizer = _authorizer()
     only_allowed = Audit("METADATA", allowed=True, denied=False)
     only_denied = Audit("METADATA", allowed=False, denied=True)
-    with capture_logs() as logs:
+    with capture_events() as logs:
         authorizer.decide(BOB, "10.0.0.1", m.READ, m.TOPIC, "orders", only_allowed)
         authorizer.decide(ALICE, "1.2.3.4", m.READ, m.TOPIC, "orders", only_denied)
     assert _audits(logs) == []
@@ -107,7 +107,7 @@ def test_the_flags_keep_each_result_quiet() -> None:
 
 def test_authorize_by_resource_type_is_audited_on_the_none_pattern() -> None:
     authorizer = _authorizer()
-    with capture_logs() as logs:
+    with capture_events() as logs:
         authorizer.audit_by_resource_type(ALICE, "1.2.3.4", m.WRITE, m.TOPIC, False, LOGGED)
         authorizer.audit_by_resource_type(ADMIN, "1.2.3.4", m.WRITE, m.TOPIC, True, LOGGED)
     [line] = _audits(logs)
@@ -124,7 +124,7 @@ def test_authorize_by_resource_type_is_audited_on_the_none_pattern() -> None:
 
 @pytest.fixture
 def audit_logger() -> Iterator[logging.Logger]:
-    logger = logging.getLogger(AUDIT_LOGGER)
+    logger = logging.getLogger(AUDIT_LOG)
     saved = logger.level
     yield logger
     logger.setLevel(saved)
@@ -160,7 +160,7 @@ def test_filter_authorized_counts_references_and_honours_log_if_denied(
 ) -> None:
     audit_logger.setLevel(logging.INFO)
     ctx = _ctx(_authorizer(), BrokerLoggers((3, 9)), api_key=0)
-    with capture_logs() as logs:
+    with capture_events() as logs:
         allowed = auth.filter_authorized(ctx, m.WRITE, m.TOPIC, ["orders", "orders", "payments"])
         quiet = auth.filter_authorized(ctx, m.WRITE, m.TOPIC, ["orders"], log_if_denied=False)
     assert allowed == set() and quiet == set()

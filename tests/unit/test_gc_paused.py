@@ -35,3 +35,34 @@ def test_an_exception_still_turns_it_back_on() -> None:
     except RuntimeError:
         pass
     assert gc.isenabled()
+
+
+def test_threads_pausing_at_once_leave_the_collector_on() -> None:
+    # Two clusters in one process pause from their own loops' threads; a lost update of the
+    # shared count would leave the collector off for good (or turn it on under a pause).
+    import sys
+    import threading
+
+    from zkbroker.broker import asyncutil
+
+    on_inside: list[int] = []
+
+    def pause_often() -> None:
+        for _ in range(20_000):
+            with gc_paused():
+                if gc.isenabled():
+                    on_inside.append(1)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter allows
+    try:
+        threads = [threading.Thread(target=pause_often) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not on_inside
+    assert asyncutil._gc_pauses == 0
+    assert gc.isenabled()

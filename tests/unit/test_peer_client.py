@@ -10,8 +10,8 @@ import ssl
 from pathlib import Path
 
 import pytest
-import structlog
 
+from tests.log_events import capture_events
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
 from zkbroker.broker.security.inter_broker import inter_broker_listener_name
@@ -30,7 +30,6 @@ from zkbroker.broker.security.sasl_client import (
 from zkbroker.broker.security.scram import ScramServer, credential_from_password
 from zkbroker.broker.security.tls import client_context
 from zkbroker.broker.settings import Settings
-from zkbroker.broker.transactions import peer_client as peer_client_module
 from zkbroker.broker.transactions.peer_client import PeerAuthenticationFailed, PeerClient
 from zkbroker.zk_layout import BrokerInfo, Endpoint
 
@@ -263,11 +262,6 @@ def test_settings_build_the_tls_client_by_release(tmp_path: Path) -> None:
 def test_a_peer_without_the_inter_broker_listener_is_logged_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # A fresh logger: the module's may already be cached with the processors of an earlier
-    # test's configure_logging, which capture_logs would then not see.
-    monkeypatch.setattr(
-        peer_client_module, "_log", structlog.get_logger(peer_client_module.__name__)
-    )
     image = MetadataImage()
     image.brokers[1] = BrokerInfo.create(1, (Endpoint("PLAINTEXT", "h", 9092, "PLAINTEXT"),))
     image.brokers[2] = BrokerInfo.create(
@@ -284,7 +278,7 @@ def test_a_peer_without_the_inter_broker_listener_is_logged_once(
             ),
         ),
     ).inter_broker_security()
-    with structlog.testing.capture_logs() as logs:
+    with capture_events() as logs:
         client = PeerClient(security)  # binds its logger: inside the capture
         assert client.endpoint_of(image, 1) is None  # no fallback to PLAINTEXT
         assert client.endpoint_of(image, 1) is None

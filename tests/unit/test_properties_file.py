@@ -1,6 +1,7 @@
 """`--broker-config-file`: java.util.Properties syntax (comments, `=`/`:`/blank separators,
 continuations, escapes, ISO-8859-1, last duplicate wins), applied like `--broker-config` with
-its checks, the command line winning; and `--zookeeper-set-acl` / `--zookeeper-digest`."""
+its checks (invalid values refused, unknown keys kept), the command line winning; and
+`--zookeeper-set-acl` / `--zookeeper-digest`."""
 
 from __future__ import annotations
 
@@ -72,17 +73,24 @@ def test_file_applies_like_broker_config(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("line", "reason"),
     [
-        ("no.such.config=1", "line 2: no.such.config: not a broker config of Kafka 2.8"),
-        ("broker.id=3", "line 2: broker.id: use --broker-ids instead"),
-        ("num.partitions=x", "line 2: num.partitions: use --num-partitions instead"),
+        ("broker.id=x", "line 2: broker.id: Invalid value x for configuration broker.id"),
+        ("num.partitions=x", "line 2: num.partitions: Invalid value x"),
         ("log.retention.hours=x", "line 2: log.retention.hours: Invalid value x"),
     ],
 )
-def test_file_entries_are_checked(tmp_path: Path, line: str, reason: str) -> None:
+def test_file_values_are_checked(tmp_path: Path, line: str, reason: str) -> None:
     path = tmp_path / "server.properties"
     path.write_text(f"# first\n{line}\n")
     with pytest.raises(ValueError, match=reason):
         parse("--broker-config-file", str(path))
+
+
+def test_unknown_keys_are_kept_not_refused(tmp_path: Path) -> None:
+    path = tmp_path / "server.properties"
+    path.write_text("no.such.config=1\nport=9092\n")
+    s = parse("--broker-config-file", str(path), "--kafka-version", "3.9")
+    assert s.unknown_broker_configs == ("no.such.config", "port")  # port went in 3.0
+    assert "no.such.config" not in s.known_broker_configs
 
 
 def test_missing_file(tmp_path: Path) -> None:
@@ -145,7 +153,7 @@ def test_advertised_listeners_per_listener() -> None:
             "cannot use the nonroutable meta-address 0.0.0.0",
         ),
         (
-            ["--advertised-listener", "OTHER://h:1", "--advertised-listener", "PLAINTEXT://h:1"],
+            ["--advertised-listener", "SSL://h:1", "--advertised-listener", "PLAINTEXT://h:1"],
             "listener names must be equal to or a subset of the ones defined in listeners",
         ),
         (
@@ -165,7 +173,16 @@ def test_advertised_listeners_per_listener() -> None:
             ["--advertised-host", "h", "--advertised-listener", "PLAINTEXT://h:1"],
             "not both",
         ),
-        (["--broker-config", "advertised.listeners=PLAINTEXT://h:1"], "--advertised-listener"),
+        (
+            [
+                "--broker-config",
+                "advertised.listeners=PLAINTEXT://h:1",
+                "--advertised-listener",
+                "PLAINTEXT://h:2",
+            ],
+            "--broker-config: advertised.listeners=PLAINTEXT://h:1 conflicts with "
+            "--advertised-listener PLAINTEXT://h:2",
+        ),
     ],
 )
 def test_advertised_listener_refusals(argv: list[str], reason: str) -> None:

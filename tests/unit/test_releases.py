@@ -92,7 +92,7 @@ def test_release_list() -> None:
     assert len(set(RELEASES)) == len(RELEASES)
     assert RELEASES[0] == (0, 10, 0)
     assert RELEASES[-1] == (3, 9)
-    assert DEFAULT_RELEASE == (2, 8)
+    assert DEFAULT_RELEASE == (3, 9)  # the last release with ZooKeeper mode
     assert DEFAULT_RELEASE in RELEASES
     assert set(API_VERSION_RANGES) == set(RELEASES)
 

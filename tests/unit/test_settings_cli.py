@@ -16,7 +16,7 @@ def test_defaults_are_kafkas() -> None:
     s = parse()
     assert s.broker_ids == (0, 1, 2)
     assert (s.host, s.port) == ("127.0.0.1", 9092)
-    assert s.kafka_version == (2, 8)
+    assert s.kafka_version == (3, 9)
     assert s.max_request_bytes == 104_857_600
     assert s.zookeeper is None
     assert [s.port_of(b) for b in s.broker_ids] == [9092, 9093, 9094]
@@ -49,7 +49,7 @@ def test_broker_session_timeout_is_a_static_config_when_not_default() -> None:
         ["--port", "65535", "--brokers", "3"],
         ["--max-request-bytes", "0"],
         ["--broker-session-timeout-ms", "0"],
-        ["--broker-config", "broker.session.timeout.ms=100"],
+        ["--broker-config", "broker.session.timeout.ms=100", "--broker-session-timeout-ms", "200"],
     ],
 )
 def test_invalid_settings_exit_2_with_message(argv: list[str], capsys) -> None:

@@ -7,6 +7,7 @@ import stat
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -501,7 +502,38 @@ def test_failed_container_falls_back_to_local_and_both_are_reported(
     message = str(caught.value)
     assert message.startswith("Java was not found")
     assert f"set {TEST_ZOOKEEPER_ENV}=host:port" in message
-    assert "container failed: RuntimeError('pull failed')" in message
+    assert "which failed on the Docker engine that answered: RuntimeError('pull failed')" in message
+    assert "--zookeeper" not in message  # the command line's way out, not a test session's
+
+
+@pytest.mark.parametrize(
+    ("testcontainers_installed", "advice"),
+    [
+        (True, "run a Docker engine (ZooKeeper then runs in a container)"),
+        (False, "install zkbroker[docker] and run a Docker engine"),
+    ],
+)
+def test_without_docker_the_advice_fits_what_is_installed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, testcontainers_installed: bool, advice: str
+) -> None:
+    real_find_spec = toolkit_zookeeper.importlib.util.find_spec
+
+    def find_spec(name: str, *args: Any) -> Any:
+        if name == "testcontainers" and not testcontainers_installed:
+            return None
+        return real_find_spec(name, *args)
+
+    monkeypatch.setattr(toolkit_zookeeper, "docker_engine_available", lambda: False)
+    monkeypatch.setattr(toolkit_zookeeper.importlib.util, "find_spec", find_spec)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+
+    with pytest.raises(ZooKeeperNotFoundError) as caught:
+        start_zookeeper_for_tests(env={})
+
+    message = str(caught.value)
+    assert advice in message
+    assert "--zookeeper" not in message
 
 
 def test_docker_ping_decides_availability(monkeypatch: pytest.MonkeyPatch) -> None:
