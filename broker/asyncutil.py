@@ -19,6 +19,7 @@ serves the other sockets meanwhile (issue 17, findings 1-2).
   queueing a ZooKeeper request) in one loop iteration; bounded, one iteration runs at most
   `limit` of them, and ZooKeeper's pipeline stays full. With `stagger=True` one iteration
   starts one of them (for first steps that are milliseconds of work each).
+- `now_ms()`: the wall clock in milliseconds (Kafka's `time.milliseconds()`), for every layer.
 
 Deliberately not here: threads or processes (the work stays on the loop, in order, with the
 data it reads), limits on the total work (validation refuses what cannot succeed before any
@@ -44,6 +45,11 @@ SLICE_S: Final = 0.005
 CHECK_EVERY: Final = 64
 #: Awaitables running at once in `gather_bounded`.
 GATHER_LIMIT: Final = 256
+
+
+def now_ms() -> int:
+    """The wall clock in whole milliseconds since the epoch."""
+    return time.time_ns() // 1_000_000
 
 
 # The collector is one per process, and so is the count of the blocks that paused it: the

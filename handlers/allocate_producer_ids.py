@@ -14,14 +14,12 @@ Not emulated: authorization (CLUSTER_ACTION on the cluster; zkbroker has no auth
 from __future__ import annotations
 
 from zkbroker.broker.controller.producer_id_blocks import allocate_producer_ids
-from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.allocate_producer_ids import (
     AllocateProducerIdsRequest,
     AllocateProducerIdsResponse,
 )
 from zkbroker.handlers.context import RequestContext
-from zkbroker.handlers.support import authorization as auth
-from zkbroker.zk_layout import ControllerMovedError
+from zkbroker.handlers.support.controller_requests import on_controller
 
 API_KEY = 67
 MIN_VERSION = 0
@@ -31,29 +29,18 @@ MAX_VERSION = 0
 async def handle(
     ctx: RequestContext, request: AllocateProducerIdsRequest
 ) -> AllocateProducerIdsResponse:
-    if not auth.authorize_cluster(
-        ctx, auth.CLUSTER_ACTION
-    ):  # KafkaApis: authorizeClusterOperation(CLUSTER_ACTION, CLUSTER)
-        return error_response(
-            request,
-            ctx.version,
-            error_codes.CLUSTER_AUTHORIZATION_FAILED,
-            auth.cluster_denied_message(ctx, auth.CLUSTER_ACTION),
-        )
-    controller = ctx.broker.controller
-    if controller is None:
-        return AllocateProducerIdsResponse(error_code=error_codes.NOT_CONTROLLER)
     broker_id, epoch = request.broker_id, request.broker_epoch
-    try:
-        block = await controller.call(
-            "AllocateProducerIds", lambda c: allocate_producer_ids(c, broker_id, epoch)
-        )
-    except ControllerMovedError:
-        return AllocateProducerIdsResponse(error_code=error_codes.NOT_CONTROLLER)
-    return AllocateProducerIdsResponse(
-        error_code=block.error_code,
-        producer_id_start=block.producer_id_start,
-        producer_id_len=block.producer_id_len,
+    return await on_controller(
+        ctx,
+        request,
+        error_response,
+        "AllocateProducerIds",
+        lambda c: allocate_producer_ids(c, broker_id, epoch),
+        lambda block: AllocateProducerIdsResponse(
+            error_code=block.error_code,
+            producer_id_start=block.producer_id_start,
+            producer_id_len=block.producer_id_len,
+        ),
     )
 
 

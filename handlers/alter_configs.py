@@ -32,16 +32,16 @@ from zkbroker.broker.protocol.messages.alter_configs import (
     AlterConfigsResponse,
 )
 from zkbroker.handlers.context import RequestContext
-from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.config_alter import (
     SET,
     Op,
+    alter_authorized,
     alter_broker,
     alter_topic,
-    answer_each,
     check_broker_resource_supported,
     check_entries,
     preprocessed,
+    resource_response,
     target_broker,
 )
 from zkbroker.handlers.support.config_resources import (
@@ -73,12 +73,7 @@ def _request_level_check(request: AlterConfigsRequest, release: tuple[int, ...])
 def _response(
     resource: AlterConfigsResource, code: int, message: str | None
 ) -> AlterConfigsResourceResponse:
-    return AlterConfigsResourceResponse(
-        error_code=code,
-        error_message=message,
-        resource_type=resource.resource_type,
-        resource_name=resource.resource_name,
-    )
+    return resource_response(AlterConfigsResourceResponse, resource, code, message)
 
 
 async def handle(ctx: RequestContext, request: AlterConfigsRequest) -> AlterConfigsResponse:
@@ -88,24 +83,10 @@ async def handle(ctx: RequestContext, request: AlterConfigsRequest) -> AlterConf
             _request_level_check(request, release)
         except WholeRequestError as e:
             return error_response(request, ctx.version, e.code, e.message)
-    # KafkaApis: ALTER_CONFIGS on the cluster (brokers, loggers) or the topic; the denied
-    # resources are answered after the others, with no message.
-    allowed, denied = [], []
-    for r in request.resources:
-        code = auth.config_resource_denied(
-            ctx, r.resource_type, r.resource_name, auth.ALTER_CONFIGS
-        )
-        if code is None:
-            allowed.append(r)
-        else:
-            denied.append(_response(r, code, None))
-    responses = await answer_each(
-        allowed,
-        release,
-        lambda r: _alter(ctx, r, request.validate_only),
-        _response,
+    responses = await alter_authorized(
+        ctx, request.resources, lambda r: _alter(ctx, r, request.validate_only), _response
     )
-    return AlterConfigsResponse(throttle_time_ms=0, responses=responses + denied)
+    return AlterConfigsResponse(throttle_time_ms=0, responses=responses)
 
 
 async def _alter(ctx: RequestContext, resource: AlterConfigsResource, validate_only: bool) -> None:

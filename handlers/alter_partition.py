@@ -17,8 +17,7 @@ epochs of v3's ISR members are read but, as in Kafka's ZooKeeper controller, not
 
 from __future__ import annotations
 
-from zkbroker.broker.controller.alter_partition import alter_partition
-from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.controller.alter_partition import AlterOutcome, alter_partition
 from zkbroker.broker.protocol.messages.alter_partition import (
     AlterPartitionRequest,
     AlterPartitionResponse,
@@ -26,8 +25,7 @@ from zkbroker.broker.protocol.messages.alter_partition import (
     AlterPartitionResponseTopicData,
 )
 from zkbroker.handlers.context import RequestContext
-from zkbroker.handlers.support import authorization as auth
-from zkbroker.zk_layout import ControllerMovedError
+from zkbroker.handlers.support.controller_requests import on_controller
 
 API_KEY = 56
 MIN_VERSION = 0
@@ -35,25 +33,18 @@ MAX_VERSION = 3
 
 
 async def handle(ctx: RequestContext, request: AlterPartitionRequest) -> AlterPartitionResponse:
-    if not auth.authorize_cluster(
-        ctx, auth.CLUSTER_ACTION
-    ):  # KafkaApis: authorizeClusterOperation(CLUSTER_ACTION, CLUSTER)
-        return error_response(
-            request,
-            ctx.version,
-            error_codes.CLUSTER_AUTHORIZATION_FAILED,
-            auth.cluster_denied_message(ctx, auth.CLUSTER_ACTION),
-        )
-    controller = ctx.broker.controller
-    if controller is None:
-        return AlterPartitionResponse(error_code=error_codes.NOT_CONTROLLER)
     version = ctx.version
-    try:
-        outcome = await controller.call(
-            "AlterPartition", lambda c: alter_partition(c, request, version)
-        )
-    except ControllerMovedError:
-        return AlterPartitionResponse(error_code=error_codes.NOT_CONTROLLER)
+    return await on_controller(
+        ctx,
+        request,
+        error_response,
+        "AlterPartition",
+        lambda c: alter_partition(c, request, version),
+        _answer,
+    )
+
+
+def _answer(outcome: AlterOutcome) -> AlterPartitionResponse:
     topics = []
     for topic in outcome.topics:
         partitions = []

@@ -13,14 +13,14 @@ Not emulated: authorization, metadata offsets, offline log directories.
 
 from __future__ import annotations
 
+from zkbroker.broker.controller.broker_leases import HeartbeatReply
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.broker_heartbeat import (
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
 )
 from zkbroker.handlers.context import RequestContext
-from zkbroker.handlers.support import authorization as auth
-from zkbroker.zk_layout import ControllerMovedError
+from zkbroker.handlers.support.controller_requests import on_controller
 
 API_KEY = 63
 MIN_VERSION = 0
@@ -28,30 +28,22 @@ MAX_VERSION = 1
 
 
 async def handle(ctx: RequestContext, request: BrokerHeartbeatRequest) -> BrokerHeartbeatResponse:
-    if not auth.authorize_cluster(
-        ctx, auth.CLUSTER_ACTION
-    ):  # KafkaApis: authorizeClusterOperation(CLUSTER_ACTION, CLUSTER)
-        return error_response(
-            request,
-            ctx.version,
-            error_codes.CLUSTER_AUTHORIZATION_FAILED,
-            auth.cluster_denied_message(ctx, auth.CLUSTER_ACTION),
-        )
-    controller = ctx.broker.controller
-    if controller is None:
-        return BrokerHeartbeatResponse(error_code=error_codes.NOT_CONTROLLER)
-    try:
-        reply = await controller.call(
-            "BrokerHeartbeat",
-            lambda c: c.leases.heartbeat(
-                request.broker_id,
-                request.broker_epoch,
-                request.want_fence,
-                request.want_shut_down,
-            ),
-        )
-    except ControllerMovedError:
-        return BrokerHeartbeatResponse(error_code=error_codes.NOT_CONTROLLER)
+    return await on_controller(
+        ctx,
+        request,
+        error_response,
+        "BrokerHeartbeat",
+        lambda c: c.leases.heartbeat(
+            request.broker_id,
+            request.broker_epoch,
+            request.want_fence,
+            request.want_shut_down,
+        ),
+        _answer,
+    )
+
+
+def _answer(reply: HeartbeatReply) -> BrokerHeartbeatResponse:
     if reply.error_code != error_codes.NONE:
         return BrokerHeartbeatResponse(error_code=reply.error_code)
     return BrokerHeartbeatResponse(

@@ -20,8 +20,7 @@ from zkbroker.broker.protocol.messages.broker_registration import (
     BrokerRegistrationResponse,
 )
 from zkbroker.handlers.context import RequestContext
-from zkbroker.handlers.support import authorization as auth
-from zkbroker.zk_layout import ControllerMovedError
+from zkbroker.handlers.support.controller_requests import on_controller
 
 API_KEY = 62
 MIN_VERSION = 0
@@ -31,27 +30,21 @@ MAX_VERSION = 4
 async def handle(
     ctx: RequestContext, request: BrokerRegistrationRequest
 ) -> BrokerRegistrationResponse:
-    if not auth.authorize_cluster(
-        ctx, auth.CLUSTER_ACTION
-    ):  # KafkaApis: authorizeClusterOperation(CLUSTER_ACTION, CLUSTER)
-        return error_response(
-            request,
-            ctx.version,
-            error_codes.CLUSTER_AUTHORIZATION_FAILED,
-            auth.cluster_denied_message(ctx, auth.CLUSTER_ACTION),
-        )
-    controller = ctx.broker.controller
-    if controller is None:
-        return BrokerRegistrationResponse(error_code=error_codes.NOT_CONTROLLER)
-    if request.cluster_id != ctx.image.cluster_id:
-        return BrokerRegistrationResponse(error_code=error_codes.INCONSISTENT_CLUSTER_ID)
-    try:
-        code, epoch = await controller.call(
-            "BrokerRegistration", lambda c: c.leases.register(request)
-        )
-    except ControllerMovedError:
-        return BrokerRegistrationResponse(error_code=error_codes.NOT_CONTROLLER)
-    return BrokerRegistrationResponse(error_code=code, broker_epoch=epoch)
+    return await on_controller(
+        ctx,
+        request,
+        error_response,
+        "BrokerRegistration",
+        lambda c: c.leases.register(request),
+        lambda registered: BrokerRegistrationResponse(
+            error_code=registered[0], broker_epoch=registered[1]
+        ),
+        check=lambda: (
+            error_codes.INCONSISTENT_CLUSTER_ID
+            if request.cluster_id != ctx.image.cluster_id
+            else error_codes.NONE
+        ),
+    )
 
 
 def error_response(

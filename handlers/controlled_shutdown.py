@@ -18,15 +18,13 @@ staying "shutting down" for later elections (see the controller module).
 from __future__ import annotations
 
 from zkbroker.broker.controller.controlled_shutdown import controlled_shutdown
-from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.controlled_shutdown import (
     ControlledShutdownRequest,
     ControlledShutdownResponse,
     RemainingPartition,
 )
 from zkbroker.handlers.context import RequestContext
-from zkbroker.handlers.support import authorization as auth
-from zkbroker.zk_layout import ControllerMovedError
+from zkbroker.handlers.support.controller_requests import on_controller
 
 API_KEY = 7
 MIN_VERSION = 0
@@ -36,30 +34,19 @@ MAX_VERSION = 3
 async def handle(
     ctx: RequestContext, request: ControlledShutdownRequest
 ) -> ControlledShutdownResponse:
-    if not auth.authorize_cluster(
-        ctx, auth.CLUSTER_ACTION
-    ):  # KafkaApis: authorizeClusterOperation(CLUSTER_ACTION, CLUSTER)
-        return error_response(
-            request,
-            ctx.version,
-            error_codes.CLUSTER_AUTHORIZATION_FAILED,
-            auth.cluster_denied_message(ctx, auth.CLUSTER_ACTION),
-        )
-    controller = ctx.broker.controller
-    if controller is None:
-        return ControlledShutdownResponse(error_code=error_codes.NOT_CONTROLLER)
     broker_id, epoch = request.broker_id, request.broker_epoch
-    try:
-        outcome = await controller.call(
-            "ControlledShutdown", lambda c: controlled_shutdown(c, broker_id, epoch)
-        )
-    except ControllerMovedError:
-        return ControlledShutdownResponse(error_code=error_codes.NOT_CONTROLLER)
-    return ControlledShutdownResponse(
-        error_code=outcome.error_code,
-        remaining_partitions=[
-            RemainingPartition(topic_name=t, partition_index=p) for t, p in outcome.remaining
-        ],
+    return await on_controller(
+        ctx,
+        request,
+        error_response,
+        "ControlledShutdown",
+        lambda c: controlled_shutdown(c, broker_id, epoch),
+        lambda outcome: ControlledShutdownResponse(
+            error_code=outcome.error_code,
+            remaining_partitions=[
+                RemainingPartition(topic_name=t, partition_index=p) for t, p in outcome.remaining
+            ],
+        ),
     )
 
 

@@ -16,7 +16,7 @@ fenced: ZooKeeper offers no lock the old consumers honoured.
 
 from __future__ import annotations
 
-from zkbroker.broker.groups.coordinator import now_ms
+from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.groups.zk_registry import delete_group, load_groups
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.delete_groups import (

@@ -12,7 +12,7 @@ Not emulated: authorization.
 
 from __future__ import annotations
 
-from zkbroker.broker.groups.coordinator import now_ms
+from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from zkbroker.handlers.context import RequestContext

@@ -32,12 +32,11 @@ from zkbroker.broker.protocol.messages.incremental_alter_configs import (
 from zkbroker.broker.rules.broker_loggers import LoggerOpError
 from zkbroker.broker.rules.config_catalog import InvalidConfig
 from zkbroker.handlers.context import RequestContext
-from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.config_alter import (
     Op,
+    alter_authorized,
     alter_broker,
     alter_topic,
-    answer_each,
     apply_incremental,
     broker_key_lookup,
     check_broker_resource_supported,
@@ -47,6 +46,7 @@ from zkbroker.handlers.support.config_alter import (
     current_broker_overrides,
     preprocessed,
     read_overrides,
+    resource_response,
     target_broker,
     topic_key_lookup,
 )
@@ -67,12 +67,7 @@ MAX_VERSION = 1
 def _response(
     resource: AlterConfigsResource, code: int, message: str | None
 ) -> AlterConfigsResourceResponse:
-    return AlterConfigsResourceResponse(
-        error_code=code,
-        error_message=message,
-        resource_type=resource.resource_type,
-        resource_name=resource.resource_name,
-    )
+    return resource_response(AlterConfigsResourceResponse, resource, code, message)
 
 
 async def handle(
@@ -87,24 +82,10 @@ async def handle(
                     request, ctx.version, error_codes.INVALID_REQUEST,
                     f"Unexpected resource type {rt}",
                 )  # fmt: skip
-    # KafkaApis: ALTER_CONFIGS on the cluster (brokers, loggers) or the topic; the denied
-    # resources are answered after the others, with no message.
-    allowed, denied = [], []
-    for r in request.resources:
-        code = auth.config_resource_denied(
-            ctx, r.resource_type, r.resource_name, auth.ALTER_CONFIGS
-        )
-        if code is None:
-            allowed.append(r)
-        else:
-            denied.append(_response(r, code, None))
-    responses = await answer_each(
-        allowed,
-        release,
-        lambda r: _alter(ctx, r, request.validate_only),
-        _response,
+    responses = await alter_authorized(
+        ctx, request.resources, lambda r: _alter(ctx, r, request.validate_only), _response
     )
-    return IncrementalAlterConfigsResponse(throttle_time_ms=0, responses=responses + denied)
+    return IncrementalAlterConfigsResponse(throttle_time_ms=0, responses=responses)
 
 
 async def _alter(ctx: RequestContext, resource: AlterConfigsResource, validate_only: bool) -> None:

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import asyncio
 
+from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.groups.classic_group import JoinResult
-from zkbroker.broker.groups.coordinator import now_ms
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.join_group import (

@@ -106,15 +106,10 @@ async def handle(ctx: RequestContext, request: LeaderAndIsrRequest) -> LeaderAnd
     version = ctx.version
     if not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):  # authorizeClusterOperation
         return error_response(request, version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
-    epochs = await control.read_epochs(ctx)
-    release = ctx.broker.settings.kafka_version
-    epoch_error = control.broker_epoch_error(request.broker_epoch, epochs.broker_epoch, release)
-    if epoch_error is None and request.controller_epoch < epochs.controller_epoch:
-        epoch_error = error_codes.STALE_CONTROLLER_EPOCH
+    epoch_error = await control.epoch_error(
+        ctx, "LeaderAndIsr", request.controller_epoch, request.broker_epoch
+    )
     if epoch_error is not None:
-        control.log_refused(
-            ctx, "LeaderAndIsr", epoch_error, request.controller_epoch, request.broker_epoch
-        )
         return error_response(request, version, epoch_error, None)
     results = [
         (topic_id, s, _decide(ctx, topic_id, s)) for topic_id, s in _states(request, version)

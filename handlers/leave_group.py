@@ -14,7 +14,7 @@ Not emulated: authorization.
 
 from __future__ import annotations
 
-from zkbroker.broker.groups.coordinator import now_ms
+from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.leave_group import (
     LeaveGroupRequest,

@@ -30,8 +30,8 @@ generations); registry groups ignore group_instance_id.
 
 from __future__ import annotations
 
+from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.groups.classic_group import CommittedOffset
-from zkbroker.broker.groups.coordinator import now_ms
 from zkbroker.broker.groups.zk_registry import ConsumerGroup, load_groups, storable, write_offsets
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.offset_commit import (
@@ -47,6 +47,7 @@ from zkbroker.handlers.support.group_coordination import (
     coordinator,
     group_status,
     offsets_topic_ready,
+    partition_code_answers,
 )
 from zkbroker.zk_layout.errors import ZkOperationError
 from zkbroker.zk_layout.nodes.base import TopicPartition
@@ -162,21 +163,14 @@ def _commit_classic(
 def _response(
     request: OffsetCommitRequest, codes: dict[TopicPartition, int]
 ) -> OffsetCommitResponse:
-    topics = []
-    for topic in request.topics:
-        topics.append(
-            OffsetCommitResponseTopic(
-                name=topic.name,
-                partitions=[
-                    OffsetCommitResponsePartition(
-                        partition_index=p.partition_index,
-                        error_code=codes[TopicPartition(topic.name, p.partition_index)],
-                    )
-                    for p in topic.partitions
-                ],
-            )
+    return OffsetCommitResponse(
+        topics=partition_code_answers(
+            request.topics,
+            lambda t, p: codes[TopicPartition(t, p)],
+            OffsetCommitResponseTopic,
+            OffsetCommitResponsePartition,
         )
-    return OffsetCommitResponse(topics=topics)
+    )
 
 
 def error_response(

@@ -15,7 +15,7 @@ them): they answer GROUP_ID_NOT_FOUND. Not emulated: authorization.
 
 from __future__ import annotations
 
-from zkbroker.broker.groups.coordinator import now_ms
+from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.offset_delete import (
     OffsetDeleteRequest,

@@ -2,7 +2,12 @@
 
 `HANDLERS` maps each implemented API key to its handler module's entry: the version range
 the handler implements, the coroutine that answers a request, and the function that builds
-Kafka's whole-request error response (used when a handler fails unexpectedly).
+Kafka's whole-request error response (used when a handler fails unexpectedly). The registry
+finds the modules itself: every top-level module of `zkbroker.handlers` but `registry` and
+`context` is an API module declaring its `API_KEY` (a key of the generated `ApiKey` table,
+`zkbroker.broker.protocol.api_keys`), so adding a handler module is enough to plug it in; a
+module without API_KEY, a key outside the table, two modules for one key or a key without a
+ZooKeeper-trouble family stop the import.
 
 `api_table(release)` narrows it to what a ZooKeeper-mode broker of that Kafka release
 advertises: the intersection of the handler's range and the release's range
@@ -22,80 +27,18 @@ and the handlers themselves.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
+from types import MappingProxyType
 from typing import Any
 
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import API_SPECS, error_codes
+from zkbroker.broker.protocol.api_keys import API_KEYS, ApiKey
 from zkbroker.broker.protocol.releases import Release, advertised_range
-from zkbroker.handlers import (
-    add_offsets_to_txn,
-    add_partitions_to_txn,
-    allocate_producer_ids,
-    alter_client_quotas,
-    alter_configs,
-    alter_partition,
-    alter_partition_reassignments,
-    alter_replica_log_dirs,
-    alter_user_scram_credentials,
-    api_versions,
-    broker_heartbeat,
-    broker_registration,
-    consumer_group_describe,
-    consumer_group_heartbeat,
-    controlled_shutdown,
-    create_acls,
-    create_delegation_token,
-    create_partitions,
-    create_topics,
-    delete_acls,
-    delete_groups,
-    delete_records,
-    delete_topics,
-    describe_acls,
-    describe_client_quotas,
-    describe_cluster,
-    describe_configs,
-    describe_delegation_token,
-    describe_groups,
-    describe_log_dirs,
-    describe_producers,
-    describe_transactions,
-    describe_user_scram_credentials,
-    elect_leaders,
-    end_txn,
-    envelope,
-    expire_delegation_token,
-    fetch,
-    find_coordinator,
-    heartbeat,
-    incremental_alter_configs,
-    init_producer_id,
-    join_group,
-    leader_and_isr,
-    leave_group,
-    list_groups,
-    list_offsets,
-    list_partition_reassignments,
-    list_transactions,
-    metadata,
-    offset_commit,
-    offset_delete,
-    offset_fetch,
-    offset_for_leader_epoch,
-    produce,
-    renew_delegation_token,
-    sasl_authenticate,
-    sasl_handshake,
-    stop_replica,
-    sync_group,
-    txn_offset_commit,
-    update_features,
-    update_metadata,
-    write_txn_markers,
-)
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import zk_trouble
 from zkbroker.zk_layout import ZkConnectionError
@@ -119,6 +62,10 @@ class HandlerEntry:
     @property
     def name(self) -> str:
         return API_SPECS[self.api_key].name
+
+    @property
+    def key(self) -> ApiKey:
+        return ApiKey(self.api_key)
 
 
 def _guarded(module: Any) -> Handle:
@@ -160,78 +107,41 @@ def _entry(module: Any) -> HandlerEntry:
     )
 
 
-HANDLERS: Mapping[int, HandlerEntry] = {
-    e.api_key: e
-    for e in (
-        _entry(m)
-        for m in (
-            api_versions,
-            metadata,
-            produce,
-            fetch,
-            list_offsets,
-            offset_for_leader_epoch,
-            delete_records,
-            describe_log_dirs,
-            alter_replica_log_dirs,
-            init_producer_id,
-            describe_cluster,
-            create_topics,
-            delete_topics,
-            create_partitions,
-            describe_configs,
-            alter_configs,
-            incremental_alter_configs,
-            elect_leaders,
-            alter_partition_reassignments,
-            list_partition_reassignments,
-            find_coordinator,
-            list_groups,
-            describe_groups,
-            offset_fetch,
-            offset_commit,
-            delete_groups,
-            join_group,
-            sync_group,
-            heartbeat,
-            leave_group,
-            offset_delete,
-            broker_registration,
-            broker_heartbeat,
-            sasl_handshake,
-            sasl_authenticate,
-            describe_user_scram_credentials,
-            alter_user_scram_credentials,
-            describe_client_quotas,
-            alter_client_quotas,
-            create_delegation_token,
-            renew_delegation_token,
-            expire_delegation_token,
-            describe_delegation_token,
-            update_features,
-            allocate_producer_ids,
-            controlled_shutdown,
-            alter_partition,
-            leader_and_isr,
-            stop_replica,
-            update_metadata,
-            envelope,
-            add_partitions_to_txn,
-            add_offsets_to_txn,
-            end_txn,
-            txn_offset_commit,
-            write_txn_markers,
-            describe_producers,
-            describe_transactions,
-            list_transactions,
-            create_acls,
-            describe_acls,
-            delete_acls,
-            consumer_group_heartbeat,
-            consumer_group_describe,
-        )
-    )
-}
+# Modules of the handlers package that are not API modules (besides `support/`, a package).
+NOT_API_MODULES = frozenset({"registry", "context"})
+
+
+def _api_modules() -> list[Any]:
+    """Every API module of the handlers package: each top-level module but the registry and
+    the context, imported by name; each declares the `API_KEY` it answers."""
+    import zkbroker.handlers as package
+
+    modules = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.ispkg or info.name in NOT_API_MODULES or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        if not isinstance(getattr(module, "API_KEY", None), int):
+            raise TypeError(f"{module.__name__}: an API module declares its API_KEY")
+        modules.append(module)
+    return modules
+
+
+def _handlers() -> Mapping[int, HandlerEntry]:
+    entries: dict[int, HandlerEntry] = {}
+    for module in _api_modules():
+        key = module.API_KEY
+        if key not in API_KEYS:
+            raise ValueError(f"{module.__name__}: API key {key} is not in the ApiKey table")
+        if key in entries:
+            raise ValueError(f"{module.__name__}: API key {key} has two handler modules")
+        if ApiKey(key) not in zk_trouble.FAMILIES:
+            raise ValueError(f"{module.__name__}: API key {key} has no zk_trouble.FAMILIES entry")
+        entries[key] = _entry(module)
+    return MappingProxyType(dict(sorted(entries.items())))
+
+
+HANDLERS: Mapping[int, HandlerEntry] = _handlers()
 
 
 @dataclass(frozen=True)

@@ -87,15 +87,9 @@ async def handle(ctx: RequestContext, request: StopReplicaRequest) -> StopReplic
     version = ctx.version
     if not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):  # authorizeClusterOperation
         return error_response(request, version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
-    epochs = await control.read_epochs(ctx)
-    release = ctx.broker.settings.kafka_version
-    epoch_error = control.broker_epoch_error(request.broker_epoch, epochs.broker_epoch, release)
-    if epoch_error is None and request.controller_epoch < epochs.controller_epoch:
-        epoch_error = error_codes.STALE_CONTROLLER_EPOCH
-    if epoch_error is not None:
-        control.log_refused(
-            ctx, "StopReplica", epoch_error, request.controller_epoch, request.broker_epoch
-        )
+    epoch_error = await control.epoch_error(
+        ctx, "StopReplica", request.controller_epoch, request.broker_epoch
+    )
     if epoch_error in (error_codes.STALE_BROKER_EPOCH, error_codes.STALE_CONTROLLER_EPOCH):
         return StopReplicaResponse(error_code=epoch_error)  # no partitions, as Kafka's
     if epoch_error is not None:

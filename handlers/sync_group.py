@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import asyncio
 
+from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.groups.classic_group import SyncResult
-from zkbroker.broker.groups.coordinator import now_ms
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from zkbroker.handlers.context import RequestContext

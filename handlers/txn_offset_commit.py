@@ -26,8 +26,9 @@ Deliberately not here: ZooKeeper-registry groups (transactional offsets live onl
 
 from __future__ import annotations
 
+from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.groups.classic_group import CommittedOffset
-from zkbroker.broker.groups.coordinator import OFFSETS_TOPIC, now_ms
+from zkbroker.broker.groups.coordinator import OFFSETS_TOPIC
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequest,
@@ -42,6 +43,7 @@ from zkbroker.handlers.support.group_coordination import (
     coordinator,
     group_status,
     offsets_topic_ready,
+    partition_code_answers,
 )
 from zkbroker.handlers.support.partitions import Located, locate, open_log
 
@@ -159,19 +161,12 @@ def _response(
     request: TxnOffsetCommitRequest, codes: dict[TopicPartition, int]
 ) -> TxnOffsetCommitResponse:
     return TxnOffsetCommitResponse(
-        topics=[
-            TxnOffsetCommitResponseTopic(
-                name=topic.name,
-                partitions=[
-                    TxnOffsetCommitResponsePartition(
-                        partition_index=p.partition_index,
-                        error_code=codes[(topic.name, p.partition_index)],
-                    )
-                    for p in topic.partitions
-                ],
-            )
-            for topic in request.topics
-        ]
+        topics=partition_code_answers(
+            request.topics,
+            lambda t, p: codes[(t, p)],
+            TxnOffsetCommitResponseTopic,
+            TxnOffsetCommitResponsePartition,
+        )
     )
 
 

@@ -43,14 +43,9 @@ def error_response(
 async def handle(ctx: RequestContext, request: UpdateMetadataRequest) -> UpdateMetadataResponse:
     if not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):  # authorizeClusterOperation
         return UpdateMetadataResponse(error_code=error_codes.CLUSTER_AUTHORIZATION_FAILED)
-    epochs = await control.read_epochs(ctx)
-    release = ctx.broker.settings.kafka_version
-    epoch_error = control.broker_epoch_error(request.broker_epoch, epochs.broker_epoch, release)
-    if epoch_error is None and request.controller_epoch < epochs.controller_epoch:
-        epoch_error = error_codes.STALE_CONTROLLER_EPOCH
+    epoch_error = await control.epoch_error(
+        ctx, "UpdateMetadata", request.controller_epoch, request.broker_epoch
+    )
     if epoch_error is not None:
-        control.log_refused(
-            ctx, "UpdateMetadata", epoch_error, request.controller_epoch, request.broker_epoch
-        )
         return UpdateMetadataResponse(error_code=epoch_error)
     return UpdateMetadataResponse(error_code=error_codes.NONE)

@@ -7,11 +7,14 @@ Usage (from the repo root)::
 
 SPEC_DIR defaults to ``../shared/kafka-message-specs`` (relative to the repo root) and holds
 Kafka 3.9's ``<Name>Request.json``/``<Name>Response.json`` files plus the two header files. For
-each API named in ``API_NAMES`` it writes one module (``metadata.py`` for ``Metadata``) holding
+each API key of zkbroker's release history (``zkbroker.broker.protocol.releases``) it finds the
+spec whose ``apiKey`` it is and writes one module (``metadata.py`` for ``Metadata``) holding
 the dataclasses and their ``FieldDef``/``StructDef``/``MessageDef`` definitions; ``headers.py``
 holds the request/response headers and ``__init__.py`` the ``API_SPECS`` table. Output is
 deterministic, so rerunning on the same specs gives identical files (a test checks that).
 ``--check`` compares instead of writing and exits 1 on a difference. It also writes
+``broker/protocol/api_keys.py`` (the ``ApiKey`` enum and one row per key: Kafka's ``ApiKeys``
+flags, listeners, message module, first emulated release) and
 ``broker/protocol/removed_in_4.py`` (KIP-896: every zkBroker request's ``deprecatedVersions``
 and what Kafka 4.0 removed of them, for the capture report).
 
@@ -48,6 +51,10 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from zkbroker.broker.protocol.releases import (  # noqa: E402
+    API_VERSION_RANGES,
+    RELEASES,
+)
 from zkbroker.broker.protocol.schema import (  # noqa: E402  (needs the sys.path entry above)
     FIXED_TYPES,
     MAX_VERSION,
@@ -58,73 +65,56 @@ from zkbroker.broker.protocol.schema import (  # noqa: E402  (needs the sys.path
 DEFAULT_SPEC_DIR = REPO_ROOT.parent / "shared" / "kafka-message-specs"
 DEFAULT_OUT_DIR = REPO_ROOT / "broker" / "protocol" / "messages"
 
-# The APIs to generate. Adding an API is one line here (its spec files must exist).
-API_NAMES: tuple[str, ...] = (
-    "ApiVersions",
-    "Metadata",
-    "CreateTopics",
-    "DeleteTopics",
-    "CreatePartitions",
-    "DescribeConfigs",
-    "AlterConfigs",
-    "IncrementalAlterConfigs",
-    "ListGroups",
-    "DescribeGroups",
-    "DescribeCluster",
-    "ElectLeaders",
-    "AlterPartitionReassignments",
-    "ListPartitionReassignments",
-    "BrokerRegistration",
-    "BrokerHeartbeat",
-    "FindCoordinator",
-    "OffsetFetch",
-    "OffsetCommit",
-    "DeleteGroups",
-    "Produce",
-    "Fetch",
-    "ListOffsets",
-    "OffsetForLeaderEpoch",
-    "DeleteRecords",
-    "JoinGroup",
-    "SyncGroup",
-    "Heartbeat",
-    "LeaveGroup",
-    "OffsetDelete",
-    "InitProducerId",
-    "AlterReplicaLogDirs",
-    "DescribeLogDirs",
-    "SaslHandshake",
-    "SaslAuthenticate",
-    "DescribeUserScramCredentials",
-    "AlterUserScramCredentials",
-    "UpdateFeatures",
-    "ConsumerGroupHeartbeat",
-    "ConsumerGroupDescribe",
-    "AllocateProducerIds",
-    "ControlledShutdown",
-    "AlterPartition",
-    "CreateDelegationToken",
-    "RenewDelegationToken",
-    "ExpireDelegationToken",
-    "DescribeDelegationToken",
-    "AddPartitionsToTxn",
-    "AddOffsetsToTxn",
-    "EndTxn",
-    "WriteTxnMarkers",
-    "TxnOffsetCommit",
-    "DescribeProducers",
-    "DescribeTransactions",
-    "ListTransactions",
-    "CreateAcls",
-    "DescribeAcls",
-    "DeleteAcls",
-    "DescribeClientQuotas",
-    "AlterClientQuotas",
-    "LeaderAndIsr",
-    "StopReplica",
-    "UpdateMetadata",
-    "Envelope",
+# The APIs to generate are the keys of zkbroker's release history
+# (`zkbroker.broker.protocol.releases`): adding a key there and rerunning this script writes its
+# message module and its row of `broker/protocol/api_keys.py`.
+
+# What Kafka's `ApiKeys` enum carries beside the JSON specs (its constructor arguments in
+# clients/.../protocol/ApiKeys.java; unlisted APIs take its defaults, false and false).
+CLUSTER_ACTIONS: frozenset[str] = frozenset(
+    {
+        "LeaderAndIsr",
+        "StopReplica",
+        "UpdateMetadata",
+        "ControlledShutdown",
+        "WriteTxnMarkers",
+        "AlterPartition",
+        "UpdateFeatures",
+        "Envelope",
+        "BrokerRegistration",
+        "BrokerHeartbeat",
+        "AllocateProducerIds",
+    }
 )
+FORWARDABLE: frozenset[str] = frozenset(
+    {
+        "CreateTopics",
+        "DeleteTopics",
+        "CreateAcls",
+        "DeleteAcls",
+        "AlterConfigs",
+        "CreatePartitions",
+        "CreateDelegationToken",
+        "RenewDelegationToken",
+        "ExpireDelegationToken",
+        "ElectLeaders",
+        "IncrementalAlterConfigs",
+        "AlterPartitionReassignments",
+        "ListPartitionReassignments",
+        "AlterClientQuotas",
+        "AlterUserScramCredentials",
+        "UpdateFeatures",
+        "AllocateProducerIds",
+    }
+)
+# The request quota's exemptions (KafkaApis answers these with sendResponseExemptThrottle): the
+# cluster actions, except UpdateFeatures and Envelope (throttled like any admin request; an
+# Envelope's enveloped request is what counts), plus what a client needs before it can be
+# throttled at all.
+QUOTA_EXEMPT_BEYOND_CLUSTER_ACTIONS: frozenset[str] = frozenset(
+    {"ApiVersions", "SaslHandshake", "SaslAuthenticate"}
+)
+THROTTLED_CLUSTER_ACTIONS: frozenset[str] = frozenset({"UpdateFeatures", "Envelope"})
 
 HEADER_SPECS = ("RequestHeader", "ResponseHeader")
 
@@ -761,11 +751,154 @@ def render_removed_module(spec_dir: Path) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# The API key table: broker/protocol/api_keys.py
+
+API_KEYS_MODULE = REPO_ROOT / "broker" / "protocol" / "api_keys.py"
+
+
+def first_releases() -> dict[int, tuple[int, ...]]:
+    """api key -> the first emulated release that advertises it, for every key of the
+    release history (``zkbroker.broker.protocol.releases``)."""
+    first: dict[int, tuple[int, ...]] = {}
+    for release in RELEASES:
+        for key in API_VERSION_RANGES[release]:
+            first.setdefault(key, release)
+    return dict(sorted(first.items()))
+
+
+def served_apis(spec_dir: Path) -> dict[int, tuple[str, dict[str, Any]]]:
+    """api key -> (API name, request spec) for every key of the release history, in key
+    order; a key without a request spec is an error."""
+    requests: dict[int, dict[str, Any]] = {}
+    for path in sorted(spec_dir.glob("*Request.json")):
+        spec = load_spec(path)
+        if spec.get("type") == "request" and isinstance(spec.get("apiKey"), int):
+            requests[spec["apiKey"]] = spec
+    missing = [key for key in first_releases() if key not in requests]
+    if missing:
+        raise SpecError(f"no *Request.json for api keys {missing} of the release history")
+    return {
+        key: (requests[key]["name"].removesuffix("Request"), requests[key])
+        for key in first_releases()
+    }
+
+
+def enum_member(api_name: str) -> str:
+    """Kafka's ``ApiKeys`` constant: ``OffsetForLeaderEpoch`` -> ``OFFSET_FOR_LEADER_EPOCH``."""
+    return snake_case(api_name).rstrip("_").upper()
+
+
+def render_api_keys_module(spec_dir: Path) -> str:
+    apis = served_apis(spec_dir)
+    since = first_releases()
+    lines = [
+        '"""zkbroker\'s API keys: Kafka\'s ``ApiKeys`` enum and one row of facts per key.',
+        "",
+        f"{GENERATED_MARKER} from Kafka 3.9's *Request.json files (name, key,",
+        "listeners), the generator's copy of Kafka's ApiKeys flags (clusterAction, forwardable)",
+        "and request-quota exemptions, and the release history of",
+        "zkbroker.broker.protocol.releases (which keys zkbroker emulates, and the first emulated",
+        "release advertising each). Do not edit by hand: add the key's history to releases.py and",
+        "rerun the generator.",
+        "",
+        "Data only. The message classes are in ``zkbroker.broker.protocol.messages.<module>``",
+        "(``ApiKeyInfo.messages()``); the ZooKeeper-trouble family of each key is zkbroker's own",
+        "(``zkbroker.handlers.support.zk_trouble``), keyed by this enum.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import importlib",
+        "from collections.abc import Mapping",
+        "from dataclasses import dataclass",
+        "from enum import IntEnum",
+        "from types import MappingProxyType, ModuleType",
+        "",
+        "from zkbroker.zk_layout.release import Release",
+        "",
+        '_MESSAGES = "zkbroker.broker.protocol.messages"',
+        "",
+        "",
+        "class ApiKey(IntEnum):",
+        '    """The API keys zkbroker emulates, named as Kafka\'s ``ApiKeys`` constants."""',
+        "",
+    ]
+    lines += [f"    {enum_member(name)} = {key}" for key, (name, _) in apis.items()]
+    lines += [
+        "",
+        "    @property",
+        "    def info(self) -> ApiKeyInfo:",
+        "        return API_KEYS[self]",
+        "",
+        "",
+        "@dataclass(frozen=True)",
+        "class ApiKeyInfo:",
+        '    """One key\'s row: what Kafka\'s ``ApiKeys`` carries and what zkbroker needs."""',
+        "",
+        "    key: ApiKey",
+        "    name: str  # Kafka's ApiKeys.name, the spec's name without Request",
+        "    module: str  # zkbroker.broker.protocol.messages.<module>",
+        "    first_release: Release  # the first emulated release that advertises the key",
+        "    listeners: frozenset[str]  # the request spec's zkBroker / broker / controller",
+        "    cluster_action: bool = False  # ApiKeys.clusterAction",
+        "    forwardable: bool = False  # ApiKeys.forwardable",
+        "    quota_exempt: bool = False  # never throttled by the request quota",
+        "",
+        "    @property",
+        "    def request_name(self) -> str:",
+        '        return f"{self.name}Request"',
+        "",
+        "    @property",
+        "    def response_name(self) -> str:",
+        '        return f"{self.name}Response"',
+        "",
+        "    def messages(self) -> ModuleType:",
+        '        """The generated module holding the request and response classes."""',
+        '        return importlib.import_module(f"{_MESSAGES}.{self.module}")',
+        "",
+        "",
+        "API_KEYS: Mapping[ApiKey, ApiKeyInfo] = MappingProxyType(",
+        "    {",
+    ]
+    for key, (name, spec) in apis.items():
+        member = f"ApiKey.{enum_member(name)}"
+        listeners = sorted(spec.get("listeners", ()))
+        args = [
+            member,
+            json.dumps(name),
+            json.dumps(module_name(name)),
+            repr(since[key]),
+            "frozenset({" + ", ".join(json.dumps(x) for x in listeners) + "})",
+        ]
+        cluster = name in CLUSTER_ACTIONS
+        if cluster:
+            args.append("cluster_action=True")
+        if name in FORWARDABLE:
+            args.append("forwardable=True")
+        exempt = (cluster and name not in THROTTLED_CLUSTER_ACTIONS) or (
+            name in QUOTA_EXEMPT_BEYOND_CLUSTER_ACTIONS
+        )
+        if exempt:
+            args.append("quota_exempt=True")
+        lines += call_source(f"{member}: ApiKeyInfo", args, 8)
+    lines += ["    }", ")", ""]
+    unknown = (CLUSTER_ACTIONS | FORWARDABLE | QUOTA_EXEMPT_BEYOND_CLUSTER_ACTIONS) - {
+        name for name, _ in apis.values()
+    }
+    if unknown:
+        raise SpecError(f"flags for APIs outside the release history: {sorted(unknown)}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
 # Driver
 
 
-def generate(spec_dir: Path, api_names: tuple[str, ...] = API_NAMES) -> dict[str, str]:
-    """Return {file name: content} for the whole messages package."""
+def generate(spec_dir: Path, api_names: tuple[str, ...] | None = None) -> dict[str, str]:
+    """Return {file name: content} for the whole messages package (by default, every API of
+    the release history)."""
+    if api_names is None:
+        api_names = tuple(name for name, _ in served_apis(spec_dir).values())
     files: dict[str, str] = {}
     index: list[tuple[str, MessageModel]] = []
     for api in api_names:
@@ -841,6 +974,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         files = generate(spec_dir)
         removed = render_removed_module(spec_dir)
+        api_keys = render_api_keys_module(spec_dir)
     except (SpecError, KeyError, OSError) as exc:
         print(f"cannot generate: {exc}", file=sys.stderr)
         return 2
@@ -849,6 +983,9 @@ def main(argv: list[str] | None = None) -> int:
         current = REMOVED_MODULE.read_text(encoding="utf-8") if REMOVED_MODULE.exists() else ""
         if current != removed:
             problems.append(f"{REMOVED_MODULE} differs from the specs' deprecatedVersions")
+        current = API_KEYS_MODULE.read_text(encoding="utf-8") if API_KEYS_MODULE.exists() else ""
+        if current != api_keys:
+            problems.append(f"{API_KEYS_MODULE} differs from the specs and the release history")
         for problem in problems:
             print(problem)
         return 1 if problems else 0
@@ -857,6 +994,9 @@ def main(argv: list[str] | None = None) -> int:
     if not REMOVED_MODULE.exists() or REMOVED_MODULE.read_text(encoding="utf-8") != removed:
         REMOVED_MODULE.write_text(removed, encoding="utf-8")
     print(f"wrote {REMOVED_MODULE}")
+    if not API_KEYS_MODULE.exists() or API_KEYS_MODULE.read_text(encoding="utf-8") != api_keys:
+        API_KEYS_MODULE.write_text(api_keys, encoding="utf-8")
+    print(f"wrote {API_KEYS_MODULE}")
     return 0
 
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any
 
-from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.asyncutil import Pacer, now_ms
 from zkbroker.broker.groups.records import decode_key
 from zkbroker.broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
 from zkbroker.broker.groups.zk_registry import java_abs_hash
@@ -67,10 +67,6 @@ def _transactional(producer: tuple[int, int] | None) -> dict[str, Any]:
         "base_sequence": 0,
         "transactional": True,
     }
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class _Load(Enum):

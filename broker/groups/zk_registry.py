@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from zkbroker.broker.image.metadata_image import INTERNAL_TOPICS
-from zkbroker.broker.rules.jvm_collections import java_string_hash, to_int32
+from zkbroker.broker.rules.jvm_collections import java_abs_hash
 from zkbroker.zk_layout.errors import NodeExistsError, NoNodeError, ZnodeFormatError
 from zkbroker.zk_layout.nodes.base import EmptyNode, TopicPartition
 from zkbroker.zk_layout.nodes.cluster import ConsumersNode
@@ -58,12 +58,6 @@ ASSIGNMENT_STRATEGY = "range"
 STABLE = "Stable"
 EMPTY = "Empty"
 DEAD = "Dead"
-
-
-def java_abs_hash(text: str) -> int:
-    """Kafka's ``Utils.abs(text.hashCode)`` (Integer.MIN_VALUE maps to 0)."""
-    signed = to_int32(java_string_hash(text))
-    return 0 if signed == -(1 << 31) else abs(signed)
 
 
 def coordinator_id(group_id: str, live_broker_ids: Iterable[int]) -> int | None:

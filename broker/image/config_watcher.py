@@ -3,11 +3,13 @@
 Kafka's `ZkNodeChangeNotificationListener` + `DynamicConfigManager` (docs/kafka-behaviour.md §10.7),
 once per process (every broker of a process shares the image):
 
-* `/config/changes` children are watched; each change wakes ONE worker task that runs passes
-  one at a time, so notifications are applied strictly in sequence order;
-* a pass lists the children sorted by sequence number and processes each one above the last
+* `/config/changes` is followed by a `zkbroker.zk_layout.store.ChangeNotificationListener`: each
+  change wakes ONE worker task that runs passes one at a time, so notifications are applied
+  strictly in sequence order;
+* a pass takes the children sorted by sequence number and processes each one above the last
   processed (which starts at -1, so every notification present at start is replayed, as a
-  Kafka broker does on start-up);
+  Kafka broker does on start-up); the new ones are read at once, and an entity named several
+  times is read once, after them, since only its latest value counts;
 * processing a notification reads the entity node it names -- the notification is only a
   trigger -- and, for `brokers/<id>` and `brokers/<default>`, stores the overrides in the
   image; a topic or default entity turning `unclean.leader.election.enable` on is passed to
@@ -20,8 +22,10 @@ once per process (every broker of a process shares the image):
   updating the quota managers), as is an `ips/...` one (connection creation rates);
 * a notification the release would not act on (format too old or too new), or one that does
   not decode, is logged and skipped;
+* a failed pass is logged (`config_changes.pass_failed`); the next change retries;
 * after each pass, notifications whose ZooKeeper ctime is older than the expiration
-  (Kafka: 15 minutes) are deleted; any process may delete them, a concurrent delete is fine.
+  (Kafka: 15 minutes) are deleted (`Purge.AFTER_PASS`); any process may delete them, a
+  concurrent delete is fine.
 
 Besides notifications, `start()` loads every `/config/brokers/*` entity and every user, client,
 user/client and ip entity (quotas), so values written without a notification (as Kafka itself
@@ -35,8 +39,6 @@ purge.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import time
 from collections.abc import Callable
 
 from zkbroker.broker.image.metadata_image import MetadataImage
@@ -44,18 +46,16 @@ from zkbroker.broker.log import get_logger
 from zkbroker.zk_layout import (
     DEFAULT_ENTITY,
     ConfigChangeNotificationNode,
-    ConfigChangesNode,
     ConfigEntityNode,
     ConfigEntityTypeNode,
     ConfigType,
-    NoNodeError,
     ZkStore,
     ZnodeFormatError,
 )
-from zkbroker.zk_layout.store import Watch
+from zkbroker.zk_layout.store import CHANGE_EXPIRATION_MS, ChangeNotificationListener, Purge
 
 # Kafka's ZkNodeChangeNotificationListener changeExpirationMs.
-DEFAULT_CHANGE_EXPIRATION_MS = 15 * 60 * 1000
+DEFAULT_CHANGE_EXPIRATION_MS = CHANGE_EXPIRATION_MS
 UNCLEAN_KEY = "unclean.leader.election.enable"
 
 
@@ -82,78 +82,39 @@ class ConfigWatcher:
         self.image = image
         self.release = release
         self.change_expiration_ms = change_expiration_ms
-        self.last_executed = -1
-        self._wake = asyncio.Event()
-        self._watch: Watch | None = None
-        self._worker: asyncio.Task[None] | None = None
-        # ctime (ms) of each notification seen, for the purge without re-reading them.
-        self._ctimes: dict[str, int] = {}
         self._log = get_logger(__name__)
+        # A pass reads its new notifications at once; the entities they name are applied
+        # after them, each once (only its latest value counts).
+        self._changes = ChangeNotificationListener.of(
+            store,
+            ConfigChangeNotificationNode,
+            self._entity_of,
+            flush=self._apply,
+            log=self._log,
+            failed_event="config_changes.pass_failed",
+            purge=Purge.AFTER_PASS,
+            change_expiration_ms=change_expiration_ms,
+            purged_event="config_changes.purged",
+        )
+
+    @property
+    def last_executed(self) -> int:
+        """Sequence number of the last notification processed (-1 before any)."""
+        return self._changes.last_executed
 
     async def start(self) -> None:
         await self._load_broker_entities()
         await self._load_quota_entities()
-        self._worker = asyncio.get_running_loop().create_task(self._run())
-        self._watch = await self.store.watch_children(ConfigChangesNode.path(), self._on_changes)
+        await self._changes.start()
 
     async def stop(self) -> None:
-        if self._watch is not None:
-            self._watch.cancel()
-            self._watch = None
-        if self._worker is not None:
-            self._worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._worker
-            self._worker = None
+        await self._changes.stop()
 
     # ---- internals ---------------------------------------------------------------------
 
-    def _on_changes(self, children: list[str] | None) -> None:
-        self._wake.set()
-
-    async def _run(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            try:
-                await self._pass()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                # One bad pass must not stop config propagation; the next change retries.
-                self._log.exception("config_changes.pass_failed")
-
-    async def _pass(self) -> None:
-        parent = ConfigChangesNode.path()
-        children = await self.store.get_children(parent) or []
-        numbered = sorted(
-            (ConfigChangeNotificationNode.sequence_number(c), c)
-            for c in children
-            if ConfigChangeNotificationNode.is_child_name(c)
-        )
-        present = {c for _, c in numbered}
-        for gone in set(self._ctimes) - present:
-            del self._ctimes[gone]
-        new = [(n, c) for n, c in numbered if n > self.last_executed]
-        if new:
-            # Read every new notification at once, then apply them in sequence order; an
-            # entity named several times is read once, after, since only its latest value counts.
-            got = await asyncio.gather(*(self.store.get(f"{parent}/{c}") for _, c in new))
-            entities: dict[str, None] = {}
-            for (number, child), item in zip(new, got, strict=True):
-                self.last_executed = number
-                if item is None:
-                    continue  # purged meanwhile; the entity node still holds the value
-                data, stat = item
-                self._ctimes[child] = stat.ctime
-                entity = self._entity_of(f"{parent}/{child}", data)
-                if entity is not None:
-                    entities[entity] = None
-            await self._apply(list(entities))
-        await self._purge()
-
-    def _entity_of(self, path: str, data: bytes | None) -> str | None:
-        """The entity path a notification names, or None when it is to be skipped."""
+    async def _entity_of(self, path: str, data: bytes | None) -> str | None:
+        """The entity path a notification names, or None when it is to be skipped (one
+        deleted meanwhile never gets here: the entity node still holds the value)."""
         try:
             change = ConfigChangeNotificationNode.decode(data or b"")
         except ZnodeFormatError as e:
@@ -240,14 +201,3 @@ class ConfigWatcher:
         configs = await asyncio.gather(*(self._read_entity(f"/config/{p}") for p in paths))
         for path, props in zip(paths, configs, strict=True):
             self.image.client_quotas.set_entity(path, props)
-
-    async def _purge(self) -> None:
-        cutoff_ms = time.time() * 1000 - self.change_expiration_ms
-        expired = [c for c, ctime in self._ctimes.items() if ctime < cutoff_ms]
-        parent = ConfigChangesNode.path()
-        for child in expired:
-            with contextlib.suppress(NoNodeError):
-                await self.store.delete(f"{parent}/{child}")
-            self._ctimes.pop(child, None)
-        if expired:
-            self._log.info("config_changes.purged", count=len(expired))

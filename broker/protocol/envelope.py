@@ -15,6 +15,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.codec import (
     Buffer,
     as_bytes,
@@ -24,7 +25,6 @@ from zkbroker.broker.protocol.codec import (
 )
 from zkbroker.broker.protocol.errors import CodecError
 from zkbroker.broker.protocol.headers import (
-    API_VERSIONS_KEY,
     decode_header_bytes,
     request_header_version,
     response_header_version,
@@ -113,7 +113,7 @@ def decode_response(api_key: int, api_version: int, buf: Buffer) -> tuple[int, A
     try:
         body, _ = decode_with(spec.response_def, api_version, data, offset)
     except CodecError:
-        if api_key != API_VERSIONS_KEY or api_version == 0:
+        if api_key != ApiKey.API_VERSIONS or api_version == 0:
             raise
         body, _ = decode_with(spec.response_def, 0, data, offset)
     return header.correlation_id, body

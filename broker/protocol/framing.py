@@ -29,13 +29,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.envelope import encode_response
 from zkbroker.broker.protocol.messages import API_SPECS
 from zkbroker.broker.protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
 from zkbroker.broker.protocol.messages.headers import RequestHeader
 
 SIZE_BYTES = 4
-API_VERSIONS_KEY = 18
 
 
 class FrameRefused(Exception):
@@ -98,7 +98,7 @@ def route(
     low, high = bounds
     if low <= header.api_version <= high:
         return None
-    if header.api_key == API_VERSIONS_KEY:
+    if header.api_key == ApiKey.API_VERSIONS:
         return Answer(unsupported_api_versions(header, low, high), (low, high))
     return Close(
         f"{api_name(header.api_key)} v{header.api_version} is not supported "
@@ -112,13 +112,15 @@ def unsupported_api_versions(header: RequestHeader, low: int, high: int) -> byte
     id."""
     return encode_response(
         RequestHeader(
-            api_key=API_VERSIONS_KEY,
+            api_key=int(ApiKey.API_VERSIONS),
             api_version=0,
             correlation_id=header.correlation_id,
             client_id=header.client_id,
         ),
         ApiVersionsResponse(
             error_code=error_codes.UNSUPPORTED_VERSION,
-            api_keys=[ApiVersion(api_key=API_VERSIONS_KEY, min_version=low, max_version=high)],
+            api_keys=[
+                ApiVersion(api_key=int(ApiKey.API_VERSIONS), min_version=low, max_version=high)
+            ],
         ),
     )

@@ -17,26 +17,24 @@ from __future__ import annotations
 
 import struct
 
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.checked import Context
 from zkbroker.broker.protocol.codec import Buffer, as_bytes, decode_with
 from zkbroker.broker.protocol.messages import API_SPECS
 from zkbroker.broker.protocol.messages.headers import REQUEST_HEADER, RequestHeader
 
-API_VERSIONS_KEY = 18
-CONTROLLED_SHUTDOWN_KEY = 7
-
 _KEY_AND_VERSION = struct.Struct(">hh")
 
 
 def request_header_version(api_key: int, api_version: int) -> int:
-    if api_key == CONTROLLED_SHUTDOWN_KEY and api_version == 0:
+    if api_key == ApiKey.CONTROLLED_SHUTDOWN and api_version == 0:
         return 0  # its non-standard header: no client id (ControlledShutdownRequest.json)
     spec = API_SPECS.get(api_key)
     return 2 if spec is not None and spec.is_flexible(api_version) else 1
 
 
 def response_header_version(api_key: int, api_version: int) -> int:
-    if api_key == API_VERSIONS_KEY:
+    if api_key == ApiKey.API_VERSIONS:
         return 0
     spec = API_SPECS.get(api_key)
     return 1 if spec is not None and spec.is_flexible(api_version) else 0

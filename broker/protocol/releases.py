@@ -3,8 +3,10 @@
 ``--kafka-version`` lets zkbroker impersonate an older Kafka broker. This module
 holds the data behind that flag. For each supported release line it gives the
 ``(min, max)`` version range that a *ZooKeeper-mode* broker of that line puts in
-its ApiVersions response, for the APIs zkbroker implements or is about to
-(see ``API_NAMES``): admin and group APIs, group membership, and the data plane
+its ApiVersions response, for the APIs zkbroker implements. The keys of ``_HISTORY``
+are the one list of API keys zkbroker emulates: ``scripts/generate_messages.py`` turns them
+into the ``ApiKey`` table of ``zkbroker.broker.protocol.api_keys`` (which ``API_NAMES``
+reads). They are admin and group APIs, group membership, and the data plane
 (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, DeleteRecords,
 InitProducerId, log dirs), SaslHandshake/SaslAuthenticate, the SCRAM credential
 APIs, UpdateFeatures and the inter-broker keys (LeaderAndIsr, StopReplica, UpdateMetadata,
@@ -75,6 +77,7 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from zkbroker.broker.protocol.api_keys import API_KEYS
 from zkbroker.zk_layout.release import Release, release_name
 
 RELEASES: tuple[Release, ...] = (
@@ -109,85 +112,26 @@ RELEASES: tuple[Release, ...] = (
 # ZooKeeper mode, whose versions today's clients negotiate.
 DEFAULT_RELEASE: Release = (3, 9)
 
-API_NAMES: Mapping[int, str] = MappingProxyType(
-    {
-        0: "Produce",
-        1: "Fetch",
-        2: "ListOffsets",  # "Offsets" in ApiKeys before 1.0
-        3: "Metadata",
-        4: "LeaderAndIsr",
-        5: "StopReplica",
-        6: "UpdateMetadata",
-        7: "ControlledShutdown",
-        8: "OffsetCommit",
-        9: "OffsetFetch",
-        10: "FindCoordinator",  # "GroupCoordinator" before 0.11
-        11: "JoinGroup",
-        12: "Heartbeat",
-        13: "LeaveGroup",
-        14: "SyncGroup",
-        15: "DescribeGroups",
-        16: "ListGroups",
-        17: "SaslHandshake",
-        18: "ApiVersions",
-        19: "CreateTopics",
-        20: "DeleteTopics",
-        21: "DeleteRecords",
-        22: "InitProducerId",
-        23: "OffsetForLeaderEpoch",
-        24: "AddPartitionsToTxn",
-        25: "AddOffsetsToTxn",
-        26: "EndTxn",
-        27: "WriteTxnMarkers",
-        28: "TxnOffsetCommit",
-        29: "DescribeAcls",
-        30: "CreateAcls",
-        31: "DeleteAcls",
-        32: "DescribeConfigs",
-        33: "AlterConfigs",
-        34: "AlterReplicaLogDirs",
-        35: "DescribeLogDirs",
-        36: "SaslAuthenticate",
-        37: "CreatePartitions",
-        38: "CreateDelegationToken",
-        39: "RenewDelegationToken",
-        40: "ExpireDelegationToken",
-        41: "DescribeDelegationToken",
-        42: "DeleteGroups",
-        43: "ElectLeaders",  # "ElectPreferredLeaders" (v0 only) in 2.2 and 2.3
-        44: "IncrementalAlterConfigs",
-        45: "AlterPartitionReassignments",
-        46: "ListPartitionReassignments",
-        47: "OffsetDelete",
-        48: "DescribeClientQuotas",
-        49: "AlterClientQuotas",
-        50: "DescribeUserScramCredentials",
-        51: "AlterUserScramCredentials",
-        56: "AlterPartition",  # "AlterIsr" before 3.2
-        57: "UpdateFeatures",
-        58: "Envelope",
-        67: "AllocateProducerIds",
-        60: "DescribeCluster",
-        62: "BrokerRegistration",
-        63: "BrokerHeartbeat",
-        61: "DescribeProducers",
-        65: "DescribeTransactions",
-        66: "ListTransactions",
-        68: "ConsumerGroupHeartbeat",
-        69: "ConsumerGroupDescribe",
-    }
-)
+# Kafka's name of every key this module covers (its history below): the generated table's
+# (`zkbroker.broker.protocol.api_keys`, written by scripts/generate_messages.py from these keys).
+# Older names: ListOffsets was "Offsets" before 1.0, FindCoordinator "GroupCoordinator" before
+# 0.11, ElectLeaders "ElectPreferredLeaders" (v0 only) in 2.2 and 2.3, AlterPartition "AlterIsr"
+# before 3.2.
+API_NAMES: Mapping[int, str] = MappingProxyType({key: row.name for key, row in API_KEYS.items()})
 
 # Keys whose Kafka JSON lists only KRaft listeners, yet zkbroker serves and advertises
 # (KIP-631 BrokerRegistration and BrokerHeartbeat, see zkbroker.broker.controller.broker_leases).
-SERVED_BEYOND_ZK_BROKER: frozenset[int] = frozenset({62, 63})
+SERVED_BEYOND_ZK_BROKER: frozenset[int] = frozenset(
+    key for key, row in API_KEYS.items() if "zkBroker" not in row.listeners
+)
 
 # The history of each API, written as steps: (first release line that advertises
 # it, max version from then on). The first step is the release where the key
 # first appears. A release takes the last step at or before it. The minimum is
 # always 0. KIP-219 (2.0) raised many versions only to signal a change in how
 # throttling is reported, and KIP-482 (2.4+) made messages "flexible" (tagged
-# fields, compact encodings).
+# fields, compact encodings). Adding an API key starts here: one entry (the key, its name in a
+# comment), then `scripts/generate_messages.py` writes its messages and its ApiKey row.
 _HISTORY: Mapping[int, tuple[tuple[Release, int], ...]] = {
     18: (  # ApiVersions
         ((0, 10, 0), 0),  # v0: KIP-35

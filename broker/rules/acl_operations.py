@@ -9,33 +9,21 @@ Deliberately not here: ACLs themselves.
 
 from __future__ import annotations
 
-# org.apache.kafka.common.acl.AclOperation codes.
-READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE = 3, 4, 5, 6, 7, 8
-CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE = 9, 10, 11, 12
+from zkbroker.broker.rules.acl_matching import CLUSTER, SUPPORTED_OPERATIONS, TOPIC
 
 NOT_REQUESTED = -(2**31)
 
-_TOPIC_OPERATIONS = (READ, WRITE, CREATE, DESCRIBE, DELETE, ALTER, DESCRIBE_CONFIGS, ALTER_CONFIGS)
-_CLUSTER_OPERATIONS = (
-    CREATE,
-    CLUSTER_ACTION,
-    DESCRIBE_CONFIGS,
-    ALTER_CONFIGS,
-    IDEMPOTENT_WRITE,
-    ALTER,
-    DESCRIBE,
-)
 
-
-def _bits(operations: tuple[int, ...]) -> int:
+def supported_operations(resource_type: int) -> int:
+    """The operations a resource type supports as a bit field (Utils.to32BitField)."""
     value = 0
-    for op in operations:
+    for op in SUPPORTED_OPERATIONS.get(resource_type, ()):
         value |= 1 << op
     return value
 
 
-TOPIC_OPERATIONS = _bits(_TOPIC_OPERATIONS)
-CLUSTER_OPERATIONS = _bits(_CLUSTER_OPERATIONS)
+TOPIC_OPERATIONS = supported_operations(TOPIC)
+CLUSTER_OPERATIONS = supported_operations(CLUSTER)
 
 
 def topic_operations(requested: bool) -> int:

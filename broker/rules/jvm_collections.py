@@ -3,7 +3,8 @@
 Kafka builds several error messages (and one validation order) by iterating a Java or Scala
 hash collection, so reproducing the message means reproducing that collection's order:
 
-* `java_string_hash`: `String.hashCode` (UTF-16 code units, 32-bit);
+* `java_string_hash`: `String.hashCode` (UTF-16 code units, 32-bit); `java_abs_hash` Kafka's
+  `Utils.abs` of it (how groups and transactional ids pick their partition);
 * `java_hashmap_order`: a `java.util.HashMap`/`HashSet` (Java 8+: 16 bins, doubled once more
   than 75% full) filled in the given order;
 * `java_properties_order`: a `java.util.Properties` (Java 9+: a ConcurrentHashMap, doubled
@@ -64,6 +65,12 @@ def to_int32(v: int) -> int:
     """`v` as a Java int (two's complement, 32 bits)."""
     v &= 0xFFFFFFFF
     return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def java_abs_hash(text: str) -> int:
+    """Kafka's ``Utils.abs(text.hashCode)`` (Integer.MIN_VALUE maps to 0)."""
+    signed = to_int32(java_string_hash(text))
+    return 0 if signed == -(1 << 31) else abs(signed)
 
 
 def _scala_improve(hcode: int) -> int:

@@ -26,19 +26,25 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.zk_layout.release import Release
 
 # Forwardable APIs that can answer a ClusterAuthorizationException with a message, by release
-# they became forwardable (ApiKeys' `forwardable` flag): their buffer outlives parsing.
-_RETAINED_SINCE: dict[int, Release] = {
-    30: (2, 8),  # CreateAcls
-    31: (2, 8),  # DeleteAcls
-    45: (2, 8),  # AlterPartitionReassignments
-    46: (3, 0),  # ListPartitionReassignments
-    67: (3, 0),  # AllocateProducerIds
-}
+# they became forwardable (ApiKeys' `forwardable` flag, the API key table's `forwardable`
+# column for 3.9; a test checks each is forwardable there): their buffer outlives parsing.
+RETAINED_SINCE: Mapping[int, Release] = MappingProxyType(
+    {
+        ApiKey.CREATE_ACLS: (2, 8),
+        ApiKey.DELETE_ACLS: (2, 8),
+        ApiKey.ALTER_PARTITION_REASSIGNMENTS: (2, 8),
+        ApiKey.LIST_PARTITION_REASSIGNMENTS: (3, 0),
+        ApiKey.ALLOCATE_PRODUCER_IDS: (3, 0),
+    }
+)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -108,7 +114,7 @@ def request_text(release: Release, r: RequestFacts) -> str:
             f"Request({r.processor},{r.connection_id},{session},null,{start}"
             f"{named},{r.security_protocol})"
         )
-    since = _RETAINED_SINCE.get(r.api_key)
+    since = RETAINED_SINCE.get(r.api_key)
     retained = since is not None and release >= since
     buffer = (
         f"java.nio.HeapByteBuffer[pos={r.size} lim={r.size} cap={r.size}]" if retained else "null"

@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from zkbroker.broker.protocol import error_codes as ec
-from zkbroker.broker.rules.jvm_collections import java_string_hash
+from zkbroker.broker.protocol.api_keys import ApiKey
+from zkbroker.broker.rules.jvm_collections import java_abs_hash
 from zkbroker.broker.rules.transaction_state import (
     EXPIRATION_ALLOWED,
     NO_PRODUCER_EPOCH,
@@ -44,9 +45,7 @@ S = TxnState
 def partition_for(transactional_id: str, partition_count: int) -> int:
     """TransactionStateManager.partitionFor: ``Utils.abs(id.hashCode) % transaction.state.log
     .num.partitions`` (Integer.MIN_VALUE maps to 0)."""
-    h = java_string_hash(transactional_id)
-    signed = h - (1 << 32) if h >= 1 << 31 else h
-    return (0 if signed == -(1 << 31) else abs(signed)) % partition_count
+    return java_abs_hash(transactional_id) % partition_count
 
 
 def valid_timeout(timeout_ms: int, max_timeout_ms: int) -> bool:
@@ -331,9 +330,13 @@ def expired(metas: Iterable[TxnMetadata], now: int, expiration_ms: int) -> list[
 
 
 # KafkaApis (2.7+, KIP-588): request versions below these cannot read PRODUCER_FENCED and get
-# INVALID_PRODUCER_EPOCH instead. Keys: InitProducerId 22, AddPartitionsToTxn 24,
-# AddOffsetsToTxn 25, EndTxn 26.
-PRODUCER_FENCED_SINCE_VERSION = {22: 4, 24: 2, 25: 2, 26: 2}
+# INVALID_PRODUCER_EPOCH instead.
+PRODUCER_FENCED_SINCE_VERSION: dict[int, int] = {
+    ApiKey.INIT_PRODUCER_ID: 4,
+    ApiKey.ADD_PARTITIONS_TO_TXN: 2,
+    ApiKey.ADD_OFFSETS_TO_TXN: 2,
+    ApiKey.END_TXN: 2,
+}
 
 
 def fenced_error(error: int, release: Release, api_key: int, api_version: int) -> int:

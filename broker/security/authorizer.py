@@ -8,8 +8,12 @@ docs/kafka-behaviour.md §21).
   follow ``/kafka-acl-changes`` and ``/kafka-acl-extended-changes``, then load every ACL into the
   cache. Each notification (``Topic:foo`` for literal patterns, the JSON event for prefixed ones)
   makes every broker re-read that one resource's znode (``processAclChangeNotification``), so an
-  ACL written by any client in Kafka's format applies in every process. Notifications older
-  than 15 minutes are deleted while processing (``ZkNodeChangeNotificationListener``).
+  ACL written by any client in Kafka's format applies in every process. One
+  ``zkbroker.zk_layout.store.ChangeNotificationListener`` per change root
+  (``ZkNodeChangeNotificationListener``) replays the notifications present at start, then
+  processes each new one in order; one that fails is logged
+  (``authorizer.notification_failed``) and passed over; one older than 15 minutes is deleted
+  when processed (``Purge.WHEN_PROCESSED``).
 - Writes (``updateResourceAcls``): read the cached version, then a versioned set, create, or
   versioned delete when no ACL remains; on a version conflict re-read and retry (at most 10
   retries, 100-150 ms apart); then update the cache and write a change notification.
@@ -39,10 +43,8 @@ broker's ZooKeeper session is used), and ``authorizeByResourceType``'s matching
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import random
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -62,7 +64,8 @@ from zkbroker.zk_layout.nodes.acl import (
     acl_store_root,
 )
 from zkbroker.zk_layout.release import Release
-from zkbroker.zk_layout.store import Watch, ZkStore
+from zkbroker.zk_layout.store import CHANGE_EXPIRATION_MS as CHANGE_EXPIRATION_MS
+from zkbroker.zk_layout.store import ChangeNotificationListener, Purge, ZkStore
 
 log = get_logger(__name__)
 #: Kafka's audit logger (AclAuthorizer.authorizerLogger): the name its level has in
@@ -79,7 +82,6 @@ ALLOW_EVERYONE = "allow.everyone.if.no.acl.found"
 MAX_UPDATE_RETRIES = 10
 _Change = Callable[[frozenset[m.Entry]], frozenset[m.Entry]]
 _ANY_RELEASE: Release = (3, 9)  # the ACL znode formats never changed
-CHANGE_EXPIRATION_MS = 15 * 60 * 1000
 
 
 def authorizer_configured(configs: Mapping[str, str]) -> bool:
@@ -171,10 +173,7 @@ class AclAuthorizer:
         self._lock = asyncio.Lock()
         self._log = log.bind(broker_id=broker_id)
         self._audit_log = get_logger(AUDIT_LOG).bind(broker_id=broker_id)
-        self._watches: list[Watch] = []
-        self._seen: dict[str, int] = {LITERAL_ACL_CHANGES: -1, EXTENDED_ACL_CHANGES: -1}
-        self._pending: dict[str, list[str]] = {}
-        self._processor: asyncio.Task[None] | None = None
+        self._listeners: list[ChangeNotificationListener] = []
 
     # ---- lifecycle ----------------------------------------------------------------------------
 
@@ -190,22 +189,26 @@ class AclAuthorizer:
             else (LITERAL_ACL_CHANGES,)
         )
         for root in roots:
-            self._watches.append(
-                await self._store.watch_children(root, functools.partial(self._on_changes, root))
+            node = AclChangeNode if root == LITERAL_ACL_CHANGES else ExtendedAclChangeNode
+            listener = ChangeNotificationListener.of(
+                self._store,
+                node,
+                functools.partial(self._process_change, node),
+                log=self._log,
+                failed_event="authorizer.notification_failed",
+                skip_failed=True,
+                purge=Purge.WHEN_PROCESSED,
             )
+            self._listeners.append(listener)
+            await listener.start()
         async with self._lock:
             await self._load_all()
         self._log.info("authorizer.loaded", resources=len(self.index.acls))
 
     async def stop(self) -> None:
-        for w in self._watches:
-            w.cancel()
-        self._watches = []
-        if self._processor is not None:
-            self._processor.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._processor
-            self._processor = None
+        listeners, self._listeners = self._listeners, []
+        for listener in listeners:
+            await listener.stop()
 
     # ---- decisions ----------------------------------------------------------------------------
 
@@ -447,46 +450,25 @@ class AclAuthorizer:
 
     # ---- change notifications ---------------------------------------------------------------
 
-    def _on_changes(self, root: str, children: list[str] | None) -> None:
-        self._pending[root] = children or []
-        if self._processor is None or self._processor.done():
-            self._processor = asyncio.create_task(self._process_changes())
-
-    async def _process_changes(self) -> None:
-        while self._pending:
-            root, children = self._pending.popitem()
-            node: type[AclChangeNode] | type[ExtendedAclChangeNode] = (
-                AclChangeNode if root == LITERAL_ACL_CHANGES else ExtendedAclChangeNode
-            )
-            names = sorted((node.sequence_number(c), c) for c in children if node.is_child_name(c))
-            for sequence, name in names:
-                if sequence <= self._seen[root]:
-                    continue
-                path = f"{root}/{name}"
-                try:
-                    got = await self._store.get(path)
-                    if got is not None:
-                        zk = node.decode(got[0] or b"")
-                        pattern = m.Pattern(
-                            m.RESOURCE_TYPE_CODES[zk.resource_type],
-                            zk.name,
-                            m.PATTERN_TYPE_CODES[zk.pattern_type],
-                        )
-                        async with self._lock:
-                            entries, version = await self._read(pattern)
-                            self.index.put(pattern, entries, version)
-                        self._log.info(
-                            "authorizer.acl_change_processed",
-                            pattern=str(pattern),
-                            acls=len(entries),
-                            zk_version=version,
-                        )
-                        if got[1].ctime < time.time() * 1000 - CHANGE_EXPIRATION_MS:
-                            with contextlib.suppress(NoNodeError):
-                                await self._store.delete(path)
-                except Exception as e:  # one bad notification must not stop the listener
-                    self._log.error("authorizer.notification_failed", path=path, error=repr(e))
-                self._seen[root] = sequence
+    async def _process_change(
+        self, node: type[AclChangeNode] | type[ExtendedAclChangeNode], path: str, data: bytes
+    ) -> None:
+        """AclChangedNotificationHandler: re-read the one resource the notification names."""
+        zk = node.decode(data or b"")
+        pattern = m.Pattern(
+            m.RESOURCE_TYPE_CODES[zk.resource_type],
+            zk.name,
+            m.PATTERN_TYPE_CODES[zk.pattern_type],
+        )
+        async with self._lock:
+            entries, version = await self._read(pattern)
+            self.index.put(pattern, entries, version)
+        self._log.info(
+            "authorizer.acl_change_processed",
+            pattern=str(pattern),
+            acls=len(entries),
+            zk_version=version,
+        )
 
 
 def _is_unknown(b: m.Binding) -> bool:

@@ -7,9 +7,11 @@ notification) applies to the next authentication.
 With a `feed` (`MetadataImage.client_quotas`, what zkbroker's brokers pass) the cache does not
 watch /config/changes itself: the process's config watcher (`zkbroker.broker.image.config_watcher`),
 the one follower of the notifications, hands it every `users/<u>` entity it re-reads. Without one
-(a cache on its own), notifications are processed here, in sequence order, each one above the
-last processed, the entity node re-read (the notification is only a trigger); purging old
-notifications is left to that watcher either way.
+(a cache on its own), notifications are processed here by a
+`zkbroker.zk_layout.store.ChangeNotificationListener` that starts after those present at start
+(the load covers what they name), in sequence order, each one above the last processed, the
+entity node re-read (the notification is only a trigger; a user named several times is re-read
+once); purging old notifications is left to that watcher either way (`Purge.NONE`).
 
 Deliberately not here: user+client quota entities (`users/<u>/clients/<c>`), delegation tokens.
 """
@@ -17,7 +19,6 @@ Deliberately not here: user+client quota entities (`users/<u>/clients/<c>`), del
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Mapping
 
 from zkbroker.broker.log import get_logger
@@ -25,7 +26,6 @@ from zkbroker.broker.security.quotas import ClientQuotaConfigs
 from zkbroker.broker.security.scram import MECHANISM_TYPES, ScramCredential
 from zkbroker.zk_layout import (
     ConfigChangeNotificationNode,
-    ConfigChangesNode,
     ConfigEntityNode,
     ConfigEntityTypeNode,
     ConfigType,
@@ -33,7 +33,7 @@ from zkbroker.zk_layout import (
     ZnodeFormatError,
     desanitize,
 )
-from zkbroker.zk_layout.store import Watch
+from zkbroker.zk_layout.store import ChangeNotificationListener
 
 
 class CredentialCache:
@@ -47,11 +47,16 @@ class CredentialCache:
         self._release = release
         # user -> mechanism -> credential
         self._credentials: dict[str, dict[str, ScramCredential]] = {}
-        self._last_executed = -1
-        self._wake = asyncio.Event()
-        self._watch: Watch | None = None
-        self._worker: asyncio.Task[None] | None = None
         self._log = get_logger(__name__)
+        # Without a feed: the users a pass's notifications name are re-read after them, once.
+        self._changes = ChangeNotificationListener.of(
+            store,
+            ConfigChangeNotificationNode,
+            self._user_of,
+            flush=self._reload_all,
+            log=self._log,
+            failed_event="credential_cache.pass_failed",
+        )
 
     def get(self, user: str, mechanism: str) -> ScramCredential | None:
         return self._credentials.get(user, {}).get(mechanism)
@@ -66,74 +71,30 @@ class CredentialCache:
             self._fed = None
             return
         names = await self._store.get_children(ConfigEntityTypeNode.path(ConfigType.USERS)) or []
-        # Notifications present now are replayed once; the load covers what they name.
-        await self._skip_present()
+        # Notifications present now are not replayed: the load covers what they name.
+        await self._changes.skip_existing()
         await asyncio.gather(*(self._reload(n) for n in names))
-        self._worker = asyncio.get_running_loop().create_task(self._run())
-        self._watch = await self._store.watch_children(
-            ConfigChangesNode.path(), lambda _children: self._wake.set()
-        )
-        self._wake.set()  # a notification created before the watch was set
+        await self._changes.start()
 
     async def stop(self) -> None:
         if self._feed is not None:
             self._feed.unsubscribe_users(self._on_user)
-        if self._watch is not None:
-            self._watch.cancel()
-            self._watch = None
-        if self._worker is not None:
-            self._worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._worker
-            self._worker = None
+        await self._changes.stop()
 
-    async def _skip_present(self) -> None:
-        children = await self._store.get_children(ConfigChangesNode.path()) or []
-        numbers = [
-            ConfigChangeNotificationNode.sequence_number(c)
-            for c in children
-            if ConfigChangeNotificationNode.is_child_name(c)
-        ]
-        self._last_executed = max(numbers, default=-1)
+    async def _user_of(self, path: str, data: bytes) -> str | None:
+        """The (sanitized) user a notification names; None for anything else."""
+        try:
+            change = ConfigChangeNotificationNode.decode(data or b"")
+        except ZnodeFormatError:
+            return None
+        if change is None or change.entity_type != ConfigType.USERS:
+            return None
+        if "/" in change.entity_name:  # users/<u>/clients/<c>: quotas only
+            return None
+        return change.entity_name
 
-    async def _run(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            try:
-                await self._pass()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                self._log.exception("credential_cache.pass_failed")
-
-    async def _pass(self) -> None:
-        parent = ConfigChangesNode.path()
-        children = await self._store.get_children(parent) or []
-        new = sorted(
-            (ConfigChangeNotificationNode.sequence_number(c), c)
-            for c in children
-            if ConfigChangeNotificationNode.is_child_name(c)
-            and ConfigChangeNotificationNode.sequence_number(c) > self._last_executed
-        )
-        if not new:
-            return
-        got = await asyncio.gather(*(self._store.get(f"{parent}/{c}") for _, c in new))
-        users: dict[str, None] = {}
-        for (number, _child), item in zip(new, got, strict=True):
-            self._last_executed = number
-            if item is None:
-                continue
-            try:
-                change = ConfigChangeNotificationNode.decode(item[0] or b"")
-            except ZnodeFormatError:
-                continue
-            if change is None or change.entity_type != ConfigType.USERS:
-                continue
-            if "/" in change.entity_name:  # users/<u>/clients/<c>: quotas only
-                continue
-            users[change.entity_name] = None
-        for name in users:
+    async def _reload_all(self, names: list[str]) -> None:
+        for name in names:
             await self._reload(name)
 
     async def _reload(self, sanitized: str) -> None:

@@ -9,8 +9,11 @@
   it. The token's information is ``/delegation_token/tokens/<id>``
   (``zkbroker.zk_layout.nodes.delegation_token``); each change writes a
   ``/delegation_token/token_changes/token_change_<seq>`` notification, and every broker re-reads
-  that token, so tokens are live across brokers and processes. Notifications older than 15
-  minutes are deleted while processing, as ``ZkNodeChangeNotificationListener`` does.
+  that token, so tokens are live across brokers and processes. The notifications are followed
+  by a ``zkbroker.zk_layout.store.ChangeNotificationListener`` (Kafka's
+  ``ZkNodeChangeNotificationListener``): those present at start are replayed, then each new one
+  in order; one that fails is logged (``delegation_tokens.notification_failed``) and passed
+  over; one older than 15 minutes (by the manager's clock) is deleted when processed.
 - create: max lifetime = the request's if > 0, capped by ``delegation.token.max.lifetime.ms``;
   expiry = min(max, issue + ``delegation.token.expiry.time.ms``).
   renew: NOT_FOUND (unknown HMAC), OWNER_MISMATCH (neither owner nor renewer), EXPIRED, else
@@ -59,14 +62,13 @@ from zkbroker.zk_layout.nodes.delegation_token import (
     TokenInformation,
 )
 from zkbroker.zk_layout.release import Release, release_at_least
-from zkbroker.zk_layout.store import Watch, ZkStore
+from zkbroker.zk_layout.store import CHANGE_EXPIRATION_MS as CHANGE_EXPIRATION_MS
+from zkbroker.zk_layout.store import ChangeNotificationListener, Purge, ZkStore
 
 log = get_logger(__name__)
 
 #: DelegationTokenManager.ErrorTimestamp.
 ERROR_TIMESTAMP = -1
-#: ZkNodeChangeNotificationListener's changeExpirationMs default.
-CHANGE_EXPIRATION_MS = 15 * 60 * 1000
 
 
 @dataclass(frozen=True)
@@ -228,10 +230,17 @@ class DelegationTokenManager:
         self.cache = TokenCache()
         # DelegationTokenManager's `lock`: one token operation at a time on this broker.
         self._lock = asyncio.Lock()
-        self._watch: Watch | None = None
-        self._changes_seen = -1
-        self._pending_changes: list[str] | None = None
-        self._processor: asyncio.Task[None] | None = None
+        # TokenChangedNotificationHandler over /delegation_token/token_changes.
+        self._changes = ChangeNotificationListener.of(
+            store,
+            DelegationTokenChangeNode,
+            self._process_change,
+            log=self._log,
+            failed_event="delegation_tokens.notification_failed",
+            skip_failed=True,
+            purge=Purge.WHEN_PROCESSED,
+            clock_ms=clock_ms,
+        )
         self._cleaner: asyncio.Task[None] | None = None
 
     @property
@@ -251,21 +260,16 @@ class DelegationTokenManager:
             for token_id in await self._store.get_children(DelegationTokensNode.path()) or []:
                 await self._reload(token_id)
         self._log.info("delegation_tokens.loaded", count=len(self.cache.tokens()))
-        self._watch = await self._store.watch_children(
-            DelegationTokenChangesNode.path(), self._on_changes
-        )
+        await self._changes.start()
         self._cleaner = asyncio.create_task(self._expiry_loop(), name="delegation-token-cleaner")
 
     async def stop(self) -> None:
-        if self._watch is not None:
-            self._watch.cancel()
-            self._watch = None
-        for task in (self._processor, self._cleaner):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-        self._processor = self._cleaner = None
+        await self._changes.stop()
+        if self._cleaner is not None:
+            self._cleaner.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._cleaner
+        self._cleaner = None
 
     # ---- ZooKeeper ----------------------------------------------------------------------------
 
@@ -317,38 +321,10 @@ class DelegationTokenManager:
         self.cache.remove(token_id)
         await self._notify(token_id)
 
-    def _on_changes(self, children: list[str] | None) -> None:
-        self._pending_changes = children or []
-        if self._processor is None or self._processor.done():
-            self._processor = asyncio.create_task(self._process_changes())
-
-    async def _process_changes(self) -> None:
-        """TokenChangedNotificationHandler over the notifications not seen yet, in order;
-        then purge those older than 15 minutes."""
-        while self._pending_changes is not None:
-            children, self._pending_changes = self._pending_changes, None
-            names = sorted(
-                (DelegationTokenChangeNode.sequence_number(c), c)
-                for c in children
-                if DelegationTokenChangeNode.is_child_name(c)
-            )
-            for sequence, name in names:
-                if sequence <= self._changes_seen:
-                    continue
-                path = f"{DelegationTokenChangesNode.path()}/{name}"
-                try:
-                    got = await self._store.get(path)
-                    if got is not None:
-                        async with self._lock:
-                            await self._reload(DelegationTokenChangeNode.decode(got[0]))
-                        if got[1].ctime < self._clock_ms() - CHANGE_EXPIRATION_MS:
-                            with contextlib.suppress(NoNodeError):
-                                await self._store.delete(path)
-                except Exception as e:  # one bad notification must not stop the listener
-                    self._log.error(
-                        "delegation_tokens.notification_failed", path=path, error=repr(e)
-                    )
-                self._changes_seen = sequence
+    async def _process_change(self, path: str, data: bytes) -> None:
+        """TokenChangedNotificationHandler: re-read the token the notification names."""
+        async with self._lock:
+            await self._reload(DelegationTokenChangeNode.decode(data))
 
     async def _expiry_loop(self) -> None:
         interval = self.config.expiry_check_interval_ms / 1000

@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from zkbroker.broker.protocol.api_keys import API_KEYS, ApiKey
 from zkbroker.broker.rules.quota_rates import (
     SampledRate,
     TokenBucket,
@@ -46,8 +47,8 @@ from zkbroker.broker.rules.quota_rates import (
 )
 from zkbroker.zk_layout import sanitize
 
-PRODUCE_KEY: Final = 0
-FETCH_KEY: Final = 1
+PRODUCE_KEY: Final = ApiKey.PRODUCE
+FETCH_KEY: Final = ApiKey.FETCH
 PRODUCER_BYTE_RATE: Final = "producer_byte_rate"
 CONSUMER_BYTE_RATE: Final = "consumer_byte_rate"
 REQUEST_PERCENTAGE: Final = "request_percentage"
@@ -62,11 +63,15 @@ QUOTA_KEYS: Final = (
 )
 # The first version of each mutating API whose quota is strict (KIP-599): over the quota, a
 # topic is refused with THROTTLING_QUOTA_EXCEEDED; older versions are only throttled.
-STRICT_SINCE: Final = {19: 6, 20: 5, 37: 3}  # CreateTopics, DeleteTopics, CreatePartitions
-# Keys Kafka exempts from the request quota: cluster actions and what a client needs before it
-# can be throttled at all (ApiVersions, SASL).
+STRICT_SINCE: Final[Mapping[int, int]] = {
+    ApiKey.CREATE_TOPICS: 6,
+    ApiKey.DELETE_TOPICS: 5,
+    ApiKey.CREATE_PARTITIONS: 3,
+}
 MUTATION_QUOTA_SINCE: Final = (2, 7)  # KIP-599
-EXEMPT_KEYS: Final = frozenset({4, 5, 6, 7, 17, 18, 27, 36, 56, 62, 63, 67})
+# Keys Kafka exempts from the request quota: cluster actions and what a client needs before it
+# can be throttled at all (ApiVersions, SASL): the `quota_exempt` column of the API key table.
+EXEMPT_KEYS: Final = frozenset(key for key, row in API_KEYS.items() if row.quota_exempt)
 INACTIVE_SENSOR_S: Final = 3600.0
 
 

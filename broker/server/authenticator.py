@@ -55,13 +55,12 @@ from zkbroker.broker.protocol import (
     encode_response,
     error_codes,
 )
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.framing import (
-    SIZE_BYTES,
     Answer,
     Close,
     FrameRefused,
     api_name,
-    frame_size,
     route,
     size_prefixed,
 )
@@ -75,6 +74,7 @@ from zkbroker.broker.security.sasl import (
     SaslServer,
 )
 from zkbroker.broker.security.scram import ScramCredential, ScramServer, TokenCredential
+from zkbroker.broker.server.frame_reading import read_frame_size
 from zkbroker.handlers.context import BrokerView, ConnectionInfo, RequestContext
 from zkbroker.handlers.registry import ApiTable
 
@@ -82,9 +82,6 @@ from zkbroker.handlers.registry import ApiTable
 CredentialsOf = Callable[[str, str], "ScramCredential | None"]
 # Kafka's sasl.server.max.receive.size default (BrokerSecurityConfigs).
 MAX_RECEIVE_SIZE = 524288
-API_VERSIONS_KEY = 18
-SASL_HANDSHAKE_KEY = 17
-SASL_AUTHENTICATE_KEY = 36
 # KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS
 MIN_REAUTH_INTERVAL_S = 1.0
 
@@ -169,12 +166,12 @@ class SaslAuthenticator:
                 frame = await self._read_frame()
             if server is None:
                 header, offset = self._header(frame)
-                if header.api_key not in (API_VERSIONS_KEY, SASL_HANDSHAKE_KEY):
+                if header.api_key not in (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE):
                     await self._fail(
                         f"Unexpected Kafka request of type {kafka_enum_name(header.api_key)} "
                         "during SASL handshake."
                     )
-                if header.api_key == API_VERSIONS_KEY:
+                if header.api_key == ApiKey.API_VERSIONS:
                     if not versions_allowed:
                         raise AuthenticationClosed(
                             "Unexpected ApiVersions request received during SASL "
@@ -206,9 +203,8 @@ class SaslAuthenticator:
 
     async def _read_frame(self) -> bytes:
         try:
-            prefix = await self._reader.readexactly(SIZE_BYTES)
             try:
-                size = frame_size(prefix, MAX_RECEIVE_SIZE)
+                size = await read_frame_size(self._reader, MAX_RECEIVE_SIZE)
             except FrameRefused:
                 raise AuthenticationClosed(
                     "Failing SASL authentication due to invalid receive size"
@@ -262,7 +258,7 @@ class SaslAuthenticator:
         if not await self._routed(header):
             return False
         request = self._decode(header, frame, offset)
-        entry = self._api_table.entry(API_VERSIONS_KEY)
+        entry = self._api_table.entry(ApiKey.API_VERSIONS)
         assert entry is not None
         ctx = RequestContext(header=header, broker=self._broker, connection=self._conn)
         response = await entry.handle(ctx, request)
@@ -349,7 +345,7 @@ class SaslAuthenticator:
         self, server: SaslServer, frame: bytes, previous: Session | None, what: str
     ) -> Session | None:
         header, offset = self._header(frame)
-        if header.api_key != SASL_AUTHENTICATE_KEY:
+        if header.api_key != ApiKey.SASL_AUTHENTICATE:
             reason = (
                 f"Unexpected Kafka request of type {kafka_enum_name(header.api_key)} during "
                 "SASL authentication."

@@ -89,12 +89,11 @@ from zkbroker.broker.protocol import (
     encode_response,
     error_codes,
 )
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.framing import (
-    SIZE_BYTES,
     Answer,
     Close,
     FrameRefused,
-    frame_size,
     route,
     size_prefixed,
 )
@@ -118,12 +117,12 @@ from zkbroker.broker.server.admission import (
 )
 from zkbroker.broker.server.authenticator import (
     MIN_REAUTH_INTERVAL_S,
-    SASL_HANDSHAKE_KEY,
     AuthenticationClosed,
     CredentialsOf,
     SaslAuthenticator,
     Session,
 )
+from zkbroker.broker.server.frame_reading import read_frame_size
 from zkbroker.broker.server.hooks import (
     HookChain,
     Intervention,
@@ -709,13 +708,11 @@ class BrokerServer:
                     await asyncio.sleep(0)
                     slice_ends = now() + SLICE_S
                 try:
-                    prefix = await reader.readexactly(SIZE_BYTES)
+                    size = await read_frame_size(reader, self._max_request_bytes)
                 except asyncio.IncompleteReadError as e:
                     if e.partial:
                         reason = "connection ended inside a size prefix"
                     break
-                try:
-                    size = frame_size(prefix, self._max_request_bytes)
                 except FrameRefused as e:
                     reason = e.reason
                     log.warning("connection.closing", reason=reason)
@@ -730,7 +727,7 @@ class BrokerServer:
                 if session is not None and authenticator is not None:
                     clock = time.monotonic()
                     if (
-                        _api_key_of(frame) == SASL_HANDSHAKE_KEY
+                        _api_key_of(frame) == ApiKey.SASL_HANDSHAKE
                         and session.expires_at is not None
                         and clock - session.last_reauth_started >= MIN_REAUTH_INTERVAL_S
                     ):

@@ -27,13 +27,13 @@ from __future__ import annotations
 import bisect
 import contextlib
 import os
-import time
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Protocol
 
+from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.protocol.records import (
     MAGIC_V2,
     NO_TIMESTAMP,
@@ -59,10 +59,6 @@ def parse_segment_file_name(name: str) -> int | None:
     if ext != "log" or not dot or len(stem) != 20 or not stem.isdigit():
         return None
     return int(stem)
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class SegmentStore(Protocol):

@@ -37,7 +37,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 
-from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.asyncutil import Pacer, now_ms
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes as ec
@@ -71,10 +71,6 @@ _LOAD_AT_ONCE_BYTES = 256 * 1024
 _READ_BYTES = 1 << 20
 
 _log = get_logger(__name__)
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class _Load(Enum):

@@ -204,10 +204,7 @@ def authorized_operations(ctx: RequestContext, resource_type: int, name: str) ->
             return acl_operations.TOPIC_OPERATIONS
         if resource_type == m.CLUSTER:
             return acl_operations.CLUSTER_OPERATIONS
-        bits = 0
-        for op in m.SUPPORTED_OPERATIONS.get(resource_type, ()):
-            bits |= 1 << op
-        return bits
+        return acl_operations.supported_operations(resource_type)
     return int(
         authorizer.authorized_operations(
             ctx.connection.principal, client_host(ctx), resource_type, name

@@ -40,6 +40,7 @@ from zkbroker.broker.rules.config_catalog import (
     validate_topic_configs,
 )
 from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.config_resources import (
     ResourceError,
     ResourceType,
@@ -77,6 +78,41 @@ class _Resource(Protocol):
 
 Res = TypeVar("Res", bound=_Resource)
 Answer = TypeVar("Answer")
+
+
+def resource_response(
+    make: Callable[..., Answer], resource: _Resource, code: int, message: str | None
+) -> Answer:
+    """One resource's answer, built by the response class `make`."""
+    return make(
+        error_code=code,
+        error_message=message,
+        resource_type=resource.resource_type,
+        resource_name=resource.resource_name,
+    )
+
+
+async def alter_authorized(
+    ctx: RequestContext,
+    resources: Sequence[Res],
+    alter: Callable[[Res], Awaitable[None]],
+    answer: Callable[[Res, int, str | None], Answer],
+) -> list[Answer]:
+    """AlterConfigs' and IncrementalAlterConfigs' answers: `answer_each` of the resources
+    allowed ALTER_CONFIGS, then the denied ones."""
+    # KafkaApis: ALTER_CONFIGS on the cluster (brokers, loggers) or the topic; the denied
+    # resources are answered after the others, with no message.
+    allowed, denied = [], []
+    for r in resources:
+        code = auth.config_resource_denied(
+            ctx, r.resource_type, r.resource_name, auth.ALTER_CONFIGS
+        )
+        if code is None:
+            allowed.append(r)
+        else:
+            denied.append(answer(r, code, None))
+    responses = await answer_each(allowed, ctx.release, alter, answer)
+    return responses + denied
 
 
 async def answer_each(

@@ -66,6 +66,21 @@ def broker_epoch_error(request_epoch: int, own_epoch: int, release: Release) -> 
     return None
 
 
+async def epoch_error(
+    ctx: RequestContext, api: str, controller_epoch: int, broker_epoch: int
+) -> int | None:
+    """The request's broker epoch, then its controller epoch, against this broker's (logged
+    when refused): the error code, or None to go on."""
+    epochs = await read_epochs(ctx)
+    release = ctx.broker.settings.kafka_version
+    code = broker_epoch_error(broker_epoch, epochs.broker_epoch, release)
+    if code is None and controller_epoch < epochs.controller_epoch:
+        code = error_codes.STALE_CONTROLLER_EPOCH
+    if code is not None:
+        log_refused(ctx, api, code, controller_epoch, broker_epoch)
+    return code
+
+
 def log_refused(
     ctx: RequestContext, api: str, code: int, controller_epoch: int, broker_epoch: int
 ) -> None:

@@ -19,7 +19,8 @@ Deliberately not here: the ZooKeeper reads, the coordinator's state, any API's a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from zkbroker.broker.groups.zk_registry import coordinator_id
 from zkbroker.broker.protocol import error_codes
@@ -27,6 +28,8 @@ from zkbroker.handlers.context import RequestContext
 
 if TYPE_CHECKING:
     from zkbroker.broker.groups.coordinator import GroupCoordinator
+
+T = TypeVar("T")
 
 
 def coordinator(ctx: RequestContext) -> GroupCoordinator:
@@ -75,3 +78,25 @@ def classic_group_known(ctx: RequestContext, group_id: str) -> bool:
     """Whether the coordinator holds the group (members or offsets), so it, not the
     registry, answers for it."""
     return offsets_topic_ready(ctx) and coordinator(ctx).machine.group(group_id) is not None
+
+
+def partition_code_answers(
+    topics: Iterable[Any],
+    code_of: Callable[[str, int], int],
+    topic_answer: Callable[..., T],
+    partition_answer: Callable[..., Any],
+) -> list[T]:
+    """OffsetCommit's and TxnOffsetCommit's answer: each requested partition's code, by topic."""
+    return [
+        topic_answer(
+            name=topic.name,
+            partitions=[
+                partition_answer(
+                    partition_index=p.partition_index,
+                    error_code=code_of(topic.name, p.partition_index),
+                )
+                for p in topic.partitions
+            ],
+        )
+        for topic in topics
+    ]

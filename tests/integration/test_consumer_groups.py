@@ -26,7 +26,7 @@ from kazoo.client import KazooClient
 from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
 from zkbroker import Cluster
 from zkbroker.broker.groups.zk_registry import coordinator_id, java_abs_hash
-from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol import decode_response, error_codes
 from zkbroker.broker.protocol.consumer_protocol import decode_assignment, decode_subscription
 from zkbroker.broker.protocol.messages.delete_groups import DeleteGroupsRequest
 from zkbroker.broker.protocol.messages.describe_groups import DescribeGroupsRequest
@@ -317,7 +317,14 @@ def test_find_coordinator_batched_lookup_creates_the_topic_once(
 
 def test_find_coordinator_transaction_share_and_unknown_key_types(seeded: Cluster) -> None:
     with _client(seeded, 0) as client:
-        txn = client.request(3, FindCoordinatorRequest(key="tx", key_type=1))
+        # Both asked before the transaction state topic they start creating can have a
+        # leader: sent together, answered in order.
+        single = FindCoordinatorRequest(key="tx", key_type=1)
+        batched = FindCoordinatorRequest(key_type=1, coordinator_keys=["a", "b"])
+        (_, first), (_, second) = client.frame(10, 3, single), client.frame(10, 4, batched)
+        client.send_raw(first + second)
+        txn = decode_response(10, 3, client.recv_frame())[1]
+        txns = decode_response(10, 4, client.recv_frame())[1]
         assert (txn.error_code, txn.node_id, txn.host, txn.port) == (
             error_codes.COORDINATOR_NOT_AVAILABLE,
             -1,
@@ -328,7 +335,6 @@ def test_find_coordinator_transaction_share_and_unknown_key_types(seeded: Cluste
         bad = client.request(3, FindCoordinatorRequest(key="x", key_type=9))
         assert (bad.error_code, bad.node_id) == (error_codes.INVALID_REQUEST, -1)
 
-        txns = client.request(4, FindCoordinatorRequest(key_type=1, coordinator_keys=["a", "b"]))
         assert [c.error_code for c in txns.coordinators] == [15, 15]
         share = client.request(4, FindCoordinatorRequest(key_type=2, coordinator_keys=["s"]))
         assert share.coordinators[0].error_code == error_codes.INVALID_REQUEST

@@ -327,20 +327,22 @@ def test_spot_checks(release: Release, api_key: int, expected: tuple[int, int]) 
     assert advertised_range(release, api_key) == expected
 
 
+_ABSENT_FROM_0_10_0 = (
+    {19, 20, 21, 22, 23, 32, 33, 34, 35, 36, 37, 42, 43, 44, 45, 46, 47, 50, 51, 60, 62}
+    | {56, 57, 63, 67}
+    | {38, 39, 40, 41}
+    | {24, 25, 26, 27, 28, 61, 65, 66}
+    | {48, 49}
+    | {29, 30, 31}
+    | {58}  # Envelope: 3.4+
+    | {68, 69}  # KIP-848: 3.7+ / 3.8+
+)
+
+
 @pytest.mark.parametrize(
     ("release", "absent"),
     [
-        (
-            (0, 10, 0),
-            {19, 20, 21, 22, 23, 32, 33, 34, 35, 36, 37, 42, 43, 44, 45, 46, 47, 50, 51, 60, 62}
-            | {56, 57, 63, 67}
-            | {38, 39, 40, 41}
-            | {24, 25, 26, 27, 28, 61, 65, 66}
-            | {48, 49}
-            | {29, 30, 31}
-            | {58}  # Envelope: 3.4+
-            | {68, 69},  # KIP-848: 3.7+ / 3.8+
-        ),
+        ((0, 10, 0), _ABSENT_FROM_0_10_0),
         (
             (0, 10, 2),
             {21, 22, 23, 32, 33, 34, 35, 36, 37, 42, 43, 44, 45, 46, 47, 50, 51, 57, 60, 62, 63}
@@ -372,7 +374,10 @@ def test_spot_checks(release: Release, api_key: int, expected: tuple[int, int]) 
 def test_keys_not_yet_advertised(release: Release, absent: set[int]) -> None:
     table = API_VERSION_RANGES[release]
     assert absent.isdisjoint(table)
-    assert set(table) == set(API_NAMES) - absent
+    # The keys these pins know: 0.10.0's and those it lacks. A key added to the history later
+    # (first advertised after 0.10.0) is left to its own history, not re-typed here.
+    pinned = set(API_VERSION_RANGES[(0, 10, 0)]) | _ABSENT_FROM_0_10_0
+    assert set(table) & pinned == pinned - absent
 
 
 # --- 3.9 against the shared copy of Kafka's message specs -------------------

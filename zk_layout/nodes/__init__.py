@@ -4,7 +4,10 @@ persistent paths a broker creates at start. zkbroker's own nodes, outside Kafka'
 
 ``PERSISTENT_ZK_PATHS`` is ``ZkData.PersistentZkPaths`` (2.8): created with null data by every
 broker before it registers, parents included, ignoring "already exists".
-``ALL_NODE_CLASSES`` lists every class, zkbroker's own included (handy for tests and tooling).
+``ALL_NODE_CLASSES`` is every class, zkbroker's own included (handy for tests and tooling): not a
+list kept by hand but what the classes registered as they were defined (``node_classes()`` in
+``zkbroker.zk_layout.nodes.base``), so a new class cannot be left out. ``__all__`` is a plain list
+(type checkers read it); a test checks that it names every class.
 
 Deliberately not here: any I/O (see ``zkbroker.zk_layout.store``).
 """
@@ -37,7 +40,14 @@ from zkbroker.zk_layout.nodes.admin import (
     Reassignment,
     ReassignPartitionsNode,
 )
-from zkbroker.zk_layout.nodes.base import EmptyNode, NodeKind, SequenceMixin, TopicPartition, ZNode
+from zkbroker.zk_layout.nodes.base import (
+    EmptyNode,
+    NodeKind,
+    SequenceMixin,
+    TopicPartition,
+    ZNode,
+    node_classes,
+)
 from zkbroker.zk_layout.nodes.brokers import (
     SECURITY_PROTOCOLS,
     BrokerIdNode,
@@ -89,6 +99,15 @@ from zkbroker.zk_layout.nodes.controller import (
     FeatureNode,
     FeatureState,
 )
+from zkbroker.zk_layout.nodes.delegation_token import (
+    DelegationTokenAuthNode,
+    DelegationTokenChangeNode,
+    DelegationTokenChangesNode,
+    DelegationTokenInfoNode,
+    DelegationTokensNode,
+    Principal,
+    TokenInformation,
+)
 from zkbroker.zk_layout.nodes.notifications import (
     LOG_DIR_FAILURE_EVENT,
     IsrChangeNotificationNode,
@@ -137,60 +156,8 @@ PERSISTENT_ZK_PATHS: Final[tuple[str, ...]] = (
     *(ConfigEntityTypeNode.path(t) for t in ConfigType.ALL),
 )
 
-ALL_NODE_CLASSES: Final[tuple[type[ZNode[Any]], ...]] = (
-    BrokersNode,
-    BrokerIdsNode,
-    BrokerIdNode,
-    BrokerSeqIdNode,
-    TopicsNode,
-    TopicNode,
-    TopicPartitionsNode,
-    TopicPartitionNode,
-    PartitionStateNode,
-    ControllerNode,
-    ControllerEpochNode,
-    FeatureNode,
-    ClusterNode,
-    ClusterIdNode,
-    ProducerIdBlockNode,
-    ConsumersNode,
-    ConsumerGroupNode,
-    ConsumerIdsNode,
-    ConsumerIdNode,
-    ConsumerOwnersNode,
-    ConsumerOwnersTopicNode,
-    ConsumerOwnerNode,
-    ConsumerOffsetsNode,
-    ConsumerOffsetsTopicNode,
-    ConsumerOffsetNode,
-    AdminNode,
-    ReassignPartitionsNode,
-    PreferredReplicaElectionNode,
-    DeleteTopicsNode,
-    DeleteTopicMarkerNode,
-    ConfigNode,
-    ConfigEntityTypeNode,
-    ConfigEntityNode,
-    ConfigChangesNode,
-    ConfigChangeNotificationNode,
-    IsrChangeNotificationsNode,
-    IsrChangeNotificationNode,
-    LogDirEventNotificationsNode,
-    LogDirEventNotificationNode,
-    AclNode,
-    LiteralAclChangesNode,
-    ExtendedAclChangesNode,
-    AclChangeNode,
-    ExtendedAclChangeNode,
-    ZkbrokerNode,
-    ZkbrokerBrokersNode,
-    BrokerControlNode,
-    BrokerOwnerNode,
-    BrokerLeasesNode,
-    BrokerLeaseNode,
-    FaultsNode,
-    FaultNode,
-)
+# Every class registered itself when its module was imported above (ZNode.__init_subclass__).
+ALL_NODE_CLASSES: Final[tuple[type[ZNode[Any]], ...]] = node_classes()
 
 __all__ = [
     "ACL_RESOURCE_TYPES",
@@ -248,6 +215,11 @@ __all__ = [
     "ControllerEpochNode",
     "ControllerInfo",
     "ControllerNode",
+    "DelegationTokenAuthNode",
+    "DelegationTokenChangeNode",
+    "DelegationTokenChangesNode",
+    "DelegationTokenInfoNode",
+    "DelegationTokensNode",
     "DeleteTopicMarkerNode",
     "DeleteTopicsNode",
     "EmptyNode",
@@ -271,12 +243,14 @@ __all__ = [
     "PartitionState",
     "PartitionStateNode",
     "PreferredReplicaElectionNode",
+    "Principal",
     "ProducerIdBlock",
     "ProducerIdBlockNode",
     "ReassignPartitionsNode",
     "Reassignment",
     "ResourcePattern",
     "SequenceMixin",
+    "TokenInformation",
     "TopicAssignment",
     "TopicNode",
     "TopicPartition",

@@ -53,8 +53,8 @@ ACL_RESOURCE_TYPES: Final = ("Topic", "Group", "Cluster", "TransactionalId", "De
 
 LITERAL_ACL_ROOT: Final = "/kafka-acl"
 EXTENDED_ACL_ROOT: Final = "/kafka-acl-extended"
-LITERAL_ACL_CHANGES: Final = "/kafka-acl-changes"
-EXTENDED_ACL_CHANGES: Final = "/kafka-acl-extended-changes"
+# The child-name prefix of a change event, under either change root.
+_ACL_CHANGE_PREFIX: Final = "acl_changes_"
 
 
 @dataclass(frozen=True, order=True)
@@ -148,34 +148,24 @@ class AclNode(ZNode[frozenset[AclEntry]]):
         return frozenset(entries)
 
 
-class LiteralAclChangesNode(EmptyNode):
-    PATTERN = LITERAL_ACL_CHANGES
-
-    @staticmethod
-    def path() -> str:
-        return LITERAL_ACL_CHANGES
+class LiteralAclChangesNode(EmptyNode, name="kafka-acl-changes"):
+    """``/kafka-acl-changes``: change events of literal patterns."""
 
 
-class ExtendedAclChangesNode(EmptyNode):
-    PATTERN = EXTENDED_ACL_CHANGES
-
-    @staticmethod
-    def path() -> str:
-        return EXTENDED_ACL_CHANGES
+class ExtendedAclChangesNode(EmptyNode, name="kafka-acl-extended-changes"):
+    """``/kafka-acl-extended-changes``: change events of the other patterns."""
 
 
-class AclChangeNode(SequenceMixin, ZNode[ResourcePattern]):
+LITERAL_ACL_CHANGES: Final = LiteralAclChangesNode.path()
+EXTENDED_ACL_CHANGES: Final = ExtendedAclChangesNode.path()
+
+
+class AclChangeNode(SequenceMixin, ZNode[ResourcePattern], parent=LiteralAclChangesNode):
     """``/kafka-acl-changes/acl_changes_<seq>``: ``<ResourceType>:<name>``, literal only."""
 
     FORMAT_VERSIONS = (0,)
     KIND = NodeKind.PERSISTENT_SEQUENTIAL
-    PATTERN = "/kafka-acl-changes/acl_changes_<seq>"
-    PARENT = LITERAL_ACL_CHANGES
-    PREFIX = "acl_changes_"
-
-    @staticmethod
-    def path(sequence: int) -> str:
-        return AclChangeNode.sequence_path(sequence)
+    PREFIX = _ACL_CHANGE_PREFIX
 
     @classmethod
     def written_version(cls, release: Release) -> int:
@@ -202,19 +192,13 @@ class AclChangeNode(SequenceMixin, ZNode[ResourcePattern]):
 _EXTENDED_KEYS: Final = frozenset({"version", "resourceType", "name", "patternType"})
 
 
-class ExtendedAclChangeNode(SequenceMixin, ZNode[ResourcePattern]):
+class ExtendedAclChangeNode(SequenceMixin, ZNode[ResourcePattern], parent=ExtendedAclChangesNode):
     """``/kafka-acl-extended-changes/acl_changes_<seq>``: JSON change event for non-literal
     patterns."""
 
     FORMAT_VERSIONS = (1,)
     KIND = NodeKind.PERSISTENT_SEQUENTIAL
-    PATTERN = "/kafka-acl-extended-changes/acl_changes_<seq>"
-    PARENT = EXTENDED_ACL_CHANGES
-    PREFIX = "acl_changes_"
-
-    @staticmethod
-    def path(sequence: int) -> str:
-        return ExtendedAclChangeNode.sequence_path(sequence)
+    PREFIX = _ACL_CHANGE_PREFIX
 
     @classmethod
     def written_version(cls, release: Release) -> int:

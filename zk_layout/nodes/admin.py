@@ -41,21 +41,12 @@ _REASSIGN_TOP_KEYS = frozenset({"version", "partitions"})
 _REASSIGN_ENTRY_KEYS = frozenset({"topic", "partition", "replicas"})
 
 
-class AdminNode(EmptyNode):
-    PATTERN = "/admin"
-
-    @staticmethod
-    def path() -> str:
-        return "/admin"
+class AdminNode(EmptyNode, name="admin"):
+    """``/admin``: parent of the admin requests."""
 
 
-class ReassignPartitionsNode(ZNode[Reassignment]):
+class ReassignPartitionsNode(ZNode[Reassignment], parent=AdminNode, name="reassign_partitions"):
     FORMAT_VERSIONS = (1,)
-    PATTERN = "/admin/reassign_partitions"
-
-    @staticmethod
-    def path() -> str:
-        return "/admin/reassign_partitions"
 
     @classmethod
     def written_version(cls, release: Release) -> int:
@@ -101,13 +92,10 @@ def _no_unknown_fields(
         )
 
 
-class PreferredReplicaElectionNode(ZNode[frozenset[TopicPartition]]):
+class PreferredReplicaElectionNode(
+    ZNode[frozenset[TopicPartition]], parent=AdminNode, name="preferred_replica_election"
+):
     FORMAT_VERSIONS = (1,)
-    PATTERN = "/admin/preferred_replica_election"
-
-    @staticmethod
-    def path() -> str:
-        return "/admin/preferred_replica_election"
 
     @classmethod
     def written_version(cls, release: Release) -> int:
@@ -129,21 +117,9 @@ class PreferredReplicaElectionNode(ZNode[frozenset[TopicPartition]]):
         )
 
 
-class DeleteTopicsNode(EmptyNode):
+class DeleteTopicsNode(EmptyNode, parent=AdminNode, name="delete_topics"):
     """``/admin/delete_topics``: the controller watches its children (one per topic)."""
 
-    PATTERN = "/admin/delete_topics"
 
-    @staticmethod
-    def path() -> str:
-        return "/admin/delete_topics"
-
-
-class DeleteTopicMarkerNode(EmptyNode):
+class DeleteTopicMarkerNode(EmptyNode, parent=DeleteTopicsNode, name="{topic}"):
     """``/admin/delete_topics/<topic>``: null data; exists while the deletion is pending."""
-
-    PATTERN = "/admin/delete_topics/<topic>"
-
-    @staticmethod
-    def path(topic: str) -> str:
-        return f"/admin/delete_topics/{topic}"

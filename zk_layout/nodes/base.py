@@ -13,9 +13,20 @@ Kafka's layout, after the idea of Kafka's ``ZkData.scala``:
 
 Format version 0 means "no version field": plain text, null data, or the pre-v1 notification.
 
+A path is written once, as the class's own segment below its parent's path, given as class
+keywords: ``class TopicNode(ZNode[...], parent=TopicsNode, name="{topic}")``. A ``{field}`` in
+the segment is filled, in order, by ``path()``'s positional arguments (a format spec applies:
+``{seq:010d}``); ``PATTERN`` (the path with ``<field>`` placeholders, used in error messages),
+``path()`` and the sequential nodes' ``PARENT`` are derived from the chain of parents. A class
+whose path does not fit that shape (``AclNode``) writes its own ``PATTERN`` and ``path``.
+
+Every concrete class is registered when it is defined (``node_classes()``, which
+``zkbroker.zk_layout.nodes.ALL_NODE_CLASSES`` is taken from); intermediate shapes say
+``abstract=True``.
+
 Sequential nodes (notifications) also carry ``PREFIX`` (the child-name prefix before ZooKeeper's
 10-digit counter), ``create_path()`` (what to pass to a sequential create) and
-``sequence_number(child_name)``.
+``sequence_number(child_name)``; their segment is ``PREFIX`` followed by that counter.
 
 Deliberately not here: any I/O. ``zkbroker.zk_layout.store`` does the ZooKeeper side.
 """
@@ -23,8 +34,9 @@ Deliberately not here: any I/O. ``zkbroker.zk_layout.store`` does the ZooKeeper 
 from __future__ import annotations
 
 import enum
+import string
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from zkbroker.zk_layout import codec_json as cj
 from zkbroker.zk_layout.errors import ZnodeFormatError
@@ -48,20 +60,77 @@ class TopicPartition:
         return f"{self.topic}-{self.partition}"
 
 
+#: The segment of a persistent-sequential child after its ``PREFIX``: ZooKeeper's counter, a
+#: signed int zero-padded to 10 digits.
+SEQUENCE_FIELD: Final = "{seq:010d}"
+
+# Every concrete znode class, in the order they were defined (filled by ZNode.__init_subclass__
+# as the modules are imported, never afterwards).
+_REGISTRY: list[type[ZNode[Any]]] = []
+
+
+def node_classes() -> tuple[type[ZNode[Any]], ...]:
+    """Every concrete znode class defined so far, in definition order."""
+    return tuple(_REGISTRY)
+
+
 class ZNode(Generic[T]):
-    """Base of all znode classes; ``T`` is the decoded value type."""
+    """Base of all znode classes; ``T`` is the decoded value type.
+
+    Class keywords of a subclass: ``parent`` (the node its path is below; None: the root),
+    ``name`` (its own segment, ``{field}`` for a part given to ``path()``), ``abstract`` (an
+    intermediate shape, neither a path nor registered).
+    """
 
     FORMAT_VERSIONS: ClassVar[tuple[int, ...]] = ()
     KIND: ClassVar[NodeKind] = NodeKind.PERSISTENT
     # Path pattern used in error messages when decode() is not given the concrete path.
     PATTERN: ClassVar[str] = ""
+    PARENT_NODE: ClassVar[type[ZNode[Any]] | None] = None
+    NAME: ClassVar[str] = ""
+    ABSTRACT: ClassVar[bool] = True
+    # str.format template of the whole path ("/brokers/topics/{0}/partitions/{1}/state") and
+    # the names of its fields, in the order path() takes them.
+    _TEMPLATE: ClassVar[str | None] = None
+    _FIELDS: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:  # pragma: no cover - namespaces only
         raise TypeError(f"{type(self).__name__} is a namespace of class methods")
 
-    @staticmethod
-    def path(*args: Any, **kwargs: Any) -> str:
-        raise NotImplementedError
+    def __init_subclass__(
+        cls,
+        *,
+        parent: type[ZNode[Any]] | None = None,
+        name: str | None = None,
+        abstract: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.ABSTRACT = abstract
+        if abstract:
+            if parent is not None or name is not None:
+                raise TypeError(f"abstract {cls.__name__} has no path: no parent or name")
+            return
+        if name is None and issubclass(cls, SequenceMixin):
+            name = f"{cls.PREFIX}{SEQUENCE_FIELD}"
+        if name is not None:
+            _place(cls, parent, name)
+        elif parent is not None or not {"PATTERN", "path"} <= cls.__dict__.keys():
+            raise TypeError(f"{cls.__name__} needs a name (its segment), or a PATTERN and a path")
+        _REGISTRY.append(cls)
+
+    @classmethod
+    def path(cls, *args: Any, **kwargs: Any) -> str:
+        """The concrete path: one positional argument per field of ``PATTERN``, in order."""
+        if cls._TEMPLATE is None:
+            raise NotImplementedError(f"{cls.__name__} has no path")
+        if kwargs or len(args) != len(cls._FIELDS):
+            raise TypeError(
+                f"{cls.__name__}.path() takes {len(cls._FIELDS)} positional argument(s)"
+                f" ({', '.join(cls._FIELDS)}), got {len(args)}"
+                + (f" and keyword(s) {', '.join(kwargs)}" if kwargs else "")
+            )
+        return cls._TEMPLATE.format(*args)
 
     @classmethod
     def written_version(cls, release: Release) -> int:
@@ -88,7 +157,41 @@ class ZNode(Generic[T]):
             raise ZnodeFormatError(cls.path(*path_args), exc.reason) from None
 
 
-class EmptyNode(ZNode[None]):
+def _place(node: type[ZNode[Any]], parent: type[ZNode[Any]] | None, name: str) -> None:
+    """Derive ``node``'s PATTERN, path template and fields from its parent's and its segment."""
+    if not name or "/" in name:
+        raise TypeError(f"{node.__name__}: a segment is one non-empty path element, not {name!r}")
+    pattern, template, fields = "", "", tuple[str, ...]()
+    if parent is not None:
+        if parent._TEMPLATE is None:
+            raise TypeError(f"{node.__name__}: parent {parent.__name__} has no composable path")
+        pattern, template, fields = parent.PATTERN, parent._TEMPLATE, parent._FIELDS
+    own_pattern: list[str] = []
+    own_template: list[str] = []
+    own_fields: list[str] = []
+    for literal, field, spec, conversion in string.Formatter().parse(name):
+        own_pattern.append(literal)
+        own_template.append(literal.replace("{", "{{").replace("}", "}}"))
+        if field is None:
+            continue
+        if not field.isidentifier() or conversion:
+            raise TypeError(f"{node.__name__}: bad field {field!r} in segment {name!r}")
+        own_pattern.append(f"<{field}>")
+        index = len(fields) + len(own_fields)
+        own_template.append(f"{{{index}:{spec}}}" if spec else f"{{{index}}}")
+        own_fields.append(field)
+    node.PARENT_NODE = parent
+    node.NAME = name
+    node.PATTERN = f"{pattern}/{''.join(own_pattern)}"
+    node._TEMPLATE = f"{template}/{''.join(own_template)}"
+    node._FIELDS = (*fields, *own_fields)
+    if issubclass(node, SequenceMixin):
+        if parent is None or parent._FIELDS:
+            raise TypeError(f"{node.__name__}: a sequential node's parent is one fixed path")
+        node.PARENT = parent.path()
+
+
+class EmptyNode(ZNode[None], abstract=True):
     """A persistent node whose data is null and whose existence (or children) is what matters:
     container paths such as ``/brokers/ids`` and markers such as ``/admin/delete_topics/<t>``.
 
@@ -112,7 +215,9 @@ class EmptyNode(ZNode[None]):
 
 
 class SequenceMixin:
-    """Naming rules of a PERSISTENT_SEQUENTIAL child: ``<parent>/<prefix><10-digit counter>``."""
+    """Naming rules of a PERSISTENT_SEQUENTIAL child: ``<parent>/<prefix><10-digit counter>``.
+
+    ``PARENT`` is derived from the class's ``parent`` node (see ``ZNode``)."""
 
     PARENT: ClassVar[str]
     PREFIX: ClassVar[str]
@@ -125,7 +230,7 @@ class SequenceMixin:
     @classmethod
     def sequence_path(cls, sequence: int) -> str:
         """Path of the child with the given counter (zero-padded to 10 digits like ZooKeeper)."""
-        return f"{cls.PARENT}/{cls.PREFIX}{sequence:010d}"
+        return f"{cls.create_path()}{SEQUENCE_FIELD.format(seq=sequence)}"
 
     @classmethod
     def is_child_name(cls, name: str) -> bool:

@@ -139,38 +139,25 @@ def parse_endpoint(text: str, protocol_map: Mapping[str, str] | None, where: str
     return Endpoint(listener, host, port, protocol)
 
 
-class BrokersNode(EmptyNode):
-    PATTERN = "/brokers"
-
-    @staticmethod
-    def path() -> str:
-        return "/brokers"
+class BrokersNode(EmptyNode, name="brokers"):
+    """``/brokers``: parent of the registrations, the topics and the id sequence."""
 
 
-class BrokerIdsNode(EmptyNode):
+class BrokerIdsNode(EmptyNode, parent=BrokersNode, name="ids"):
     """Parent of the broker registrations; the controller watches its children."""
 
-    PATTERN = "/brokers/ids"
 
-    @staticmethod
-    def path() -> str:
-        return "/brokers/ids"
+class BrokerIdNode(ZNode[BrokerInfo], parent=BrokerIdsNode, name="{id}"):
+    """``/brokers/ids/<id>``: ``path(broker_id)``."""
 
-
-class BrokerIdNode(ZNode[BrokerInfo]):
     FORMAT_VERSIONS = (1, 2, 3, 4, 5)
     KIND = NodeKind.EPHEMERAL
-    PATTERN = "/brokers/ids/<id>"
-
-    @staticmethod
-    def path(broker_id: int) -> str:
-        return f"/brokers/ids/{broker_id}"
 
     @staticmethod
     def broker_id_from_child(name: str) -> int | None:
         """Child name under ``/brokers/ids`` -> broker id (None for anything else)."""
         try:
-            return cj.parse_decimal_int(name, "/brokers/ids", "broker id")
+            return cj.parse_decimal_int(name, BrokerIdsNode.path(), "broker id")
         except ZnodeFormatError:
             return None
 
@@ -274,7 +261,7 @@ def _broker_features(doc: Mapping[str, Any], where: str) -> dict[str, dict[str, 
     return out
 
 
-class BrokerSeqIdNode(EmptyNode):
+class BrokerSeqIdNode(EmptyNode, parent=BrokersNode, name="seqid"):
     """``/brokers/seqid``: empty data; its *data version* is the broker-id sequence.
 
     Kafka generates an id by setting the data to empty with version -1 and adding
@@ -282,9 +269,4 @@ class BrokerSeqIdNode(EmptyNode):
     ``next_broker_sequence_id`` does that).
     """
 
-    PATTERN = "/brokers/seqid"
     DEFAULT_RESERVED_BROKER_MAX_ID: Final = 1000
-
-    @staticmethod
-    def path() -> str:
-        return "/brokers/seqid"

@@ -46,21 +46,12 @@ class ProducerIdBlock:
         return cls(broker_id, start, end)
 
 
-class ClusterNode(EmptyNode):
-    PATTERN = "/cluster"
-
-    @staticmethod
-    def path() -> str:
-        return "/cluster"
+class ClusterNode(EmptyNode, name="cluster"):
+    """``/cluster``: parent of the cluster id."""
 
 
-class ClusterIdNode(ZNode[str]):
+class ClusterIdNode(ZNode[str], parent=ClusterNode, name="id"):
     FORMAT_VERSIONS = (1,)
-    PATTERN = "/cluster/id"
-
-    @staticmethod
-    def path() -> str:
-        return "/cluster/id"
 
     @classmethod
     def written_version(cls, release: Release) -> int:
@@ -76,13 +67,8 @@ class ClusterIdNode(ZNode[str]):
         return cj.get_str(doc, "id", cls.PATTERN)
 
 
-class ProducerIdBlockNode(ZNode[ProducerIdBlock | None]):
+class ProducerIdBlockNode(ZNode[ProducerIdBlock | None], name="latest_producer_id_block"):
     FORMAT_VERSIONS = (1,)
-    PATTERN = "/latest_producer_id_block"
-
-    @staticmethod
-    def path() -> str:
-        return "/latest_producer_id_block"
 
     @classmethod
     def written_version(cls, release: Release) -> int:
@@ -116,11 +102,5 @@ class ProducerIdBlockNode(ZNode[ProducerIdBlock | None]):
         return ProducerIdBlock(cj.get_int(doc, "broker", where), start, end)
 
 
-class ConsumersNode(EmptyNode):
+class ConsumersNode(EmptyNode, name="consumers"):
     """``/consumers``: root of the pre-0.9 consumer's offsets; Kafka still creates it."""
-
-    PATTERN = "/consumers"
-
-    @staticmethod
-    def path() -> str:
-        return "/consumers"

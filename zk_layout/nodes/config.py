@@ -53,37 +53,23 @@ class ConfigType:
 DEFAULT_ENTITY: Final = "<default>"
 
 
-class ConfigNode(EmptyNode):
-    PATTERN = "/config"
-
-    @staticmethod
-    def path() -> str:
-        return "/config"
+class ConfigNode(EmptyNode, name="config"):
+    """``/config``: parent of the entity types and of the change notifications."""
 
 
-class ConfigEntityTypeNode(EmptyNode):
-    """``/config/<type>``: created empty at broker start for every type."""
-
-    PATTERN = "/config/<type>"
-
-    @staticmethod
-    def path(entity_type: str) -> str:
-        return f"/config/{entity_type}"
+class ConfigEntityTypeNode(EmptyNode, parent=ConfigNode, name="{type}"):
+    """``/config/<type>``: created empty at broker start for every type; ``path(entity_type)``."""
 
 
 def _sanitized_or_default(name: str | None) -> str:
     return DEFAULT_ENTITY if name is None else sanitize(name)
 
 
-class ConfigEntityNode(ZNode[dict[str, str]]):
-    FORMAT_VERSIONS = (1,)
-    PATTERN = "/config/<type>/<name>"
+class ConfigEntityNode(ZNode[dict[str, str]], parent=ConfigEntityTypeNode, name="{name}"):
+    """``path(entity_type, entity_name)``: from a type and an already-sanitized name
+    (``"alice/clients/app1"`` for the nested user+client entity)."""
 
-    @staticmethod
-    def path(entity_type: str, entity_name: str) -> str:
-        """Path from a type and an already-sanitized name (``"alice/clients/app1"`` for the
-        nested user+client entity)."""
-        return f"/config/{entity_type}/{entity_name}"
+    FORMAT_VERSIONS = (1,)
 
     # Helpers that apply Kafka's naming rules; None means the <default> entity.
     @classmethod
@@ -117,9 +103,10 @@ class ConfigEntityNode(ZNode[dict[str, str]]):
     def entity_path(path: str) -> str:
         """``/config/users/alice/clients/app1`` -> ``users/alice/clients/app1`` (the form a v2
         change notification carries)."""
-        if not path.startswith("/config/"):
-            raise ValueError(f"{path!r} is not under /config/")
-        return path[len("/config/") :]
+        root = f"{ConfigNode.path()}/"
+        if not path.startswith(root):
+            raise ValueError(f"{path!r} is not under {root}")
+        return path[len(root) :]
 
     @classmethod
     def written_version(cls, release: Release) -> int:
@@ -143,14 +130,8 @@ class ConfigEntityNode(ZNode[dict[str, str]]):
         }
 
 
-class ConfigChangesNode(EmptyNode):
+class ConfigChangesNode(EmptyNode, parent=ConfigNode, name="changes"):
     """``/config/changes``: every broker watches its children."""
-
-    PATTERN = "/config/changes"
-
-    @staticmethod
-    def path() -> str:
-        return "/config/changes"
 
 
 @dataclass(frozen=True)
@@ -187,18 +168,16 @@ class ConfigChangeNotification:
         return release_at_least(release, (0, 9))
 
 
-class ConfigChangeNotificationNode(SequenceMixin, ZNode[ConfigChangeNotification | None]):
+class ConfigChangeNotificationNode(
+    SequenceMixin, ZNode[ConfigChangeNotification | None], parent=ConfigChangesNode
+):
+    """``/config/changes/config_change_<seq>``: ``path(sequence)``."""
+
     FORMAT_VERSIONS = (0, 1, 2)
     KIND = NodeKind.PERSISTENT_SEQUENTIAL
-    PATTERN = "/config/changes/config_change_<seq>"
-    PARENT = "/config/changes"
     PREFIX = "config_change_"
 
     V1_ENTITY_TYPES: Final = (ConfigType.TOPICS, ConfigType.CLIENTS)
-
-    @staticmethod
-    def path(sequence: int) -> str:
-        return ConfigChangeNotificationNode.sequence_path(sequence)
 
     @classmethod
     def written_version(cls, release: Release) -> int:

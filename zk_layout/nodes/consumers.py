@@ -30,6 +30,7 @@ from typing import Final
 from zkbroker.zk_layout import codec_json as cj
 from zkbroker.zk_layout.errors import ZnodeFormatError
 from zkbroker.zk_layout.nodes.base import EmptyNode, NodeKind, ZNode
+from zkbroker.zk_layout.nodes.cluster import ConsumersNode
 from zkbroker.zk_layout.release import Release
 
 STATIC: Final = "static"
@@ -48,62 +49,19 @@ class ConsumerRegistration:
     timestamp_ms: int = -1
 
 
-class ConsumerGroupNode(EmptyNode):
-    PATTERN = "/consumers/<group>"
-
-    @staticmethod
-    def path(group: str) -> str:
-        return f"/consumers/{group}"
+class ConsumerGroupNode(EmptyNode, parent=ConsumersNode, name="{group}"):
+    """``/consumers/<g>``: ``path(group)``; the group's containers are below it."""
 
 
-class ConsumerIdsNode(EmptyNode):
-    PATTERN = "/consumers/<group>/ids"
-
-    @staticmethod
-    def path(group: str) -> str:
-        return f"/consumers/{group}/ids"
+class ConsumerIdsNode(EmptyNode, parent=ConsumerGroupNode, name="ids"):
+    """``/consumers/<g>/ids``: one ephemeral child per member."""
 
 
-class ConsumerOwnersNode(EmptyNode):
-    PATTERN = "/consumers/<group>/owners"
+class ConsumerIdNode(ZNode[ConsumerRegistration], parent=ConsumerIdsNode, name="{consumer}"):
+    """``path(group, consumer)``."""
 
-    @staticmethod
-    def path(group: str) -> str:
-        return f"/consumers/{group}/owners"
-
-
-class ConsumerOwnersTopicNode(EmptyNode):
-    PATTERN = "/consumers/<group>/owners/<topic>"
-
-    @staticmethod
-    def path(group: str, topic: str) -> str:
-        return f"/consumers/{group}/owners/{topic}"
-
-
-class ConsumerOffsetsNode(EmptyNode):
-    PATTERN = "/consumers/<group>/offsets"
-
-    @staticmethod
-    def path(group: str) -> str:
-        return f"/consumers/{group}/offsets"
-
-
-class ConsumerOffsetsTopicNode(EmptyNode):
-    PATTERN = "/consumers/<group>/offsets/<topic>"
-
-    @staticmethod
-    def path(group: str, topic: str) -> str:
-        return f"/consumers/{group}/offsets/{topic}"
-
-
-class ConsumerIdNode(ZNode[ConsumerRegistration]):
     FORMAT_VERSIONS = (1,)
     KIND = NodeKind.EPHEMERAL
-    PATTERN = "/consumers/<group>/ids/<consumer>"
-
-    @staticmethod
-    def path(group: str, consumer: str) -> str:
-        return f"/consumers/{group}/ids/{consumer}"
 
     @classmethod
     def written_version(cls, release: Release) -> int:
@@ -141,16 +99,20 @@ class ConsumerIdNode(ZNode[ConsumerRegistration]):
         )
 
 
-class ConsumerOwnerNode(ZNode[str]):
-    """The owning thread id, ``<consumer>-<thread>``; ``owner_consumer`` strips the thread."""
+class ConsumerOwnersNode(EmptyNode, parent=ConsumerGroupNode, name="owners"):
+    """``/consumers/<g>/owners``: one child per owned topic."""
+
+
+class ConsumerOwnersTopicNode(EmptyNode, parent=ConsumerOwnersNode, name="{topic}"):
+    """``/consumers/<g>/owners/<t>``: ``path(group, topic)``."""
+
+
+class ConsumerOwnerNode(ZNode[str], parent=ConsumerOwnersTopicNode, name="{partition}"):
+    """The owning thread id, ``<consumer>-<thread>``; ``owner_consumer`` strips the thread.
+    ``path(group, topic, partition)``."""
 
     FORMAT_VERSIONS = (0,)
     KIND = NodeKind.EPHEMERAL
-    PATTERN = "/consumers/<group>/owners/<topic>/<partition>"
-
-    @staticmethod
-    def path(group: str, topic: str, partition: int) -> str:
-        return f"/consumers/{group}/owners/{topic}/{partition}"
 
     @classmethod
     def written_version(cls, release: Release) -> int:
@@ -175,13 +137,18 @@ def owner_consumer(thread_id: str) -> str:
     return base if sep and suffix.isdecimal() else thread_id
 
 
-class ConsumerOffsetNode(ZNode[int | None]):
-    FORMAT_VERSIONS = (0,)
-    PATTERN = "/consumers/<group>/offsets/<topic>/<partition>"
+class ConsumerOffsetsNode(EmptyNode, parent=ConsumerGroupNode, name="offsets"):
+    """``/consumers/<g>/offsets``: one child per committed topic."""
 
-    @staticmethod
-    def path(group: str, topic: str, partition: int) -> str:
-        return f"/consumers/{group}/offsets/{topic}/{partition}"
+
+class ConsumerOffsetsTopicNode(EmptyNode, parent=ConsumerOffsetsNode, name="{topic}"):
+    """``/consumers/<g>/offsets/<t>``: ``path(group, topic)``."""
+
+
+class ConsumerOffsetNode(ZNode[int | None], parent=ConsumerOffsetsTopicNode, name="{partition}"):
+    """``path(group, topic, partition)``."""
+
+    FORMAT_VERSIONS = (0,)
 
     @classmethod
     def written_version(cls, release: Release) -> int:

@@ -70,14 +70,9 @@ class FeatureState:
         return cls(FEATURE_STATUS_ENABLED if enabled else FEATURE_STATUS_DISABLED)
 
 
-class ControllerNode(ZNode[ControllerInfo]):
+class ControllerNode(ZNode[ControllerInfo], name="controller"):
     FORMAT_VERSIONS = (1, 2)
     KIND = NodeKind.EPHEMERAL
-    PATTERN = "/controller"
-
-    @staticmethod
-    def path() -> str:
-        return "/controller"
 
     @classmethod
     def written_version(cls, release: Release) -> int:
@@ -106,13 +101,8 @@ class ControllerNode(ZNode[ControllerInfo]):
         )
 
 
-class ControllerEpochNode(ZNode[int]):
+class ControllerEpochNode(ZNode[int], name="controller_epoch"):
     FORMAT_VERSIONS = (0,)
-    PATTERN = "/controller_epoch"
-
-    @staticmethod
-    def path() -> str:
-        return "/controller_epoch"
 
     @classmethod
     def written_version(cls, release: Release) -> int:
@@ -131,13 +121,8 @@ class ControllerEpochNode(ZNode[int]):
         return cj.parse_decimal_int(text, cls.PATTERN, "the controller epoch")
 
 
-class FeatureNode(ZNode[FeatureState]):
+class FeatureNode(ZNode[FeatureState], name="feature"):
     FORMAT_VERSIONS = (1, 2)
-    PATTERN = "/feature"
-
-    @staticmethod
-    def path() -> str:
-        return "/feature"
 
     @staticmethod
     def enabled_empty() -> FeatureState:

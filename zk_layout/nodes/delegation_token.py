@@ -75,37 +75,24 @@ class TokenInformation:
         )
 
 
-class DelegationTokenAuthNode(EmptyNode):
-    PATTERN = "/delegation_token"
-
-    @staticmethod
-    def path() -> str:
-        return "/delegation_token"
+class DelegationTokenAuthNode(EmptyNode, name="delegation_token"):
+    """``/delegation_token``: parent of the tokens and of their change notifications."""
 
 
-class DelegationTokensNode(EmptyNode):
-    PATTERN = "/delegation_token/tokens"
-
-    @staticmethod
-    def path() -> str:
-        return "/delegation_token/tokens"
+class DelegationTokensNode(EmptyNode, parent=DelegationTokenAuthNode, name="tokens"):
+    """``/delegation_token/tokens``: one child per token."""
 
 
-class DelegationTokenChangesNode(EmptyNode):
-    PATTERN = "/delegation_token/token_changes"
-
-    @staticmethod
-    def path() -> str:
-        return "/delegation_token/token_changes"
+class DelegationTokenChangesNode(EmptyNode, parent=DelegationTokenAuthNode, name="token_changes"):
+    """``/delegation_token/token_changes``: every broker watches its children."""
 
 
-class DelegationTokenInfoNode(ZNode[TokenInformation]):
+class DelegationTokenInfoNode(
+    ZNode[TokenInformation], parent=DelegationTokensNode, name="{tokenId}"
+):
+    """``/delegation_token/tokens/<tokenId>``: ``path(token_id)``."""
+
     FORMAT_VERSIONS = (1, 2, 3)
-    PATTERN = "/delegation_token/tokens/<tokenId>"
-
-    @staticmethod
-    def path(token_id: str) -> str:
-        return f"/delegation_token/tokens/{token_id}"
 
     @classmethod
     def written_version(cls, release: Release) -> int:
@@ -154,18 +141,12 @@ class DelegationTokenInfoNode(ZNode[TokenInformation]):
         )
 
 
-class DelegationTokenChangeNode(SequenceMixin, ZNode[str]):
+class DelegationTokenChangeNode(SequenceMixin, ZNode[str], parent=DelegationTokenChangesNode):
     """``token_change_<seq>``: the changed token's id."""
 
     FORMAT_VERSIONS = (0,)
     KIND = NodeKind.PERSISTENT_SEQUENTIAL
-    PATTERN = "/delegation_token/token_changes/token_change_<seq>"
-    PARENT = "/delegation_token/token_changes"
     PREFIX = "token_change_"
-
-    @staticmethod
-    def path(sequence: int) -> str:
-        return DelegationTokenChangeNode.sequence_path(sequence)
 
     @classmethod
     def written_version(cls, release: Release) -> int:

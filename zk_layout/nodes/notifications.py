@@ -37,24 +37,18 @@ class LogDirEvent:
     event: int = LOG_DIR_FAILURE_EVENT
 
 
-class IsrChangeNotificationsNode(EmptyNode):
-    PATTERN = "/isr_change_notification"
-
-    @staticmethod
-    def path() -> str:
-        return "/isr_change_notification"
+class IsrChangeNotificationsNode(EmptyNode, name="isr_change_notification"):
+    """``/isr_change_notification``: the controller watches its children."""
 
 
-class IsrChangeNotificationNode(SequenceMixin, ZNode[frozenset[TopicPartition]]):
+class IsrChangeNotificationNode(
+    SequenceMixin, ZNode[frozenset[TopicPartition]], parent=IsrChangeNotificationsNode
+):
+    """``/isr_change_notification/isr_change_<seq>``: ``path(sequence)``."""
+
     FORMAT_VERSIONS = (1,)
     KIND = NodeKind.PERSISTENT_SEQUENTIAL
-    PATTERN = "/isr_change_notification/isr_change_<seq>"
-    PARENT = "/isr_change_notification"
     PREFIX = "isr_change_"
-
-    @staticmethod
-    def path(sequence: int) -> str:
-        return IsrChangeNotificationNode.sequence_path(sequence)
 
     @classmethod
     def written_version(cls, release: Release) -> int:
@@ -76,24 +70,18 @@ class IsrChangeNotificationNode(SequenceMixin, ZNode[frozenset[TopicPartition]])
         )
 
 
-class LogDirEventNotificationsNode(EmptyNode):
-    PATTERN = "/log_dir_event_notification"
-
-    @staticmethod
-    def path() -> str:
-        return "/log_dir_event_notification"
+class LogDirEventNotificationsNode(EmptyNode, name="log_dir_event_notification"):
+    """``/log_dir_event_notification``: the controller watches its children."""
 
 
-class LogDirEventNotificationNode(SequenceMixin, ZNode[LogDirEvent | None]):
+class LogDirEventNotificationNode(
+    SequenceMixin, ZNode[LogDirEvent | None], parent=LogDirEventNotificationsNode
+):
+    """``/log_dir_event_notification/log_dir_event_<seq>``: ``path(sequence)``."""
+
     FORMAT_VERSIONS = (1,)
     KIND = NodeKind.PERSISTENT_SEQUENTIAL
-    PATTERN = "/log_dir_event_notification/log_dir_event_<seq>"
-    PARENT = "/log_dir_event_notification"
     PREFIX = "log_dir_event_"
-
-    @staticmethod
-    def path(sequence: int) -> str:
-        return LogDirEventNotificationNode.sequence_path(sequence)
 
     @classmethod
     def written_version(cls, release: Release) -> int:

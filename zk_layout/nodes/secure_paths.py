@@ -29,14 +29,23 @@ from typing import Final
 
 from kazoo.security import ACL, Id, Permissions, make_digest_acl_credential
 
+from zkbroker.zk_layout.nodes.brokers import BrokersNode
+from zkbroker.zk_layout.nodes.cluster import ConsumersNode
+from zkbroker.zk_layout.nodes.config import ConfigEntityTypeNode, ConfigType
+from zkbroker.zk_layout.nodes.delegation_token import DelegationTokensNode
+
 #: ``ZkData.SensitiveRootPaths``: ConfigEntityTypeZNode(User), ConfigEntityTypeZNode(Broker),
 #: DelegationTokensZNode.
-SENSITIVE_ROOT_PATHS: Final = ("/config/users", "/config/brokers", "/delegation_token/tokens")
+SENSITIVE_ROOT_PATHS: Final = (
+    ConfigEntityTypeNode.path(ConfigType.USERS),
+    ConfigEntityTypeNode.path(ConfigType.BROKERS),
+    DelegationTokensNode.path(),
+)
 #: ``ConsumerPathZNode``: kept open so that old consumers of any identity can register.
-OLD_CONSUMERS_PATH: Final = "/consumers"
+OLD_CONSUMERS_PATH: Final = ConsumersNode.path()
 #: ``ZkData.SecureRootPaths`` that zkbroker creates at start: the one checked for a foreign
 #: owner before anything is written (``writable_by``).
-OWNERSHIP_PROBE_PATH: Final = "/brokers"
+OWNERSHIP_PROBE_PATH: Final = BrokersNode.path()
 
 _ANYONE: Final = Id("world", "anyone")
 #: ZooDefs.Ids.OPEN_ACL_UNSAFE, CREATOR_ALL_ACL, READ_ACL_UNSAFE.

@@ -31,6 +31,7 @@ from typing import Any, Final
 from zkbroker.zk_layout import codec_json as cj
 from zkbroker.zk_layout.errors import ZnodeFormatError
 from zkbroker.zk_layout.nodes.base import EmptyNode, ZNode
+from zkbroker.zk_layout.nodes.brokers import BrokersNode
 from zkbroker.zk_layout.release import Release, release_at_least
 from zkbroker.zk_layout.uuid_text import uuid_from_text, uuid_to_text
 
@@ -65,23 +66,14 @@ class PartitionState:
     leader_recovery_state: int = LEADER_RECOVERED
 
 
-class TopicsNode(EmptyNode):
+class TopicsNode(EmptyNode, parent=BrokersNode, name="topics"):
     """Parent of all topics; the controller watches its children."""
 
-    PATTERN = "/brokers/topics"
 
-    @staticmethod
-    def path() -> str:
-        return "/brokers/topics"
+class TopicNode(ZNode[TopicAssignment], parent=TopicsNode, name="{topic}"):
+    """``/brokers/topics/<t>``: ``path(topic)``."""
 
-
-class TopicNode(ZNode[TopicAssignment]):
     FORMAT_VERSIONS = (1, 2, 3)
-    PATTERN = "/brokers/topics/<topic>"
-
-    @staticmethod
-    def path(topic: str) -> str:
-        return f"/brokers/topics/{topic}"
 
     @classmethod
     def written_version(cls, release: Release) -> int:
@@ -182,33 +174,19 @@ def _fast_replica_map(obj: Mapping[str, Any]) -> dict[int, tuple[int, ...]] | No
     return out
 
 
-class TopicPartitionsNode(EmptyNode):
+class TopicPartitionsNode(EmptyNode, parent=TopicNode, name="partitions"):
     """``/brokers/topics/<t>/partitions``: null data, created by the controller."""
 
-    PATTERN = "/brokers/topics/<topic>/partitions"
 
-    @staticmethod
-    def path(topic: str) -> str:
-        return f"/brokers/topics/{topic}/partitions"
-
-
-class TopicPartitionNode(EmptyNode):
-    """``/brokers/topics/<t>/partitions/<p>``: null data, created by the controller."""
-
-    PATTERN = "/brokers/topics/<topic>/partitions/<partition>"
-
-    @staticmethod
-    def path(topic: str, partition: int) -> str:
-        return f"/brokers/topics/{topic}/partitions/{partition}"
+class TopicPartitionNode(EmptyNode, parent=TopicPartitionsNode, name="{partition}"):
+    """``/brokers/topics/<t>/partitions/<p>``: null data, created by the controller;
+    ``path(topic, partition)``."""
 
 
-class PartitionStateNode(ZNode[PartitionState]):
+class PartitionStateNode(ZNode[PartitionState], parent=TopicPartitionNode, name="state"):
+    """``/brokers/topics/<t>/partitions/<p>/state``: ``path(topic, partition)``."""
+
     FORMAT_VERSIONS = (1,)
-    PATTERN = "/brokers/topics/<topic>/partitions/<partition>/state"
-
-    @staticmethod
-    def path(topic: str, partition: int) -> str:
-        return f"/brokers/topics/{topic}/partitions/{partition}/state"
 
     @classmethod
     def written_version(cls, release: Release) -> int:

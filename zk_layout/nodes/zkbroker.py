@@ -54,7 +54,7 @@ _FORMAT_VERSION: Final = 1
 ANY_RELEASE: Final[Release] = (3, 9)
 
 
-class _VersionedJsonNode(ZNode[T]):
+class _VersionedJsonNode(ZNode[T], abstract=True):
     """A JSON object with ``"version":1``, whatever the release: the shape of zkbroker's own
     nodes that carry data."""
 
@@ -89,50 +89,21 @@ class BrokerState(enum.StrEnum):
     STOPPED = "stopped"
 
 
-class ZkbrokerNode(EmptyNode):
+class ZkbrokerNode(EmptyNode, name="zkbroker"):
     """``/zkbroker``: root of everything zkbroker keeps for itself."""
 
-    PATTERN = "/zkbroker"
 
-    @staticmethod
-    def path() -> str:
-        return "/zkbroker"
-
-
-class ZkbrokerBrokersNode(EmptyNode):
+class ZkbrokerBrokersNode(EmptyNode, parent=ZkbrokerNode, name="brokers"):
     """``/zkbroker/brokers``: one child per broker id that has a desired state."""
 
-    PATTERN = "/zkbroker/brokers"
 
-    @staticmethod
-    def path() -> str:
-        return "/zkbroker/brokers"
-
-
-class BrokerOwnerNode(EmptyNode):
-    """``/zkbroker/brokers/<id>/owner``: ephemeral, null data; its session is the zkbroker
-    process that runs broker ``<id>``."""
-
-    KIND = NodeKind.EPHEMERAL
-    PATTERN = "/zkbroker/brokers/<id>/owner"
-
-    @staticmethod
-    def path(broker_id: int) -> str:
-        return f"/zkbroker/brokers/{broker_id}/owner"
-
-
-class BrokerControlNode(_VersionedJsonNode[BrokerState]):
-    """``/zkbroker/brokers/<id>``: ``{"version":1,"state":"running"|"stopped"}``.
+class BrokerControlNode(_VersionedJsonNode[BrokerState], parent=ZkbrokerBrokersNode, name="{id}"):
+    """``/zkbroker/brokers/<id>``: ``{"version":1,"state":"running"|"stopped"}``;
+    ``path(broker_id)``.
 
     The format does not depend on the emulated Kafka release (Kafka knows nothing of it);
     ``release`` is accepted only to keep the contract every znode class follows.
     """
-
-    PATTERN = "/zkbroker/brokers/<id>"
-
-    @staticmethod
-    def path(broker_id: int) -> str:
-        return f"/zkbroker/brokers/{broker_id}"
 
     @classmethod
     def encode(cls, value: BrokerState, release: Release) -> bytes:
@@ -143,14 +114,15 @@ class BrokerControlNode(_VersionedJsonNode[BrokerState]):
         return _enum_field(cls._document(data), "state", cls.PATTERN, BrokerState)
 
 
-class BrokerLeasesNode(EmptyNode):
+class BrokerOwnerNode(EmptyNode, parent=BrokerControlNode, name="owner"):
+    """``/zkbroker/brokers/<id>/owner``: ephemeral, null data; its session is the zkbroker
+    process that runs broker ``<id>``. ``path(broker_id)``."""
+
+    KIND = NodeKind.EPHEMERAL
+
+
+class BrokerLeasesNode(EmptyNode, parent=ZkbrokerNode, name="leases"):
     """``/zkbroker/leases``: one child per broker that joined over the protocol (KIP-631)."""
-
-    PATTERN = "/zkbroker/leases"
-
-    @staticmethod
-    def path() -> str:
-        return "/zkbroker/leases"
 
 
 @dataclass(frozen=True)
@@ -163,19 +135,14 @@ class BrokerLease:
     incarnation_id: str
 
 
-class BrokerLeaseNode(_VersionedJsonNode[BrokerLease]):
-    """``/zkbroker/leases/<id>`` (persistent): ``{"version":1,"incarnation_id":"<uuid>"}``.
+class BrokerLeaseNode(_VersionedJsonNode[BrokerLease], parent=BrokerLeasesNode, name="{id}"):
+    """``/zkbroker/leases/<id>`` (persistent): ``{"version":1,"incarnation_id":"<uuid>"}``;
+    ``path(broker_id)``.
 
     Created and deleted by the controller together with ``/brokers/ids/<id>`` (one fenced
     multi). The deadline is not stored: a new controller gives every resumed lease a full
     session timeout, as a new KRaft controller does.
     """
-
-    PATTERN = "/zkbroker/leases/<id>"
-
-    @staticmethod
-    def path(broker_id: int) -> str:
-        return f"/zkbroker/leases/{broker_id}"
 
     @classmethod
     def encode(cls, value: BrokerLease, release: Release) -> bytes:
@@ -220,17 +187,11 @@ class FaultEntry:
     skip: int = 0
 
 
-class FaultsNode(EmptyNode):
+class FaultsNode(EmptyNode, parent=ZkbrokerNode, name="faults"):
     """``/zkbroker/faults``: one persistent sequential child per fault entry."""
 
-    PATTERN = "/zkbroker/faults"
 
-    @staticmethod
-    def path() -> str:
-        return "/zkbroker/faults"
-
-
-class FaultNode(SequenceMixin, _VersionedJsonNode[FaultEntry]):
+class FaultNode(SequenceMixin, _VersionedJsonNode[FaultEntry], parent=FaultsNode):
     """``/zkbroker/faults/fault-<seq>`` (persistent sequential): ``{"version":1,"kind":...,
     "api":19|"CreateTopics"|null,"broker":..,"topic":..,"partition":..,"error_code":..,
     "delay_ms":0,"count":N|null,"skip":N}`` (``skip`` absent: 0). The sequence number is
@@ -238,13 +199,7 @@ class FaultNode(SequenceMixin, _VersionedJsonNode[FaultEntry]):
     without ``error_code``, a negative count, skip or delay raise ``ZnodeFormatError``)."""
 
     KIND = NodeKind.PERSISTENT_SEQUENTIAL
-    PATTERN = "/zkbroker/faults/fault-<seq>"
-    PARENT = "/zkbroker/faults"
     PREFIX = "fault-"
-
-    @staticmethod
-    def path(sequence: int) -> str:
-        return FaultNode.sequence_path(sequence)
 
     @classmethod
     def encode(cls, value: FaultEntry, release: Release) -> bytes:

@@ -1,0 +1,154 @@
+"""The API key table (`zkbroker.broker.protocol.api_keys`, generated) against Kafka's specs, and
+every per-key table of zkbroker against it: a key missing anywhere fails here.
+
+The specs live beside the repo (``../shared/kafka-message-specs``); without them the spec
+comparisons skip. Nothing here re-types the list of keys: it comes from the specs and from the
+release history (`zkbroker.broker.protocol.releases`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from zkbroker.broker.protocol import API_SPECS
+from zkbroker.broker.protocol.api_keys import API_KEYS, ApiKey
+from zkbroker.broker.protocol.releases import (
+    API_NAMES,
+    API_VERSION_RANGES,
+    RELEASES,
+    SERVED_BEYOND_ZK_BROKER,
+)
+from zkbroker.broker.rules.request_description import RETAINED_SINCE
+from zkbroker.broker.security.quotas import EXEMPT_KEYS
+from zkbroker.handlers.registry import HANDLERS
+from zkbroker.handlers.support import zk_trouble
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC_DIR = REPO.parent / "shared" / "kafka-message-specs"
+
+
+@pytest.fixture(scope="module")
+def requests_by_key() -> dict[int, dict[str, Any]]:
+    if not SPEC_DIR.is_dir():
+        pytest.skip(f"{SPEC_DIR}: kafka-message-specs not found beside the repo")
+    found: dict[int, dict[str, Any]] = {}
+    for path in sorted(SPEC_DIR.glob("*Request.json")):
+        text = re.sub(r"(?m)^\s*//.*$", "", path.read_text(encoding="utf-8"))
+        raw = json.loads(text)
+        if raw.get("type") == "request":
+            found[raw["apiKey"]] = raw
+    return found
+
+
+def history_keys() -> set[int]:
+    return {key for table in API_VERSION_RANGES.values() for key in table}
+
+
+def test_the_table_has_one_row_per_key_of_the_release_history() -> None:
+    assert set(ApiKey) == set(API_KEYS) == history_keys()
+    for key, row in API_KEYS.items():
+        assert row.key is key
+        assert row.first_release == min(r for r in RELEASES if key in API_VERSION_RANGES[r])
+
+
+def test_every_zk_broker_api_of_the_specs_is_in_the_table(
+    requests_by_key: dict[int, dict[str, Any]],
+) -> None:
+    zk_broker = {key for key, raw in requests_by_key.items() if "zkBroker" in raw["listeners"]}
+    assert zk_broker <= set(API_KEYS), sorted(zk_broker - set(API_KEYS))
+
+
+def test_rows_match_the_specs(requests_by_key: dict[int, dict[str, Any]]) -> None:
+    for key, row in API_KEYS.items():
+        raw = requests_by_key[key]
+        name = raw["name"].removesuffix("Request")
+        assert row.name == name == API_NAMES[key] == API_SPECS[key].name
+        # Kafka's ApiKeys constant: OffsetForLeaderEpoch -> OFFSET_FOR_LEADER_EPOCH.
+        assert key.name == re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
+        assert row.listeners == frozenset(raw["listeners"])
+        module = row.messages()
+        assert key == getattr(module, row.request_name).API_KEY
+        assert key == getattr(module, row.response_name).API_KEY
+        assert module.REQUEST is API_SPECS[key].request_def
+
+
+def test_served_beyond_zk_broker_comes_from_the_listeners() -> None:
+    assert {key for key, row in API_KEYS.items() if "zkBroker" not in row.listeners} == (
+        SERVED_BEYOND_ZK_BROKER
+    )
+    assert {ApiKey.BROKER_REGISTRATION, ApiKey.BROKER_HEARTBEAT} == SERVED_BEYOND_ZK_BROKER
+
+
+def test_quota_exemptions_are_the_cluster_actions_and_the_pre_authentication_keys() -> None:
+    cluster = {key for key, row in API_KEYS.items() if row.cluster_action}
+    before_auth = {ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE}
+    throttled = {ApiKey.UPDATE_FEATURES, ApiKey.ENVELOPE}  # KafkaApis throttles these
+    assert throttled <= cluster
+    assert (cluster - throttled) | before_auth == EXEMPT_KEYS
+    # The set the quota manager has always exempted (no behaviour change).
+    assert {ApiKey(k).name for k in EXEMPT_KEYS} == {
+        "LEADER_AND_ISR",
+        "STOP_REPLICA",
+        "UPDATE_METADATA",
+        "CONTROLLED_SHUTDOWN",
+        "SASL_HANDSHAKE",
+        "API_VERSIONS",
+        "WRITE_TXN_MARKERS",
+        "SASL_AUTHENTICATE",
+        "ALTER_PARTITION",
+        "BROKER_REGISTRATION",
+        "BROKER_HEARTBEAT",
+        "ALLOCATE_PRODUCER_IDS",
+    }
+
+
+def test_every_key_has_a_zookeeper_trouble_family() -> None:
+    missing = set(ApiKey) - set(zk_trouble.FAMILIES)
+    assert not missing, f"no zk_trouble.FAMILIES entry for {sorted(k.name for k in missing)}"
+    assert set(zk_trouble.FAMILIES) == set(ApiKey)
+
+
+def test_zookeeper_trouble_families_are_unchanged() -> None:
+    families = {
+        family: {k for k, f in zk_trouble.FAMILIES.items() if f is family}
+        for family in zk_trouble.Family
+    }
+    assert families[zk_trouble.Family.TOPIC_ADMIN] == {19, 20, 37}
+    assert families[zk_trouble.Family.CONTROLLER] == {7, 43, 45, 46, 51, 56, 57, 62, 63, 67}
+    assert families[zk_trouble.Family.CONFIGS] == {32, 33, 44}
+    assert families[zk_trouble.Family.GROUPS] == {8, 9, 10, 15, 16, 42}
+    assert families[zk_trouble.Family.METADATA] == {3}
+    for key in ApiKey:
+        assert zk_trouble.family(key) == zk_trouble.FAMILIES[key].value
+
+
+def test_every_key_has_one_handler_module() -> None:
+    assert set(HANDLERS) == set(ApiKey)
+    for key, entry in HANDLERS.items():
+        assert entry.key is ApiKey(key) and entry.name == API_KEYS[ApiKey(key)].name
+
+
+def test_retained_buffers_are_forwardable_keys() -> None:
+    for key in RETAINED_SINCE:
+        assert API_KEYS[ApiKey(key)].forwardable, ApiKey(key).name
+
+
+def test_no_bare_api_key_constants_outside_the_table() -> None:
+    """`API_VERSIONS_KEY = 18` and the like: every module reads ApiKey instead."""
+    pattern = re.compile(r"^[A-Z_]*_KEY(: *Final)? *= *\d+\s*$", re.MULTILINE)
+    offenders = []
+    for folder in ("broker", "handlers/support"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            if path.name == "error_codes.py" or "messages" in path.parts:
+                continue
+            if pattern.search(path.read_text(encoding="utf-8")):
+                offenders.append(str(path.relative_to(REPO)))
+    for name in ("registry.py", "context.py"):
+        if pattern.search((REPO / "handlers" / name).read_text(encoding="utf-8")):
+            offenders.append(f"handlers/{name}")
+    assert offenders == []

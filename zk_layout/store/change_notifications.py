@@ -1,0 +1,237 @@
+"""Kafka's ``ZkNodeChangeNotificationListener``: follows a folder of sequential notification
+znodes (``/config/changes``, ``/kafka-acl-changes``, ``/kafka-acl-extended-changes``,
+``/delegation_token/token_changes``) and hands each new one to its user, in sequence order.
+
+* The folder's children are watched (``ZkClient.watch_children``: re-read after every
+  reconnection and on a new session, so notifications written meanwhile are not missed); each
+  delivery keeps the latest list and wakes ONE worker task, which runs passes one at a time.
+* A pass takes the children named ``<prefix><counter>``, sorted by counter, and processes each
+  one above the last processed (-1 at first, so every notification present at ``start()`` is
+  replayed, as a Kafka broker does on start-up; ``skip_existing()`` starts after them
+  instead). The new ones are read at once, then ``handle(path, data)`` runs for each, in order
+  (one deleted meanwhile is skipped); ``flush(names)``, when given, runs once after them with
+  what the handlers returned (what the notifications name, e.g. config entities), each once, in
+  order, so a thing named several times is acted on once.
+* A failure: with ``skip_failed`` the notification whose read or handling failed is logged
+  (``failed_event``, ``path``, ``error``) and passed over, the next ones go on; without, the
+  pass stops and is logged (``failed_event``), and the notifications it had not read yet are
+  read again on the next change.
+* Purging (``Purge``): none; after each pass, every notification this listener has read whose
+  ZooKeeper ctime is older than ``change_expiration_ms`` (Kafka's 15 minutes); or each
+  notification as it is processed, when it is already that old. Any process may delete a
+  notification: a concurrent delete is fine.
+
+Deliberately not here: what a notification means (the ``handle`` callback decodes it with its
+znode class) and writing notifications.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar, Final, Protocol
+
+from zkbroker.zk_layout.errors import NoNodeError
+from zkbroker.zk_layout.store.client import Watch, ZkClient
+
+#: Kafka's ZkNodeChangeNotificationListener changeExpirationMs default.
+CHANGE_EXPIRATION_MS: Final = 15 * 60 * 1000
+
+
+class EventLog(Protocol):
+    """What the listener logs with: the user's structlog logger, so the events keep its name
+    and bound fields."""
+
+    def info(self, event: str, **fields: Any) -> Any: ...
+
+    def error(self, event: str, **fields: Any) -> Any: ...
+
+    def exception(self, event: str, **fields: Any) -> Any: ...
+
+
+class NotificationNode(Protocol):
+    """A znode class of sequential notifications (``zkbroker.zk_layout.nodes``' sequence
+    nodes): the folder and the child-name prefix."""
+
+    PARENT: ClassVar[str]
+    PREFIX: ClassVar[str]
+
+
+class Purge(enum.Enum):
+    """Which notifications a listener deletes."""
+
+    #: None: another listener of the same folder purges it.
+    NONE = "none"
+    #: After each pass, every notification read so far whose ctime is older than the
+    #: expiration (Kafka's purgeObsoleteNotifications); ``purged_event`` logs the count.
+    AFTER_PASS = "after_pass"
+    #: A notification already older than the expiration when it is processed, right after
+    #: its handler succeeded.
+    WHEN_PROCESSED = "when_processed"
+
+
+def _wall_clock_ms() -> float:
+    return time.time() * 1000
+
+
+class ChangeNotificationListener:
+    """One follower of one notification folder; ``start()`` / ``stop()`` on the event loop."""
+
+    def __init__(
+        self,
+        store: ZkClient,
+        path: str,
+        prefix: str,
+        handle: Callable[[str, bytes], Awaitable[str | None]],
+        *,
+        log: EventLog,
+        failed_event: str,
+        skip_failed: bool = False,
+        flush: Callable[[list[str]], Awaitable[None]] | None = None,
+        purge: Purge = Purge.NONE,
+        change_expiration_ms: int = CHANGE_EXPIRATION_MS,
+        purged_event: str | None = None,
+        clock_ms: Callable[[], float] = _wall_clock_ms,
+    ) -> None:
+        self.store = store
+        self.path = path
+        self.prefix = prefix
+        self._handle = handle
+        self._flush = flush
+        self._log = log
+        self._failed_event = failed_event
+        self._skip_failed = skip_failed
+        self._purge = purge
+        self.change_expiration_ms = change_expiration_ms
+        self._purged_event = purged_event
+        self._clock_ms = clock_ms
+        self.last_executed = -1
+        self._children: list[str] = []
+        self._wake = asyncio.Event()
+        self._watch: Watch | None = None
+        self._worker: asyncio.Task[None] | None = None
+        # ctime (ms) of each notification read (Purge.AFTER_PASS), to purge without re-reading.
+        self._ctimes: dict[str, int] = {}
+
+    @classmethod
+    def of(
+        cls,
+        store: ZkClient,
+        node: type[NotificationNode],
+        handle: Callable[[str, bytes], Awaitable[str | None]],
+        **options: Any,
+    ) -> ChangeNotificationListener:
+        """The listener of ``node``'s folder and prefix (the keyword options as ``__init__``)."""
+        return cls(store, node.PARENT, node.PREFIX, handle, **options)
+
+    def sequence_number(self, child: str) -> int | None:
+        """The counter of a ``<prefix><counter>`` child name; None for any other name."""
+        suffix = child[len(self.prefix) :]
+        if not (child.startswith(self.prefix) and suffix.lstrip("-").isdigit()):
+            return None
+        return int(suffix)
+
+    async def skip_existing(self) -> None:
+        """Start after the notifications present now instead of replaying them (for a user
+        that loads everything they could name, after this call)."""
+        children = await self.store.get_children(self.path) or []
+        numbers = [n for n in map(self.sequence_number, children) if n is not None]
+        self.last_executed = max(numbers, default=-1)
+
+    async def start(self) -> None:
+        """The worker, then the watch (whose first delivery, before this returns, wakes it)."""
+        self._worker = asyncio.get_running_loop().create_task(
+            self._run(), name=f"change-notifications:{self.path}"
+        )
+        self._watch = await self.store.watch_children(self.path, self._on_children)
+
+    async def stop(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
+        if self._worker is not None:
+            self._worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._worker
+            self._worker = None
+
+    # ---- internals ---------------------------------------------------------------------
+
+    def _on_children(self, children: list[str] | None) -> None:
+        self._children = children or []
+        self._wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self._pass(self._children)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # One bad pass must not stop the listener; the next change retries.
+                self._log.exception(self._failed_event)
+
+    async def _pass(self, children: list[str]) -> None:
+        numbered = sorted(
+            (n, c) for n, c in ((self.sequence_number(c), c) for c in children) if n is not None
+        )
+        for gone in set(self._ctimes) - {c for _, c in numbered}:
+            del self._ctimes[gone]
+        new = [(n, c) for n, c in numbered if n > self.last_executed]
+        if new:
+            # What the new notifications name, each once, in order (for flush).
+            named: dict[str, None] = {}
+            paths = [f"{self.path}/{c}" for _, c in new]
+            if self._skip_failed:
+                got = await asyncio.gather(
+                    *(self.store.get(p) for p in paths), return_exceptions=True
+                )
+                for (number, child), path, item in zip(new, paths, got, strict=True):
+                    try:
+                        if isinstance(item, BaseException):
+                            raise item
+                        if item is not None:
+                            await self._process(child, item, named)
+                    except Exception as e:  # one bad notification must not stop the listener
+                        self._log.error(self._failed_event, path=path, error=repr(e))
+                    self.last_executed = number
+            else:
+                reads = await asyncio.gather(*(self.store.get(p) for p in paths))
+                for (number, child), read in zip(new, reads, strict=True):
+                    self.last_executed = number
+                    if read is not None:  # else purged meanwhile
+                        await self._process(child, read, named)
+            if self._flush is not None:
+                await self._flush(list(named))
+        if self._purge is Purge.AFTER_PASS:
+            await self._purge_expired()
+
+    async def _process(self, child: str, read: tuple[bytes, Any], named: dict[str, None]) -> None:
+        data, stat = read
+        path = f"{self.path}/{child}"
+        if self._purge is Purge.AFTER_PASS:
+            self._ctimes[child] = stat.ctime
+        name = await self._handle(path, data)
+        if name is not None:
+            named[name] = None
+        if self._purge is Purge.WHEN_PROCESSED and self._expired(stat.ctime):
+            with contextlib.suppress(NoNodeError):
+                await self.store.delete(path)
+
+    def _expired(self, ctime: int) -> bool:
+        return ctime < self._clock_ms() - self.change_expiration_ms
+
+    async def _purge_expired(self) -> None:
+        cutoff_ms = self._clock_ms() - self.change_expiration_ms
+        expired = [c for c, ctime in self._ctimes.items() if ctime < cutoff_ms]
+        for child in expired:
+            with contextlib.suppress(NoNodeError):
+                await self.store.delete(f"{self.path}/{child}")
+            self._ctimes.pop(child, None)
+        if expired and self._purged_event is not None:
+            self._log.info(self._purged_event, count=len(expired))
