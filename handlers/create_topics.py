@@ -1,65 +1,11 @@
-"""CreateTopics (key 19), versions 0-7.
+"""CreateTopics (key 19), versions 0-7 (Kafka's behaviour: §2.1 order of checks, §2.2 names,
+§2.3 assignment, §21 ACLs).
 
-Kafka 2.8's order (docs/kafka-behaviour.md §2.1; KafkaApis.handleCreateTopicsRequest,
-ZkAdminManager.createTopics, AdminZkClient.validateTopicCreate):
-1. not the active controller: NOT_CONTROLLER for every topic, nothing else (every version);
-2. `__cluster_metadata` (Topic.CLUSTER_METADATA_TOPIC_NAME): 3.9 -> INVALID_REQUEST
-   "Creation of internal topic __cluster_metadata is prohibited."; 3.4-3.8 leave it out of the
-   creatable topics, so (after the duplicate check) TOPIC_AUTHORIZATION_FAILED "Authorization
-   failed." with topic_config_error_code TOPIC_AUTHORIZATION_FAILED, authorizer or not; a name
-   given twice:
-   INVALID_REQUEST "Found multiple entries for this topic." on every entry with that name,
-   none of them created;
-3. then per topic, in request order and independently: already known -> TOPIC_ALREADY_EXISTS;
-   null config values -> INVALID_REQUEST (2.8-3.2) / INVALID_CONFIG (3.3+); a count or
-   replication factor together with assignments -> INVALID_REQUEST; -1/-1 resolved to the
-   broker defaults (releases 2.4+, any request version); replica assignment (Kafka's
-   AdminUtils; manual assignments are not checked for unknown brokers); the name's
-   legality; marked for deletion (3.1+) / exists in ZooKeeper -> TOPIC_ALREADY_EXISTS;
-   '.'/'_' collision with an existing topic (earlier topics of the same request count);
-   replica-list rules -> INVALID_REPLICA_ASSIGNMENT; topic configs -> INVALID_CONFIG;
-4. v5+: num_partitions, replication_factor and every topic config with its source;
-5. validate_only: NONE, nothing written; otherwise `/config/topics/<t>` and
-   `/brokers/topics/<t>` in one transaction (the controller creates partition states);
-6. timeout_ms <= 0: created topics answer REQUEST_TIMED_OUT at once; otherwise the answer
-   waits until this process's metadata image shows a leader for every partition of every
-   created topic, and topics still without one at the timeout get REQUEST_TIMED_OUT.
-   Any error clears configs and sets num_partitions/replication_factor to -1 (v5+).
-Messages follow Kafka's words and ApiError's null-message rule.
-
-Bounded work (issue 17). Kafka computes the automatic assignment before the name check; the
-answers are the same if the assignment's own checks (partitions > 0, replication factor
-within 1..brokers, racks on all or none) run at that point and the placement itself, which
-cannot fail once they passed, runs after every other check. So a request with an illegal
-name and 2**31-1 partitions is answered INVALID_TOPIC_EXCEPTION at once, as Kafka answers it
-(after minutes and gigabytes). Then, after Kafka's last check, one of zkbroker's own: the
-writes must fit in one ZooKeeper request of the cluster's `jute.maxbuffer`
-(`Settings.zookeeper_max_buffer_bytes`, 0xfffff by default). A topic whose partition list
-cannot fit is answered INVALID_PARTITIONS with a message naming the limit, before any
-placement is computed (a lower bound of its size is arithmetic) and also for validate_only
-(the real creation could not succeed). Kafka's ZooKeeper-mode broker has no such check (its
-write fails and the client sees UNKNOWN_SERVER_ERROR); INVALID_PARTITIONS is Kafka's error
-for a partition count the cluster cannot take (InvalidPartitionsException), not retriable, and
-the count is what the client must change; INVALID_REQUEST would claim a malformed request.
-Manual assignments larger than the limit get the same error. The placement, the replica-list
-checks of a manual assignment and the loop over the request's topics run in slices
-(`zkbroker.broker.asyncutil`), so other clients of every broker of the process are served meanwhile.
-
-With an authorizer (KafkaApis 2.4-3.9, ZkAdminManager.maybePopulateMetadataAndConfigs /
-populateIds): CREATE on the cluster (its denial not audited) or on the topic, else
-TOPIC_AUTHORIZATION_FAILED "Authorization failed.". DESCRIBE_CONFIGS on each topic (denials not
-audited) decides what a v5+ answer shows: without it `topic_config_error_code` is
-TOPIC_AUTHORIZATION_FAILED and the topic comes back without configs, with num_partitions and
-replication_factor -1 and (v7) a zero topic id, validate_only too. Kafka sets that code on
-every entry before anything else and clears it only where the creation itself then fails, so
-a duplicate or a topic refused CREATE keeps it, and one that fails validation, the quota or the
-timeout does not.
-Controller mutation quota (KIP-599, releases 2.7+;
-`zkbroker.broker.security.quotas.mutation_quota_for`): a topic that passed every check is charged
-its partition count before its write (never for validate_only); from v6 a topic met with the quota
-already exhausted is answered THROTTLING_QUOTA_EXCEEDED (null message, nothing written), older
-versions are only throttled; the response carries the throttle time and the listener mutes the
-connection for it. Not emulated: create-topic policies (POLICY_VIOLATION).
+Checks each topic, writes `/config/topics/<t>` and `/brokers/topics/<t>` in one multi, then
+waits until this process's image shows a leader for every created partition. Charges the
+controller mutation quota (2.7+). zkbroker's own check, after Kafka's: a topic whose writes
+cannot fit one ZooKeeper request (`jute.maxbuffer`) is INVALID_PARTITIONS. Not emulated:
+create-topic policies (POLICY_VIOLATION).
 """
 
 from __future__ import annotations
@@ -187,6 +133,8 @@ class TopicCreator:
                 "Both cannot be used at the same time.",
             )
         # Kafka's assignment step: its checks now, the placement itself once all checks passed.
+        # The answers are Kafka's (the placement cannot fail once its checks passed), but an
+        # illegal name with 2**31-1 partitions is refused at once instead of after minutes.
         placement = self._placement(topic)
         configs = {c.name: c.value for c in topic.configs if c.value is not None}
         self._validate_name(name)
@@ -224,7 +172,11 @@ class TopicCreator:
         return _AutoPlacement(planned, partitions, replication, [b.broker_id for b in brokers])
 
     def _check_size(self, name: str, partitions: int, map_bytes: int, config_data: bytes) -> None:
-        """Refuse a topic whose creation cannot fit one ZooKeeper request (module docstring)."""
+        """Refuse a topic whose creation cannot fit one ZooKeeper request, validate_only too.
+
+        Kafka has no such check (its write fails: UNKNOWN_SERVER_ERROR). INVALID_PARTITIONS is
+        Kafka's error for a partition count the cluster cannot take, and the count is what the
+        client must change; a lower bound of the size is checked before any placement."""
         check_topic_write(self.ctx.broker.store, name, partitions, map_bytes, config_data)
 
     def _validate_name(self, name: str) -> None:

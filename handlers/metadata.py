@@ -1,47 +1,10 @@
-"""Metadata (key 3), versions 0-12: brokers, controller, cluster id and topic partitions.
+"""Metadata (key 3), versions 0-12: brokers, controller, cluster id and topic partitions,
+answered from the process's metadata image (Kafka's behaviour: §8; ACLs §21).
 
-Answered from the process's metadata image (docs/kafka-behaviour.md §8;
-2.8.0 KafkaApis.handleTopicMetadataRequest and MetadataCache.getPartitionMetadata):
-- Which topics: v0 empty list = all topics; v1+ null = all, [] = none. Names are
-  de-duplicated. v12 (emulated release 3.1+) looks topics up by id when ids are given, and
-  unknown ids get UNKNOWN_TOPIC_ID with a null name. Below v12 a null name or a non-zero id
-  fails the whole request with INVALID_REQUEST on 3.x releases; 2.8 ignores ids.
-- Brokers: alive brokers with an endpoint for the listener the request arrived on.
-- Partitions: leader not alive -> LEADER_NOT_AVAILABLE with leader -1 (replicas and ISR
-  still listed); leader alive without this listener -> LEADER_NOT_AVAILABLE below v6,
-  LISTENER_NOT_FOUND from v6. v0 only: replicas and ISR filtered to alive brokers, and
-  REPLICA_NOT_AVAILABLE when that removed any. offline_replicas (v5+) = replicas whose
-  broker is not alive.
-- A missing topic: UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION for an illegal
-  name. Topics marked for deletion are not listed (Kafka's cache drops them once the
-  controller starts deleting).
-- Bounded work (issue 17): the loops over the request's names and the image's topics run in
-  slices (`zkbroker.broker.asyncutil.Pacer`), so a request naming a million topics does not stall
-  the other clients of the process's brokers. Each topic is rendered whole within one slice; a
-  change the image receives between two slices may show in the later topics only (Kafka's
-  MetadataCache snapshot gives one instant for the whole answer). A name not found stays
-  a bare name in the answer's topic list, and a topic's partitions stay the image's
-  partitions, until the answer is encoded (`RenderedList`): a million unknown names would
-  otherwise hold a million response objects beside the million request objects (peak RSS
-  2.5x the broker's size before, against issue 17's 2x), and a 46,000-partition answer
-  184,000 objects for the collector to pass over.
-- *_authorized_operations: when asked, what the principal may do (everything the resource
-  type supports without an authorizer), Integer.MIN_VALUE otherwise.
-- With an authorizer (KafkaApis): topics without DESCRIBE are left out of "all topics" and
-  answered TOPIC_AUTHORIZATION_FAILED (by id: with the id, no name) after the others when
-  named, without authorized operations (2.6+: the schema default; 2.3-2.5: 0); unknown ids
-  come first; auto-creation needs CREATE on the cluster or the topic, else
-  TOPIC_AUTHORIZATION_FAILED; cluster authorized operations need DESCRIBE on the cluster, else 0.
-
-- Auto-creation (2.8 AutoTopicCreationManager in ZooKeeper mode, on any broker): a specific
-  missing topic is created when `--auto-create-topics` is on and the request allows it
-  (v0-3 always, v4+ `allow_auto_topic_creation`), with the broker's default partitions and
-  replication factor (`__consumer_offsets` / `__transaction_state` with Kafka's own counts
-  and configs). The answer is LEADER_NOT_AVAILABLE with no partitions for a topic just
-  created or already being created by another request's creation (Kafka maps its
-  timeout-0 REQUEST_TIMED_OUT and TOPIC_ALREADY_EXISTS so); a topic whose auto-creation is
-  in flight on this broker answers UNKNOWN_TOPIC_OR_PARTITION; other errors (e.g.
-  INVALID_REPLICATION_FACTOR) are passed through.
+Also auto-creates missing topics when `--auto-create-topics` allows it. The loops over the
+request's names and the image's topics run in slices (`zkbroker.broker.asyncutil.Pacer`), so an
+image change between slices may show in later topics only; unknown names and partition lists
+stay unrendered until encoding (`RenderedList`) to bound memory.
 """
 
 from __future__ import annotations

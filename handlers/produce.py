@@ -1,46 +1,10 @@
-"""Produce (key 0): records appended to the partition's log (docs/kafka-behaviour.md §15).
+"""Produce (key 0): records appended to the partition's log (Kafka's behaviour: §15; idempotence
+and transactions §17, including KIP-890 verification from 3.6; ACLs §21).
 
-Kafka 3.9's flow (`KafkaApis.handleProduceRequest`, `ReplicaManager.appendRecords`,
-`Partition.appendRecordsToLeader`, `UnifiedLog.append`):
-
-1. `acks` other than -1, 0, 1: every partition INVALID_REQUIRED_ACKS;
-2. per partition, in request order: the request shape of v3+ (`ProduceRequest.validateRecords`:
-   one magic-2 batch, zstd from v7), an internal topic from anything but the admin client
-   (INVALID_TOPIC_EXCEPTION), an unknown partition (UNKNOWN_TOPIC_OR_PARTITION), a partition
-   this broker does not lead (NOT_LEADER_OR_FOLLOWER, with the leader hint of KIP-951 from
-   v10), acks=-1 with an ISR smaller than `min.insync.replicas` (NOT_ENOUGH_REPLICAS), then
-   the log's validation (`zkbroker.broker.rules.log_validation`: CRC, sizes, timestamps, KIP-467
-   record errors, offsets assigned, LogAppendTime) and the append;
-3. acks=0: no answer at all; if any partition failed, the connection is closed instead, as
-   Kafka does so that the client notices.
-
-Replicas share the partition's log, so acks=-1 is complete once the leader appended: the
-high watermark is the log end offset.
-
-Idempotent producers (`zkbroker.broker.rules.producer_state`): a retried batch already in the log is
-answered with its offsets and not appended again; an old epoch is INVALID_PRODUCER_EPOCH, a
-sequence gap OUT_OF_ORDER_SEQUENCE_NUMBER.
-
-Transactions (docs/kafka-behaviour.md §17): a transactional batch opens (or continues) its
-producer's transaction in the partition (``zkbroker.broker.storage.transactions``); an idempotent
-non-transactional batch of a producer with an open transaction is INVALID_TXN_STATE
-(``ProducerAppendInfo``). From 3.6 (KIP-890 part 1, ``ReplicaManager.appendRecords`` with
-``AddPartitionsToTxnManager``), a transactional batch of a request with a transactional id, for a
-partition where that producer has no ongoing transaction yet, is first verified with the id's
-transaction coordinator; its refusal is INVALID_PRODUCER_EPOCH for PRODUCER_FENCED,
-NOT_ENOUGH_REPLICAS (retriable for every client) for the coordinator's transient errors, and
-INVALID_TXN_STATE for anything else (TRANSACTION_ABORTABLE too: 3.9 passes it through only with
-transaction version 2). Non-transactional batches pay one header byte test for this.
-
-Authorization (KafkaApis.handleProduceRequest, only with an authorizer: one None check per
-request otherwise): a request whose first batches include a transactional one needs a
-transactional id with WRITE on it, else the whole request is TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-then each topic needs WRITE, else its partitions are TOPIC_AUTHORIZATION_FAILED (before the
-unknown-partition check).
-
-Deliberately not here: quotas and their throttle time, the verification guard that stops an
-append racing with the transaction's abort after verification, and (without an authorizer)
-Kafka's refusal of transactional records sent without a transactional id.
+Replicas share the partition's log, so acks=-1 is complete once the leader appended. Not here:
+quotas and their throttle time, the verification guard against an append racing the
+transaction's abort, and (without an authorizer) Kafka's refusal of transactional records
+sent without a transactional id.
 """
 
 from __future__ import annotations

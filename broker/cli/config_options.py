@@ -85,10 +85,6 @@ def _listener_list(text: str) -> list[tuple[str, str, int]]:
     return [parse_listener(part) for part in text.split(",") if part.strip()]
 
 
-def _listener_text(listeners: Sequence[tuple[str, str, int]]) -> str:
-    return " ".join(f"{n}://{h}:{p}" for n, h, p in listeners)
-
-
 def _bool(text: str) -> bool:
     return text.strip().lower() == "true"  # ConfigDef has validated it already
 

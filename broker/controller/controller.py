@@ -1,47 +1,11 @@
-"""Controller election and the controller task (Kafka's KafkaController, ZooKeeper mode).
+"""Controller election and the controller task (Kafka's KafkaController, ZooKeeper mode;
+behaviour: §10).
 
-Every broker runs a `ControllerElector`: it watches `/controller` and, whenever that node is
-absent, runs Kafka's election (docs/kafka-behaviour.md §10.1): the winner creates the ephemeral
-`/controller` and bumps `/controller_epoch` in one multi. The winner starts the one
-`Controller` of the cluster; a broker that sees `/controller` name someone else (or loses
-its ZooKeeper session) resigns at once and writes nothing more.
-
-The `Controller` owns all controller state and is the only writer of controller znodes.
-It applies events one at a time from its queue (Kafka's ControllerEventManager), and every
-write it makes is fenced by a multi whose first op checks `/controller_epoch`'s version
-(`ZkStore.fenced`); a ControllerMovedError means another controller took over, so it stops.
-
-On failover it does what Kafka's onControllerFailover does that zkbroker can observe (§10.1
-step 5): releases 2.7+ write `/feature` (KIP-584); watches go on `/brokers/ids`,
-`/brokers/topics`, `/admin/delete_topics`, `/admin/reassign_partitions` and
-`/admin/preferred_replica_election`; brokers, topics and partition states are loaded; partitions
-without a live leader are elected; in-flight reassignments resume (the admin node's first,
-then those only the topic znodes show); pending deletions and elections run from their
-watches' first deliveries, which queue behind the failover event; the auto leader rebalance
-is scheduled (first run after 5 s, or the interval if shorter, then every interval).
-
-Events are named as Kafka names its ControllerEvent classes (`BrokerChange`, `TopicChange`,
-`TopicDeletion`, `PartitionModifications`, `ZkPartitionReassignment`, `ReplicaLeaderElection`,
-`AutoPreferredReplicaLeaderElection`, `ApiPartitionReassignment`, ...; zkbroker's own, such as
-`ReplicaCatchUp` or `BrokerLeaseExpired`, in the same style). Each event's queue time and run
-time go to the debug log (`controller.event`) and to the `event_observer` (StatsD timers
-`zkbroker.controller.event.<Name>`, as Kafka's ControllerEventManager times each state); a
-failed event is logged under its name.
-
-On a ZooKeeper session expiry the controller resigns before anything of the new session runs
-(`ControllerElector.session_lost`, Kafka's processExpire -> onControllerResignation): its
-queued events are dropped, its watches and timers cancelled, pending calls fail with
-NOT_CONTROLLER, and no election runs until the broker has registered again on the new
-session (`session_renewed`, Kafka's RegisterBrokerAndReelect). Its writes are fenced by an
-epoch that has not moved yet, so fencing alone would not stop it.
-
-Handlers reach the controller through `call(name, fn)`, which runs a function as a controller
-event and returns its result; a controller that stops first fails the call with
-ControllerMovedError.
-
-The events themselves live in `zkbroker.broker.controller.topics` (topic lifecycle),
-`zkbroker.broker.controller.partitions` (leadership, ISR, broker failure and return) and
-`zkbroker.broker.controller.reassignment`.
+`ControllerElector` runs on every broker and elects through `/controller` (§10.1); the winner
+starts the cluster's one `Controller`, which owns all controller state, applies named events
+one at a time (Kafka's ControllerEventManager; timed to the debug log and StatsD) and fences
+every write on `/controller_epoch`'s version. Handlers reach it through `call(name, fn)`. The
+events live in `topics`, `partitions` and `reassignment` beside this module.
 """
 
 from __future__ import annotations

@@ -32,8 +32,9 @@ from enum import Enum
 from typing import Any
 
 from zkbroker.broker.asyncutil import Pacer, now_ms
+from zkbroker.broker.groups.config import GroupConfig, Record
 from zkbroker.broker.groups.records import decode_key
-from zkbroker.broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
+from zkbroker.broker.groups.state_machine import GroupStateMachine
 from zkbroker.broker.groups.zk_registry import java_abs_hash
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger

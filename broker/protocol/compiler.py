@@ -632,9 +632,3 @@ def _check_all_layouts(sd: StructDef) -> None:
     for f in sd.fields:
         if f.struct is not None:
             _check_all_layouts(f.struct)
-
-
-def generated_source(msg: MessageDef, version: int, kind: str) -> str:
-    """The source generated for ``kind`` "encode" or "decode"; for debugging and curiosity."""
-    src = _encoder_source(msg, version) if kind == "encode" else _decoder_source(msg, version)
-    return "\n".join(src.lines)

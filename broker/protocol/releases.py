@@ -1,74 +1,11 @@
-"""Which API versions a ZooKeeper-mode Kafka broker of a given release advertises.
+"""Which API versions a ZooKeeper-mode broker of each release advertises: the data behind
+`--kafka-version` (Kafka's behaviour: §9, §12).
 
-``--kafka-version`` lets zkbroker impersonate an older Kafka broker. This module
-holds the data behind that flag. For each supported release line it gives the
-``(min, max)`` version range that a *ZooKeeper-mode* broker of that line puts in
-its ApiVersions response, for the APIs zkbroker implements. The keys of ``_HISTORY``
-are the one list of API keys zkbroker emulates: ``scripts/generate_messages.py`` turns them
-into the ``ApiKey`` table of ``zkbroker.broker.protocol.api_keys`` (which ``API_NAMES``
-reads). They are admin and group APIs, group membership, and the data plane
-(Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, DeleteRecords,
-InitProducerId, log dirs), SaslHandshake/SaslAuthenticate, the SCRAM credential
-APIs, UpdateFeatures and the inter-broker keys (LeaderAndIsr, StopReplica, UpdateMetadata,
-ControlledShutdown, AlterPartition, Envelope, AllocateProducerIds). A key that is missing
-from a release's table was not advertised by that release.
-
-Where the numbers come from
----------------------------
-Every number was read from the ``apache/kafka`` source tree at the release tag
-(``x.y.0``, or ``0.x.y.0`` for 0.x lines):
-
-* 0.10.0 - 0.11.0:
-  ``clients/src/main/java/org/apache/kafka/common/protocol/Protocol.java``. The
-  ``REQUESTS[ApiKeys.X.id]`` schema arrays give the versions; the highest index
-  is the max. ``ApiKeys.java`` lists which keys exist.
-* 1.0 - 2.7: ``ApiKeys.java`` names the schema source of each key. That is
-  either ``<Name>Request.schemaVersions()`` in
-  ``clients/src/main/java/org/apache/kafka/common/requests/`` or a generated
-  ``<Name>RequestData.SCHEMAS``. For a generated one, the versions are
-  ``validVersions`` in
-  ``clients/src/main/resources/common/message/<Name>Request.json``.
-* 2.8 - 3.9: ``validVersions`` of ``<Name>Request.json``. Only messages whose
-  ``listeners`` include ``zkBroker`` are counted, because those are the ones a
-  ZK broker advertises. When ``latestVersionUnstable`` is set, the top version is
-  left out, because ``unstable.api.versions.enable`` defaults to false.
-* The snapshot has no final ``3.9.0`` tag. 3.9 uses ``3.9.0-rc3`` instead
-  (commit ``dd5272687e8a``), which is also the source of
-  ``/work/shared/kafka-message-specs``.
-
-Every minimum is 0 in every release listed here, Produce and Fetch included, except
-ControlledShutdown before 1.0 (``_MINIMUM``: Protocol.java's ``{null, V1}``). For
-the keys listed here, the 0.x ``Protocol.java`` arrays and the 1.0 - 2.7
-``schemaVersions()`` arrays all start at V0 with no null slot (the advertised
-minimum is the first non-null slot), and every ``validVersions`` up to 3.9
-starts at 0. ``deprecatedVersions`` (3.x) changes nothing that is advertised:
-the old versions were removed only in 4.0 (KIP-896), which has no ZooKeeper
-mode. So the table keeps its "min is always 0" format.
-
-From 0.11 on, a ZK broker's ApiVersions leaves a key out only when the key's
-``minRequiredInterBrokerMagic`` is above the record version of its
-``inter.broker.protocol.version`` (the transaction keys 24-28 need magic v2).
-No key listed here has such a requirement, so no IBP hides any of them. 0.10.x
-lists every key it knows.
-
-Patch releases were checked as well (every final ``x.y.z`` tag, plus
-``0.11.0.3-rc0``, ``3.8.1-rc1`` and ``3.9.0-rc3``). None of them changes a
-range inside its line, so a patch release maps to its line (see
-``parse_release``).
-
-Not covered
------------
-* Other API keys (KRaft-only ones such as Vote, Fetch snapshots, UnregisterBroker, and
-  keys newer than 3.9).
-* KRaft listeners (``broker``/``controller``) and other KRaft-only APIs. BrokerRegistration
-  and BrokerHeartbeat are the exception: zkbroker serves them (KIP-631 leases), so they are
-  listed from 2.8 with each release's ``validVersions`` although Kafka's JSON names only the
-  ``controller`` listener.
-* Ranges that change with broker configuration: forwarding to a KRaft
-  controller during ZK migration, ``unstable.api.versions.enable=true``, or an
-  old ``inter.broker.protocol.version``. None of these limits the keys covered
-  here at default settings.
-* Kafka 4.x, which has no ZooKeeper mode.
+The keys of `_HISTORY` are the one list of API keys zkbroker emulates;
+`scripts/generate_messages.py` turns them into `zkbroker.broker.protocol.api_keys`. A key
+missing from a release's table was not advertised by it; a patch release maps to its line
+(`parse_release`). Not covered: KRaft-only keys and listeners (but BrokerRegistration and
+BrokerHeartbeat, §9), ranges that depend on broker configuration, Kafka 4.x.
 """
 
 from __future__ import annotations
@@ -125,6 +62,13 @@ SERVED_BEYOND_ZK_BROKER: frozenset[int] = frozenset(
     key for key, row in API_KEYS.items() if "zkBroker" not in row.listeners
 )
 
+# Every number was read from apache/kafka at the release tag (x.y.0; 3.9 = 3.9.0-rc3, the source
+# of ../shared/kafka-message-specs): 0.10.0-0.11.0 Protocol.java's REQUESTS arrays; 1.0-2.7 the
+# schema each ApiKeys entry names (schemaVersions() or a generated RequestData.SCHEMAS, whose
+# versions are the JSON's validVersions); 2.8-3.9 validVersions of <Name>Request.json for
+# messages whose listeners include zkBroker, minus an unstable top version. Every final patch
+# tag was checked too: none changes a range inside its line.
+#
 # The history of each API, written as steps: (first release line that advertises
 # it, max version from then on). The first step is the release where the key
 # first appears. A release takes the last step at or before it. The minimum is

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from zkbroker.broker.hooks.capture import record_to_json, to_jsonable
+from zkbroker.broker.hooks.capture import to_jsonable
 from zkbroker.broker.protocol import API_SPECS
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.messages.headers import RequestHeader
@@ -260,11 +260,6 @@ def fast_line(event: SyntheticEvent) -> str:
         f'"error_codes":[{codes}],"latency_us":{event.latency_us},'
         f'"intervention":{intervention}}}\n'
     )
-
-
-def record_json(event: SyntheticEvent) -> dict[str, Any]:
-    """The writer's dict for this event (for tests comparing the two renderings)."""
-    return record_to_json(to_record(event))
 
 
 def write_with_capture(path: str, items: Iterator[SyntheticEvent] | list[SyntheticEvent]) -> int:

@@ -67,12 +67,6 @@ def with_client(requests: DataFrame) -> DataFrame:
     )
 
 
-def _no_fault(df: DataFrame) -> DataFrame:
-    from pyspark.sql import functions as F
-
-    return df.where(F.col("intervention").isNull())
-
-
 def error_name(code: Column) -> Column:
     from pyspark.sql import functions as F
 

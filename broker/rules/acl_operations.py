@@ -1,10 +1,8 @@
-"""Authorized-operations bit fields, as a broker without an authorizer reports them.
+"""Authorized-operations bit fields when no authorizer is configured.
 
-Kafka answers `*_authorized_operations` (Metadata v8+, DescribeCluster) with every
-operation the resource type supports when no authorizer is configured, and with
-Integer.MIN_VALUE when the client did not ask. zkbroker has no authorizer.
-
-Deliberately not here: ACLs themselves.
+Without an authorizer Kafka reports every operation a resource type supports, and
+Integer.MIN_VALUE when the client did not ask (§21). With `Cluster(security=...)` ACLs the
+handlers ask `zkbroker.broker.security.authorizer` instead; this module is the fallback.
 """
 
 from __future__ import annotations

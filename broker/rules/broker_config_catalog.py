@@ -1,79 +1,10 @@
-"""Kafka's broker-config catalog: every KafkaConfig key of every emulated release, as data.
+"""Kafka's broker configs as data: every KafkaConfig key of every emulated release and the
+dynamic-update rules of `DynamicBrokerConfig` (Kafka's behaviour: §4.1, §4.3).
 
-What is here (pure code, no I/O, no ZooKeeper, no clock):
-
-* `BrokerConfigKey` records (a `ConfigKey` subclass, so `parse_value`, `render_value` and
-  `validate_value` of `zkbroker.broker.rules.config_catalog` work on them), one per key *variant*: a
-  key whose type, reported default, validator, internal flag or dynamic scope changed between
-  releases has one record per release range (`since` inclusive, `until` exclusive).
-  `BROKER_CONFIG_KEYS` keeps them in Kafka 2.8's definition order (keys that 2.8 does not know
-  follow in the order of the release that added them), which is the order ConfigDef.parse reports
-  the first bad value in.
-* The dynamic-update rules of `DynamicBrokerConfig`: which keys are dynamic (`AllDynamicConfigs`)
-  and whether only per broker (`PerBrokerConfigs`: listener and SSL/SASL keys) or also at the
-  cluster default `<default>`; `is_dynamic`, `read_only_in_describe`; listener-prefixed names
-  (`listener.name.<listener>.<key>`); `broker_synonyms` (`brokerConfigSynonyms`).
-* `validate_broker_configs`: `DynamicBrokerConfig.validateConfigs` followed by the pure value
-  rules of the reconfigurables' `validateReconfiguration` (thread pools, log cleaner threads).
-* Three dynamic-only keys that are not in KafkaConfig's ConfigDef but in
-  `DynamicConfig.Broker` (`leader.replication.throttled.rate`,
-  `follower.replication.throttled.rate`, `replica.alter.log.dirs.io.max.bytes.per.second`):
-  `dynamic_only=True`, never listed by `broker_config_keys`, found by `broker_config_key`.
-
-Where the facts come from (apache/kafka at each release tag, 3.9 = `3.9.0-rc3`):
-`core/src/main/scala/kafka/server/KafkaConfig.scala` (`configDef`, `Defaults`, 0.10.0-3.8) and
-for 3.9 the Java ConfigDefs that `server/src/main/java/org/apache/kafka/server/config/
-AbstractKafkaConfig.java` merges (`ZkConfigs`, `ServerConfigs`, `KRaftConfigs`,
-`SocketServerConfigs`, `ReplicationConfigs`, `GroupCoordinatorConfig`, `CleanerConfig`,
-`LogConfig.SERVER_CONFIG_DEF`, `ShareGroupConfig`, `TransactionLogConfigs`,
-`TransactionStateManagerConfigs`, `QuorumConfig`, `MetricConfigs`, `QuotaConfigs`,
-`BrokerSecurityConfigs`, `DelegationTokenManagerConfigs`, `PasswordEncoderConfigs`), plus
-`storage/.../RemoteLogManagerConfig.java` (3.0+), `clients/.../SslConfigs.java`, `SaslConfigs.java`
-and the other constant classes the defaults point at. Dynamic sets:
-`core/src/main/scala/kafka/server/DynamicBrokerConfig.scala` (1.1+; `DynamicThreadPool`,
-`DynamicListenerConfig`, `DynamicLogConfig`, `DynamicRemoteLogConfig`), `SslConfigs.
-RECONFIGURABLE_CONFIGS`, `kafka/log/LogCleaner.scala`, `kafka/network/SocketServer.scala`,
-`ProducerStateManagerConfig`, `kafka/log/LogConfig.scala` / `ServerTopicConfigSynonyms.java`
-(`DynamicLogConfig.ReconfigurableConfigs` = the first broker synonym of every topic config except
-`log.message.format.version`); `core/src/main/scala/kafka/server/DynamicConfig.scala`;
-`clients/.../ConfigDef.java` and `ConfigException.java` for the messages. The key sets were
-extracted at every release tag from 0.10.0.0 to 3.9.0-rc3 (25 tags), not interpolated. Kafka's
-documentation strings are not copied (`documentation` is never set here).
-
-Reported defaults (`default`) are what a broker on Kafka's defaults shows in DescribeConfigs
-(ConfigDef.convertToString): LIST joined with ",", CLASS as the class name, DOUBLE through
-`java_double_str`, None when Kafka's default is null or the key has no default, and None for
-every PASSWORD key. `inter.broker.protocol.version` reports the release's latest (production)
-metadata version and `log.message.format.version` follows `message_format_version_default`.
-
-Deliberately not here / approximations:
-* Defaults that the JVM decides are taken for Java 11+: `ssl.protocol` TLSv1.3 (2.6+) and
-  `ssl.enabled.protocols` "TLSv1.2,TLSv1.3" (Java 8 brokers report TLSv1.2);
-  `ssl.keymanager.algorithm` SunX509 and `ssl.trustmanager.algorithm` PKIX.
-* Validators that never run in `validate_broker_configs` because their keys are not dynamic and
-  whose rules are long are left as None: `controller.quorum.voters` and
-  `controller.quorum.bootstrap.servers` (KRaft address lists).
-* CLASS values: Kafka loads the class; here only the classes a stock broker ships for the
-  dynamic CLASS keys load (`LOADABLE_CLASSES`), every other name gives Kafka's "could not be
-  found" error.
-* `validate_broker_configs` does not rebuild a whole KafkaConfig, so it does not emulate:
-  KafkaConfig's own cross-key checks (listener/advertised.listeners parsing and consistency,
-  inter-broker listener, ...), `DynamicListenerConfig.validateReconfiguration` (listeners that
-  may not be removed or changed), listener-level `max.connections`/`max.connection.creation.rate`
-  must be > 0, SSL keystore/truststore loading and the SSL/SASL channel-builder checks, metric
-  reporter and client-quota-callback class checks, `alter.config.policy.class.name`, and the
-  3.x remote-log and producer-state reconfigurables. The thread-pool and log-cleaner rules
-  compare against `current` (the broker's effective values, Kafka defaults when absent); a
-  per-broker override that hides a new cluster default is not taken into account.
-* Before 1.1 Kafka had no dynamic broker configs (AlterConfigs refused BROKER resources), so
-  every key is READ_ONLY there; the handler must refuse such requests itself.
-* Order of names inside the "Set(...)" of an error message: the props order is Java 11+'s
-  `Properties` (a ConcurrentHashMap of 16 buckets, exact up to 11 names; beyond, the resized
-  table's bucket order without Kafka's bin-split reordering), and Scala 2.13 builds the set
-  (`Set(...)` up to 4 names, then a CHAMP `HashSet(...)`); the security-config message is a
-  Scala 2.13 `mutable.HashSet`. Kafka's Scala 2.12 builds print `Set(...)` in another order.
-* The 3.9 dynamic ConfigDef is built from a Scala HashMap filter, so when several dynamic
-  values are bad at once 3.9 may report another one first than the 2.8 order used here.
+One `BrokerConfigKey` per key variant (a release range), in 2.8's definition order;
+`is_dynamic`, `read_only_in_describe`, listener-prefixed names, `broker_synonyms`, and
+`validate_broker_configs`. Pure: no I/O. Not emulated: KafkaConfig's cross-key checks,
+listener reconfiguration, SSL store loading, class loading beyond `LOADABLE_CLASSES`.
 """
 
 from __future__ import annotations
@@ -313,7 +244,12 @@ def _throttle_keys() -> list[BrokerConfigKey]:
     ]  # fmt: skip
 
 
-# KafkaConfig.configDef, generated from the release tags (see the module docstring).
+# KafkaConfig.configDef, extracted at every release tag from 0.10.0.0 to 3.9.0-rc3 (up to 3.8
+# KafkaConfig.scala; for 3.9 the Java ConfigDefs AbstractKafkaConfig merges), not interpolated.
+# Kafka's documentation strings are not copied. `default` is what DescribeConfigs shows on Kafka's
+# defaults (ConfigDef.convertToString), None for null defaults and for every PASSWORD key.
+# JVM-decided defaults assume Java 11+ (ssl.protocol TLSv1.3; Java 8 brokers say TLSv1.2).
+# controller.quorum.* validators are None: the keys are not dynamic, so they never run here.
 BROKER_CONFIG_KEYS: tuple[BrokerConfigKey, ...] = (
     *_throttle_keys(),
     _k("zookeeper.connect", _S, None),
@@ -1014,6 +950,12 @@ def _wrapped(message: str) -> InvalidConfig:
     )
 
 
+# Approximations: no whole KafkaConfig is rebuilt, so its cross-key checks, listener
+# reconfiguration, SSL/SASL channel checks, reporter/callback classes, the alter-config policy and
+# the 3.x remote-log and producer-state reconfigurables are not emulated. Thread-pool and cleaner
+# rules compare with `current`; a per-broker override hiding a new cluster default is ignored.
+# 3.9 builds its dynamic ConfigDef from a Scala HashMap, so with several bad values it may name
+# another one first than the 2.8 order used here.
 def validate_broker_configs(
     configs: Mapping[str, str],
     release: Release,

@@ -1,57 +1,10 @@
 """Incremental fetch sessions (KIP-227) as pure code: the broker's session cache and the
-context each Fetch request gets from it.
+context each Fetch request gets from it (Kafka's behaviour: §15, "Fetch sessions").
 
-A Fetch request carries a session id and a session epoch. `FetchSessionCache.new_context`
-reads them as Kafka's `FetchManager.newContext` does (Kafka 3.9,
-`core/src/main/scala/kafka/server/FetchSession.scala`; KIP-227, KIP-516 for topic ids):
-
-- version < 7 (no session fields), or epoch FINAL (-1): a *sessionless* fetch; with FINAL, a
-  non-zero session id is closed first. The response carries session id 0.
-- epoch INITIAL (0): a *full* fetch. A non-zero session id is closed first; answering it
-  creates a new session (random positive int32 id, next epoch 1) when the cache has a free
-  slot or can evict one, otherwise the response carries session id 0.
-- any other epoch: an *incremental* fetch on an existing session. Unknown id:
-  FETCH_SESSION_ID_NOT_FOUND; epoch other than the session's expected one:
-  INVALID_FETCH_SESSION_EPOCH; topic-id usage (v13+) differing from the session's:
-  FETCH_SESSION_TOPIC_ID_ERROR. Such *error* contexts answer the whole response with that
-  top-level error, session id 0 and no partitions. Otherwise the request's partitions are
-  added or updated, the forgotten ones removed (in that order), the session is touched and
-  its expected epoch advances (wrapping from Int32 max to 1). A session left with no
-  partitions is closed and the request is answered sessionless.
-
-The handler reads `FetchContext.partitions_to_read()` (for an incremental fetch: every
-partition of the session, in the session's order), then passes what it read to
-`FetchContext.response_partitions`, which returns the session id for the response and which
-partitions to put in it. Full and sessionless responses carry every partition; an
-incremental response carries only a partition with records, an error, a preferred read
-replica or a diverging epoch, or whose high watermark, last stable offset or log start
-offset changed since the session last reported it. Partitions that returned records move to
-the end of the session's order, so the next fetch reads the others first.
-
-Eviction, when the cache is full (Kafka's `tryEvict`): first the least recently used session
-if it has been unused for more than `eviction_ms`; otherwise the "cheapest" evictable session
-(non-privileged before privileged, then fewest partitions, then lowest id) if the new session
-is worth at least as much. Follower sessions are privileged: a consumer can only evict
-sessions created more than `eviction_ms` ago, a follower can also evict young consumer
-sessions. As in Kafka, which sessions are evictable is decided when a session is touched.
-
-Differences from Kafka, deliberate:
-- the epoch advances when the incremental context is created (as in Kafka), so a duplicate
-  request racing the first one's long poll is refused; if the session moved on before
-  `response_partitions` is called, the context's `error` becomes INVALID_FETCH_SESSION_EPOCH
-  (Kafka's check in `updateAndGenerateResponseData`) and no partitions are answered;
-- a change of the last stable offset alone also puts a partition in an incremental response
-  (Kafka 3.9 only compares the high watermark and log start offset; answering more is safe);
-- a partition answered with an error caches high watermark -1 in a new session too, so it is
-  re-sent once the error clears;
-- a session may hold at most `max_session_partitions` partitions: a full fetch with more gets
-  no session (id 0), an incremental fetch growing past it closes the session and is answered
-  sessionless (clients then start over with a full fetch), so one client cannot grow the cache
-  without bound.
-
-Deliberately not here: reading logs, throttled or size-limited responses, response sizes for
-quotas, metrics, Kafka's cache sharding (one broker, one asyncio loop: no locks either), and
-I/O of any kind; the clock is passed in as `now_ms`.
+`FetchSessionCache.new_context` follows Kafka 3.9's `FetchManager.newContext`; the handler
+reads `FetchContext.partitions_to_read()` and passes what it read to
+`FetchContext.response_partitions`. Not here: reading logs, response sizes, metrics, locks
+(one asyncio loop), any I/O; the clock is passed in as `now_ms`.
 """
 
 from __future__ import annotations
@@ -69,8 +22,6 @@ INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
 MIN_SESSION_VERSION = 7
 """Fetch v7 added session ids and epochs (KIP-227); older requests are always sessionless."""
-MIN_TOPIC_ID_VERSION = 13
-"""Fetch v13 names topics by id (KIP-516)."""
 NO_PREFERRED_READ_REPLICA = -1
 INVALID_HIGH_WATERMARK = -1
 
@@ -367,6 +318,12 @@ def _must_answer(cached: _CachedPartition, result: FetchPartitionResult) -> bool
     return answer
 
 
+# Deliberate differences from Kafka: a change of the last stable offset alone also puts a
+# partition in an incremental answer (3.9 compares only the high watermark and log start; more is
+# safe); a partition answered with an error caches high watermark -1, so it is re-sent once the
+# error clears; a session holds at most `max_session_partitions` partitions (a full fetch with
+# more gets no session, an incremental one growing past it is closed and answered sessionless),
+# so one client cannot grow the cache without bound.
 class FetchSessionCache:
     """One broker's fetch sessions (Kafka's FetchSessionCache and FetchManager).
 

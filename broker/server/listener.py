@@ -1,10 +1,15 @@
-"""One broker's TCP listener: Kafka's size-prefixed framing, dispatch, and per-connection order.
+"""One broker's TCP listener: sockets and connections, Kafka's size-prefixed framing on them.
 
 Each connection is served by one task that reads a 4-byte big-endian size, then that many
-bytes, answers the request, and only then reads the next one, as a Kafka broker mutes a
-channel while a request is in flight. Pipelined requests are therefore answered strictly in
-request order, and a slow request (a CreateTopics waiting for leaders) holds back only its
-own connection.
+bytes, has the request answered (`zkbroker.broker.server.request_pipeline`), writes the
+answer, and only then reads the next one, as a Kafka broker mutes a channel while a request is
+in flight. Pipelined requests are therefore answered strictly in request order, and a slow
+request (a CreateTopics waiting for leaders) holds back only its own connection.
+
+Not here: turning a frame into an answer (header and body decoding, version checks, hooks,
+handlers, client quotas, encoding, offloading large requests to threads: the request pipeline),
+the framing decisions (pure code in `zkbroker.broker.protocol.framing`) and the admission rules
+(pure code in `zkbroker.broker.server.admission`).
 
 What closes a connection (only that one; Kafka does the same, docs/kafka-behaviour.md §0):
 a frame `zkbroker.broker.protocol.framing` refuses (a negative size or one above
@@ -13,18 +18,7 @@ parse-time limits included: strings over 32767 bytes, counts above the bytes lef
 `zkbroker.broker.protocol.compiler`), or a request `framing.route`
 refuses (an API key the emulated release does not serve, a version outside its range; an
 unknown ApiVersions version is answered instead, KIP-511). Each close is logged with its
-reason. This module does only the I/O; the framing decisions are pure code in
-`zkbroker.broker.protocol.framing`. A handler that raises is answered with UNKNOWN_SERVER_ERROR on
-every item (Kafka's getErrorResponse), logged, and the connection goes on.
-
-A request larger than `LARGE_FRAME_BYTES` is decoded, and its answer encoded, in a worker
-thread (as is an answer with more than `LARGE_ANSWER_ITEMS` top-level entries): the codec is
-pure, and the loop thread gets the GIL back every switch interval, so a Metadata naming a
-million topics no longer holds every other client of the process for its whole decode.
-
-Every decoded request also goes through the cluster's `HookChain` (`zkbroker.broker.server.hooks`):
-hooks may delay, hold, drop or fail it (fault injection) and see its outcome (capture,
-metrics); with no hooks this costs nothing.
+reason.
 
 Admission, as Kafka's SocketServer does it (the rules are pure code in
 `zkbroker.broker.server.admission`; the limits are the broker's configuration: static
@@ -59,7 +53,7 @@ SaslHandshake starts re-authentication and a request after the session expired c
 connection, as Kafka's Processor does. The connection's principal (`User:<name>` for SASL, the
 mapped certificate DN for SSL, `User:ANONYMOUS` otherwise) is logged with its requests.
 
-Deliberately not here: request quotas and throttling, connection creation rate limits
+Deliberately not here either: request quotas and throttling, connection creation rate limits
 (KIP-612), authorization, and what the answers contain (see `handlers`).
 """
 
@@ -74,39 +68,18 @@ import logging
 import socket
 import ssl
 import time
-from collections.abc import Iterable
 from typing import Any
 
-import structlog
-
-from zkbroker.broker.asyncutil import SLICE_S, gc_paused
+from zkbroker.broker.asyncutil import SLICE_S
 from zkbroker.broker.log import get_logger
-from zkbroker.broker.protocol import (
-    CodecError,
-    RequestHeader,
-    decode_request_body,
-    decode_request_header,
-    encode_response,
-    error_codes,
-)
 from zkbroker.broker.protocol.api_keys import ApiKey
-from zkbroker.broker.protocol.framing import (
-    Answer,
-    Close,
-    FrameRefused,
-    route,
-    size_prefixed,
-)
+from zkbroker.broker.protocol.framing import FrameRefused, size_prefixed
 from zkbroker.broker.rules.broker_config import BrokerConfig
 from zkbroker.broker.rules.request_description import connection_id as kafka_connection_id
 from zkbroker.broker.rules.request_description import processor_of
 from zkbroker.broker.security.listener_config import ListenerSecurity
 from zkbroker.broker.security.principal_mapping import NoMatchingRule, rfc2253
-from zkbroker.broker.security.quotas import (
-    ip_connection_throttle_ms,
-    quota_manager_of,
-    set_throttle_time,
-)
+from zkbroker.broker.security.quotas import ip_connection_throttle_ms
 from zkbroker.broker.server.admission import (
     AdmissionLimits,
     ConnectionQuotas,
@@ -123,14 +96,9 @@ from zkbroker.broker.server.authenticator import (
     Session,
 )
 from zkbroker.broker.server.frame_reading import read_frame_size
-from zkbroker.broker.server.hooks import (
-    HookChain,
-    Intervention,
-    RequestCall,
-    RequestRecord,
-    collect_error_codes,
-)
-from zkbroker.handlers.context import BrokerView, ConnectionInfo, NoResponse, RequestContext
+from zkbroker.broker.server.hooks import HookChain
+from zkbroker.broker.server.request_pipeline import UNANSWERED, RequestPipeline
+from zkbroker.handlers.context import BrokerView, ConnectionInfo
 from zkbroker.handlers.registry import ApiTable
 from zkbroker.zk_layout import DEFAULT_ENTITY
 
@@ -149,11 +117,6 @@ ACCEPT_ERROR_LOG_INTERVAL_S = 10.0
 REJECTION_LOG_INTERVAL_S = 1.0
 # Large requests are read (and counted in queued.max.request.bytes) in pieces of this size.
 READ_CHUNK_BYTES = 65536
-# Requests larger than this are decoded, and their answers encoded, in a worker thread; so
-# are answers whose top-level lists hold more than LARGE_ANSWER_ITEMS entries (Metadata of
-# every topic of a big cluster). Below it the thread hop costs more than it saves.
-LARGE_FRAME_BYTES = 1 << 20
-LARGE_ANSWER_ITEMS = 10_000
 # How long a TLS handshake may take (asyncio's default is 60 s; Kafka has no separate bound,
 # its idle expiry applies).
 TLS_HANDSHAKE_TIMEOUT_S = 10.0
@@ -184,7 +147,6 @@ class BrokerServer:
         self._credentials = credentials
         self._broker = broker
         self._api_table = api_table
-        self._hooks = hooks if hooks is not None else HookChain()
         self._host = host
         self._requested_port = port
         self._max_request_bytes = max_request_bytes
@@ -198,6 +160,13 @@ class BrokerServer:
         self._ids = itertools.count(1)
         self._admitted = 0  # connections admitted so far: Kafka's Acceptor round robin
         self._log = get_logger(__name__).bind(broker_id=broker.broker_id)
+        self._pipeline = RequestPipeline(
+            broker,
+            api_table,
+            hooks if hooks is not None else HookChain(),
+            self._log,
+            _stdlib_log,
+        )
         self.port = port
         self._limits_version = -1
         self.limits = AdmissionLimits()
@@ -209,7 +178,7 @@ class BrokerServer:
         self._accept_errors = ReportThrottle(ACCEPT_ERROR_LOG_INTERVAL_S)
         self._rejections = ReportThrottle(REJECTION_LOG_INTERVAL_S)
         # connection id -> seconds its next read waits (client quotas, KIP-219 muting)
-        self._mutes: dict[str, float] = {}
+        self._mutes = self._pipeline.mutes
         self._resolving: asyncio.Task[None] | None = None
 
     async def start(self) -> int:
@@ -429,42 +398,6 @@ class BrokerServer:
         self._quotas.release(ip)
         self._slot_freed.set()
 
-    def _throttle(
-        self,
-        header: RequestHeader,
-        conn: ConnectionInfo,
-        request_bytes: int,
-        response: Any,
-        data: bytes,
-        started: float,
-    ) -> bytes:
-        """Client quotas (`zkbroker.broker.security.quotas`): record the request, and when a quota
-        is violated put the throttle time in the response and mute the connection for it."""
-        quotas = self._broker.image.client_quotas
-        if not quotas:
-            return data
-        settings = self._broker.settings
-        manager = quota_manager_of(self._broker, quotas, dict(settings.broker_configs))
-        throttle_ms = manager.throttle_ms(
-            header.api_key,
-            conn.principal,
-            header.client_id,
-            request_bytes,
-            len(data),
-            time.perf_counter() - started,
-        )
-        # A handler's own throttle (controller mutations, KIP-599) mutes the connection too.
-        own = getattr(response, "throttle_time_ms", 0)
-        mute_ms = max(throttle_ms, own if isinstance(own, int) else 0)
-        if mute_ms > 0:
-            self._mutes[conn.connection_id] = mute_ms / 1000
-        if throttle_ms <= 0:
-            return data
-        self._log.debug("request.throttled", client_id=header.client_id, throttle_ms=throttle_ms)
-        if set_throttle_time(response, throttle_ms):
-            return encode_response(header, response)
-        return data
-
     def _close(self, connection_id: str, reason: str) -> None:
         """Close an idle connection (its task waits for a request, nothing is in flight)."""
         task = self._by_id.get(connection_id)
@@ -531,7 +464,7 @@ class BrokerServer:
         (in READ_CHUNK_BYTES pieces): a connection waits before each piece while the budget is
         used up. Kafka reserves the announced size when the size prefix arrives; counting what
         arrived means a size prefix alone reserves nothing, so no client can hold the budget
-        without sending the bytes. Released once the frame is read: `_answer` parses it before
+        without sending the bytes. Released once the frame is read: the pipeline parses it before
         anything else runs on the loop (Kafka releases a request's buffer once it is parsed)."""
         if not self._pool.bounded:
             return await reader.readexactly(size)
@@ -671,6 +604,7 @@ class BrokerServer:
         session: Session | None = None
         authenticator: SaslAuthenticator | None = None
         idle = self._idle
+        answer = self._pipeline.answer
         now = asyncio.get_running_loop().time
         reason = "closed by client"
         # Fairness: bytes a client pipelined are already buffered, so reading its next
@@ -746,11 +680,11 @@ class BrokerServer:
                         reason = "SASL session expired (connections.max.reauth.ms)"
                         log.info("connection.closing", reason=reason)
                         break
-                response = await self._answer(frame, conn, log)
+                response = await answer(frame, conn, log)
                 if response is None:
                     reason = "request refused"
                     break
-                if response == _UNANSWERED:
+                if response == UNANSWERED:
                     idle.touch(connection_id, now())
                     continue
                 mute_s = self._mutes.pop(connection_id, 0.0)
@@ -773,171 +707,10 @@ class BrokerServer:
                 await asyncio.wait_for(writer.wait_closed(), 1.0)
             log.debug("connection.closed", reason=reason)
 
-    async def _answer(
-        self, frame: bytes, conn: ConnectionInfo, log: structlog.stdlib.BoundLogger
-    ) -> bytes | None:
-        """Bytes to send back (without the size prefix), or None to close the connection.
-
-        A large request's millions of objects cost the loop twice more than its decoding:
-        garbage-collector passes over them while they live, and their deallocation when the
-        request is done. The collector is paused while a large request is in flight (they
-        hold no cycles; refcounting frees them), and they are released in a worker thread.
-        """
-        keep: list[Any] = []
-        if len(frame) <= LARGE_FRAME_BYTES:
-            data = await self._answer_one(frame, conn, log, keep)
-        else:
-            with gc_paused():
-                data = await self._answer_one(frame, conn, log, keep)
-        if keep:
-            await asyncio.to_thread(keep.clear)
-        return data
-
-    async def _answer_one(
-        self,
-        frame: bytes,
-        conn: ConnectionInfo,
-        log: structlog.stdlib.BoundLogger,
-        keep: list[Any],
-    ) -> bytes | None:
-        started = time.perf_counter()
-        try:
-            header, offset = decode_request_header(frame)
-        except CodecError as e:
-            log.warning("connection.closing", reason=f"undecodable request header: {e}")
-            return None
-        rlog = log.bind(
-            api_key=header.api_key,
-            api_version=header.api_version,
-            correlation_id=header.correlation_id,
-            client_id=header.client_id,
-        )
-        table = self._api_table
-        decision = route(header, table.ranges, self._broker.settings.release_name)
-        if isinstance(decision, Close):
-            rlog.warning("connection.closing", reason=decision.reason)
-            return None
-        if isinstance(decision, Answer):
-            low, high = decision.supported
-            rlog.info("request.unsupported_version", supported=f"{low}-{high}")
-            return decision.data
-        entry = table.entry(header.api_key)
-        assert entry is not None  # route() accepted it: the table serves the key
-        rlog = rlog.bind(api=entry.name)
-        try:
-            if len(frame) > LARGE_FRAME_BYTES:
-                # Decoding megabytes takes long enough to stall every broker of the process;
-                # in a worker thread the loop gets the GIL back every switch interval (5 ms).
-                request = await asyncio.to_thread(decode_request_body, header, frame, offset)
-            else:
-                request = decode_request_body(header, frame, offset)
-        except CodecError as e:
-            rlog.warning("connection.closing", reason=f"undecodable request: {e}")
-            return None
-
-        hooks = self._hooks
-        call: RequestCall | None = None
-        intervention: Intervention | None = None
-        received_at = 0.0
-        if hooks:
-            received_at = time.time()
-            call = RequestCall(self._broker.broker_id, conn, header, entry.name, request)
-            intervention = await hooks.intervene(call)
-            if intervention is not None:
-                rlog.info(
-                    "request.intervention",
-                    source=intervention.source,
-                    delay_s=intervention.delay_s,
-                    hold=intervention.hold is not None,
-                    drop=intervention.drop,
-                    injected_error_code=intervention.error_code,
-                )
-                if intervention.delay_s > 0:
-                    await asyncio.sleep(intervention.delay_s)
-                if intervention.hold is not None:
-                    await intervention.hold.wait()
-                if intervention.drop:
-                    hooks.observe(_record(call, None, received_at, started, intervention))
-                    rlog.warning("connection.closing", reason=f"{intervention.source}: drop")
-                    return None
-
-        ctx = RequestContext(header=header, broker=self._broker, connection=conn, size=len(frame))
-        if intervention is not None and intervention.error_code is not None:
-            response = entry.error_response(
-                request, header.api_version, intervention.error_code, intervention.error_message
-            )
-        else:
-            try:
-                response = await entry.handle(ctx, request)
-            except Exception:
-                rlog.exception("request.failed")
-                response = entry.error_response(
-                    request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
-                )
-        if isinstance(response, NoResponse):
-            # Produce with acks=0: the client reads nothing back (or sees the close).
-            if call is not None:
-                hooks.observe(_record(call, None, received_at, started, intervention))
-            if response.close_reason is not None:
-                rlog.warning("connection.closing", reason=response.close_reason)
-                return None
-            rlog.debug("request.unanswered", duration_ms=_ms_since(started))
-            return _UNANSWERED
-        try:
-            if len(frame) > LARGE_FRAME_BYTES or _many_items(response):
-                keep.extend((request, response))  # released off the loop (see _answer)
-                data = await asyncio.to_thread(encode_response, header, response)
-            else:
-                data = encode_response(header, response)
-        except CodecError:
-            rlog.exception("response.unencodable")
-            data = encode_response(
-                header,
-                entry.error_response(
-                    request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
-                ),
-            )
-        data = self._throttle(header, conn, len(frame), response, data, started)
-        record: RequestRecord | None = None
-        if call is not None:
-            record = _record(call, response, received_at, started, intervention)
-            hooks.observe(record)
-        if _stdlib_log.isEnabledFor(logging.DEBUG):  # the error-code walk is not free
-            rlog.debug(
-                "request",
-                duration_ms=round((time.perf_counter() - started) * 1000, 3),
-                # The record's, when there is one: walked once, whoever reads them first.
-                error_codes=(
-                    collect_error_codes(response) if record is None else record.error_codes
-                ),
-            )
-        return data
-
-
-# What `_answer` returns for a request that gets no answer (never a real encoding: those
-# always hold at least a correlation id).
-_UNANSWERED = b""
-
 
 def _api_key_of(frame: bytes) -> int:
     """The api key of a request frame (its first two bytes), -1 when too short."""
     return int.from_bytes(frame[:2], "big", signed=True) if len(frame) >= 2 else -1
-
-
-def _ms_since(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)
-
-
-def _record(
-    call: RequestCall,
-    response: Any | None,
-    received_at: float,
-    started: float,
-    intervention: Intervention | None,
-) -> RequestRecord:
-    latency_us = int((time.perf_counter() - started) * 1_000_000)
-    # Error codes left to the record: collected only if a hook reads them.
-    return RequestRecord(call, response, None, received_at, latency_us, intervention)
 
 
 def _is_ip(text: str) -> bool:
@@ -987,29 +760,3 @@ async def _bind(host: str, port: int) -> list[socket.socket]:
     if not sockets:
         raise OSError(f"{host!r} resolves to no address to listen on")
     return sockets
-
-
-def _many_items(message: object) -> bool:
-    """Whether an answer holds so many entries that encoding it would hold the loop for long:
-    its top-level lists (topics, resources, results, ...) and the lists inside their entries
-    (a topic's partitions), counted until the limit is passed."""
-    total = 0
-    for name in _fields_of(message):
-        value = getattr(message, name, None)
-        if not isinstance(value, list):
-            continue
-        total += len(value)
-        if total > LARGE_ANSWER_ITEMS:
-            return True
-        for item in value:
-            for inner in _fields_of(item):
-                nested = getattr(item, inner, None)
-                if isinstance(nested, list):
-                    total += len(nested)
-            if total > LARGE_ANSWER_ITEMS:
-                return True
-    return False
-
-
-def _fields_of(message: object) -> Iterable[str]:
-    return getattr(message, "__slots__", ()) or getattr(message, "__dict__", {})

@@ -1,67 +1,10 @@
-"""Log compaction: Kafka's log cleaner for ``cleanup.policy=compact`` (and ``compact,delete``).
+"""Log compaction: Kafka's log cleaner for `cleanup.policy` compact (Kafka's behaviour: §15
+"Compaction", §17 "Compaction and transactions").
 
-Follows Kafka 3.9's ``LogCleaner`` (``Cleaner.doClean``, ``cleanSegments``, ``cleanInto``,
-``groupSegmentsBySize``, ``buildOffsetMap``, ``CleanedTransactionMetadata``),
-``LogCleanerManager`` (``cleanableOffsets``, ``calculateCleanableBytes``,
-``maxCompactionDelay``, ``grabFilthiestCompactedLog``'s threshold) and
-``MemoryRecords.filterTo`` (KIP-534 delete horizons), as docs/kafka-behaviour.md §15
-("Compaction") describes:
-
-* What is cleaned. From the cleaner checkpoint (the first dirty offset; the log start offset
-  when there is none, or when it lies outside the log) up to the first uncleanable offset:
-  the active segment's base, or the first dirty segment whose largest timestamp is within
-  ``min.compaction.lag.ms`` of now. A log is cleaned when its dirty bytes exceed
-  ``min.cleanable.dirty.ratio`` of the bytes up to there, or when a dirty segment's first
-  batch is older than ``max.compaction.lag.ms``.
-* The offset map: every keyed record of the dirty range, key -> its highest offset. Then
-  every segment from the log's first up to the end of the map is rewritten: a record
-  survives when it is past the map, or is the latest of its key and has a value or is a
-  tombstone whose batch's delete horizon has not passed. A record without a key is dropped
-  (validation refuses them on compacted topics; Kafka counts them as invalid).
-* Tombstones (and transaction markers) get a delete horizon, ``now + delete.retention.ms``,
-  stamped in their batch's base timestamp (KIP-534) the first time a cleaning keeps them;
-  a later cleaning after it drops them. Legacy (magic 0/1) tombstones go once their
-  segment's last modification is ``delete.retention.ms`` older than the last clean one's.
-* Batches are rebuilt, as Kafka's ``buildRetainedRecordsInto``, with the kept records at
-  their original offsets and timestamps, the original base offset and last offset delta,
-  producer id / epoch / base sequence, compression, timestamp type and leader epoch; a
-  batch whose records all stay is copied as is. A batch left empty is dropped, except the
-  last data batch of each producer the log knows (kept empty: it carries the producer's last
-  sequence and epoch), or, for a producer without one, its marker of the current epoch (kept
-  empty after its delete horizon), and the last batch of the cleaning round (it carries the
-  end offset).
-* Transactions (docs/kafka-behaviour.md §17, Kafka's ``CleanedTransactionMetadata``): the
-  round stops below the last stable offset, so every transaction it sees is decided. The
-  batches of ABORTED transactions (the partition's aborted index, ``zkbroker.broker.storage.
-  transactions``) go whatever their keys and never enter the offset map; an ABORT marker
-  whose batches were seen this round stays, with its index entry, and in a later round (no
-  batch of it left) gets a delete horizon, as does a COMMIT marker with no batch of its
-  transaction before it; after the horizon the marker goes. The aborted index keeps, for the
-  offsets a group rewrote, the entries whose marker stayed with batches seen (the cleaned
-  ``.txnindex``). One transaction state spans the round, not one per group as in Kafka, so a
-  COMMIT marker never goes while a batch of its transaction survives in an earlier group
-  (zkbroker rebuilds transactions from the files: such a batch would reopen a transaction).
-* Segments are cleaned in groups, as ``groupSegmentsBySize``: consecutive segments whose
-  sizes add up to at most ``segment.bytes``, whose (estimated) index sizes stay within
-  ``segment.index.bytes`` and whose offsets fit a group's int32 relative offsets. Each group
-  is written to one new segment with the first one's base offset and swapped in
-  (`PartitionLog.replace_segments`: ``.cleaned`` -> ``.swap`` -> ``.log`` under the
-  partition lock). A group whose segments changed meanwhile (retention, another process)
-  is abandoned and the checkpoint not moved.
-* CPU: everything runs on the event loop in slices (``zkbroker.broker.asyncutil.Pacer``), one batch
-  at a time; the swap is one synchronous step. Reads between slices see the old segments,
-  reads after the swap the new ones, at the same offsets (a read at a cleaned-away offset
-  gets the next kept batch).
-
-Deliberately not here / simplified: the offset map holds the keys themselves in a dict (no
-``log.cleaner.dedupe.buffer.size``: it never fills, so a round always reaches the first
-uncleanable offset); no cleaner threads, I/O throttling or backoff (the retention task runs
-`clean_log` every ``log.retention.check.interval.ms``); no ``.deleted`` files (old segments
-are unlinked at once: other processes keep reading them through their open descriptors
-until they re-index); another process re-indexing a cleaned log rebuilds its aborted index
-from the batches left (an entry whose batches were all removed is gone a round earlier than
-Kafka drops it); and a crash after the swap was committed restores Kafka's ``LogLoader``
-semantics only (``PartitionLog``).
+`plan_cleaning` finds the dirty range, `clean_log` builds the offset map and rewrites segment
+groups, swapped in by `PartitionLog.replace_segments`; all on the event loop in slices
+(`zkbroker.broker.asyncutil.Pacer`). Not here: cleaner threads, I/O throttling, the dedupe
+buffer's size (the map is a dict that never fills), `.deleted` files.
 """
 
 from __future__ import annotations
@@ -683,6 +626,9 @@ async def clean_log(
         delete_retention_ms=config.delete_retention_ms,
         upper_bound=plan.first_uncleanable_offset,
         last_of_producers=log.last_producer_offsets(),
+        # One transaction state for the whole round, not one per group as in Kafka: a COMMIT
+        # marker must not go while a batch of its transaction survives in an earlier group,
+        # since zkbroker rebuilds transactions from the files and would reopen it.
         txn=_TxnState.overlapping(log.transactions.aborted, 0, end_offset),
         stats=stats,
     )
@@ -780,7 +726,10 @@ async def _clean_group(
 def _keep_cleaned_index(log: PartitionLog, group: list[Segment], txn: _TxnState) -> None:
     """The swapped group's ``.txnindex`` becomes the cleaned one (``cleanSegments`` writes
     ``cleanedIndex``): of the aborted entries whose marker lies in the group's offsets, those
-    whose marker stayed with batches seen remain."""
+    whose marker stayed with batches seen remain.
+
+    Another process re-indexing the cleaned log rebuilds its aborted index from the batches
+    left, so an entry whose batches all went is gone a round earlier than Kafka drops it."""
     segments = log.cleanable_segments()
     base = group[0].base_offset
     after = next((s.base_offset for s in segments if s.base_offset > base), None)

@@ -1,55 +1,12 @@
-"""The log of one partition: ordered segments of stored batches, shared by every replica.
+"""The log of one partition: ordered segments of stored batches, shared by every replica
+(Kafka's `UnifiedLog`/`LocalLog`/`LogSegment`; behaviour: §15, transactions §17).
 
-Follows Kafka's ``UnifiedLog`` / ``LocalLog`` / ``LogSegment`` (3.x) for what clients can
-observe: offsets, segment rolling (``segment.bytes``, ``segment.ms`` from the first batch's
-timestamp), reads that start at the batch holding the fetch offset and stay inside one
-segment, ListOffsets by timestamp (``fetchOffsetByTimestamp``: first segment whose largest
-timestamp reaches the target, first record at or after it) and MAX_TIMESTAMP (KIP-734),
-OffsetsForLeaderEpoch through the leader epoch cache, DeleteRecords (KIP-107) and
-retention by time and size (``deleteOldSegments``, including the roll when every segment
-expires).
-
-Two backends behind one class: memory (segments in bytearrays) and a directory in Kafka's
-layout, ``<log dir>/<topic>-<partition>/<base offset, 20 digits>.log`` holding the batches
-byte for byte as stored, ``partition.metadata`` naming the topic id, and the log start offset
-in the log dir's ``log-start-offset-checkpoint`` when it is above the first segment's base
-(as Kafka checkpoints it). Several processes may share a directory: an exclusive ``flock`` on
-a lock file in the partition directory serialises appends, DeleteRecords and retention, and
-whoever takes it first indexes what the others appended (`append_lock`).
-
-A directory whose ``partition.metadata`` names another topic id than the one the log is
-opened for (the topic was deleted and re-created while this directory was not looked at, or
-ZooKeeper's data was lost) is never deleted: it is renamed aside, Kafka's way, to
-``<topic>-<partition>.<32 hex digits>-stray`` (``UnifiedLog.logStrayDirName``: the name a
-Kafka 3.7+ broker gives a log it finds it should not host, kept on disk and only logged by
-later starts), with a WARNING naming both directories, and the log starts empty in a new
-directory. The rename happens with the partition lock held; the lock file moves with the
-directory, so an opener checks after locking that its lock file is still the directory's.
-
-Opening a directory scans every batch header of every segment to rebuild the index and the
-epoch cache: time proportional to the partition's batch count, reading 1 MiB at a time. A
-partial batch at a segment's end (a process killed mid-write) is trimmed then, as Kafka's
-recovery does.
-
-Compaction (``zkbroker.broker.storage.cleaner``) rewrites segments below the active one through
-`cleanable_segments`, `create_cleaned_store` and `replace_segments`: Kafka's ``.cleaned`` ->
-``.swap`` -> ``.log`` renames under the partition lock, with a ``.swap`` left by a crash
-completed and a ``.cleaned`` one deleted at open (Kafka's ``LogLoader``). Other processes
-notice a rewritten segment by its inode and re-index the log from the files (the leader
-epoch cache from ``leader-epoch-checkpoint`` first, since cleaning may drop an epoch's first
-batch).
-
-Transactions (``zkbroker.broker.storage.transactions``, docs/kafka-behaviour.md §17): every magic 2
-batch with the transactional flag is observed in offset order by the same index callback that
-keeps the producers (appends, other processes' batches, rebuilds), so `last_stable_offset` and
-`aborted_transactions` are what Kafka's ``ProducerStateManager`` / ``TransactionIndex`` give;
-a non-transactional batch costs one flag test. An end marker's epoch fences the producer's older
-epochs (``ProducerAppendInfo.appendEndTxnMarker``).
-
-Deliberately not here: replication (every replica reads this one log, so the high watermark
-is the log end offset), ``.txnindex`` and producer snapshot files (rebuilt by scanning), tiered
-storage, ``.index`` / ``.timeindex`` files, fsync, and the API rules a handler checks (who may
-append, DeleteRecords above the high watermark, sizes of a produce request).
+Two backends behind one class: memory, or a directory in Kafka's layout that several
+processes may share (an exclusive `flock` serialises appends, DeleteRecords, retention and
+cleaning; whoever locks first indexes what the others appended). Opening scans every batch
+header to rebuild the index and epoch cache, trimming a partial last batch. Not here:
+replication, `.index`/`.timeindex`/`.txnindex`/snapshot files (rebuilt by scanning), tiered
+storage, fsync, and the API rules handlers check.
 """
 
 from __future__ import annotations

@@ -63,7 +63,6 @@ CLUSTER_NAME = m.CLUSTER_NAME
 # Errors.*.exception's default messages, sent when a whole request is refused.
 TRANSACTIONAL_ID_DENIED = "Transactional Id authorization failed."
 GROUP_DENIED = "Group authorization failed."
-CLUSTER_DENIED = "Cluster authorization failed."
 
 
 def client_host(ctx: RequestContext) -> str:

@@ -142,7 +142,7 @@ def test_two_clusters_in_one_process_leave_the_collector_on(
     import threading
 
     from zkbroker.broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-    from zkbroker.broker.server.listener import LARGE_FRAME_BYTES
+    from zkbroker.broker.server.request_pipeline import LARGE_FRAME_BYTES
     from zkbroker.broker.toolkit.wire import WireClient
 
     names = [f"absent-topic-{i:08d}" for i in range(LARGE_FRAME_BYTES // 20)]

@@ -113,3 +113,24 @@ def test_commit_fetch_and_offset_delete() -> None:
     assert m.delete_offsets("g", [("t", 0)], 200) == (ec.NONE, {("t", 0): ec.NONE})
     assert "g" not in m.groups
     assert m.delete_groups(["g"], 300) == {"g": ec.GROUP_ID_NOT_FOUND}
+
+
+def test_membership_and_offsets_share_groups_config_and_txn_writer() -> None:
+    """The state machine joins the membership and offsets sides (``membership``, ``offsets``):
+    one group object per id, and a config or transactional writer set on it reaches both."""
+    m, _writes = _machine()
+    assert m.membership.groups is m.groups and m.offsets.groups is m.groups
+    assert m.pending_txn is m.offsets.pending_txn
+    reloaded = GroupConfig(max_size=7, offsets_retention_ms=1)
+    m.config = reloaded
+    assert m.membership.config is reloaded and m.offsets.config is reloaded
+    assert m.config is reloaded
+
+    def write_txn(_group: str, _records: object, _pid: int, _epoch: int) -> int:
+        return ec.NONE
+
+    m.write_txn = write_txn
+    assert m.offsets.write_txn is write_txn and m.write_txn is write_txn
+    out: list = []
+    _join(m, "", 0, out, known=False)
+    assert m.membership.group("g") is m.group("g") is m.groups["g"]

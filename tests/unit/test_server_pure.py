@@ -8,7 +8,7 @@ from zkbroker.broker.protocol.messages.metadata import (
     MetadataResponseTopic,
 )
 from zkbroker.broker.protocol.releases import RELEASES, advertised_range
-from zkbroker.broker.server.listener import collect_error_codes
+from zkbroker.broker.server.hooks import collect_error_codes
 from zkbroker.handlers.registry import HANDLERS, api_table
 
 

@@ -56,16 +56,9 @@ class TimestampType(IntEnum):
 COMPRESSION_CODEC_MASK = 0x07
 
 # Magic 2 batch header (KIP-98). Offsets are from the start of the batch.
-V2_BASE_OFFSET_OFFSET = 0
-V2_LENGTH_OFFSET = 8
-V2_PARTITION_LEADER_EPOCH_OFFSET = 12
-V2_CRC_OFFSET = 17
+V2_CRC_OFFSET = 17  # the CRC-32C covers attributes..end
 V2_ATTRIBUTES_OFFSET = 21
-V2_LAST_OFFSET_DELTA_OFFSET = 23
-V2_BASE_TIMESTAMP_OFFSET = 27
 V2_MAX_TIMESTAMP_OFFSET = 35
-V2_PRODUCER_ID_OFFSET = 43
-V2_RECORDS_COUNT_OFFSET = 57
 V2_RECORDS_OFFSET = 61
 V2_RECORD_BATCH_OVERHEAD = V2_RECORDS_OFFSET
 
@@ -77,8 +70,6 @@ V2_DELETE_HORIZON_FLAG_MASK = 0x40  # KIP-534: base timestamp is the delete hori
 # baseOffset, length, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
 # baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordsCount
 V2_HEADER = struct.Struct(">qiibIhiqqqhii")
-# The CRC-32C covers attributes..end: this is the part of the header after the CRC.
-V2_HEADER_AFTER_CRC = struct.Struct(">hiqqqhii")
 
 # Legacy messages (magic 0 and 1): offset, size, crc, magic, attributes [, timestamp]
 LEGACY_TIMESTAMP_TYPE_MASK = 0x08
@@ -86,9 +77,6 @@ LEGACY_HEADER_V0 = struct.Struct(">qiIbb")
 LEGACY_HEADER_V1 = struct.Struct(">qiIbbq")
 LEGACY_RECORD_OVERHEAD_V0 = 14  # crc, magic, attributes, key length, value length
 LEGACY_RECORD_OVERHEAD_V1 = 22  # the same and the timestamp
-LEGACY_CRC_OFFSET = 12  # in a log entry, after the offset and the size
-LEGACY_ATTRIBUTES_OFFSET = 17
-LEGACY_TIMESTAMP_OFFSET = 18  # magic 1 only
 # The CRC-32 of a legacy message covers magic..end (from MAGIC_OFFSET in a log entry).
 
 

@@ -76,10 +76,6 @@ def encode_varlong(value: int) -> bytes:
     return _encode_unsigned(((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)
 
 
-def size_of_varint(value: int) -> int:
-    return len(encode_varint(value))
-
-
 _SMALL = [bytes([i]) for i in range(128)]
 
 

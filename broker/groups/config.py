@@ -1,0 +1,59 @@
+"""What the classic group coordinator's decisions are given by their owner: the broker configs
+they read (``GroupConfig``, built by `group_config`: Kafka's GroupConfig / OffsetConfig) and how
+they hand records of ``__consumer_offsets`` to the log (``Writer``, ``TxnWriter``).
+docs/kafka-behaviour.md §16 names the configs and their defaults.
+
+Deliberately not here: the decisions (``zkbroker.broker.groups.membership``,
+``zkbroker.broker.groups.offsets``), the broker config table (``zkbroker.broker.rules``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+OFFSET_METADATA_MAX_BYTES = 4096
+
+Record = tuple[bytes, bytes | None]
+Writer = Callable[[str, Sequence[Record]], int]
+# (group id, records, producer id, producer epoch) -> error code: a transactional batch.
+TxnWriter = Callable[[str, Sequence[Record], int, int], int]
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    """The broker configs the coordinator reads (Kafka's GroupConfig / OffsetConfig)."""
+
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1800000
+    initial_rebalance_delay_ms: int = 3000
+    max_size: int = 2147483647
+    offsets_retention_ms: int = 7 * 24 * 3600 * 1000
+    offsets_retention_check_interval_ms: int = 600000
+    offset_metadata_max_bytes: int = OFFSET_METADATA_MAX_BYTES
+
+
+def group_config(value: Callable[[str], str | None]) -> GroupConfig:
+    """The coordinator's settings from a broker config lookup (``BrokerConfig.configured``);
+    a key the release lacks keeps Kafka's default."""
+
+    def num(name: str, default: int) -> int:
+        text = value(name)
+        try:
+            return int(text.strip()) if text is not None else default
+        except ValueError:
+            return default
+
+    base = GroupConfig()
+    return GroupConfig(
+        min_session_timeout_ms=num("group.min.session.timeout.ms", base.min_session_timeout_ms),
+        max_session_timeout_ms=num("group.max.session.timeout.ms", base.max_session_timeout_ms),
+        # Absent before 0.11 (KIP-134): those releases rebalance at once.
+        initial_rebalance_delay_ms=num("group.initial.rebalance.delay.ms", 0),
+        max_size=num("group.max.size", base.max_size),
+        offsets_retention_ms=num("offsets.retention.minutes", 10080) * 60 * 1000,
+        offsets_retention_check_interval_ms=num(
+            "offsets.retention.check.interval.ms", base.offsets_retention_check_interval_ms
+        ),
+        offset_metadata_max_bytes=num("offset.metadata.max.bytes", OFFSET_METADATA_MAX_BYTES),
+    )

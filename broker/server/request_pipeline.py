@@ -1,0 +1,300 @@
+"""Turning one request frame into its answer: Kafka's request pipeline, without sockets.
+
+`RequestPipeline.answer` decodes the header, refuses or answers an unsupported key or version
+(`zkbroker.broker.protocol.framing.route`), decodes the body, runs the cluster's `HookChain`
+(`zkbroker.broker.server.hooks`: faults may delay, hold, drop or fail a request; capture and
+metrics see its outcome; with no hooks this costs nothing), calls the handler, applies client
+quotas, and encodes the answer. A handler that raises is answered with UNKNOWN_SERVER_ERROR on
+every item (Kafka's getErrorResponse), logged, and the connection goes on.
+
+A request larger than `LARGE_FRAME_BYTES` is decoded, and its answer encoded, in a worker
+thread (as is an answer with more than `LARGE_ANSWER_ITEMS` top-level entries): the codec is
+pure, and the loop thread gets the GIL back every switch interval, so a Metadata naming a
+million topics does not hold every other client of the process for its whole decode.
+
+Not here: sockets, connections, TLS, SASL, admission and idle expiry, writing the answer and
+muting the connection (`zkbroker.broker.server.listener`, which owns one pipeline and gives it
+its logger, so every event is logged under the listener's name).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import structlog
+
+from zkbroker.broker.asyncutil import gc_paused
+from zkbroker.broker.protocol import (
+    CodecError,
+    RequestHeader,
+    decode_request_body,
+    decode_request_header,
+    encode_response,
+    error_codes,
+)
+from zkbroker.broker.protocol.framing import Answer, Close, route
+from zkbroker.broker.security.quotas import quota_manager_of, set_throttle_time
+from zkbroker.broker.server.hooks import (
+    HookChain,
+    Intervention,
+    RequestCall,
+    RequestRecord,
+    collect_error_codes,
+)
+from zkbroker.handlers.context import BrokerView, ConnectionInfo, NoResponse, RequestContext
+from zkbroker.handlers.registry import ApiTable
+
+# Requests larger than this are decoded, and their answers encoded, in a worker thread; so
+# are answers whose top-level lists hold more than LARGE_ANSWER_ITEMS entries (Metadata of
+# every topic of a big cluster). Below it the thread hop costs more than it saves.
+LARGE_FRAME_BYTES = 1 << 20
+LARGE_ANSWER_ITEMS = 10_000
+
+# What `RequestPipeline.answer` returns for a request that gets no answer (never a real
+# encoding: those always hold at least a correlation id).
+UNANSWERED = b""
+
+
+class RequestPipeline:
+    """The request path of one broker's listener: frame in, answer bytes out.
+
+    `mutes` maps a connection id to the seconds its next read waits (client quotas, KIP-219
+    muting): the pipeline sets it, the listener applies and clears it.
+    """
+
+    def __init__(
+        self,
+        broker: BrokerView,
+        api_table: ApiTable,
+        hooks: HookChain,
+        log: structlog.stdlib.BoundLogger,
+        stdlib_log: logging.Logger,
+    ) -> None:
+        self._broker = broker
+        self._api_table = api_table
+        self._hooks = hooks
+        self._log = log
+        self._stdlib_log = stdlib_log  # the one `log` writes to: is DEBUG on?
+        self.mutes: dict[str, float] = {}
+
+    async def answer(
+        self, frame: bytes, conn: ConnectionInfo, log: structlog.stdlib.BoundLogger
+    ) -> bytes | None:
+        """Bytes to send back (without the size prefix), or None to close the connection.
+
+        A large request's millions of objects cost the loop twice more than its decoding:
+        garbage-collector passes over them while they live, and their deallocation when the
+        request is done. The collector is paused while a large request is in flight (they
+        hold no cycles; refcounting frees them), and they are released in a worker thread.
+        """
+        keep: list[Any] = []
+        if len(frame) <= LARGE_FRAME_BYTES:
+            data = await self._answer_one(frame, conn, log, keep)
+        else:
+            with gc_paused():
+                data = await self._answer_one(frame, conn, log, keep)
+        if keep:
+            await asyncio.to_thread(keep.clear)
+        return data
+
+    async def _answer_one(
+        self,
+        frame: bytes,
+        conn: ConnectionInfo,
+        log: structlog.stdlib.BoundLogger,
+        keep: list[Any],
+    ) -> bytes | None:
+        started = time.perf_counter()
+        try:
+            header, offset = decode_request_header(frame)
+        except CodecError as e:
+            log.warning("connection.closing", reason=f"undecodable request header: {e}")
+            return None
+        rlog = log.bind(
+            api_key=header.api_key,
+            api_version=header.api_version,
+            correlation_id=header.correlation_id,
+            client_id=header.client_id,
+        )
+        table = self._api_table
+        decision = route(header, table.ranges, self._broker.settings.release_name)
+        if isinstance(decision, Close):
+            rlog.warning("connection.closing", reason=decision.reason)
+            return None
+        if isinstance(decision, Answer):
+            low, high = decision.supported
+            rlog.info("request.unsupported_version", supported=f"{low}-{high}")
+            return decision.data
+        entry = table.entry(header.api_key)
+        assert entry is not None  # route() accepted it: the table serves the key
+        rlog = rlog.bind(api=entry.name)
+        try:
+            if len(frame) > LARGE_FRAME_BYTES:
+                # Decoding megabytes takes long enough to stall every broker of the process;
+                # in a worker thread the loop gets the GIL back every switch interval (5 ms).
+                request = await asyncio.to_thread(decode_request_body, header, frame, offset)
+            else:
+                request = decode_request_body(header, frame, offset)
+        except CodecError as e:
+            rlog.warning("connection.closing", reason=f"undecodable request: {e}")
+            return None
+
+        hooks = self._hooks
+        call: RequestCall | None = None
+        intervention: Intervention | None = None
+        received_at = 0.0
+        if hooks:
+            received_at = time.time()
+            call = RequestCall(self._broker.broker_id, conn, header, entry.name, request)
+            intervention = await hooks.intervene(call)
+            if intervention is not None:
+                rlog.info(
+                    "request.intervention",
+                    source=intervention.source,
+                    delay_s=intervention.delay_s,
+                    hold=intervention.hold is not None,
+                    drop=intervention.drop,
+                    injected_error_code=intervention.error_code,
+                )
+                if intervention.delay_s > 0:
+                    await asyncio.sleep(intervention.delay_s)
+                if intervention.hold is not None:
+                    await intervention.hold.wait()
+                if intervention.drop:
+                    hooks.observe(_record(call, None, received_at, started, intervention))
+                    rlog.warning("connection.closing", reason=f"{intervention.source}: drop")
+                    return None
+
+        ctx = RequestContext(header=header, broker=self._broker, connection=conn, size=len(frame))
+        if intervention is not None and intervention.error_code is not None:
+            response = entry.error_response(
+                request, header.api_version, intervention.error_code, intervention.error_message
+            )
+        else:
+            try:
+                response = await entry.handle(ctx, request)
+            except Exception:
+                rlog.exception("request.failed")
+                response = entry.error_response(
+                    request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
+                )
+        if isinstance(response, NoResponse):
+            # Produce with acks=0: the client reads nothing back (or sees the close).
+            if call is not None:
+                hooks.observe(_record(call, None, received_at, started, intervention))
+            if response.close_reason is not None:
+                rlog.warning("connection.closing", reason=response.close_reason)
+                return None
+            rlog.debug("request.unanswered", duration_ms=_ms_since(started))
+            return UNANSWERED
+        try:
+            if len(frame) > LARGE_FRAME_BYTES or _many_items(response):
+                keep.extend((request, response))  # released off the loop (see answer)
+                data = await asyncio.to_thread(encode_response, header, response)
+            else:
+                data = encode_response(header, response)
+        except CodecError:
+            rlog.exception("response.unencodable")
+            data = encode_response(
+                header,
+                entry.error_response(
+                    request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
+                ),
+            )
+        data = self._throttle(header, conn, len(frame), response, data, started)
+        record: RequestRecord | None = None
+        if call is not None:
+            record = _record(call, response, received_at, started, intervention)
+            hooks.observe(record)
+        if self._stdlib_log.isEnabledFor(logging.DEBUG):  # the error-code walk is not free
+            rlog.debug(
+                "request",
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                # The record's, when there is one: walked once, whoever reads them first.
+                error_codes=(
+                    collect_error_codes(response) if record is None else record.error_codes
+                ),
+            )
+        return data
+
+    def _throttle(
+        self,
+        header: RequestHeader,
+        conn: ConnectionInfo,
+        request_bytes: int,
+        response: Any,
+        data: bytes,
+        started: float,
+    ) -> bytes:
+        """Client quotas (`zkbroker.broker.security.quotas`): record the request, and when a quota
+        is violated put the throttle time in the response and mute the connection for it."""
+        quotas = self._broker.image.client_quotas
+        if not quotas:
+            return data
+        settings = self._broker.settings
+        manager = quota_manager_of(self._broker, quotas, dict(settings.broker_configs))
+        throttle_ms = manager.throttle_ms(
+            header.api_key,
+            conn.principal,
+            header.client_id,
+            request_bytes,
+            len(data),
+            time.perf_counter() - started,
+        )
+        # A handler's own throttle (controller mutations, KIP-599) mutes the connection too.
+        own = getattr(response, "throttle_time_ms", 0)
+        mute_ms = max(throttle_ms, own if isinstance(own, int) else 0)
+        if mute_ms > 0:
+            self.mutes[conn.connection_id] = mute_ms / 1000
+        if throttle_ms <= 0:
+            return data
+        self._log.debug("request.throttled", client_id=header.client_id, throttle_ms=throttle_ms)
+        if set_throttle_time(response, throttle_ms):
+            return encode_response(header, response)
+        return data
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _record(
+    call: RequestCall,
+    response: Any | None,
+    received_at: float,
+    started: float,
+    intervention: Intervention | None,
+) -> RequestRecord:
+    latency_us = int((time.perf_counter() - started) * 1_000_000)
+    # Error codes left to the record: collected only if a hook reads them.
+    return RequestRecord(call, response, None, received_at, latency_us, intervention)
+
+
+def _many_items(message: object) -> bool:
+    """Whether an answer holds so many entries that encoding it would hold the loop for long:
+    its top-level lists (topics, resources, results, ...) and the lists inside their entries
+    (a topic's partitions), counted until the limit is passed."""
+    total = 0
+    for name in _fields_of(message):
+        value = getattr(message, name, None)
+        if not isinstance(value, list):
+            continue
+        total += len(value)
+        if total > LARGE_ANSWER_ITEMS:
+            return True
+        for item in value:
+            for inner in _fields_of(item):
+                nested = getattr(item, inner, None)
+                if isinstance(nested, list):
+                    total += len(nested)
+            if total > LARGE_ANSWER_ITEMS:
+                return True
+    return False
+
+
+def _fields_of(message: object) -> Iterable[str]:
+    return getattr(message, "__slots__", ()) or getattr(message, "__dict__", {})
