@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from zkbroker.broker.rules.broker_config import configured_int
+
 OFFSET_METADATA_MAX_BYTES = 4096
 
 Record = tuple[bytes, bytes | None]
@@ -38,11 +40,7 @@ def group_config(value: Callable[[str], str | None]) -> GroupConfig:
     a key the release lacks keeps Kafka's default."""
 
     def num(name: str, default: int) -> int:
-        text = value(name)
-        try:
-            return int(text.strip()) if text is not None else default
-        except ValueError:
-            return default
+        return configured_int(value, name, default)
 
     base = GroupConfig()
     return GroupConfig(

@@ -10,9 +10,14 @@ broker coordinates the partitions its metadata image says it leads; when it beco
 (``zkbroker.broker.storage``, shared by the brokers of the process; on disk with ``--log-dir``), so
 the next leader, or this broker after a restart, finds the same groups and offsets.
 
+Which partitions this broker owns, loading, unloading, appending and the follow loop are the
+shared ``zkbroker.broker.coordinator_runtime``'s; this module supplies its shard (`_GroupShard`):
+what a replayed batch means to the state machine, and what loading or unloading a partition
+does to its groups.
+
 Timers: one task sleeps until the earliest group deadline (delayed joins, syncs, heartbeat
-expiry) and runs the state machine's `tick`; the same periodic task that follows leadership
-expires offsets every ``offsets.retention.check.interval.ms``. Loading runs in slices
+expiry) and runs the state machine's `tick`; the runtime's periodic task that follows leadership
+also expires offsets every ``offsets.retention.check.interval.ms``. Loading runs in slices
 (``zkbroker.broker.asyncutil.Pacer``) so a long log does not hold the event loop.
 
 Deliberately not here: the decisions (``zkbroker.broker.groups.state_machine``), the wire
@@ -28,10 +33,15 @@ import contextlib
 import heapq
 import time
 from collections.abc import Callable, Sequence
-from enum import Enum
 from typing import Any
 
-from zkbroker.broker.asyncutil import Pacer, now_ms
+from zkbroker.broker.asyncutil import now_ms
+from zkbroker.broker.coordinator_runtime import (
+    CoordinatorRuntime,
+    OwnedPartition,
+    PartitionState,
+    cancel_all,
+)
 from zkbroker.broker.groups.config import GroupConfig, Record
 from zkbroker.broker.groups.records import decode_key
 from zkbroker.broker.groups.state_machine import GroupStateMachine
@@ -39,16 +49,12 @@ from zkbroker.broker.groups.zk_registry import java_abs_hash
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes as ec
-from zkbroker.broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
+from zkbroker.broker.protocol.records import RecordBatchV2
 from zkbroker.broker.protocol.records.control import read_end_txn_marker
-from zkbroker.broker.storage import LogManager, PartitionLog
+from zkbroker.broker.storage import LogManager
 from zkbroker.zk_layout.release import Release
 
 OFFSETS_TOPIC = "__consumer_offsets"
-_CHECK_INTERVAL_S = 0.2
-# A log this small is replayed inline when leadership is found (no LOAD_IN_PROGRESS).
-_LOAD_AT_ONCE_BYTES = 256 * 1024
-_READ_BYTES = 1 << 20
 
 _log = get_logger(__name__)
 
@@ -70,9 +76,67 @@ def _transactional(producer: tuple[int, int] | None) -> dict[str, Any]:
     }
 
 
-class _Load(Enum):
-    LOADING = "loading"
-    LOADED = "loaded"
+class _GroupShard:
+    """The runtime's shard: an offsets partition's records replayed into the state machine
+    (which holds every group of every partition; a partition has no data of its own), the
+    groups a load saw accumulated."""
+
+    register_before_inline_replay = False
+
+    def __init__(self, coordinator: GroupCoordinator) -> None:
+        self._c = coordinator
+
+    def new_data(self) -> None:
+        return None
+
+    def begin_load(self) -> set[str]:
+        return set()
+
+    def replay(self, batch: RecordBatchV2, offset: int, seen: set[str], now: int) -> None:
+        machine = self._c.machine
+        if batch.is_control:
+            if batch.records_count:
+                # A transaction's end: its offsets in this partition's groups.
+                marker = read_end_txn_marker(batch)
+                machine.complete_txn(batch.producer_id, marker.commit, _always, now)
+            return
+        producer = batch.producer_id if batch.is_transactional else None
+        for record in batch.records():
+            if record.key is None or record.offset < offset:
+                continue
+            machine.replay(record.key, record.value, now, producer)
+            key = decode_key(record.key)
+            if key is not None:
+                seen.add(key.group)
+
+    def replayed(self, owned: OwnedPartition[None], seen: set[str]) -> None:
+        self._c.machine.loaded(seen, now_ms())
+
+    def loaded(self, owned: OwnedPartition[None], seen: set[str], start: float) -> None:
+        for group_id in seen:
+            self._c.touch(group_id)
+        self._c._log.info(
+            "group.partition_loaded",
+            partition=owned.partition,
+            groups=len(seen),
+            ms=round((time.monotonic() - start) * 1000, 1),
+        )
+
+    def unloaded(self, partition: int, owned: OwnedPartition[None] | None) -> None:
+        groups = self._c._groups_of(partition)
+        self._c.machine.unload(groups)
+        self._c._log.info("group.partition_unloaded", partition=partition, groups=len(groups))
+
+    def periodic(self) -> None:
+        """Expire offsets every ``offsets.retention.check.interval.ms``."""
+        c = self._c
+        c.machine.config = c._config()
+        now = now_ms()
+        if now - c._last_expiry >= c.machine.config.offsets_retention_check_interval_ms:
+            c._last_expiry = now
+            removed = c.machine.expire_offsets(now)
+            if removed:
+                c._log.info("group.offsets_expired", count=removed)
 
 
 class GroupCoordinator:
@@ -90,188 +154,73 @@ class GroupCoordinator:
         self._config = config
         self.machine = GroupStateMachine(config(), release, self._write)
         self.machine.write_txn = self._write_txn
-        # partition -> (leader epoch it was loaded for, state)
-        self._partitions: dict[int, tuple[int, _Load]] = {}
-        self._loads: dict[int, asyncio.Task[None]] = {}
         self._heap: list[tuple[int, str]] = []
         self._wake: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._active = False
         self._last_expiry = 0
         self._log = _log.bind(broker_id=broker_id)
+        self._runtime: CoordinatorRuntime[None, set[str]] = CoordinatorRuntime(
+            topic=OFFSETS_TOPIC,
+            event_prefix="group",
+            broker_id=broker_id,
+            image=image,
+            logs=logs,
+            partition_of=lambda group_id, count: java_abs_hash(group_id) % count,
+            log=self._log,
+        )
+        self._runtime.shard = _GroupShard(self)
 
     # ---- lifecycle -----------------------------------------------------------------------
 
     @property
     def active(self) -> bool:
-        return self._active
+        return self._runtime.active
 
     async def start(self) -> None:
-        self._active = True
+        self._runtime.active = True
         self._wake = asyncio.Event()
         self._last_expiry = now_ms()
-        loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._timers()), loop.create_task(self._follow())]
+        self._tasks = [asyncio.get_running_loop().create_task(self._timers())]
+        self._runtime.start()
 
     async def stop(self) -> None:
-        self._active = False
-        tasks = self._tasks + list(self._loads.values())
-        self._tasks, self._loads = [], {}
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        tasks = self._tasks + self._runtime.take_tasks()
+        self._tasks = []
+        await cancel_all(tasks)
         self.machine.unload(list(self.machine.groups))
-        self._partitions.clear()
+        self._runtime.clear()
         self._heap.clear()
 
     # ---- where a group lives -------------------------------------------------------------
 
     def partition_count(self) -> int | None:
-        topic = self._image.topics.get(OFFSETS_TOPIC)
-        if topic is None or not topic.assignment:
-            return None
-        return len(topic.assignment)
+        return self._runtime.partition_count()
 
     def partition_for(self, group_id: str) -> int | None:
-        count = self.partition_count()
-        return None if count is None else java_abs_hash(group_id) % count
+        return self._runtime.partition_for(group_id)
 
     def leader_of(self, partition: int) -> tuple[int, int]:
         """(leader, leader epoch) of an offsets partition, (-1, -1) when unknown."""
-        topic = self._image.topics.get(OFFSETS_TOPIC)
-        state = None if topic is None else topic.partitions.get(partition)
-        return (-1, -1) if state is None else (state.leader, state.leader_epoch)
+        return self._runtime.leader_of(partition)
 
     def status(self, group_id: str) -> int:
         """Kafka's validateGroupStatus after the id check: COORDINATOR_NOT_AVAILABLE while not
         started or without an offsets topic, COORDINATOR_LOAD_IN_PROGRESS while loading the
         group's partition, NOT_COORDINATOR when another broker leads it, else NONE."""
-        if not self._active:
-            return ec.COORDINATOR_NOT_AVAILABLE
-        partition = self.partition_for(group_id)
-        if partition is None:
-            return ec.COORDINATOR_NOT_AVAILABLE
-        state = self._ensure(partition)
-        if state is None:
-            return ec.NOT_COORDINATOR
-        return ec.COORDINATOR_LOAD_IN_PROGRESS if state is _Load.LOADING else ec.NONE
+        return self._runtime.status(group_id)
 
     def owned_loaded(self) -> bool:
         """Whether every partition this broker leads is loaded (ListGroups' check)."""
         count = self.partition_count() or 0
-        return all(self._ensure(p) is not _Load.LOADING for p in range(count))
-
-    def _ensure(self, partition: int) -> _Load | None:
-        leader, epoch = self.leader_of(partition)
-        held = self._partitions.get(partition)
-        if leader != self.broker_id:
-            if held is not None:
-                self._unload(partition)
-            return None
-        if held is not None and held[0] == epoch:
-            return held[1]
-        if held is not None:
-            self._unload(partition)
-        log = self._open(partition)
-        if log.size_bytes <= _LOAD_AT_ONCE_BYTES:
-            # Kafka loads a partition as soon as it becomes its leader, so clients rarely see
-            # LOAD_IN_PROGRESS; a small log (every log of a fresh cluster) is replayed here
-            # at once, in far less time than one slice of the loop.
-            seen: set[str] = set()
-            self._replay(log, log.log_start_offset, now_ms(), seen)
-            self._finish_load(partition, epoch, seen, time.monotonic())
-            return _Load.LOADED
-        self._partitions[partition] = (epoch, _Load.LOADING)
-        self._loads[partition] = asyncio.get_running_loop().create_task(
-            self._load(partition, epoch)
-        )
-        return _Load.LOADING
+        for partition in range(count):  # stops ensuring at the first partition still loading
+            owned = self._runtime.ensure(partition)
+            if owned is not None and owned.state is PartitionState.LOADING:
+                return False
+        return True
 
     def _groups_of(self, partition: int) -> list[str]:
         count = self.partition_count()
         return [g for g in self.machine.groups if count and java_abs_hash(g) % count == partition]
-
-    def _unload(self, partition: int) -> None:
-        task = self._loads.pop(partition, None)
-        if task is not None:
-            task.cancel()
-        self._partitions.pop(partition, None)
-        groups = self._groups_of(partition)
-        self.machine.unload(groups)
-        self._log.info("group.partition_unloaded", partition=partition, groups=len(groups))
-
-    async def _load(self, partition: int, epoch: int) -> None:
-        pacer = Pacer()
-        start = time.monotonic()
-        log = self._open(partition)
-        offset = log.log_start_offset
-        seen: set[str] = set()
-        try:
-            while offset < log.log_end_offset:
-                next_offset = self._replay(log, offset, now_ms(), seen, limit=_READ_BYTES)
-                if next_offset == offset:
-                    break
-                offset = next_offset
-                if pacer.due():
-                    await pacer.pause()
-        except Exception:
-            self._log.exception("group.load_failed", partition=partition)
-        self._finish_load(partition, epoch, seen, start)
-
-    def _replay(
-        self,
-        log: PartitionLog,
-        offset: int,
-        now: int,
-        seen: set[str],
-        limit: int | None = None,
-    ) -> int:
-        """Replay the records from `offset` (one read of `limit` bytes, or to the log end);
-        returns the offset after the last batch replayed."""
-        while offset < log.log_end_offset:
-            data = log.read(offset, limit or _READ_BYTES)
-            if not data:
-                break
-            for batch in iter_batches(data):
-                if batch.last_offset < offset or not isinstance(batch, RecordBatchV2):
-                    continue
-                if batch.is_control:
-                    if batch.records_count:
-                        # A transaction's end: its offsets in this partition's groups.
-                        marker = read_end_txn_marker(batch)
-                        self.machine.complete_txn(batch.producer_id, marker.commit, _always, now)
-                else:
-                    producer = batch.producer_id if batch.is_transactional else None
-                    for record in batch.records():
-                        if record.key is None or record.offset < offset:
-                            continue
-                        self.machine.replay(record.key, record.value, now, producer)
-                        key = decode_key(record.key)
-                        if key is not None:
-                            seen.add(key.group)
-                offset = batch.last_offset + 1
-            if limit is not None:
-                break
-        return offset
-
-    def _finish_load(self, partition: int, epoch: int, seen: set[str], start: float) -> None:
-        self.machine.loaded(seen, now_ms())
-        self._partitions[partition] = (epoch, _Load.LOADED)
-        self._loads.pop(partition, None)
-        for group_id in seen:
-            self.touch(group_id)
-        self._log.info(
-            "group.partition_loaded",
-            partition=partition,
-            groups=len(seen),
-            ms=round((time.monotonic() - start) * 1000, 1),
-        )
-
-    def _open(self, partition: int) -> PartitionLog:
-        topic = self._image.topics.get(OFFSETS_TOPIC)
-        return self._logs.get_or_create(OFFSETS_TOPIC, partition, topic.topic_id if topic else None)
 
     # ---- writing -------------------------------------------------------------------------
 
@@ -305,27 +254,7 @@ class GroupCoordinator:
         leader, epoch = self.leader_of(partition)
         if leader != self.broker_id:
             return ec.NOT_COORDINATOR
-        log = self._open(partition)
-        now = now_ms()
-        with log.append_lock():
-            base = log.log_end_offset
-            batch = encode_batch(
-                [
-                    NewRecord(offset=base + i, timestamp=now, key=key, value=value)
-                    for i, (key, value) in enumerate(records)
-                ],
-                base_offset=base,
-                partition_leader_epoch=epoch,
-                **_transactional(producer),
-            )
-            log.append(
-                batch,
-                base_offset=base,
-                last_offset=base + len(records) - 1,
-                max_timestamp=now,
-                offset_of_max_timestamp=base + len(records) - 1,
-                leader_epoch=epoch,
-            )
+        self._runtime.append(partition, epoch, records, _transactional(producer))
         return ec.NONE
 
     # ---- timers --------------------------------------------------------------------------
@@ -358,26 +287,3 @@ class GroupCoordinator:
             timeout = None if not self._heap else max(self._heap[0][0] - now_ms(), 0) / 1000
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
-
-    async def _follow(self) -> None:
-        """Load the partitions this broker came to lead, drop those it lost, expire offsets."""
-        while True:
-            try:
-                count = self.partition_count() or 0
-                for partition in range(count):
-                    self._ensure(partition)
-                for partition in [p for p in self._partitions if p >= count]:
-                    self._unload(partition)
-                self.machine.config = self._config()
-                now = now_ms()
-                if (
-                    now - self._last_expiry
-                    >= self.machine.config.offsets_retention_check_interval_ms
-                ):
-                    self._last_expiry = now
-                    removed = self.machine.expire_offsets(now)
-                    if removed:
-                        self._log.info("group.offsets_expired", count=removed)
-            except Exception:
-                self._log.exception("group.follow_failed")
-            await asyncio.sleep(_CHECK_INTERVAL_S)

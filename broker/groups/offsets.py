@@ -72,23 +72,9 @@ class GroupOffsets:
         if group.state in (GroupState.STABLE, GroupState.PREPARING_REBALANCE):
             member = group.members[member_id]
             schedule_heartbeat(member, now, member.session_timeout_ms)
-        limit = self.config.offset_metadata_max_bytes
-        codes: dict[TopicPartition, int] = {}
-        good: dict[TopicPartition, CommittedOffset] = {}
-        for tp, value in offsets.items():
-            if len(value.metadata) > limit:
-                codes[tp] = ec.OFFSET_METADATA_TOO_LARGE
-            else:
-                good[tp] = value
+        codes, good = self._within_metadata_limit(offsets)
         if good:
-            records = [
-                (
-                    rec.encode_offset_key(rec.OffsetKey(group_id, tp[0], tp[1])),
-                    self._offset_value(v),
-                )
-                for tp, v in good.items()
-            ]
-            error = self._write(group_id, records)
+            error = self._write(group_id, self._offset_records(group_id, good))
             if error == ec.NONE:
                 group.offsets.update(good)
             codes.update(dict.fromkeys(good, error))
@@ -126,6 +112,21 @@ class GroupOffsets:
         if error != ec.NONE or self.write_txn is None:
             self._drop_if_unused(group)
             return dict.fromkeys(offsets, error if error != ec.NONE else ec.UNKNOWN_SERVER_ERROR)
+        codes, good = self._within_metadata_limit(offsets)
+        if good:
+            records = self._offset_records(group_id, good)
+            error = self.write_txn(group_id, records, producer_id, producer_epoch)
+            if error == ec.NONE:
+                self.pending_txn.add(producer_id, group_id, good)
+            codes.update(dict.fromkeys(good, error))
+        self._drop_if_unused(group)
+        return codes
+
+    def _within_metadata_limit(
+        self, offsets: Mapping[TopicPartition, CommittedOffset]
+    ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, CommittedOffset]]:
+        """OFFSET_METADATA_TOO_LARGE for the partitions whose metadata is over the limit, and
+        the offsets to store."""
         limit = self.config.offset_metadata_max_bytes
         codes: dict[TopicPartition, int] = {}
         good: dict[TopicPartition, CommittedOffset] = {}
@@ -134,20 +135,15 @@ class GroupOffsets:
                 codes[tp] = ec.OFFSET_METADATA_TOO_LARGE
             else:
                 good[tp] = value
-        if good:
-            records = [
-                (
-                    rec.encode_offset_key(rec.OffsetKey(group_id, tp[0], tp[1])),
-                    self._offset_value(v),
-                )
-                for tp, v in good.items()
-            ]
-            error = self.write_txn(group_id, records, producer_id, producer_epoch)
-            if error == ec.NONE:
-                self.pending_txn.add(producer_id, group_id, good)
-            codes.update(dict.fromkeys(good, error))
-        self._drop_if_unused(group)
-        return codes
+        return codes, good
+
+    def _offset_records(
+        self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]
+    ) -> list[Record]:
+        return [
+            (rec.encode_offset_key(rec.OffsetKey(group_id, tp[0], tp[1])), self._offset_value(v))
+            for tp, v in offsets.items()
+        ]
 
     def complete_txn(
         self, producer_id: int, commit: bool, in_partition: Callable[[str], bool], now: int

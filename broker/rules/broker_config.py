@@ -33,7 +33,7 @@ an alter request (`zkbroker.handlers.support.config_alter`), broker loggers
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
 from types import MappingProxyType
@@ -91,6 +91,16 @@ def from_persistent(
             continue
         kept[name] = value
     return kept
+
+
+def configured_int(value: Callable[[str], str | None], name: str, default: int) -> int:
+    """An integer setting from a config lookup (`BrokerConfig.configured`): `default` when it
+    is not set or not a number (the coordinators' settings, read once at their start)."""
+    text = value(name)
+    try:
+        return int(text.strip()) if text is not None else default
+    except ValueError:
+        return default
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from zkbroker.broker.rules.broker_config import configured_int
 from zkbroker.zk_layout.release import Release, release_at_least
 
 
@@ -30,11 +31,7 @@ def txn_config(value: Callable[[str], str | None], release: Release) -> TxnConfi
     """The settings from a broker config lookup (``BrokerConfig.configured``)."""
 
     def num(name: str, default: int) -> int:
-        text = value(name)
-        try:
-            return int(text.strip()) if text is not None else default
-        except ValueError:
-            return default
+        return configured_int(value, name, default)
 
     base = TxnConfig()
     abort_default = base.abort_interval_ms if release_at_least(release, (2, 5)) else 60_000

@@ -19,6 +19,11 @@ transactions older than their timeout (with Kafka's epoch fence) every
 ``transaction.abort.timed.out.transaction.cleanup.interval.ms``, and expires idle ids (a tombstone)
 every ``transaction.remove.expired.transaction.cleanup.interval.ms``.
 
+Which partitions this broker owns, loading, unloading, appending and the follow loop are the
+shared ``zkbroker.broker.coordinator_runtime``'s; this module supplies its shard (`_TxnShard`):
+the data records a load collects, the ids they leave, the markers owed once loaded, and the
+markers to stop writing when a partition moves away.
+
 Decisions run without an ``await`` between the check and the append, so two requests of one id
 never interleave (Kafka holds the metadata lock for the same span).
 
@@ -31,13 +36,17 @@ mode never runs it).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from enum import Enum
 
-from zkbroker.broker.asyncutil import Pacer, now_ms
+from zkbroker.broker.asyncutil import now_ms
+from zkbroker.broker.coordinator_runtime import (
+    CoordinatorRuntime,
+    OwnedPartition,
+    PartitionState,
+    cancel_all,
+)
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes as ec
@@ -46,7 +55,7 @@ from zkbroker.broker.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnTopic,
     AddPartitionsToTxnTransaction,
 )
-from zkbroker.broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
+from zkbroker.broker.protocol.records import RecordBatchV2
 from zkbroker.broker.rules import transaction_decisions as decide
 from zkbroker.broker.rules.transaction_state import (
     IllegalTransition,
@@ -57,7 +66,7 @@ from zkbroker.broker.rules.transaction_state import (
     is_epoch_exhausted,
 )
 from zkbroker.broker.security.inter_broker import InterBrokerSecurity
-from zkbroker.broker.storage import LogManager, PartitionLog
+from zkbroker.broker.storage import LogManager
 from zkbroker.broker.transactions import loading, peer_client
 from zkbroker.broker.transactions import records as rec
 from zkbroker.broker.transactions.config import TxnConfig
@@ -66,23 +75,12 @@ from zkbroker.broker.transactions.marker_writer import MarkerWriter
 from zkbroker.zk_layout.release import Release
 
 TRANSACTION_TOPIC = "__transaction_state"
-_CHECK_INTERVAL_S = 0.2
-_LOAD_AT_ONCE_BYTES = 256 * 1024
-_READ_BYTES = 1 << 20
 
 _log = get_logger(__name__)
 
-
-class _Load(Enum):
-    LOADING = "loading"
-    LOADED = "loaded"
-
-
-@dataclass(slots=True)
-class _Partition:
-    coordinator_epoch: int
-    load: _Load
-    txns: dict[str, TxnMetadata]
+#: A partition this broker coordinates: `epoch` is the coordinator epoch, `data` its ids.
+_Partition = OwnedPartition[dict[str, TxnMetadata]]
+_Entries = list[tuple[bytes | None, bytes | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +109,78 @@ def unknown_partitions(
     }
 
 
+class _TxnShard:
+    """The runtime's shard: a ``__transaction_state`` partition's data records collected, then
+    replayed into its ids (``zkbroker.broker.transactions.loading``); ids found in
+    PrepareCommit/PrepareAbort get their markers written once loaded."""
+
+    # A failed inline replay leaves the partition LOADING (as before the runtime was shared).
+    register_before_inline_replay = True
+
+    def __init__(self, coordinator: TransactionCoordinator) -> None:
+        self._c = coordinator
+
+    def new_data(self) -> dict[str, TxnMetadata]:
+        return {}
+
+    def begin_load(self) -> _Entries:
+        return []
+
+    def replay(self, batch: RecordBatchV2, offset: int, entries: _Entries, now: int) -> None:
+        if not batch.is_control:
+            entries.extend((r.key, r.value) for r in batch.records() if r.offset >= offset)
+
+    def replayed(self, owned: _Partition, entries: _Entries) -> None:
+        owned.data = loading.replay(entries)
+
+    def loaded(self, owned: _Partition, entries: _Entries, start: float) -> None:
+        owing = loading.owing_markers(owned.data)
+        self._c._log.info(
+            "txn.partition_loaded",
+            partition=owned.partition,
+            ids=len(owned.data),
+            owing_markers=len(owing),
+            coordinator_epoch=owned.epoch,
+            ms=round((time.monotonic() - start) * 1000, 1),
+        )
+        for meta in owing:
+            commit = meta.state is TxnState.PREPARE_COMMIT
+            transit = decide.end_txn_appended(
+                meta,
+                meta.producer_id,
+                meta.producer_epoch,
+                commit,
+                owned.epoch,
+                owned.epoch,
+                now_ms(),
+            )
+            if isinstance(transit, TxnTransit):
+                self._c._complete_later(owned.partition, owned, meta, transit, commit)
+
+    def unloaded(self, partition: int, owned: _Partition | None) -> None:
+        """Leadership moved: forget the ids and stop writing their markers (Kafka's
+        removeTransactionsForTxnTopicPartition and removeMarkersForTxnTopicPartition)."""
+        for completion in self._c._completions.pop(partition, set()):
+            completion.cancel()
+        self._c._log.info(
+            "txn.partition_unloaded",
+            partition=partition,
+            ids=0 if owned is None else len(owned.data),
+        )
+
+    def periodic(self) -> None:
+        """Abort timed-out transactions and expire idle ids, each at its interval."""
+        c = self._c
+        cfg = c._config()
+        now = now_ms()
+        if now - c._last_abort >= cfg.abort_interval_ms:
+            c._last_abort = now
+            c._abort_timed_out()
+        if now - c._last_expiry >= cfg.remove_expired_interval_ms:
+            c._last_expiry = now
+            c._expire_ids(cfg)
+
+
 class TransactionCoordinator:
     def __init__(
         self,
@@ -129,11 +199,7 @@ class TransactionCoordinator:
         self._release = release
         self._config = config
         self._producer_ids = producer_ids
-        self._partitions: dict[int, _Partition] = {}
-        self._loads: dict[int, asyncio.Task[None]] = {}
         self._completions: dict[int, set[asyncio.Task[None]]] = {}
-        self._tasks: list[asyncio.Task[None]] = []
-        self._active = False
         self._last_abort = 0
         self._last_expiry = 0
         self._local = local
@@ -151,29 +217,40 @@ class TransactionCoordinator:
             inter_broker, client_id=f"broker-{broker_id}-add-partitions-to-txn-sender"
         )
         self._log = _log.bind(broker_id=broker_id)
+        self._runtime: CoordinatorRuntime[dict[str, TxnMetadata], _Entries] = CoordinatorRuntime(
+            topic=TRANSACTION_TOPIC,
+            event_prefix="txn",
+            broker_id=broker_id,
+            image=image,
+            logs=logs,
+            partition_of=decide.partition_for,
+            log=self._log,
+        )
+        self._runtime.shard = _TxnShard(self)
+        # partition -> the partition as loaded (the runtime's; read only here)
+        self._partitions = self._runtime.partitions
 
     # ---- lifecycle -----------------------------------------------------------------------
 
     @property
     def active(self) -> bool:
-        return self._active
+        return self._runtime.active
+
+    @property
+    def _active(self) -> bool:
+        return self._runtime.active
 
     async def start(self) -> None:
-        self._active = True
+        self._runtime.active = True
         self._last_abort = self._last_expiry = now_ms()
-        self._tasks = [asyncio.get_running_loop().create_task(self._follow())]
+        self._runtime.start()
 
     async def stop(self) -> None:
-        self._active = False
-        tasks = self._tasks + list(self._loads.values())
+        tasks = self._runtime.take_tasks()
         tasks += [t for ts in self._completions.values() for t in ts]
-        self._tasks, self._loads, self._completions = [], {}, {}
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self._partitions.clear()
+        self._completions = {}
+        await cancel_all(tasks)
+        self._runtime.clear()
         # After the tasks: none of them can open a connection again.
         await self.markers.close()
         await self._verify_peers.close()
@@ -181,158 +258,25 @@ class TransactionCoordinator:
     # ---- where an id lives ---------------------------------------------------------------
 
     def partition_count(self) -> int | None:
-        topic = self._image.topics.get(TRANSACTION_TOPIC)
-        if topic is None or not topic.assignment:
-            return None
-        return len(topic.assignment)
+        return self._runtime.partition_count()
 
     def partition_for(self, transactional_id: str) -> int | None:
-        count = self.partition_count()
-        return None if count is None else decide.partition_for(transactional_id, count)
+        return self._runtime.partition_for(transactional_id)
 
     def leader_of(self, partition: int) -> tuple[int, int]:
         """(leader, leader epoch) of a transaction log partition, (-1, -1) when unknown."""
-        topic = self._image.topics.get(TRANSACTION_TOPIC)
-        state = None if topic is None else topic.partitions.get(partition)
-        return (-1, -1) if state is None else (state.leader, state.leader_epoch)
+        return self._runtime.leader_of(partition)
 
     def status(self, transactional_id: str) -> int:
         """getTransactionState's errors: COORDINATOR_NOT_AVAILABLE when inactive or without a
         log, NOT_COORDINATOR when another broker leads the id's partition,
         COORDINATOR_LOAD_IN_PROGRESS while loading it, else NONE."""
-        if not self._active:
-            return ec.COORDINATOR_NOT_AVAILABLE
-        partition = self.partition_for(transactional_id)
-        if partition is None:
-            return ec.COORDINATOR_NOT_AVAILABLE
-        held = self._ensure(partition)
-        if held is None:
-            return ec.NOT_COORDINATOR
-        return ec.COORDINATOR_LOAD_IN_PROGRESS if held.load is _Load.LOADING else ec.NONE
+        return self._runtime.status(transactional_id)
 
     def _metadata(self, transactional_id: str) -> TxnMetadata | None:
         partition = self.partition_for(transactional_id)
         held = None if partition is None else self._partitions.get(partition)
-        return None if held is None else held.txns.get(transactional_id)
-
-    def _ensure(self, partition: int) -> _Partition | None:
-        leader, epoch = self.leader_of(partition)
-        held = self._partitions.get(partition)
-        if leader != self.broker_id:
-            if held is not None:
-                self._unload(partition)
-            return None
-        if held is not None and held.coordinator_epoch == epoch:
-            return held
-        if held is not None:
-            self._unload(partition)
-        log = self._open(partition)
-        held = _Partition(epoch, _Load.LOADING, {})
-        self._partitions[partition] = held
-        if log.size_bytes <= _LOAD_AT_ONCE_BYTES:
-            # A small log (every log of a fresh cluster) is replayed at once: Kafka loads as
-            # soon as it leads, so clients rarely see LOAD_IN_PROGRESS.
-            entries: list[tuple[bytes | None, bytes | None]] = []
-            self._read(log, log.log_start_offset, entries, None)
-            self._finish_load(partition, held, entries, time.monotonic())
-        else:
-            self._loads[partition] = asyncio.get_running_loop().create_task(
-                self._load(partition, held)
-            )
-        return held
-
-    def _unload(self, partition: int) -> None:
-        """Leadership moved: forget the ids and stop writing their markers (Kafka's
-        removeTransactionsForTxnTopicPartition and removeMarkersForTxnTopicPartition)."""
-        task = self._loads.pop(partition, None)
-        if task is not None:
-            task.cancel()
-        for completion in self._completions.pop(partition, set()):
-            completion.cancel()
-        held = self._partitions.pop(partition, None)
-        self._log.info(
-            "txn.partition_unloaded",
-            partition=partition,
-            ids=0 if held is None else len(held.txns),
-        )
-
-    async def _load(self, partition: int, held: _Partition) -> None:
-        pacer = Pacer()
-        start = time.monotonic()
-        log = self._open(partition)
-        offset = log.log_start_offset
-        entries: list[tuple[bytes | None, bytes | None]] = []
-        try:
-            while offset < log.log_end_offset:
-                next_offset = self._read(log, offset, entries, _READ_BYTES)
-                if next_offset == offset:
-                    break
-                offset = next_offset
-                if pacer.due():
-                    await pacer.pause()
-        except Exception:
-            self._log.exception("txn.load_failed", partition=partition)
-        self._loads.pop(partition, None)
-        self._finish_load(partition, held, entries, start)
-
-    @staticmethod
-    def _read(
-        log: PartitionLog,
-        offset: int,
-        entries: list[tuple[bytes | None, bytes | None]],
-        limit: int | None,
-    ) -> int:
-        while offset < log.log_end_offset:
-            data = log.read(offset, limit or _READ_BYTES)
-            if not data:
-                break
-            for batch in iter_batches(data):
-                if batch.last_offset < offset or not isinstance(batch, RecordBatchV2):
-                    continue
-                if not batch.is_control:
-                    entries.extend((r.key, r.value) for r in batch.records() if r.offset >= offset)
-                offset = batch.last_offset + 1
-            if limit is not None:
-                break
-        return offset
-
-    def _finish_load(
-        self,
-        partition: int,
-        held: _Partition,
-        entries: list[tuple[bytes | None, bytes | None]],
-        start: float,
-    ) -> None:
-        held.txns = loading.replay(entries)
-        held.load = _Load.LOADED
-        owing = loading.owing_markers(held.txns)
-        self._log.info(
-            "txn.partition_loaded",
-            partition=partition,
-            ids=len(held.txns),
-            owing_markers=len(owing),
-            coordinator_epoch=held.coordinator_epoch,
-            ms=round((time.monotonic() - start) * 1000, 1),
-        )
-        for meta in owing:
-            commit = meta.state is TxnState.PREPARE_COMMIT
-            transit = decide.end_txn_appended(
-                meta,
-                meta.producer_id,
-                meta.producer_epoch,
-                commit,
-                held.coordinator_epoch,
-                held.coordinator_epoch,
-                now_ms(),
-            )
-            if isinstance(transit, TxnTransit):
-                self._complete_later(partition, held, meta, transit, commit)
-
-    def _open(self, partition: int) -> PartitionLog:
-        topic = self._image.topics.get(TRANSACTION_TOPIC)
-        return self._logs.get_or_create(
-            TRANSACTION_TOPIC, partition, topic.topic_id if topic else None
-        )
+        return None if held is None else held.data.get(transactional_id)
 
     # ---- writing -------------------------------------------------------------------------
 
@@ -345,30 +289,14 @@ class TransactionCoordinator:
         if partition is None or held is None:
             return ec.NOT_COORDINATOR
         leader, epoch = self.leader_of(partition)
-        if leader != self.broker_id or epoch != held.coordinator_epoch:
+        if leader != self.broker_id or epoch != held.epoch:
             return ec.NOT_COORDINATOR
         key = rec.encode_key(transactional_id)
         value = None
         if transit is not None:
             value = rec.encode_value(rec.value_of(transit), rec.value_version(self._release))
-        now = now_ms()
         try:
-            log = self._open(partition)
-            with log.append_lock():
-                base = log.log_end_offset
-                batch = encode_batch(
-                    [NewRecord(offset=base, timestamp=now, key=key, value=value)],
-                    base_offset=base,
-                    partition_leader_epoch=epoch,
-                )
-                log.append(
-                    batch,
-                    base_offset=base,
-                    last_offset=base,
-                    max_timestamp=now,
-                    offset_of_max_timestamp=base,
-                    leader_epoch=epoch,
-                )
+            self._runtime.append(partition, epoch, [(key, value)])
         except Exception:
             # A storage failure: Kafka maps KAFKA_STORAGE_ERROR of this append to NOT_COORDINATOR.
             self._log.exception("txn.append_failed", partition=partition)
@@ -427,7 +355,7 @@ class TransactionCoordinator:
         if result.metadata is not None:
             partition = self.partition_for(transactional_id)
             assert partition is not None
-            self._partitions[partition].txns[transactional_id] = result.metadata
+            self._partitions[partition].data[transactional_id] = result.metadata
             meta = result.metadata
         if result.error != ec.NONE or result.transit is None or meta is None:
             return InitAnswer(result.error)
@@ -599,7 +527,7 @@ class TransactionCoordinator:
         if partition is None or held is None:
             meta.abandon_transition(result.epoch_fence)
             return ec.NOT_COORDINATOR
-        epoch_at_append = held.coordinator_epoch
+        epoch_at_append = held.epoch
         error = self._write(meta, result.transit, result.epoch_fence)
         if error != ec.NONE:
             return error
@@ -616,7 +544,7 @@ class TransactionCoordinator:
             result.transit.producer_epoch,
             commit,
             epoch_at_append,
-            held.coordinator_epoch,
+            held.epoch,
             now_ms(),
         )
         if isinstance(complete, int):
@@ -647,7 +575,7 @@ class TransactionCoordinator:
                 sorted(meta.partitions),
                 producer_id=transit.producer_id,
                 producer_epoch=transit.producer_epoch,
-                coordinator_epoch=held.coordinator_epoch,
+                coordinator_epoch=held.epoch,
                 commit=commit,
                 still_owner=lambda: self._owns(meta.transactional_id, held),
             )
@@ -671,7 +599,7 @@ class TransactionCoordinator:
             self._active
             and partition is not None
             and self._partitions.get(partition) is held
-            and self.leader_of(partition) == (self.broker_id, held.coordinator_epoch)
+            and self.leader_of(partition) == (self.broker_id, held.epoch)
         )
 
     # ---- admin ---------------------------------------------------------------------------
@@ -695,14 +623,13 @@ class TransactionCoordinator:
         removed) are never listed."""
         if not self._active:
             return ec.COORDINATOR_NOT_AVAILABLE, []
-        count = self.partition_count() or 0
-        held = [h for h in (self._ensure(p) for p in range(count)) if h is not None]
-        if any(h.load is _Load.LOADING for h in held):
+        held = self._runtime.owned()
+        if any(h.state is PartitionState.LOADING for h in held):
             return ec.COORDINATOR_LOAD_IN_PROGRESS, []
         now = now_ms()
         found = []
         for h in held:
-            for meta in h.txns.values():
+            for meta in h.data.values():
                 if meta.state is TxnState.DEAD:
                     continue
                 if producer_ids and meta.producer_id not in producer_ids:
@@ -720,9 +647,9 @@ class TransactionCoordinator:
         """abortTimedOutTransactions: fence and abort every transaction past its timeout."""
         now = now_ms()
         for held in list(self._partitions.values()):
-            if held.load is not _Load.LOADED:
+            if held.state is not PartitionState.LOADED:
                 continue
-            for meta in decide.timed_out(list(held.txns.values()), now):
+            for meta in decide.timed_out(list(held.data.values()), now):
                 result = decide.abort_timed_out(meta, meta.producer_id, now, self._release)
                 if result.transit is None:
                     continue
@@ -747,8 +674,8 @@ class TransactionCoordinator:
             transit.producer_id,
             transit.producer_epoch,
             False,
-            held.coordinator_epoch,
-            held.coordinator_epoch,
+            held.epoch,
+            held.epoch,
             now_ms(),
         )
         if isinstance(complete, TxnTransit):
@@ -759,32 +686,12 @@ class TransactionCoordinator:
         transactional.id.expiration.ms, then forget them."""
         now = now_ms()
         for held in list(self._partitions.values()):
-            if held.load is not _Load.LOADED:
+            if held.state is not PartitionState.LOADED:
                 continue
-            for meta in decide.expired(list(held.txns.values()), now, cfg.id_expiration_ms):
+            for meta in decide.expired(list(held.data.values()), now, cfg.id_expiration_ms):
                 meta.prepare_dead()
                 if self._append(meta.transactional_id, None) == ec.NONE:
-                    held.txns.pop(meta.transactional_id, None)
+                    held.data.pop(meta.transactional_id, None)
                     self._log.info("txn.id_expired", transactional_id=meta.transactional_id)
                 else:
                     meta.abandon_transition()
-
-    async def _follow(self) -> None:
-        while True:
-            try:
-                count = self.partition_count() or 0
-                for partition in range(count):
-                    self._ensure(partition)
-                for partition in [p for p in self._partitions if p >= count]:
-                    self._unload(partition)
-                cfg = self._config()
-                now = now_ms()
-                if now - self._last_abort >= cfg.abort_interval_ms:
-                    self._last_abort = now
-                    self._abort_timed_out()
-                if now - self._last_expiry >= cfg.remove_expired_interval_ms:
-                    self._last_expiry = now
-                    self._expire_ids(cfg)
-            except Exception:
-                self._log.exception("txn.follow_failed")
-            await asyncio.sleep(_CHECK_INTERVAL_S)

@@ -1,0 +1,328 @@
+"""The partitions of a coordinator's internal topic: the runtime both coordinators share.
+
+In the spirit of Kafka's ``CoordinatorRuntime`` / ``CoordinatorShard``: a key (a
+group id, a transactional id) belongs to one partition of an internal topic
+(``__consumer_offsets``, ``__transaction_state``) and its coordinator is that partition's
+leader. The runtime owns the partitions: which ones this broker leads (read from the metadata
+image, on every request and by a periodic follow loop), loading one when it becomes led
+(replaying its log; LOADING meanwhile, which callers answer as COORDINATOR_LOAD_IN_PROGRESS),
+unloading it when leadership moves away, and appending a batch to it. What a record means is
+the shard's: the runtime hands it every record batch it replays and tells it when a partition is
+loaded or unloaded (`CoordinatorShard`).
+
+A small log (every log of a fresh cluster) is replayed at once when leadership is found, as
+Kafka loads a partition as soon as it leads it, so clients rarely see LOAD_IN_PROGRESS; a
+larger one is replayed by a task in slices (``zkbroker.broker.asyncutil.Pacer``) of one read
+each, so a long log does not hold the event loop.
+
+Deliberately not here: what the records mean and the checks before an append (the shards and
+their coordinators: ``zkbroker.broker.groups``, ``zkbroker.broker.transactions``), creating the
+internal topics (``zkbroker.handlers.find_coordinator``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Generic, Protocol, TypeVar
+
+from zkbroker.broker.asyncutil import Pacer, now_ms
+from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
+from zkbroker.broker.storage import LogManager, PartitionLog
+
+#: The follow loop's period (seconds).
+CHECK_INTERVAL_S = 0.2
+#: A log this small is replayed inline when leadership is found (no LOAD_IN_PROGRESS).
+LOAD_AT_ONCE_BYTES = 256 * 1024
+#: One read of a replay (one slice of a paced load).
+READ_BYTES = 1 << 20
+
+D = TypeVar("D")
+A = TypeVar("A")
+
+
+class PartitionState(Enum):
+    LOADING = "loading"
+    LOADED = "loaded"
+
+
+@dataclass(slots=True, eq=False)
+class OwnedPartition(Generic[D]):
+    """A partition this broker leads: the leader epoch it was loaded for (the coordinator
+    epoch), its state, and the shard's data for it."""
+
+    partition: int
+    epoch: int
+    state: PartitionState
+    data: D
+
+
+class CoordinatorShard(Protocol[D, A]):
+    """What a coordinator supplies to the runtime. A load runs `begin_load` once, then
+    `replay` for every data or control batch read (in offset order, with the offset the read
+    started from: records before it were replayed already), then `replayed`, after which the
+    runtime marks the partition LOADED, then `loaded`."""
+
+    #: Replaying a small log inline, the partition is registered (LOADING) before the replay
+    #: rather than after it (a failed inline replay then leaves it LOADING, not unowned).
+    register_before_inline_replay: bool
+
+    def new_data(self) -> D:
+        """The shard's data of a partition about to load."""
+        ...
+
+    def begin_load(self) -> A:
+        """What one load accumulates while replaying."""
+        ...
+
+    def replay(self, batch: RecordBatchV2, offset: int, acc: A, now: int) -> None: ...
+
+    def replayed(self, owned: OwnedPartition[D], acc: A) -> None: ...
+
+    def loaded(self, owned: OwnedPartition[D], acc: A, start: float) -> None:
+        """The partition is LOADED (`start`: `time.monotonic()` when its load began)."""
+        ...
+
+    def unloaded(self, partition: int, owned: OwnedPartition[D] | None) -> None:
+        """Leadership moved away (or the topic shrank): forget the partition's keys."""
+        ...
+
+    def periodic(self) -> None:
+        """The follow loop's own work after following leadership (expiry, timeouts)."""
+        ...
+
+
+class CoordinatorRuntime(Generic[D, A]):
+    def __init__(
+        self,
+        *,
+        topic: str,
+        event_prefix: str,
+        broker_id: int,
+        image: MetadataImage,
+        logs: LogManager,
+        partition_of: Callable[[str, int], int],
+        log: Any,
+    ) -> None:
+        self.topic = topic
+        self.broker_id = broker_id
+        self.shard: CoordinatorShard[D, A] | None = None
+        self.active = False
+        #: partition -> the partition as loaded (LOADING or LOADED); read it, never write it.
+        self.partitions: dict[int, OwnedPartition[D]] = {}
+        self._prefix = event_prefix
+        self._image = image
+        self._logs = logs
+        self._partition_of = partition_of
+        self._loads: dict[int, asyncio.Task[None]] = {}
+        self._follow_task: asyncio.Task[None] | None = None
+        self._log = log
+
+    def _shard(self) -> CoordinatorShard[D, A]:
+        assert self.shard is not None, "the coordinator sets the runtime's shard"
+        return self.shard
+
+    # ---- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Active, and the follow loop started (call from the coordinator's start)."""
+        self.active = True
+        self._follow_task = asyncio.get_running_loop().create_task(self._follow())
+
+    def take_tasks(self) -> list[asyncio.Task[None]]:
+        """Inactive; the follow loop and the running loads, for the caller to cancel (with its
+        own tasks, `cancel_all`) before `clear`."""
+        self.active = False
+        tasks = [] if self._follow_task is None else [self._follow_task]
+        tasks += list(self._loads.values())
+        self._follow_task, self._loads = None, {}
+        return tasks
+
+    def clear(self) -> None:
+        self.partitions.clear()
+
+    # ---- where a key lives ---------------------------------------------------------------
+
+    def partition_count(self) -> int | None:
+        topic = self._image.topics.get(self.topic)
+        if topic is None or not topic.assignment:
+            return None
+        return len(topic.assignment)
+
+    def partition_for(self, key: str) -> int | None:
+        count = self.partition_count()
+        return None if count is None else self._partition_of(key, count)
+
+    def leader_of(self, partition: int) -> tuple[int, int]:
+        """(leader, leader epoch) of a partition of the topic, (-1, -1) when unknown."""
+        topic = self._image.topics.get(self.topic)
+        state = None if topic is None else topic.partitions.get(partition)
+        return (-1, -1) if state is None else (state.leader, state.leader_epoch)
+
+    def status(self, key: str) -> int:
+        """COORDINATOR_NOT_AVAILABLE while not started or without the topic, NOT_COORDINATOR
+        when another broker leads the key's partition, COORDINATOR_LOAD_IN_PROGRESS while
+        loading it, else NONE."""
+        if not self.active:
+            return ec.COORDINATOR_NOT_AVAILABLE
+        partition = self.partition_for(key)
+        if partition is None:
+            return ec.COORDINATOR_NOT_AVAILABLE
+        owned = self.ensure(partition)
+        if owned is None:
+            return ec.NOT_COORDINATOR
+        return ec.COORDINATOR_LOAD_IN_PROGRESS if owned.state is PartitionState.LOADING else ec.NONE
+
+    def owned(self) -> list[OwnedPartition[D]]:
+        """Every partition this broker leads, as `ensure` finds it now."""
+        count = self.partition_count() or 0
+        return [o for o in (self.ensure(p) for p in range(count)) if o is not None]
+
+    # ---- loading and unloading -----------------------------------------------------------
+
+    def ensure(self, partition: int) -> OwnedPartition[D] | None:
+        """The partition if this broker leads it, loaded or loading (a load starts when this
+        broker came to lead it, or at a new leader epoch); None, unloading it, if not."""
+        leader, epoch = self.leader_of(partition)
+        owned = self.partitions.get(partition)
+        if leader != self.broker_id:
+            if owned is not None:
+                self.unload(partition)
+            return None
+        if owned is not None and owned.epoch == epoch:
+            return owned
+        if owned is not None:
+            self.unload(partition)
+        shard = self._shard()
+        log = self.open(partition)
+        owned = OwnedPartition(partition, epoch, PartitionState.LOADING, shard.new_data())
+        if log.size_bytes <= LOAD_AT_ONCE_BYTES:
+            if shard.register_before_inline_replay:
+                self.partitions[partition] = owned
+            acc = shard.begin_load()
+            self._replay(log, log.log_start_offset, acc, now_ms(), None)
+            self._finish_load(owned, acc, time.monotonic())
+            return owned
+        self.partitions[partition] = owned
+        self._loads[partition] = asyncio.get_running_loop().create_task(self._load(owned))
+        return owned
+
+    def unload(self, partition: int) -> None:
+        task = self._loads.pop(partition, None)
+        if task is not None:
+            task.cancel()
+        owned = self.partitions.pop(partition, None)
+        self._shard().unloaded(partition, owned)
+
+    async def _load(self, owned: OwnedPartition[D]) -> None:
+        pacer = Pacer()
+        start = time.monotonic()
+        log = self.open(owned.partition)
+        offset = log.log_start_offset
+        acc = self._shard().begin_load()
+        try:
+            while offset < log.log_end_offset:
+                next_offset = self._replay(log, offset, acc, now_ms(), READ_BYTES)
+                if next_offset == offset:
+                    break
+                offset = next_offset
+                if pacer.due():
+                    await pacer.pause()
+        except Exception:
+            self._log.exception(f"{self._prefix}.load_failed", partition=owned.partition)
+        self._loads.pop(owned.partition, None)
+        self._finish_load(owned, acc, start)
+
+    def _replay(self, log: PartitionLog, offset: int, acc: A, now: int, limit: int | None) -> int:
+        """Replay the batches from `offset` (one read of `limit` bytes, or to the log end);
+        returns the offset after the last batch replayed."""
+        shard = self._shard()
+        while offset < log.log_end_offset:
+            data = log.read(offset, limit or READ_BYTES)
+            if not data:
+                break
+            for batch in iter_batches(data):
+                if batch.last_offset < offset or not isinstance(batch, RecordBatchV2):
+                    continue
+                shard.replay(batch, offset, acc, now)
+                offset = batch.last_offset + 1
+            if limit is not None:
+                break
+        return offset
+
+    def _finish_load(self, owned: OwnedPartition[D], acc: A, start: float) -> None:
+        shard = self._shard()
+        shard.replayed(owned, acc)
+        owned.state = PartitionState.LOADED
+        self.partitions[owned.partition] = owned
+        shard.loaded(owned, acc, start)
+
+    def open(self, partition: int) -> PartitionLog:
+        topic = self._image.topics.get(self.topic)
+        return self._logs.get_or_create(self.topic, partition, topic.topic_id if topic else None)
+
+    # ---- writing -------------------------------------------------------------------------
+
+    def append(
+        self,
+        partition: int,
+        leader_epoch: int,
+        records: Sequence[tuple[bytes | None, bytes | None]],
+        batch_fields: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Append the records as one batch stamped with `leader_epoch` (the caller checked
+        leadership); `batch_fields` are `encode_batch`'s (a transactional batch's producer)."""
+        now = now_ms()
+        log = self.open(partition)
+        with log.append_lock():
+            base = log.log_end_offset
+            batch = encode_batch(
+                [
+                    NewRecord(offset=base + i, timestamp=now, key=key, value=value)
+                    for i, (key, value) in enumerate(records)
+                ],
+                base_offset=base,
+                partition_leader_epoch=leader_epoch,
+                **(batch_fields or {}),
+            )
+            log.append(
+                batch,
+                base_offset=base,
+                last_offset=base + len(records) - 1,
+                max_timestamp=now,
+                offset_of_max_timestamp=base + len(records) - 1,
+                leader_epoch=leader_epoch,
+            )
+
+    # ---- the follow loop -----------------------------------------------------------------
+
+    async def _follow(self) -> None:
+        """Load the partitions this broker came to lead, drop those it lost, then the shard's
+        periodic work."""
+        while True:
+            try:
+                count = self.partition_count() or 0
+                for partition in range(count):
+                    self.ensure(partition)
+                for partition in [p for p in self.partitions if p >= count]:
+                    self.unload(partition)
+                self._shard().periodic()
+            except Exception:
+                self._log.exception(f"{self._prefix}.follow_failed")
+            await asyncio.sleep(CHECK_INTERVAL_S)
+
+
+async def cancel_all(tasks: Iterable[asyncio.Task[None]]) -> None:
+    """Cancel the tasks, then wait for each to end (its failure ignored)."""
+    tasks = list(tasks)
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
