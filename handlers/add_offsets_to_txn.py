@@ -20,7 +20,7 @@ from zkbroker.broker.protocol.messages.add_offsets_to_txn import (
     AddOffsetsToTxnRequest,
     AddOffsetsToTxnResponse,
 )
-from zkbroker.broker.rules.transaction_decisions import fenced_error, partition_for
+from zkbroker.broker.rules.transactions.decisions import fenced_error, partition_for
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.group_coordination import coordinator as group_coordinator

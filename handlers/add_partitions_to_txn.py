@@ -37,8 +37,8 @@ from zkbroker.broker.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnTopicResult,
     AddPartitionsToTxnTransaction,
 )
-from zkbroker.broker.rules.transaction_decisions import fenced_error
-from zkbroker.broker.rules.transaction_state import TopicPartition
+from zkbroker.broker.rules.transactions.decisions import fenced_error
+from zkbroker.broker.rules.transactions.state import TopicPartition
 from zkbroker.broker.transactions.coordinator import unknown_partitions
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import re
 
-from zkbroker.broker.groups.classic_group import ClassicGroup, GroupState
 from zkbroker.broker.groups.zk_registry import (
     ASSIGNMENT_STRATEGY,
     DEAD,
@@ -48,6 +47,7 @@ from zkbroker.broker.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
     DescribeGroupsResponse,
 )
+from zkbroker.broker.rules.groups.classic_group import ClassicGroup, GroupState
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.group_coordination import (

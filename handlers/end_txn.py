@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
-from zkbroker.broker.rules.transaction_decisions import fenced_error
+from zkbroker.broker.rules.transactions.decisions import fenced_error
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 

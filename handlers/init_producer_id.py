@@ -16,7 +16,7 @@ Kafka 3.9's flow (`KafkaApis.handleInitProducerIdRequest`,
   (CONCURRENT_TRANSACTIONS: the client retries); v3+ checks the producer id and epoch the
   request names (KIP-360);
 * PRODUCER_FENCED is INVALID_PRODUCER_EPOCH for requests below v4 and releases before 2.7
-  (`zkbroker.broker.rules.transaction_decisions.fenced_error`).
+  (`zkbroker.broker.rules.transactions.decisions.fenced_error`).
 
 Authorization first (with an authorizer): a transactional id needs WRITE on it
 (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); without one, IDEMPOTENT_WRITE on the cluster or WRITE
@@ -32,7 +32,7 @@ from zkbroker.broker.protocol.messages.init_producer_id import (
     InitProducerIdRequest,
     InitProducerIdResponse,
 )
-from zkbroker.broker.rules.transaction_decisions import fenced_error
+from zkbroker.broker.rules.transactions.decisions import fenced_error
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 

@@ -4,7 +4,8 @@ Kafka 3.9's ``KafkaApis.handleJoinGroupRequest`` and ``GroupCoordinator.handleJo
 a null or empty group id is INVALID_GROUP_ID; then COORDINATOR_NOT_AVAILABLE /
 COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR; a session timeout outside
 [group.min.session.timeout.ms, group.max.session.timeout.ms] is INVALID_SESSION_TIMEOUT; the
-rest is the coordinator's (``zkbroker.broker.groups.state_machine``): MEMBER_ID_REQUIRED for a new
+rest is the coordinator's (``zkbroker.broker.rules.groups.state_machine``): MEMBER_ID_REQUIRED
+for a new
 member from v4 (KIP-394), static members (v5+, KIP-345, FENCED_INSTANCE_ID), GROUP_MAX_SIZE_REACHED,
 INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID. The answer waits for the rebalance to complete
 (group.initial.rebalance.delay.ms for a group that was empty, else until every member rejoined
@@ -23,7 +24,6 @@ from __future__ import annotations
 import asyncio
 
 from zkbroker.broker.asyncutil import now_ms
-from zkbroker.broker.groups.classic_group import JoinResult
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.join_group import (
@@ -31,6 +31,7 @@ from zkbroker.broker.protocol.messages.join_group import (
     JoinGroupResponse,
     JoinGroupResponseMember,
 )
+from zkbroker.broker.rules.groups.classic_group import JoinResult
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.group_coordination import coordinator, membership_status

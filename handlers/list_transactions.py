@@ -20,7 +20,7 @@ from zkbroker.broker.protocol.messages.list_transactions import (
     ListTransactionsResponse,
     TransactionState,
 )
-from zkbroker.broker.rules.transaction_state import TxnState
+from zkbroker.broker.rules.transactions.state import TxnState
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 

@@ -31,7 +31,6 @@ generations); registry groups ignore group_instance_id.
 from __future__ import annotations
 
 from zkbroker.broker.asyncutil import now_ms
-from zkbroker.broker.groups.classic_group import CommittedOffset
 from zkbroker.broker.groups.zk_registry import ConsumerGroup, load_groups, storable, write_offsets
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.offset_commit import (
@@ -40,6 +39,7 @@ from zkbroker.broker.protocol.messages.offset_commit import (
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
 )
+from zkbroker.broker.rules.groups.classic_group import CommittedOffset
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.group_coordination import (

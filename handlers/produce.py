@@ -30,7 +30,7 @@ from zkbroker.broker.rules.log_validation import (
     validate_append,
 )
 from zkbroker.broker.rules.producer_state import ProducerBatch, last_sequence, verification_error
-from zkbroker.broker.rules.transaction_state import TopicPartition
+from zkbroker.broker.rules.transactions.state import TopicPartition
 from zkbroker.broker.storage import PartitionLog
 from zkbroker.handlers.context import NoResponse, RequestContext
 from zkbroker.handlers.support import authorization as auth

@@ -19,9 +19,9 @@ from __future__ import annotations
 import asyncio
 
 from zkbroker.broker.asyncutil import now_ms
-from zkbroker.broker.groups.classic_group import SyncResult
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from zkbroker.broker.rules.groups.classic_group import SyncResult
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.group_coordination import coordinator, membership_status

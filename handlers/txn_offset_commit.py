@@ -27,7 +27,6 @@ Deliberately not here: ZooKeeper-registry groups (transactional offsets live onl
 from __future__ import annotations
 
 from zkbroker.broker.asyncutil import now_ms
-from zkbroker.broker.groups.classic_group import CommittedOffset
 from zkbroker.broker.groups.coordinator import OFFSETS_TOPIC
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.txn_offset_commit import (
@@ -36,6 +35,7 @@ from zkbroker.broker.protocol.messages.txn_offset_commit import (
     TxnOffsetCommitResponsePartition,
     TxnOffsetCommitResponseTopic,
 )
+from zkbroker.broker.rules.groups.classic_group import CommittedOffset
 from zkbroker.broker.rules.producer_state import verification_error
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth

@@ -20,7 +20,7 @@ expiry) and runs the state machine's `tick`; the runtime's periodic task that fo
 also expires offsets every ``offsets.retention.check.interval.ms``. Loading runs in slices
 (``zkbroker.broker.asyncutil.Pacer``) so a long log does not hold the event loop.
 
-Deliberately not here: the decisions (``zkbroker.broker.groups.state_machine``), the wire
+Deliberately not here: the decisions (``zkbroker.broker.rules.groups.state_machine``), the wire
 (``handlers``), creating the offsets topic (``zkbroker.handlers.find_coordinator``), compaction (the
 log cleaner's, ``zkbroker.broker.storage.cleaner``, run by the retention pass; loading replays what
 it kept).
@@ -42,15 +42,15 @@ from zkbroker.broker.coordinator_runtime import (
     PartitionState,
     cancel_all,
 )
-from zkbroker.broker.groups.config import GroupConfig, Record
-from zkbroker.broker.groups.records import decode_key
-from zkbroker.broker.groups.state_machine import GroupStateMachine
 from zkbroker.broker.groups.zk_registry import java_abs_hash
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.records import RecordBatchV2
 from zkbroker.broker.protocol.records.control import read_end_txn_marker
+from zkbroker.broker.rules.groups.config import CoordinatorRecord, GroupConfig
+from zkbroker.broker.rules.groups.offsets_topic_codec import decode_key
+from zkbroker.broker.rules.groups.state_machine import GroupStateMachine
 from zkbroker.broker.storage import LogManager
 from zkbroker.zk_layout.release import Release
 
@@ -235,14 +235,18 @@ class GroupCoordinator:
             self.touch(group_id)
 
     def _write_txn(
-        self, group_id: str, records: Sequence[Record], producer_id: int, producer_epoch: int
+        self,
+        group_id: str,
+        records: Sequence[CoordinatorRecord],
+        producer_id: int,
+        producer_epoch: int,
     ) -> int:
         return self._write(group_id, records, producer=(producer_id, producer_epoch))
 
     def _write(
         self,
         group_id: str,
-        records: Sequence[Record],
+        records: Sequence[CoordinatorRecord],
         producer: tuple[int, int] | None = None,
     ) -> int:
         """Append the records as one batch to the group's partition, if this broker still

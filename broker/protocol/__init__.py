@@ -21,18 +21,18 @@ from __future__ import annotations
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.api_keys import API_KEYS, ApiKey
 from zkbroker.broker.protocol.codec import decode_message, encode_message
-from zkbroker.broker.protocol.envelope import (
+from zkbroker.broker.protocol.errors import CodecError
+from zkbroker.broker.protocol.headers import decode_request_header
+from zkbroker.broker.protocol.jsonable import message_to_dict
+from zkbroker.broker.protocol.messages import API_SPECS
+from zkbroker.broker.protocol.messages.headers import RequestHeader, ResponseHeader
+from zkbroker.broker.protocol.request_codec import (
     decode_request,
     decode_request_body,
     decode_response,
     encode_request,
     encode_response,
 )
-from zkbroker.broker.protocol.errors import CodecError
-from zkbroker.broker.protocol.headers import decode_request_header
-from zkbroker.broker.protocol.jsonable import message_to_dict
-from zkbroker.broker.protocol.messages import API_SPECS
-from zkbroker.broker.protocol.messages.headers import RequestHeader, ResponseHeader
 from zkbroker.broker.protocol.schema import ApiSpec
 
 __all__ = [

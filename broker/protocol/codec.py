@@ -6,7 +6,7 @@ use, and run it. If the fast path raises anything at all, the same input goes th
 ``checked`` codec, whose ``CodecError`` names the field path and offset; nothing else escapes.
 
 Deliberately not here: header-version rules and request/response framing (``headers``,
-``envelope``), and the wire logic itself (``compiler``, ``checked``).
+``request_codec``), and the wire logic itself (``compiler``, ``checked``).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ Close reasons are sentences for the log line the listener writes; see
 `docs/kafka-behaviour.md` §0 for the plumbing these rules come from.
 
 Deliberately not here: sockets, the handler table itself (the caller passes its ranges),
-decoding of bodies (`zkbroker.broker.protocol.envelope`), and TLS/SASL framing.
+decoding of bodies (`zkbroker.broker.protocol.request_codec`), and TLS/SASL framing.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from dataclasses import dataclass
 
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.api_keys import ApiKey
-from zkbroker.broker.protocol.envelope import encode_response
 from zkbroker.broker.protocol.messages import API_SPECS
 from zkbroker.broker.protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
 from zkbroker.broker.protocol.messages.headers import RequestHeader
+from zkbroker.broker.protocol.request_codec import encode_response
 
 SIZE_BYTES = 4
 

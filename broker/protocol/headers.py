@@ -10,7 +10,7 @@ The header version is not in the message specs; Kafka's generator decides it:
   response header is always v0, so that any client can read the reply to a probe.
 
 Deliberately not here: body encoding (``codec``) and the request/response entry points that
-combine header and body (``envelope``).
+combine header and body (``request_codec``).
 """
 
 from __future__ import annotations

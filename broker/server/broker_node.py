@@ -37,12 +37,12 @@ import contextlib
 
 from zkbroker.broker.controller.controller import Controller, ControllerElector, EventObserver
 from zkbroker.broker.groups.coordinator import GroupCoordinator
-from zkbroker.broker.groups.state_machine import group_config
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.rules.broker_config import BrokerConfig
 from zkbroker.broker.rules.broker_loggers import BrokerLoggers
 from zkbroker.broker.rules.fetch_sessions import FetchSessionCache
+from zkbroker.broker.rules.groups.state_machine import group_config
 from zkbroker.broker.security.authorizer import AclAuthorizer, authorizer_configured, config_from
 from zkbroker.broker.security.credential_cache import CredentialCache
 from zkbroker.broker.security.delegation_tokens import DelegationTokenManager, TokenConfig

@@ -28,7 +28,7 @@ Decisions run without an ``await`` between the check and the append, so two requ
 never interleave (Kafka holds the metadata lock for the same span).
 
 Deliberately not here: the decisions and error codes
-(``zkbroker.broker.rules.transaction_decisions``), the wire (``handlers``), creating
+(``zkbroker.broker.rules.transactions.decisions``), the wire (``handlers``), creating
 ``__transaction_state`` (``zkbroker.handlers.find_coordinator``), TV2 (KIP-890 part 2; ZooKeeper
 mode never runs it).
 """
@@ -56,8 +56,8 @@ from zkbroker.broker.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnTransaction,
 )
 from zkbroker.broker.protocol.records import RecordBatchV2
-from zkbroker.broker.rules import transaction_decisions as decide
-from zkbroker.broker.rules.transaction_state import (
+from zkbroker.broker.rules.transactions import decisions as decide
+from zkbroker.broker.rules.transactions.state import (
     IllegalTransition,
     TopicPartition,
     TxnMetadata,
@@ -68,7 +68,7 @@ from zkbroker.broker.rules.transaction_state import (
 from zkbroker.broker.security.inter_broker import InterBrokerSecurity
 from zkbroker.broker.storage import LogManager
 from zkbroker.broker.transactions import loading, peer_client
-from zkbroker.broker.transactions import records as rec
+from zkbroker.broker.transactions import transaction_log_codec as rec
 from zkbroker.broker.transactions.config import TxnConfig
 from zkbroker.broker.transactions.local_brokers import LocalBrokers
 from zkbroker.broker.transactions.marker_writer import MarkerWriter

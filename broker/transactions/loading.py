@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from zkbroker.broker.log import get_logger
-from zkbroker.broker.rules.transaction_state import IllegalTransition, TxnMetadata, TxnState
-from zkbroker.broker.transactions import records as rec
+from zkbroker.broker.rules.transactions.state import IllegalTransition, TxnMetadata, TxnState
+from zkbroker.broker.transactions import transaction_log_codec as rec
 
 _log = get_logger(__name__)
 

@@ -35,7 +35,7 @@ from zkbroker.broker.protocol.messages.write_txn_markers import (
     WritableTxnMarkerTopic,
     WriteTxnMarkersRequest,
 )
-from zkbroker.broker.rules.transaction_state import TopicPartition
+from zkbroker.broker.rules.transactions.state import TopicPartition
 from zkbroker.broker.storage import LogManager
 from zkbroker.broker.transactions import peer_client
 from zkbroker.broker.transactions.local_brokers import LocalBrokers

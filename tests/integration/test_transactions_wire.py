@@ -22,7 +22,7 @@ from zkbroker.broker.protocol.messages.end_txn import EndTxnRequest
 from zkbroker.broker.protocol.messages.find_coordinator import FindCoordinatorRequest
 from zkbroker.broker.protocol.messages.init_producer_id import InitProducerIdRequest
 from zkbroker.broker.protocol.messages.list_transactions import ListTransactionsRequest
-from zkbroker.broker.rules.transaction_decisions import partition_for
+from zkbroker.broker.rules.transactions.decisions import partition_for
 from zkbroker.broker.toolkit.wire import WireClient
 
 TXN = "txn-wire"

@@ -13,16 +13,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from zkbroker.broker.groups.classic_group import (
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.rules.groups.classic_group import (
     ClassicGroup,
     CommittedOffset,
     GroupState,
     JoinResult,
     SyncResult,
 )
-from zkbroker.broker.groups.records import GroupKey, decode_group_value, decode_key
-from zkbroker.broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
-from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.rules.groups.offsets_topic_codec import (
+    GroupKey,
+    decode_group_value,
+    decode_key,
+)
+from zkbroker.broker.rules.groups.state_machine import (
+    CoordinatorRecord,
+    GroupConfig,
+    GroupStateMachine,
+)
 
 SESSION = 10_000
 REBALANCE = 30_000
@@ -33,10 +41,10 @@ class Harness:
 
     def __init__(self, **config: int) -> None:
         config.setdefault("initial_rebalance_delay_ms", 0)
-        self.writes: list[tuple[str, list[Record]]] = []
+        self.writes: list[tuple[str, list[CoordinatorRecord]]] = []
         self.m = GroupStateMachine(GroupConfig(**config), (3, 9), self._write)
 
-    def _write(self, group: str, records: Sequence[Record]) -> int:
+    def _write(self, group: str, records: Sequence[CoordinatorRecord]) -> int:
         self.writes.append((group, list(records)))
         return ec.NONE
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from zkbroker.broker.groups.classic_group import GroupState, JoinResult, SyncResult
-from zkbroker.broker.groups.records import OffsetKey, decode_key, decode_offset_value
-from zkbroker.broker.groups.state_machine import GroupConfig, GroupStateMachine
 from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.rules.groups.classic_group import GroupState, JoinResult, SyncResult
+from zkbroker.broker.rules.groups.offsets_topic_codec import (
+    OffsetKey,
+    decode_key,
+    decode_offset_value,
+)
+from zkbroker.broker.rules.groups.state_machine import GroupConfig, GroupStateMachine
 
 
 def _machine(delay: int = 0) -> tuple[GroupStateMachine, list]:
@@ -100,7 +104,7 @@ def test_invalid_session_timeout_and_static_fencing() -> None:
 
 def test_commit_fetch_and_offset_delete() -> None:
     m, writes = _machine()
-    from zkbroker.broker.groups.classic_group import CommittedOffset
+    from zkbroker.broker.rules.groups.classic_group import CommittedOffset
 
     codes = m.commit_offsets("g", "", None, -1, {("t", 0): CommittedOffset(5, -1, "", 100)}, 100)
     assert codes == {("t", 0): ec.NONE}

@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pytest
 
 from zkbroker.broker.protocol import error_codes as ec
-from zkbroker.broker.rules import transaction_decisions as td
-from zkbroker.broker.rules.transaction_state import (
+from zkbroker.broker.rules.transactions import decisions as td
+from zkbroker.broker.rules.transactions.state import (
     EXPIRATION_ALLOWED,
     INT16_MAX,
     VALID_PREVIOUS,

@@ -8,22 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from zkbroker.broker.groups.classic_group import CommittedOffset
-from zkbroker.broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
 from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.rules.groups.classic_group import CommittedOffset
+from zkbroker.broker.rules.groups.state_machine import (
+    CoordinatorRecord,
+    GroupConfig,
+    GroupStateMachine,
+)
 
 NOW = 1_000
 TP = ("t", 0)
 
 
-def _machine() -> tuple[GroupStateMachine, list[tuple[int, Record]]]:
+def _machine() -> tuple[GroupStateMachine, list[tuple[int, CoordinatorRecord]]]:
     """A machine and the (producer id, record) pairs it wrote transactionally."""
-    written: list[tuple[int, Record]] = []
+    written: list[tuple[int, CoordinatorRecord]] = []
 
-    def write(_group: str, _records: Sequence[Record]) -> int:
+    def write(_group: str, _records: Sequence[CoordinatorRecord]) -> int:
         return ec.NONE
 
-    def write_txn(_group: str, records: Sequence[Record], producer_id: int, _epoch: int) -> int:
+    def write_txn(
+        _group: str, records: Sequence[CoordinatorRecord], producer_id: int, _epoch: int
+    ) -> int:
         written.extend((producer_id, r) for r in records)
         return ec.NONE
 

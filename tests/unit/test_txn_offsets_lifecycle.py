@@ -15,10 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from zkbroker.broker.groups.classic_group import CommittedOffset, GroupState
-from zkbroker.broker.groups.records import GroupKey, decode_key
-from zkbroker.broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
 from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.rules.groups.classic_group import CommittedOffset, GroupState
+from zkbroker.broker.rules.groups.offsets_topic_codec import GroupKey, decode_key
+from zkbroker.broker.rules.groups.state_machine import (
+    CoordinatorRecord,
+    GroupConfig,
+    GroupStateMachine,
+)
 
 NOW = 1_000
 RETENTION = 60_000
@@ -26,15 +30,17 @@ TP, TP2 = ("t", 0), ("t", 1)
 PID = 7
 
 
-def _machine() -> tuple[GroupStateMachine, list[Record]]:
+def _machine() -> tuple[GroupStateMachine, list[CoordinatorRecord]]:
     """A machine and the non-transactional records it wrote (tombstones among them)."""
-    written: list[Record] = []
+    written: list[CoordinatorRecord] = []
 
-    def write(_group: str, records: Sequence[Record]) -> int:
+    def write(_group: str, records: Sequence[CoordinatorRecord]) -> int:
         written.extend(records)
         return ec.NONE
 
-    def write_txn(_group: str, _records: Sequence[Record], _pid: int, _epoch: int) -> int:
+    def write_txn(
+        _group: str, _records: Sequence[CoordinatorRecord], _pid: int, _epoch: int
+    ) -> int:
         return ec.NONE
 
     machine = GroupStateMachine(GroupConfig(offsets_retention_ms=RETENTION), (3, 9), write)
@@ -57,7 +63,7 @@ def _end_txn(machine: GroupStateMachine, *, commit: bool, now: int) -> None:
     machine.complete_txn(PID, commit, lambda _g: True, now)
 
 
-def _group_tombstones(written: list[Record]) -> int:
+def _group_tombstones(written: list[CoordinatorRecord]) -> int:
     return sum(1 for key, value in written if value is None and decode_key(key) == GroupKey("g"))
 
 

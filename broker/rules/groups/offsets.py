@@ -3,13 +3,13 @@
 OffsetCommit, OffsetFetch, OffsetDelete (KIP-496), offset expiry (offsets.retention.minutes,
 KIP-211) and DeleteGroups, which tombstones a group with its offsets as expiry does (Kafka's
 ``cleanupGroupMetadata``); transactional offsets (TxnOffsetCommit, kept pending in
-``zkbroker.broker.groups.txn_offsets`` until the transaction's marker); replaying offset
+``zkbroker.broker.rules.groups.txn_offsets`` until the transaction's marker); replaying offset
 records. Kafka 3.9's ``GroupCoordinator.scala`` offset side (handleCommitOffsets,
 handleTxnCommitOffsets, handleDeleteGroups, handleDeleteOffsets) and ``GroupMetadataManager``'s
 offsets: docs/kafka-behaviour.md §16 and, for transactions, §17.
 
 Deliberately not here: membership (join, sync, heartbeat, leave, rebalance:
-``zkbroker.broker.groups.membership``; a commit only asks it to restart the member's session),
+``zkbroker.broker.rules.groups.membership``; a commit only asks it to restart the member's session),
 timers, the log and the wire (``zkbroker.broker.groups.coordinator``).
 """
 
@@ -17,24 +17,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from zkbroker.broker.groups import records as rec
-from zkbroker.broker.groups.classic_group import (
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.rules.groups import offsets_topic_codec as rec
+from zkbroker.broker.rules.groups.classic_group import (
     ClassicGroup,
     CommittedOffset,
     GroupState,
     TopicPartition,
 )
-from zkbroker.broker.groups.config import GroupConfig, Record, TxnWriter, Writer
-from zkbroker.broker.groups.membership import UNKNOWN_MEMBER_ID, schedule_heartbeat
-from zkbroker.broker.groups.txn_offsets import PendingTxnOffsets
-from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.rules.groups.config import CoordinatorRecord, GroupConfig, TxnWriter, Writer
+from zkbroker.broker.rules.groups.membership import UNKNOWN_MEMBER_ID, schedule_heartbeat
+from zkbroker.broker.rules.groups.txn_offsets import PendingTxnOffsets
 from zkbroker.zk_layout.release import Release
 
 
 class GroupOffsets:
     """The committed (and pending transactional) offsets of every classic group of the
     partitions one coordinator owns. `groups` is shared with the membership side
-    (``zkbroker.broker.groups.membership``): one group object holds both."""
+    (``zkbroker.broker.rules.groups.membership``): one group object holds both."""
 
     def __init__(
         self, groups: dict[str, ClassicGroup], config: GroupConfig, release: Release, write: Writer
@@ -139,7 +139,7 @@ class GroupOffsets:
 
     def _offset_records(
         self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]
-    ) -> list[Record]:
+    ) -> list[CoordinatorRecord]:
         return [
             (rec.encode_offset_key(rec.OffsetKey(group_id, tp[0], tp[1])), self._offset_value(v))
             for tp, v in offsets.items()
@@ -254,7 +254,7 @@ class GroupOffsets:
         ``GroupMetadata.hasOffsets``). Expiry leaves pending transactional offsets alone
         (``removeExpiredOffsets``); OffsetDelete is the caller that drops them."""
         present = [tp for tp in partitions if tp in group.offsets]
-        records: list[Record] = [
+        records: list[CoordinatorRecord] = [
             (rec.encode_offset_key(rec.OffsetKey(group.group_id, tp[0], tp[1])), None)
             for tp in present
         ]
@@ -279,7 +279,7 @@ class GroupOffsets:
                 codes[group_id] = ec.GROUP_ID_NOT_FOUND
             elif group.is_state(GroupState.EMPTY):
                 group.transition(GroupState.DEAD, now)
-                records: list[Record] = [
+                records: list[CoordinatorRecord] = [
                     (rec.encode_offset_key(rec.OffsetKey(group_id, t, p)), None)
                     for t, p in group.offsets
                 ]

@@ -13,10 +13,9 @@ A member's pending JoinGroup or SyncGroup is a plain callback, so the state here
 a unit test drives without an event loop; deadlines are absolute milliseconds the caller's
 clock defines.
 
-Deliberately not here: the coordinator's decisions (``zkbroker.broker.groups.membership``,
-``zkbroker.broker.groups.offsets``, joined by ``zkbroker.broker.groups.state_machine``), records
-(``zkbroker.broker.groups.records``) and anything asynchronous
-(``zkbroker.broker.groups.coordinator``).
+Deliberately not here: the coordinator's decisions (`membership`, `offsets`, joined by
+`state_machine`), the offsets topic's keys and values (`offsets_topic_codec`) and anything
+asynchronous (``zkbroker.broker.groups.coordinator``).
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ import struct
 
 import pytest
 
-from zkbroker.broker.rules.transaction_state import TxnState, TxnTransit
+from zkbroker.broker.rules.transactions.state import TxnState, TxnTransit
 from zkbroker.broker.transactions import loading
-from zkbroker.broker.transactions import records as rec
+from zkbroker.broker.transactions import transaction_log_codec as rec
 
 
 def i16(v: int) -> bytes:

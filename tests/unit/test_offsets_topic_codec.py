@@ -1,4 +1,5 @@
-"""The records of ``__consumer_offsets`` (``zkbroker.broker.groups.records``) against Kafka's
+"""The keys and values of ``__consumer_offsets``
+(``zkbroker.broker.rules.groups.offsets_topic_codec``) against Kafka's
 schemas, and groups loaded back from them (docs/kafka-behaviour.md §16).
 
 Every version of ``OffsetCommitKey``, ``GroupMetadataKey``, ``OffsetCommitValue`` and
@@ -25,11 +26,15 @@ from typing import Any
 
 import pytest
 
-from zkbroker.broker.groups import records as rec
-from zkbroker.broker.groups.classic_group import CommittedOffset, GroupState, JoinResult
-from zkbroker.broker.groups.state_machine import GroupConfig, GroupStateMachine, Record
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.consumer_protocol import encode_subscription
+from zkbroker.broker.rules.groups import offsets_topic_codec as rec
+from zkbroker.broker.rules.groups.classic_group import CommittedOffset, GroupState, JoinResult
+from zkbroker.broker.rules.groups.state_machine import (
+    CoordinatorRecord,
+    GroupConfig,
+    GroupStateMachine,
+)
 
 SPECS = Path("/work/shared/kafka-message-specs")
 
@@ -228,8 +233,8 @@ def test_written_versions_follow_the_release() -> None:
 # ---- loading a group back from what it wrote -------------------------------------------------
 
 
-def _machine(log: list[Record]) -> GroupStateMachine:
-    def write(group: str, records: Sequence[Record]) -> int:
+def _machine(log: list[CoordinatorRecord]) -> GroupStateMachine:
+    def write(group: str, records: Sequence[CoordinatorRecord]) -> int:
         log.extend(records)
         return ec.NONE
 
@@ -262,7 +267,7 @@ SB = encode_subscription(["t", "w"])
 
 
 def test_group_round_trips_through_its_records() -> None:
-    log: list[Record] = []
+    log: list[CoordinatorRecord] = []
     m = _machine(log)
     first = _join(m, "", 0, instance="i-a", subscription=SA, session=12000)
     m.tick("g", 0)
@@ -333,7 +338,7 @@ def test_group_round_trips_through_its_records() -> None:
 
 
 def test_deleted_group_stays_deleted_after_replay() -> None:
-    log: list[Record] = []
+    log: list[CoordinatorRecord] = []
     m = _machine(log)
     offsets = {("t", 0): CommittedOffset(1, -1, "m", 1)}
     assert m.commit_offsets("simple", "", None, -1, offsets, 1) == {("t", 0): ec.NONE}

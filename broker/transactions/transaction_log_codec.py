@@ -15,11 +15,12 @@ value (a tombstone) removes an expired transactional id. Both start with an int1
 The partitions are null in an ``Empty`` value and a list otherwise, one entry per topic (Kafka's
 ``TransactionLog.valueToBytes`` groups them by topic; this module sorts them so the bytes are
 deterministic). Field layouts follow Kafka 3.9's ``TransactionLogKey.json`` and
-``TransactionLogValue.json``; written by hand (like ``zkbroker.broker.groups.records``) because
+``TransactionLogValue.json``; written by hand (like
+``zkbroker.broker.rules.groups.offsets_topic_codec``) because
 ``scripts/generate_messages.py`` only generates request/response pairs.
 
 `value_of` and `metadata_of` translate to and from the state machine's `TxnTransit` and
-`TxnMetadata` (``zkbroker.broker.rules.transaction_state``), as ``valueToBytes`` and
+`TxnMetadata` (``zkbroker.broker.rules.transactions.state``), as ``valueToBytes`` and
 ``readTxnRecordValue`` do.
 
 Deliberately not here: the state machine itself, record batches
@@ -32,7 +33,7 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from zkbroker.broker.rules.transaction_state import TxnMetadata, TxnState, TxnTransit
+from zkbroker.broker.rules.transactions.state import TxnMetadata, TxnState, TxnTransit
 from zkbroker.zk_layout.release import Release, release_at_least
 
 KEY_VERSION = 0

@@ -1,9 +1,9 @@
 """The classic group coordinator's decisions, as pure code with the time passed in: one object
 over the two sides of a group, as Kafka's coordinator shard holds its two managers.
 
-* membership (``zkbroker.broker.groups.membership``): JoinGroup, SyncGroup, Heartbeat,
+* membership (``zkbroker.broker.rules.groups.membership``): JoinGroup, SyncGroup, Heartbeat,
   LeaveGroup, the rebalance and member expiry, the group's own record;
-* offsets (``zkbroker.broker.groups.offsets``): OffsetCommit, TxnOffsetCommit and its
+* offsets (``zkbroker.broker.rules.groups.offsets``): OffsetCommit, TxnOffsetCommit and its
   transaction's end, OffsetFetch, OffsetDelete, DeleteGroups, offset expiry.
 
 Both share one ``ClassicGroup`` per group id; this object dispatches the log's records to them
@@ -22,25 +22,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from zkbroker.broker.groups import records as rec
-from zkbroker.broker.groups.classic_group import (
+from zkbroker.broker.log import get_logger
+from zkbroker.broker.rules.groups import offsets_topic_codec as rec
+from zkbroker.broker.rules.groups.classic_group import (
     ClassicGroup,
 )
-from zkbroker.broker.groups.config import (
+from zkbroker.broker.rules.groups.config import (
     OFFSET_METADATA_MAX_BYTES,
+    CoordinatorRecord,
     GroupConfig,
-    Record,
     TxnWriter,
     Writer,
     group_config,
 )
-from zkbroker.broker.groups.membership import (
+from zkbroker.broker.rules.groups.membership import (
     NEW_MEMBER_JOIN_TIMEOUT_MS,
     UNKNOWN_MEMBER_ID,
     GroupMembership,
 )
-from zkbroker.broker.groups.offsets import GroupOffsets
-from zkbroker.broker.log import get_logger
+from zkbroker.broker.rules.groups.offsets import GroupOffsets
 from zkbroker.zk_layout.release import Release
 
 # Importable from here as before the split.
@@ -48,9 +48,9 @@ __all__ = [
     "NEW_MEMBER_JOIN_TIMEOUT_MS",
     "OFFSET_METADATA_MAX_BYTES",
     "UNKNOWN_MEMBER_ID",
+    "CoordinatorRecord",
     "GroupConfig",
     "GroupStateMachine",
-    "Record",
     "TxnWriter",
     "Writer",
     "group_config",

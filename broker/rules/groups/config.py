@@ -3,8 +3,8 @@ they read (``GroupConfig``, built by `group_config`: Kafka's GroupConfig / Offse
 they hand records of ``__consumer_offsets`` to the log (``Writer``, ``TxnWriter``).
 docs/kafka-behaviour.md §16 names the configs and their defaults.
 
-Deliberately not here: the decisions (``zkbroker.broker.groups.membership``,
-``zkbroker.broker.groups.offsets``), the broker config table (``zkbroker.broker.rules``).
+Deliberately not here: the decisions (``zkbroker.broker.rules.groups.membership``,
+``zkbroker.broker.rules.groups.offsets``), the broker config table (``zkbroker.broker.rules``).
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from zkbroker.broker.rules.broker_config import configured_int
 
 OFFSET_METADATA_MAX_BYTES = 4096
 
-Record = tuple[bytes, bytes | None]
-Writer = Callable[[str, Sequence[Record]], int]
+# A key and value appended to a coordinator topic (a null value is a tombstone): Kafka's
+# CoordinatorRecord, not a record of a record batch (`zkbroker.broker.protocol.records`).
+CoordinatorRecord = tuple[bytes, bytes | None]
+Writer = Callable[[str, Sequence[CoordinatorRecord]], int]
 # (group id, records, producer id, producer epoch) -> error code: a transactional batch.
-TxnWriter = Callable[[str, Sequence[Record], int, int], int]
+TxnWriter = Callable[[str, Sequence[CoordinatorRecord], int, int], int]
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from zkbroker.broker.groups.classic_group import CommittedOffset, TopicPartition
+from zkbroker.broker.rules.groups.classic_group import CommittedOffset, TopicPartition
 
 
 @dataclass(slots=True)

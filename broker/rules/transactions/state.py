@@ -8,12 +8,12 @@ or abort, Dead) and ``completeTransitionTo``'s checks (docs/kafka-behaviour.md Â
 A ``prepare_*`` call computes a `TxnTransit` (the record to append to ``__transaction_state``)
 and marks it pending; once the append succeeds the caller runs `complete_transition`, and when
 it fails `abandon_transition`. While a transition is pending every other request answers
-CONCURRENT_TRANSACTIONS (``zkbroker.broker.rules.transaction_decisions``), as Kafka's pendingState
+CONCURRENT_TRANSACTIONS (``zkbroker.broker.rules.transactions.decisions``), as Kafka's pendingState
 does. A transition Kafka treats as a bug (IllegalStateException) raises `IllegalTransition`.
 
 Deliberately not here: which request leads to which transition and its error codes
-(``zkbroker.broker.rules.transaction_decisions``), the stored form
-(``zkbroker.broker.transactions.records``), producer id allocation, the wire, timers.
+(``zkbroker.broker.rules.transactions.decisions``), the stored form
+(``zkbroker.broker.transactions.transaction_log_codec``), producer id allocation, the wire, timers.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ KIP-559, KIP-800 and KIP-814 (docs/kafka-behaviour.md §16). Kafka's purgatories
 on the group: the caller runs `GroupMembership.tick` when `next_deadline` passes.
 
 Deliberately not here: committed offsets (commit, fetch, delete, expiry, transactional
-offsets: ``zkbroker.broker.groups.offsets``), timers, the log and the wire
+offsets: ``zkbroker.broker.rules.groups.offsets``), timers, the log and the wire
 (``zkbroker.broker.groups.coordinator``).
 """
 
@@ -18,8 +18,10 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from zkbroker.broker.groups import records as rec
-from zkbroker.broker.groups.classic_group import (
+from zkbroker.broker.log import get_logger
+from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.rules.groups import offsets_topic_codec as rec
+from zkbroker.broker.rules.groups.classic_group import (
     ClassicGroup,
     GroupState,
     JoinCallback,
@@ -28,9 +30,7 @@ from zkbroker.broker.groups.classic_group import (
     SyncCallback,
     SyncResult,
 )
-from zkbroker.broker.groups.config import GroupConfig, Writer
-from zkbroker.broker.log import get_logger
-from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.rules.groups.config import GroupConfig, Writer
 from zkbroker.zk_layout.release import Release
 
 _log = get_logger(__name__)
@@ -68,7 +68,7 @@ class _Join:
 
 class GroupMembership:
     """The members of every classic group of the partitions one coordinator owns. `groups` is
-    shared with the offsets side (``zkbroker.broker.groups.offsets``): one group object holds
+    shared with the offsets side (``zkbroker.broker.rules.groups.offsets``): one group object holds
     both."""
 
     def __init__(

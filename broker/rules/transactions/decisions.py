@@ -10,7 +10,7 @@ KIP-360 (InitProducerId with the producer's id and epoch), KIP-588 (PRODUCER_FEN
 KIP-890 part 1 (verify-only AddPartitionsToTxn, 3.6).
 
 A decision returns an error code (NONE: answered without a write) or the `TxnTransit` to
-append, leaving the metadata's transition pending (``zkbroker.broker.rules.transaction_state``).
+append, leaving the metadata's transition pending (``zkbroker.broker.rules.transactions.state``).
 Error codes are Kafka 3.9's coordinator's; `fenced_error` gives what the emulated release and
 the request version answer instead of PRODUCER_FENCED.
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.rules.jvm_collections import java_abs_hash
-from zkbroker.broker.rules.transaction_state import (
+from zkbroker.broker.rules.transactions.state import (
     EXPIRATION_ALLOWED,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
