@@ -1,10 +1,84 @@
-# zkbroker image for docker-compose users; ZooKeeper runs in its own container.
-FROM python:3.11-slim
-WORKDIR /app
-COPY pyproject.toml README.md ./
-COPY broker ./broker
-COPY handlers ./handlers
-COPY zk_layout ./zk_layout
-RUN pip install --no-cache-dir .
-EXPOSE 9092 9093 9094
-ENTRYPOINT ["zkbroker"]
+# zkbroker: a whole ZooKeeper-mode Kafka cluster in one container (Java and ZooKeeper inside,
+# the embedded ZooKeeper `zkbroker run` starts), for integration tests in any language.
+#
+#   docker build -t zkbroker .
+#   docker run --rm -p 127.0.0.1:9092-9094:9092-9094 zkbroker     # 3 brokers, Kafka 3.9
+#
+# BASE is the Debian image both stages start from: the official one by default; where no
+# registry can be reached, scripts/docker/build-base.sh makes a stand-in from Debian packages
+# (`--build-arg BASE=zkbroker-local/debian:bookworm-slim`). Variables, listeners and the
+# healthcheck: README.md, "Docker and testcontainers".
+ARG BASE=debian:bookworm-slim
+
+# ---- python: Debian's Python with two virtual environments, zkbroker's and the build tools'.
+# EXTRA_CA_CERTS: PEM text of CAs pip must trust besides its own (a TLS-intercepting proxy's);
+# used by the build stages only, never part of the final image.
+FROM ${BASE} AS python
+ARG EXTRA_CA_CERTS=
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_ROOT_USER_ACTION=ignore \
+    PIP_CERT=/opt/build-ca.pem
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null \
+ && rm -rf /var/lib/apt/lists/* \
+ && python3 -m venv /opt/zkbroker \
+ && python3 -m venv /opt/build-tools \
+ && { cat "$(/opt/build-tools/bin/python -c 'from pip._vendor import certifi; print(certifi.where())')"; \
+      printf '%s\n' "$EXTRA_CA_CERTS"; } > /opt/build-ca.pem \
+ && /opt/build-tools/bin/pip install -q "setuptools>=77"
+
+# ---- requirements: the dependency list alone, so editing the rest of pyproject.toml (markers,
+# linters, extras) does not invalidate the dependency layer below.
+FROM python AS requirements
+COPY pyproject.toml /src/
+RUN python3 -c 'import tomllib; d = tomllib.load(open("/src/pyproject.toml", "rb")); print("\n".join(d["project"]["dependencies"]))' > /requirements.txt
+
+# ---- build: the dependencies (a cached layer), then zkbroker's wheel.
+FROM python AS build
+COPY --from=requirements /requirements.txt /tmp/requirements.txt
+# --use-pep517: sdists (pure-sasl) become wheels, not egg-info installs.
+RUN /opt/zkbroker/bin/pip install -q --use-pep517 -r /tmp/requirements.txt
+COPY pyproject.toml README.md /src/
+COPY zkbroker /src/zkbroker
+COPY broker /src/broker
+COPY handlers /src/handlers
+COPY zk_layout /src/zk_layout
+# --no-build-isolation: setuptools comes from /opt/build-tools, so a source edit downloads nothing.
+RUN /opt/build-tools/bin/pip wheel -q --no-deps --no-build-isolation -w /tmp/dist /src \
+ && /opt/zkbroker/bin/pip install -q --no-deps /tmp/dist/zkbroker-*.whl \
+ && /opt/zkbroker/bin/pip uninstall -q -y pip setuptools
+
+# ---- runtime: Python, a headless JRE and Debian's ZooKeeper jars, the venv; no sources.
+FROM ${BASE}
+# Documentation, man pages and translations stay out of every package installed here.
+RUN printf '%s\n' 'path-exclude=/usr/share/doc/*' 'path-include=/usr/share/doc/*/copyright' \
+      'path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/*' \
+      'path-exclude=/usr/share/locale/*' 'path-exclude=/usr/share/lintian/*' \
+      > /etc/dpkg/dpkg.cfg.d/zkbroker-slim \
+ && mkdir -p /usr/share/man/man1 \
+ && apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      python3 openjdk-17-jre-headless libzookeeper-java >/dev/null \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/cache/debconf/*-old /var/log/* \
+ && useradd --system --create-home --home-dir /var/lib/zkbroker --shell /usr/sbin/nologin \
+      --uid 10001 zkbroker
+COPY --from=build /opt/zkbroker /opt/zkbroker
+COPY scripts/docker/entrypoint.sh /usr/local/bin/zkbroker-docker-entrypoint
+COPY scripts/docker/zkbroker-zk /usr/local/bin/zkbroker-zk
+COPY scripts/docker/healthcheck.py /opt/zkbroker/healthcheck.py
+ENV PATH=/opt/zkbroker/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    ZKBROKER_BROKERS=3 \
+    ZKBROKER_KAFKA_VERSION=3.9 \
+    ZKBROKER_LISTEN_HOST=0.0.0.0 \
+    ZKBROKER_PORT=9092 \
+    ZKBROKER_ADVERTISED_HOST=127.0.0.1 \
+    ZKBROKER_EXTERNAL_PROTOCOL=PLAINTEXT \
+    ZKBROKER_INTERNAL_PORT=29092 \
+    ZKBROKER_ARGS=
+USER zkbroker
+WORKDIR /var/lib/zkbroker
+EXPOSE 9092 9093 9094 29092 29093 29094
+HEALTHCHECK --interval=3s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["/opt/zkbroker/bin/python", "/opt/zkbroker/healthcheck.py"]
+ENTRYPOINT ["/usr/local/bin/zkbroker-docker-entrypoint"]

@@ -18,7 +18,7 @@ PYTEST_ARGS ?=
 # `make run KAFKA_VERSION=2.8` emulates another release than the default (3.9).
 KAFKA_VERSION ?=
 
-.PHONY: run test lint unit bench fuzz report run-deps system-deps clean
+.PHONY: run test lint unit bench fuzz report run-deps system-deps clean docker-test
 
 run: run-deps $(RUN_STAMP)
 	$(VENV)/bin/zkbroker run --brokers 3 --host 127.0.0.1 --port 9092 \
@@ -48,8 +48,19 @@ bench: system-deps $(STAMP) $(BENCH_STAMP)
 	$(PY) bench/controller.py
 	$(PY) bench/capture.py
 	$(PY) bench/heavy_requests.py
+	$(PY) bench/partial_requests.py
 	$(PY) bench/analytics.py
 	$(PY) bench/data_plane.py
+	$(PY) bench/cold_start.py
+
+# The image, docker-compose.yml and ZkBrokerContainer on a real Docker engine: installs Debian's
+# docker.io, mmdebstrap and docker-compose if missing, starts a private dockerd when no engine
+# answers (and stops it, also on failure), builds the image (on a base made from Debian packages
+# when no registry answers), then runs tests/docker. See scripts/docker/docker-test.sh.
+DOCKER_PACKAGES := docker.io mmdebstrap docker-compose
+docker-test: system-deps $(STAMP)
+	$(call apt_install,$(DOCKER_PACKAGES))
+	scripts/docker/docker-test.sh $(PYTEST_ARGS)
 
 # Capture analytics on Spark: example captures of two releases -> `zkbroker report` -> a page.
 REPORT_EXAMPLE := $(VENV)/report-example
@@ -61,9 +72,11 @@ report: system-deps $(STAMP)
 	@echo "open $(REPORT_EXAMPLE)/out/report.html (summary: $(REPORT_EXAMPLE)/out/summary.json)"
 
 # Debian/Ubuntu packages. Running needs Python's venv module and ZooKeeper (which brings Java);
-# the tests also need kcat and Node.js.
+# the tests also need kcat, Node.js and MIT Kerberos (the GSSAPI tests' KDC, kinit and kcat's
+# Cyrus SASL GSSAPI plugin; libkrb5-dev builds the gssapi package of the security extra).
 RUN_PACKAGES := python3-venv zookeeper default-jre-headless
-TEST_PACKAGES := kcat nodejs npm
+TEST_PACKAGES := kcat nodejs npm libkrb5-dev krb5-kdc krb5-admin-server krb5-user \
+  libsasl2-modules-gssapi-mit
 define apt_install
 	@missing=""; \
 	for pkg in $(1); do \
@@ -72,6 +85,12 @@ define apt_install
 	    zookeeper) { [ -n "$$ZOOKEEPER_HOME" ] || [ -f /usr/share/java/zookeeper.jar ]; } && continue ;; \
 	    default-jre-headless) command -v java >/dev/null && continue ;; \
 	    nodejs) command -v node >/dev/null && continue ;; \
+	    libkrb5-dev) command -v krb5-config >/dev/null && continue ;; \
+	    krb5-kdc) [ -x /usr/sbin/krb5kdc ] && continue ;; \
+	    krb5-admin-server) [ -x /usr/sbin/kadmin.local ] && continue ;; \
+	    krb5-user) command -v kinit >/dev/null && continue ;; \
+	    libsasl2-modules-gssapi-mit) ls /usr/lib/*/sasl2/libgssapiv2.so* >/dev/null 2>&1 && continue ;; \
+	    docker.io) command -v dockerd >/dev/null && continue ;; \
 	    *) command -v $$pkg >/dev/null && continue ;; \
 	  esac; \
 	  missing="$$missing $$pkg"; \
@@ -101,8 +120,9 @@ $(RUN_STAMP): pyproject.toml | $(PY)
 	touch $@
 
 # Everything the suite uses: the test clients, linters, PySpark (a large download: pip shows
-# its progress), trustme and testcontainers.
-$(STAMP): pyproject.toml | $(PY)
+# its progress), trustme, gssapi and testcontainers. The Debian packages come first: gssapi
+# builds against libkrb5-dev.
+$(STAMP): pyproject.toml | $(PY) system-deps
 	$(PY) -m pip install -q --upgrade pip
 	@echo "installing zkbroker with its test, report, security and docker extras into $(VENV)"
 	$(PY) -m pip install --progress-bar on -e '.[dev,report,security,docker]'

@@ -1,31 +1,17 @@
 """Capture analytics: Spark (the report job) against a plain-Python pass, on the same files.
 
-Generates N capture lines (default 1M; `--lines 10000000` on request) with the real format
-(`zkbroker.broker.report.synthetic`: the capture hook's exact lines, ~1.1 KB each with their
-bodies), split into `--runs` files, cached in `--dir` between runs, and read once before anything is
-timed (each pass then finds them in the page cache as far as it holds them; the figures
-say how much the Spark job still read from storage). Then `--rounds` rounds (default 3),
-each of:
-- in a fresh interpreter and JVM, as `zkbroker report` starts them: SparkSession ready
-  (local[2], driver memory 1 GB, with its class-data archive: the first run on a machine
-  writes it as the JVM exits, and says so; that round's figures are then a first run's),
-  the whole job from JSONL (ingest to Parquet + every table + page + summary), and the job
-  again from the ingested Parquet (no inputs: reports only);
-- a plain-Python single pass computing the same main tables (`zkbroker.broker.report.reference`),
-  then the same over 2 processes (disjoint files, partial aggregates merged).
-Then DuckDB on the same JSONL, once, for reference (`make bench` installs it: the `bench`
-extra; without it the line says so).
-Checks every round's counts are exact (Spark's totals and matrix = Python's) and prints the
-JVM's peak resident memory (the driver, which in local mode also runs the tasks). Beside
-each round's wall times, the median of the rounds and its CPU seconds (the JVM's; Python's
-own and its children's), and the load average: on a shared machine wall time measures the
-load as much as the job, and its speed can move by a fifth within minutes, so the targets
-are judged on the median of rounds that interleave Spark and Python.
+Generates N capture lines (default 1M) in the real format (`zkbroker.broker.report.synthetic`),
+split into `--runs` files cached in `--dir` and read once before timing. Each of `--rounds`
+rounds runs, in a fresh interpreter and JVM as `zkbroker report` starts them (local[2], 1 GB
+driver, class-data archive), the whole job from JSONL and again from the ingested Parquet, then
+the plain-Python pass (`zkbroker.broker.report.reference`) in 1 and 2 processes; DuckDB runs
+once for reference when installed (the `bench` extra). Counts are checked exact every round.
+Printed: wall times and their median (judged against the targets, since load on a shared
+machine moves wall time), CPU seconds, load average, the JVM's peak RSS.
 
-Targets (the issue, local[2] on 2 cores): session <= 5 s, 1M lines end to end <= 25 s, 10M
-<= 75 s and faster than 2-process Python, reports from Parquet <= 15 s at 10M; driver memory
-<= 1.5 GB. Run: python bench/analytics.py [--lines N] [--runs R] [--rounds K] [--dir D]
-[--master M]
+Targets (local[2], 2 cores): session <= 5 s, 1M lines <= 25 s, 10M <= 75 s and faster than
+2-process Python, reports from Parquet <= 15 s at 10M, driver <= 1.5 GB.
+Run: python bench/analytics.py [--lines N] [--runs R] [--rounds K] [--dir D] [--master M]
 """
 
 from __future__ import annotations

@@ -1,26 +1,15 @@
-"""Produce and consume throughput and latency: zkbroker beside librdkafka's built-in mock
-cluster, driven by the same confluent-kafka producer and consumer in one run; then the RSS of
-a zkbroker process holding 1 GB of records with --log-dir.
+"""Produce and consume throughput and latency: zkbroker beside librdkafka's mock cluster, then the
+RSS of a zkbroker process holding 1 GB of records with --log-dir.
 
-- The baseline is librdkafka's mock cluster (`test.mock.num.brokers=3`): it lives inside a
-  producer instance; its brokers listen on 127.0.0.1, and the consumer connects to them over
-  TCP like any client (their addresses come from the producer's metadata).
-- zkbroker runs as `zkbroker run --brokers 3` in its own process (embedded ZooKeeper), so the
-  benchmark's client and the brokers do not share a Python interpreter.
-- Produce: `--rounds` rounds of N records of 1 KB (acks=all, linger 5 ms), each to partition 0
-  of a fresh topic by a new producer, timed from the first `produce()` to `flush()` returning:
-  the producer's connections and metadata are inside the time (the target's figure). Beside
-  it, for information, the same rounds by a producer that already delivered one record (its
-  connections up): what is left is the brokers' throughput. Consume: a fresh
-  consumer assigned to that partition from offset 0, timed until it has read N. (Rounds,
-  because librdkafka's mock trims a partition's log beyond a few MB.) Latency: one record
-  every 2 ms for `--latency-records`, each carrying its send time; the consumer (already
-  polling) notes receive minus send; p50 and p99.
-- RSS: a second zkbroker process with `--log-dir` is sent `--hold-mb` MB of 1 KB records;
-  its RSS (VmRSS) before and after, beside the bytes its log directory holds.
+Both targets are driven by the same confluent-kafka producer and consumer in one run: the mock
+(`test.mock.num.brokers=3`, inside a producer, its brokers on 127.0.0.1) and `zkbroker run
+--brokers 3` in its own process. Produce: `--rounds` rounds of N 1 KB records (acks=all, linger
+5 ms) to a fresh topic by a new producer, connections and metadata inside the time (beside it,
+for information, a warmed-up producer); rounds because the mock trims a partition's log beyond
+a few MB. Consume: a fresh consumer reads them back. Latency: one record every 2 ms, receive
+minus send, p50 and p99. RSS: `--hold-mb` MB sent to a zkbroker with `--log-dir`.
 
-Targets (issue 13): produce and consume throughput >= 0.5x the mock's, produce->consume
-latency p50 <= 2x the mock's; holding 1 GB must not mean 1 GB of RSS (records on disk).
+Targets: throughput >= 0.5x the mock's, latency p50 <= 2x; 1 GB held is not 1 GB of RSS.
 Run: python bench/data_plane.py [--records N] [--rounds R] [--latency-records N] [--hold-mb MB]
 """
 

@@ -1,41 +1,18 @@
 """Another client's Metadata latency (p50/p99) and the broker's RSS while heavy requests run.
 
-A 3-broker zkbroker process (`zkbroker run`, its own process so its RSS is its own) runs on an
-embedded ZooKeeper. A probe client sends Metadata v1 (no topics) to a broker that is not the
-controller, one request after the other, for the whole run. The bench first measures a
-baseline with no heavy request, then sends each heavy request of issue 17 to the controller
-broker, one at a time, and prints the probe's latencies while it was in flight:
+A 3-broker `zkbroker run` process (its own RSS) runs on an embedded ZooKeeper; a probe sends
+Metadata v1 to a broker that is not the controller, back to back, for the whole run. After a
+baseline, each scenario of `scenarios()` (huge CreateTopics, validate-only or not; Metadata
+naming a million topics or one of 46,000 partitions; DescribeConfigs of 10,000 topics) goes to
+the controller, one at a time, then `broker_failure` kills a broker leading 40,000 partitions.
+Printed per window: the probe's latencies, the request's own time and error codes, RSS before,
+peak and after. Target: probe p99 <= 100 ms, RSS within 2x its size before (not asserted).
+Requests are framed before the clock starts.
 
-- create-invalid-int32max: CreateTopics v7 validate_only, an illegal name, 2**31-1 partitions;
-- validate-10M-partitions: CreateTopics v7 validate_only, 10,000,000 partitions;
-- validate-80k-partitions: CreateTopics v7 validate_only, 80,000 partitions (about the most that fit
-  in one ZooKeeper request: the placement runs in slices);
-- create-10k-topics: CreateTopics v7 of 10,000 topics (1 partition each), waiting for leaders;
-- metadata-1M-names: Metadata v4 naming 1,000,000 topics (no auto-creation);
-- create-46k-partition-topic: CreateTopics v7 of one topic with 46,000 partitions (about the
-  most whose assignment fits one ZooKeeper request);
-- metadata-46k-partitions: Metadata v9 naming that topic (one answer of 46,000 partitions);
-- describe-configs-10k: DescribeConfigs v1 of the 10,000 topics created above;
-- broker-dies-40k-leaders: a second zkbroker process (broker 3, ZooKeeper session timeout
-  4 s) leads every partition of a 40,000-partition topic (replicas [3, i % 3]); it is killed
-  (SIGKILL) and the window runs from its registration vanishing from `/brokers/ids` until
-  ZooKeeper shows new leaders for sampled partitions, plus one second (the other brokers'
-  images catching up). The controller elects 40,000 leaders and writes their states; the
-  probe's broker applies 40,000 state changes from its watches.
-
-Target (issue 17): the probe's p99 <= 100 ms and the broker's RSS within 2x its size before.
-The heavy request's own answer time and its error codes are printed too. Each request is
-framed before the clock starts (encoding a million names takes the client seconds).
-
-With --in-process the three brokers run in the bench's own process instead, as `Cluster`
-(a background thread, the collector left as Python sets it: `Cluster` is a library inside
-the user's process, so `zkbroker run`'s collector tuning does not apply). The RSS is then the
-bench process's, clients included.
+--in-process runs the brokers as `Cluster` in this process instead (Python's default collector;
+the RSS then includes the clients).
 
 Run: python bench/heavy_requests.py [--quick] [--in-process] [--only NAME,...] [--repeat N]
-     (--quick: smaller sizes, for a smoke run; --only: the scenarios whose names start so;
-     --repeat: each request that changes nothing is sent N times, one window, "answered" is
-     the slowest)
 """
 
 from __future__ import annotations
@@ -133,8 +110,9 @@ def error_summary(api_key: int, version: int, frame: bytes) -> str:
 
 
 def start_broker(
-    zk: str, *extra: str, ids: str = "0,1,2"
+    zk: str, *extra: str, ids: str = "0,1,2", kafka_version: str = "2.8"
 ) -> tuple[subprocess.Popen[str], list[tuple[str, int]]]:
+    """`zkbroker run` with brokers `ids` on `zk` in a process of its own, and their addresses."""
     process = subprocess.Popen(
         [
             sys.executable,
@@ -150,7 +128,7 @@ def start_broker(
             "--log-level",
             "warning",
             "--kafka-version",
-            "2.8",
+            kafka_version,
             *extra,
         ],
         stdout=subprocess.PIPE,

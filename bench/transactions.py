@@ -11,7 +11,7 @@ by the same confluent-kafka transactional producer in one run.
   coordinator answers EndTxn once PrepareCommit is written, as Kafka does; the next transaction
   waits for CONCURRENT_TRANSACTIONS to clear, also as against Kafka).
 
-Target (issue 14): transactional produce throughput (100-record transactions) >= 0.5x the mock's.
+Target: transactional produce throughput (100-record transactions) >= 0.5x the mock's.
 Run: python bench/transactions.py [--transactions N] [--records R]
 """
 

@@ -1,41 +1,29 @@
-"""Cooperative slicing of long loops on the one event loop every broker of a process shares.
+"""Cooperative slicing of long loops on the one event loop every broker of a process shares,
+plus small helpers every layer may use.
 
-Kafka runs a request's work on a pool of request-handler threads, so one heavy request (a
-10,000-topic CreateTopics, a Metadata naming a million topics) delays nobody else. zkbroker
-runs every broker of the process on one asyncio loop: a loop that runs for seconds without
-awaiting stalls every client of every broker. Work that grows with a request therefore runs
-in slices of a few milliseconds with `await asyncio.sleep(0)` between them, so the loop
-serves the other sockets meanwhile (issue 17, findings 1-2).
+Kafka runs requests on handler threads, so a heavy one delays nobody; here a loop that runs for
+seconds without awaiting stalls every client of every broker. So work that grows with a request
+runs in slices of `SLICE_S`: `Pacer` for hand-written loops (`if pacer.due(): await
+pacer.pause()`), `collect` for an iterable, `gather_bounded` for many awaitables (at most
+`limit` at once, so one loop iteration never runs thousands of first steps), and `gc_paused`
+keeps the cyclic collector off while a large request's objects live. Also: `now_ms()` (Kafka's
+`time.milliseconds()`) and `StartStop`/`AsyncStartStop` (`with`/`async with` over start and stop).
 
-- `Pacer`: for hand-written loops, `if pacer.due(): await pacer.pause()` once per item;
-  `due()` only reads the clock every `CHECK_EVERY` items, so it costs ~100 ns an item.
-- `collect(iterable)`: a list of an iterable's items (a generator doing the work), built in
-  slices.
-- `gc_paused()`: the cyclic garbage collector off while a large request's objects live
-  (nested uses count; the last one out turns it back on): its full passes over millions of
-  young objects would hold the loop for tens of milliseconds each.
-- `gather_bounded(awaitables, limit)`: `asyncio.gather` with at most `limit` running at once.
-  `asyncio.gather` of 10,000 coroutines runs the first step of all 10,000 (encoding a znode,
-  queueing a ZooKeeper request) in one loop iteration; bounded, one iteration runs at most
-  `limit` of them, and ZooKeeper's pipeline stays full. With `stagger=True` one iteration
-  starts one of them (for first steps that are milliseconds of work each).
-- `now_ms()`: the wall clock in milliseconds (Kafka's `time.milliseconds()`), for every layer.
-
-Deliberately not here: threads or processes (the work stays on the loop, in order, with the
-data it reads), limits on the total work (validation refuses what cannot succeed before any
-slice runs), and anything that knows Kafka. Imports nothing of zkbroker, so every layer may
-use it.
+Not here: threads or processes (the work stays on the loop, in order), limits on total work
+(validation refuses what cannot succeed first), anything that knows Kafka. Imports nothing of
+zkbroker.
 """
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import gc
 import threading
 import time
 from collections.abc import Awaitable, Iterable, Iterator
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Self, TypeVar
 
 T = TypeVar("T")
 
@@ -173,3 +161,36 @@ async def gather_bounded(
                 close()
         raise
     return results
+
+
+class StartStop(abc.ABC):
+    """`with obj:` for an object a user starts and stops (a cluster, its engine thread, the
+    embedded ZooKeeper): enter starts it, exit stops it, whatever ended the block."""
+
+    @abc.abstractmethod
+    def start(self) -> Self: ...
+
+    @abc.abstractmethod
+    def stop(self) -> None: ...
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+class AsyncStartStop(abc.ABC):
+    """`async with obj:` over `astart` and `astop`, as `StartStop` is over start and stop."""
+
+    @abc.abstractmethod
+    async def astart(self) -> Self: ...
+
+    @abc.abstractmethod
+    async def astop(self) -> None: ...
+
+    async def __aenter__(self) -> Self:
+        return await self.astart()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.astop()

@@ -1,51 +1,23 @@
 """zkbroker's public Python API: `Cluster`, one class for synchronous and asynchronous code.
 
-```python
-from zkbroker import Cluster
+`Cluster(**options)` takes the options of `zkbroker run` (`zkbroker.broker.settings.Settings`)
+and starts an embedded ZooKeeper when given none. With `with` it runs on its own event loop in a
+background thread and offers blocking methods (`cluster.brokers[1].stop()`); with `async with`
+it runs on the caller's loop and offers coroutines (`astop()`); the other mode's methods raise.
+It also offers `produce`/`records`/`committed_offsets`, `faults`, `security` and, for tests
+that look inside, `engine` and `call`/`run_sync`. README "The Python API" has examples.
 
-with Cluster(brokers=3, port=0) as cluster:            # blocking code, e.g. kafka-python
-    cluster.brokers[1].stop()
-    cluster.faults.push_error("CreateTopics", "POLICY_VIOLATION")
-
-async with Cluster(brokers=3, port=0) as cluster:      # asyncio code, e.g. aiokafka
-    await cluster.brokers[1].astop()
-    await cluster.faults.push_error("CreateTopics", "POLICY_VIOLATION")
-```
-
-`Cluster(**options)` takes the same options as `zkbroker run` (the fields of
-`zkbroker.broker.settings.Settings`: `brokers`/`broker_ids`, `port`, `zookeeper`,
-`kafka_version` as "2.8" or a tuple, 3.9 when not given, `replica_catchup_ms`, `capture_path`,
-`statsd`, ...); without `zookeeper` it starts an embedded one. Used with `with`, the cluster
-runs on its own event loop in a background thread (blocking clients cannot share a loop with
-the brokers they wait on); used with `async with`, it runs on the caller's loop. The mode
-decides which methods apply: blocking ones (`stop()`, `faults.push_error(...)`) in the first,
-coroutines (`astop()`, `await faults.push_error(...)`) in the second; using the other mode's
-methods raises a clear error.
-
-For the data plane: `produce(topic, value, ...)` (through the leader's Produce handler),
-`records(topic, partition)` (the log read back) and `committed_offsets(group)` (what the group's
-coordinator answers to OffsetFetch), with `a`-prefixed coroutines in `async with` mode.
-
-For tests that look inside: `cluster.engine` is the `zkbroker.broker.engine.ClusterEngine` (its
-`image`, `hooks`, `brokers`, `settings`), and in `with` mode `cluster.call(coro)` runs a
-coroutine on the cluster's loop and returns its result (`run_sync(fn)` a plain function).
-
-`Cluster(security=Security(...))` (`from zkbroker import Security`) runs every broker
-with one secured listener (SSL, SASL_PLAINTEXT or SASL_SSL; TLS certificates generated for the
-run) and installs the SCRAM users before `start()` returns; `cluster.security` then gives a
-client what it needs (`client_config("confluent")`, `ca_file`, ...). See the README's Security.
-
-Deliberately not here: the cluster's behaviour (`zkbroker.broker.engine`) and the pytest fixtures
-(`zkbroker.broker.toolkit.pytest_plugin`, built on this class).
+Not here: the cluster's behaviour (`zkbroker.broker.engine`), the pytest fixtures
+(`zkbroker.broker.toolkit.pytest_plugin`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine, Sequence
-from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
+from zkbroker.broker.asyncutil import AsyncStartStop, StartStop
 from zkbroker.broker.engine import records as records_access
 from zkbroker.broker.engine.engine import ClusterEngine
 from zkbroker.broker.engine.records import OffsetsUnavailable, ProduceFailed
@@ -83,6 +55,16 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
     release = options.get("kafka_version")
     if isinstance(release, str):
         options["kafka_version"] = parse_release(release)
+    # The keywords given are the user's server.properties lines (DescribeConfigs shows them).
+    given = {
+        key
+        for key, names in (
+            ("listeners", ("host", "port", "listener_name", "extra_listeners")),
+            ("advertised.listeners", ("advertised_host", "advertised_listeners")),
+        )
+        if any(name in options for name in names)
+    }
+    options.setdefault("configured_keys", frozenset(given))
     return Settings(**options)
 
 
@@ -135,7 +117,7 @@ class BrokerHandle:
         return f"BrokerHandle({self.broker_id}, running={self.running})"
 
 
-class Cluster:
+class Cluster(StartStop, AsyncStartStop):
     """A zkbroker cluster: `with Cluster(...)` or `async with Cluster(...)`."""
 
     def __init__(
@@ -168,7 +150,7 @@ class Cluster:
 
     # ---- lifecycle ---------------------------------------------------------------------
 
-    def start(self) -> Cluster:
+    def start(self) -> Self:
         """Start in blocking mode (what `with` does)."""
         if self._thread is not None or self._async is not None:
             raise RuntimeError("the cluster is already started")
@@ -188,7 +170,7 @@ class Cluster:
         if self.security is not None:
             self.security.cleanup()
 
-    async def astart(self) -> Cluster:
+    async def astart(self) -> Self:
         """Start in asyncio mode on the running loop (what `async with` does)."""
         if self._thread is not None or self._async is not None:
             raise RuntimeError("the cluster is already started")
@@ -209,28 +191,6 @@ class Cluster:
             await cluster.stop()
         if self.security is not None:
             self.security.cleanup()
-
-    def __enter__(self) -> Cluster:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> Cluster:
-        return await self.astart()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.astop()
 
     # ---- what a test reads ---------------------------------------------------------------
 

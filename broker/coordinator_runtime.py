@@ -1,23 +1,16 @@
 """The partitions of a coordinator's internal topic: the runtime both coordinators share.
 
-In the spirit of Kafka's ``CoordinatorRuntime`` / ``CoordinatorShard``: a key (a
-group id, a transactional id) belongs to one partition of an internal topic
-(``__consumer_offsets``, ``__transaction_state``) and its coordinator is that partition's
-leader. The runtime owns the partitions: which ones this broker leads (read from the metadata
-image, on every request and by a periodic follow loop), loading one when it becomes led
-(replaying its log; LOADING meanwhile, which callers answer as COORDINATOR_LOAD_IN_PROGRESS),
-unloading it when leadership moves away, and appending a batch to it. What a record means is
-the shard's: the runtime hands it every record batch it replays and tells it when a partition is
-loaded or unloaded (`CoordinatorShard`).
+In the spirit of Kafka's `CoordinatorRuntime` / `CoordinatorShard`: a key (group id,
+transactional id) belongs to a partition of `__consumer_offsets` or `__transaction_state`,
+coordinated by its leader. The runtime follows which partitions this broker leads (metadata
+image, on every request and from a periodic loop), loads one when it becomes led (replaying its
+log; LOADING meanwhile, COORDINATOR_LOAD_IN_PROGRESS to callers), unloads it when leadership
+moves, and appends batches. A small log is replayed at once; a larger one by a task in slices
+(`zkbroker.broker.asyncutil.Pacer`), so the event loop is not held.
 
-A small log (every log of a fresh cluster) is replayed at once when leadership is found, as
-Kafka loads a partition as soon as it leads it, so clients rarely see LOAD_IN_PROGRESS; a
-larger one is replayed by a task in slices (``zkbroker.broker.asyncutil.Pacer``) of one read
-each, so a long log does not hold the event loop.
-
-Deliberately not here: what the records mean and the checks before an append (the shards and
-their coordinators: ``zkbroker.broker.groups``, ``zkbroker.broker.transactions``), creating the
-internal topics (``zkbroker.handlers.find_coordinator``).
+Not here: what records mean and the checks before an append (the shards:
+`zkbroker.broker.groups`, `zkbroker.broker.transactions`), creating the internal topics
+(`zkbroker.handlers.find_coordinator`).
 """
 
 from __future__ import annotations
@@ -68,10 +61,6 @@ class CoordinatorShard(Protocol[D, A]):
     `replay` for every data or control batch read (in offset order, with the offset the read
     started from: records before it were replayed already), then `replayed`, after which the
     runtime marks the partition LOADED, then `loaded`."""
-
-    #: Replaying a small log inline, the partition is registered (LOADING) before the replay
-    #: rather than after it (a failed inline replay then leaves it LOADING, not unowned).
-    register_before_inline_replay: bool
 
     def new_data(self) -> D:
         """The shard's data of a partition about to load."""
@@ -203,10 +192,11 @@ class CoordinatorRuntime(Generic[D, A]):
         log = self.open(partition)
         owned = OwnedPartition(partition, epoch, PartitionState.LOADING, shard.new_data())
         if log.size_bytes <= LOAD_AT_ONCE_BYTES:
-            if shard.register_before_inline_replay:
-                self.partitions[partition] = owned
             acc = shard.begin_load()
-            self._replay(log, log.log_start_offset, acc, now_ms(), None)
+            try:
+                self._replay(log, log.log_start_offset, acc, now_ms(), None)
+            except Exception:
+                self._log_load_failed(partition)
             self._finish_load(owned, acc, time.monotonic())
             return owned
         self.partitions[partition] = owned
@@ -235,7 +225,7 @@ class CoordinatorRuntime(Generic[D, A]):
                 if pacer.due():
                     await pacer.pause()
         except Exception:
-            self._log.exception(f"{self._prefix}.load_failed", partition=owned.partition)
+            self._log_load_failed(owned.partition)
         self._loads.pop(owned.partition, None)
         self._finish_load(owned, acc, start)
 
@@ -255,6 +245,12 @@ class CoordinatorRuntime(Generic[D, A]):
             if limit is not None:
                 break
         return offset
+
+    def _log_load_failed(self, partition: int) -> None:
+        # As Kafka's coordinators (the `finally` of GroupMetadataManager.loadGroupsAndOffsets
+        # and TransactionStateManager's load): a failed load is logged, and the partition is
+        # owned all the same, with what was replayed before the failure.
+        self._log.exception(f"{self._prefix}.load_failed", partition=partition)
 
     def _finish_load(self, owned: OwnedPartition[D], acc: A, start: float) -> None:
         shard = self._shard()

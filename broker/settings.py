@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 
 from zkbroker.broker.protocol.releases import DEFAULT_RELEASE, RELEASES, Release, release_name
@@ -89,11 +89,18 @@ class Settings:
     # Further static broker configs, as lines of server.properties would give them
     # (`--broker-config k=v`); they show as STATIC_BROKER_CONFIG in DescribeConfigs.
     broker_configs: tuple[tuple[str, str], ...] = ()
+    # Which of `listeners` and `advertised.listeners` the user set (an option, a properties
+    # file, a `Cluster(...)` keyword): only those are server.properties lines; an unset one is
+    # described as Kafka describes an unset key. None (a Settings built directly): a key counts
+    # as set when its fields differ from their defaults.
+    configured_keys: frozenset[str] | None = None
     # Age after which /config/changes notifications are purged (Kafka: 15 minutes).
     config_change_expiration_ms: int = 15 * 60 * 1000
     # How long a replica the controller starts (a reassignment's new replica, a returning
-    # broker's) takes to "catch up" and join the ISR; zkbroker has no logs to replicate.
-    replica_catchup_ms: int = 0
+    # broker's) takes to "catch up" and join the ISR; zkbroker has no logs to replicate. None:
+    # 300 ms plus the partition's bytes at 100 MiB/s (`zkbroker.broker.rules.replica_catchup`),
+    # so clients see moves in flight as against Kafka; 0: at once.
+    replica_catchup_ms: int | None = None
     # Kafka's auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds and
     # leader.imbalance.per.broker.percentage.
     auto_leader_rebalance: bool = True
@@ -144,7 +151,7 @@ class Settings:
             raise ValueError("--zookeeper-session-timeout-ms must be positive")
         if self.broker_session_timeout_ms <= 0:
             raise ValueError("--broker-session-timeout-ms must be positive")
-        if self.replica_catchup_ms < 0:
+        if self.replica_catchup_ms is not None and self.replica_catchup_ms < 0:
             raise ValueError("--replica-catchup-ms must be >= 0")
         if self.leader_imbalance_check_interval_s <= 0:
             raise ValueError("--leader-imbalance-check-interval-s must be positive")
@@ -304,14 +311,16 @@ class Settings:
             if self.advertised_listeners
             else [(n, self.advertised_host or h, p) for n, h, p in addresses]
         )
-        configs = {
-            "broker.id": str(broker_id),
-            "zookeeper.connect": zookeeper_connect,
-            "listeners": ",".join(f"{n}://{_host_text(h)}:{p}" for n, h, p in addresses),
-            "advertised.listeners": ",".join(
+        # broker.id and zookeeper.connect are always lines of a ZooKeeper-mode broker's
+        # server.properties: Kafka refuses to start without zookeeper.connect, and only a
+        # configured broker.id gives ids such as 0 (a generated one starts above 1000).
+        configs = {"broker.id": str(broker_id), "zookeeper.connect": zookeeper_connect}
+        if self.sets_key("listeners"):
+            configs["listeners"] = ",".join(f"{n}://{_host_text(h)}:{p}" for n, h, p in addresses)
+        if self.sets_key("advertised.listeners"):
+            configs["advertised.listeners"] = ",".join(
                 f"{n}://{_host_text(h)}:{p}" for n, h, p in advertised
-            ),
-        }
+            )
         default_map = self._protocol_map_default()
         if default_map is not None:
             # Kafka's default map names only the protocols (overridden by --broker-config).
@@ -375,6 +384,16 @@ class Settings:
             configs["zookeeper.set.acl"] = "true"
         configs.update(self.broker_configs)
         return configs
+
+    def sets_key(self, key: str) -> bool:
+        """Whether the user set `listeners` / `advertised.listeners` (`configured_keys`)."""
+        if self.configured_keys is not None:
+            return key in self.configured_keys
+        defaults = {f.name: f.default for f in fields(self)}
+        names: tuple[str, ...] = ("advertised_host", "advertised_listeners")
+        if key == "listeners":
+            names = ("host", "port", "listener_name", "extra_listeners")
+        return any(getattr(self, n) != defaults[n] for n in names)
 
     def advertised_endpoints(
         self, broker_id: int, bound: dict[str, int]

@@ -1,26 +1,12 @@
-"""AlterClientQuotas (key 49), versions 0-1 (KIP-546, Kafka 2.6+), as a ZooKeeper-mode broker
-answers it (KafkaApis.handleAlterClientQuotasRequest, ZkAdminManager.alterClientQuotas):
+"""AlterClientQuotas (key 49), versions 0-1 (KIP-546, Kafka 2.6+): quota entity configs
+altered in ZooKeeper.
 
-- each entry's entity is a map of entity type to name (a repeated type: the last wins; a null
-  name is the `<default>` entity) and is checked as Kafka's `parseAndSanitizeQuotaEntity`
-  (`zkbroker.broker.rules.quota_entities.entity_target`): empty entity, unknown type, empty name, ip
-  combined with user/client-id, an ip that is neither an address nor a resolvable host name are
-  INVALID_REQUEST with Kafka's messages;
-- the ops are applied in order to what the entity node holds now: a removal drops the key, a
-  set needs a quota key of the entity type ("Invalid configuration key <k>") and, for LONG/INT
-  keys, an integral value ("Configuration <k> must be a LONG value");
-- unless `validate_only`, the node (`/config/users/<u>`, `/config/clients/<c>`,
-  `/config/users/<u>/clients/<c>`, `/config/ips/<ip>`, names sanitized) is written with its
-  `/config/changes` notification (`change_entity_config`), so every broker's config watcher
-  applies it and `kafka-configs --zookeeper` sees it. Any broker answers (no controller needed).
-- one result per entity; an entity named twice is altered twice and answered once (the last
-  result), as Kafka's result map.
+Follows docs/kafka-behaviour.md §22 ("AlterClientQuotas"; nodes §1.8), authorization included;
+entities are parsed by `zkbroker.broker.rules.quota_entities.entity_target`, and each node is
+written with its `/config/changes` notification (`change_entity_config`), so every broker's
+config watcher applies it and `kafka-configs --zookeeper` sees it.
 
-With an authorizer, ALTER_CONFIGS on the cluster is checked before anything else; without it
-every entity is answered CLUSTER_AUTHORIZATION_FAILED (null message) and nothing is validated
-or written, as KafkaApis.handleAlterClientQuotasRequest answers.
-
-Not emulated: the removal of a quota node left empty.
+Not emulated: 3.x's removal of a quota node left empty.
 """
 
 from __future__ import annotations

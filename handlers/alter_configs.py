@@ -1,25 +1,11 @@
-"""AlterConfigs (key 33), versions 0-2: replaces a resource's whole override set
-(docs/kafka-behaviour.md §4.1; 2.8 `KafkaApis.handleAlterConfigsRequest`,
-`ZkAdminManager.alterConfigs`; 3.2+ `ConfigAdminManager.preprocess`). Answered by any broker;
-the controller is not involved.
+"""AlterConfigs (key 33), versions 0-2: replaces a resource's whole override set.
 
-Request level (before 3.2): a BROKER_LOGGER resource fails the whole request ("AlterConfigs
-is deprecated and does not support the resource type BROKER_LOGGER"), as does any type other
-than TOPIC/BROKER ("Unexpected resource type X"); a resource named twice is answered once,
-with the configs of its last occurrence (Kafka builds a Map). From 3.2 both are per-resource
-INVALID_REQUEST: "Unknown resource type N" and "Each resource must appear at most once.".
+Follows docs/kafka-behaviour.md §4.1 (2.8 `ZkAdminManager.alterConfigs`, 3.2+
+`ConfigAdminManager.preprocess`), authorization included. Answered by any broker; the controller
+is not involved. The per-resource work is shared with IncrementalAlterConfigs
+(`zkbroker.handlers.support.config_alter`).
 
-Per resource, in Kafka's order (`zkbroker.handlers.support.config_alter`): duplicate keys (3.2+) and
-null values -> INVALID_REQUEST; TOPIC: empty name (3.3+), unknown topic ->
-UNKNOWN_TOPIC_OR_PARTITION "The topic 'x' does not exist.", invalid configs -> INVALID_CONFIG
-for unknown names, INVALID_REQUEST (2.8-3.2) / INVALID_CONFIG (3.3+) for bad values with
-Kafka's "Invalid config value for resource ..." message; BROKER: `""` is the cluster default,
-another id or a non-integer -> INVALID_REQUEST, read-only and per-broker-only keys refused.
-Then, unless validate_only, the entity node gets exactly the sent entries (a key not resent is
-gone) and a change notification, in one ZooKeeper multi.
-
-With an authorizer: ALTER_CONFIGS on the cluster (brokers) or the topic, else
-CLUSTER_/TOPIC_AUTHORIZATION_FAILED, after the other results. Not emulated: alter-config policies.
+Not emulated: alter-config policies (`alter.config.policy.class.name`).
 """
 
 from __future__ import annotations

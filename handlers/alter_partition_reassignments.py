@@ -19,7 +19,6 @@ Not emulated: authorization.
 from __future__ import annotations
 
 from zkbroker.broker.controller import reassignment as controller_reassignment
-from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.alter_partition_reassignments import (
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
@@ -29,7 +28,7 @@ from zkbroker.broker.protocol.messages.alter_partition_reassignments import (
 from zkbroker.broker.rules.api_error import ApiError
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
-from zkbroker.zk_layout import ControllerMovedError
+from zkbroker.handlers.support.controller_requests import on_controller
 
 API_KEY = 45
 MIN_VERSION = 0
@@ -41,18 +40,6 @@ TP = tuple[str, int]
 async def handle(
     ctx: RequestContext, request: AlterPartitionReassignmentsRequest
 ) -> AlterPartitionReassignmentsResponse:
-    if not auth.authorize_cluster(
-        ctx, auth.ALTER
-    ):  # KafkaApis: authorizeClusterOperation(ALTER, CLUSTER)
-        return error_response(
-            request,
-            ctx.version,
-            error_codes.CLUSTER_AUTHORIZATION_FAILED,
-            auth.cluster_denied_message(ctx, auth.ALTER),
-        )
-    controller = ctx.broker.controller
-    if controller is None:
-        return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)
     requested: dict[TP, tuple[int, ...] | None] = {}
     for topic in request.topics:
         for partition in topic.partitions:
@@ -60,14 +47,15 @@ async def handle(
             requested[(topic.name, partition.partition_index)] = (
                 tuple(replicas) if replicas is not None else None
             )
-    try:
-        results = await controller.call(
-            "ApiPartitionReassignment",
-            lambda c: controller_reassignment.alter_reassignments(c, requested),
-        )
-    except ControllerMovedError:
-        return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)
-    return _response(results)
+    return await on_controller(
+        ctx,
+        request,
+        error_response,
+        "ApiPartitionReassignment",
+        lambda c: controller_reassignment.alter_reassignments(c, requested),
+        _response,
+        operation=auth.ALTER,
+    )
 
 
 def _response(results: dict[TP, ApiError]) -> AlterPartitionReassignmentsResponse:

@@ -1,25 +1,12 @@
 """AlterReplicaLogDirs (key 34): move a replica's log to another log dir of the broker
-(KIP-113; docs/kafka-behaviour.md §15).
+(KIP-113).
 
-Kafka 3.9's flow (`KafkaApis.handleAlterReplicaLogDirsRequest`,
-`ReplicaManager.alterReplicaLogDirs`, `LogManager.isLogDirOnline`), per partition, the first
-failing check deciding:
+Follows Kafka 3.9's checks, authorization included (docs/kafka-behaviour.md §15, "Log dirs").
+A zkbroker broker has one log dir (`zkbroker.handlers.support.log_dirs`), so a hosted partition
+is always already there: NONE, nothing moves. Answers are grouped by topic in the order the
+request first names them (Kafka's follow a hash map's order).
 
-* a partition named twice is answered once, for the last dir naming it (Kafka builds a map);
-* a topic name so long that the future log's directory name (`<topic>-<partition>.<32 hex>
-  -future`) would pass 255 characters -> INVALID_TOPIC_EXCEPTION;
-* a path that is not exactly the absolute path of one of the broker's log dirs ->
-  LOG_DIR_NOT_FOUND (checked before the partition, so an unknown topic gets it too);
-* a partition unknown to the broker's metadata -> UNKNOWN_TOPIC_OR_PARTITION; known but not
-  hosted by this broker (or its topic being deleted) -> REPLICA_NOT_AVAILABLE (Kafka turns its
-  NOT_LEADER_OR_FOLLOWER into that, for compatibility);
-* a hosted partition already in that dir -> NONE, nothing to do. (A different dir would start
-  a future log and a copy; zkbroker's brokers have one dir, so that never happens.)
-
-Answers are grouped by topic in the order the request first names them (Kafka's follow a
-hash map's order). The one log dir comes from `zkbroker.handlers.support.log_dirs`.
-
-Deliberately not here: authorization (ALTER on the cluster), several log dirs, moving data.
+Not here: several log dirs, future logs, moving data.
 """
 
 from __future__ import annotations

@@ -1,23 +1,16 @@
 """AlterUserScramCredentials (key 51), version 0 (KIP-554, Kafka 2.7+), as a ZooKeeper-mode
-broker answers it (KafkaApis.handleAlterUserScramCredentialsRequest,
-ZkAdminManager.alterUserScramCredentials):
+broker answers it (`ZkAdminManager.alterUserScramCredentials`).
 
-- only the active controller alters: another broker answers NOT_CONTROLLER for every user;
-- per user, in Kafka's order of checks: an empty name is UNACCEPTABLE_CREDENTIAL "Username must
-  not be empty"; an unknown mechanism type (not 1 = SCRAM-SHA-256, 2 = SCRAM-SHA-512) is
-  UNSUPPORTED_SASL_MECHANISM "Unknown SCRAM mechanism"; iterations below 4096 or above 16384 are
-  UNACCEPTABLE_CREDENTIAL "Too few iterations" / "Too many iterations"; the same (user,
-  mechanism) twice is DUPLICATE_RESOURCE "A user credential cannot be altered twice in the same
-  request"; deleting a credential the user does not have is RESOURCE_NOT_FOUND "Attempt to
-  delete a user credential that does not exist". A user with any of these errors has nothing
-  altered;
-- the others: the user's `/config/users/<user>` (other keys, such as quotas, kept) gets each
-  upserted credential as Kafka's ScramFormatter derives it from the client's salt and salted
-  password, loses each deleted one, and is written with its `/config/changes` notification in
-  one ZooKeeper transaction (`change_entity_config`), so every broker's credential cache
-  (`zkbroker.broker.security.credential_cache`) picks it up.
+Only the active controller alters (others: NOT_CONTROLLER per user); ALTER on the cluster with
+an authorizer. Per user, in Kafka's order: empty name UNACCEPTABLE_CREDENTIAL; a mechanism
+other than 1/2 (SCRAM-SHA-256/512) UNSUPPORTED_SASL_MECHANISM; iterations outside 4096-16384
+UNACCEPTABLE_CREDENTIAL; a (user, mechanism) twice DUPLICATE_RESOURCE; deleting a missing
+credential RESOURCE_NOT_FOUND; a user with any error has nothing altered. The others'
+`/config/users/<user>` (other keys kept) gets the ScramFormatter-derived credentials and a
+change notification in one multi (`change_entity_config`), which every broker's credential
+cache (`zkbroker.broker.security.credential_cache`) picks up.
 
-With an authorizer, ALTER on the cluster or CLUSTER_AUTHORIZATION_FAILED. Not emulated: throttling.
+Not emulated: throttling (`throttle_time_ms` is 0).
 """
 
 from __future__ import annotations

@@ -43,18 +43,9 @@ async def handle(
             c.resource_type, c.resource_pattern_type, c.operation, c.permission_type
         ):
             return NoResponse(close_reason="CreatableAcls contain unrecognized enum values")
-    if not auth.authorize_cluster(ctx, auth.ALTER):
-        return error_response(
-            request,
-            ctx.version,
-            error_codes.CLUSTER_AUTHORIZATION_FAILED,
-            auth.cluster_denied_message(ctx, auth.ALTER),
-        )
-    authorizer = ctx.broker.authorizer
-    if authorizer is None:
-        return error_response(
-            request, ctx.version, error_codes.SECURITY_DISABLED, auth.NO_AUTHORIZER
-        )
+    authorizer = auth.acl_authorizer(ctx, auth.ALTER)
+    if isinstance(authorizer, auth.Refused):
+        return error_response(request, ctx.version, authorizer.code, authorizer.message)
     for c in creations:
         # ResourcePattern / AccessControlEntry constructors refuse these (not ApiExceptions).
         if (

@@ -1,37 +1,13 @@
-"""CreatePartitions (key 37), versions 0-3 (KIP-195).
+"""CreatePartitions (key 37), versions 0-3 (KIP-195): new partitions added to a topic's znode.
 
-Kafka 2.8's behaviour (docs/kafka-behaviour.md §3.2; KafkaApis.handleCreatePartitionsRequest,
-ZkAdminManager.createPartitions, AdminZkClient.createNewPartitionsAssignment):
-1. not the active controller: NOT_CONTROLLER for every topic;
-2. a topic named twice: INVALID_REQUEST "Duplicate topic in request." (answered once);
-   a topic queued for deletion: INVALID_TOPIC_EXCEPTION "The topic is queued for deletion.";
-3. registered brokers with some but not all racks fail the whole request
-   (UNKNOWN_SERVER_ERROR), as Kafka's getBrokerMetadatas does outside the per-topic checks;
-4. per topic: a reassignment in flight -> REASSIGNMENT_IN_PROGRESS; unknown topic ->
-   UNKNOWN_TOPIC_OR_PARTITION; fewer or as many partitions -> INVALID_PARTITIONS with
-   Kafka's messages; manual assignments: unknown brokers, wrong number of lists, an empty
-   list, duplicates, an unavailable broker, replication factor different from partition
-   0's -> INVALID_REPLICA_ASSIGNMENT (BROKER_NOT_AVAILABLE for the unavailable one);
-   automatic assignment continues Kafka's round robin from partition 0's first replica;
-5. validate_only: NONE, nothing written; otherwise the topic znode is rewritten with the old
-   and new partitions (topic id kept); the controller creates the new partition states;
-6. timeouts as CreateTopics: <= 0 answers REQUEST_TIMED_OUT at once, otherwise the answer
-   waits until every partition of the topic has a leader.
+Follows Kafka 2.8 (docs/kafka-behaviour.md §3.2), authorization and the controller mutation
+quota (§22, `zkbroker.broker.security.quotas.mutation_quota_for`) included; the controller
+then creates the new partition states (§10.2).
 
-Bounded work (issue 17): after Kafka's checks, a topic znode that could not fit one ZooKeeper
-request (`jute.maxbuffer`, `Settings.zookeeper_max_buffer_bytes`) is refused with
-INVALID_PARTITIONS naming the limit, before any placement is computed (a count of 2**31-1 is
-answered at once; `zkbroker.handlers.support.zk_limits`), also for validate_only; the placement is
-then built in slices (`zkbroker.broker.asyncutil`) so other clients are served meanwhile.
-
-Controller mutation quota (KIP-599, releases 2.7+;
-`zkbroker.broker.security.quotas.mutation_quota_for`): a topic that passed every check is charged
-the partitions it adds before its write (never for validate_only); from v3 a topic met with the
-quota already exhausted is answered THROTTLING_QUOTA_EXCEEDED (null message, nothing written), older
-versions are only throttled; the response carries the throttle time and the listener mutes the
-connection for it.
-
-With an authorizer: ALTER on the topic, else TOPIC_AUTHORIZATION_FAILED.
+zkbroker's own bound: after Kafka's checks, a topic znode too large for one ZooKeeper request
+(`jute.maxbuffer`) is refused with INVALID_PARTITIONS before any placement is computed
+(`zkbroker.handlers.support.zk_limits`), validate_only included; placement then runs in slices
+(`zkbroker.broker.asyncutil`) so other clients are served meanwhile.
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ Not emulated: the throttle.
 
 from __future__ import annotations
 
-from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.delete_acls import (
     DeleteAclsFilterResult,
     DeleteAclsMatchingAcl,
@@ -37,18 +36,9 @@ async def handle(
             f.resource_type_filter, f.pattern_type_filter, f.operation, f.permission_type
         ):
             return NoResponse(close_reason="Filters contain UNKNOWN elements")
-    if not auth.authorize_cluster(ctx, auth.ALTER):
-        return error_response(
-            request,
-            ctx.version,
-            error_codes.CLUSTER_AUTHORIZATION_FAILED,
-            auth.cluster_denied_message(ctx, auth.ALTER),
-        )
-    authorizer = ctx.broker.authorizer
-    if authorizer is None:
-        return error_response(
-            request, ctx.version, error_codes.SECURITY_DISABLED, auth.NO_AUTHORIZER
-        )
+    authorizer = auth.acl_authorizer(ctx, auth.ALTER)
+    if isinstance(authorizer, auth.Refused):
+        return error_response(request, ctx.version, authorizer.code, authorizer.message)
     filters = [
         auth.binding_filter(
             ctx.version,

@@ -1,28 +1,10 @@
-"""DeleteTopics (key 20), versions 0-6.
+"""DeleteTopics (key 20), versions 0-6: marks topics for deletion and waits for the controller
+to delete them.
 
-Kafka 2.8's behaviour (docs/kafka-behaviour.md §3.1; KafkaApis.handleDeleteTopicsRequest,
-ZkAdminManager.deleteTopics, AdminZkClient.deleteTopic):
-1. not the active controller: NOT_CONTROLLER for every topic;
-2. topic deletion disabled (`--no-delete-topic-enable`): INVALID_REQUEST below v3,
-   TOPIC_DELETION_DISABLED from v3, nothing written;
-3. v6: an entry with both a name and a topic id fails the whole request (INVALID_REQUEST);
-   an id that does not resolve -> UNKNOWN_TOPIC_ID;
-4. a topic this broker's metadata does not know -> UNKNOWN_TOPIC_OR_PARTITION;
-5. `/admin/delete_topics/<t>` is created (already there counts as success: the request
-   still waits); the controller then deletes the topic;
-6. timeout_ms <= 0: successful topics answer REQUEST_TIMED_OUT at once (the marker stays);
-   otherwise the answer waits until the topic is gone from the metadata image, and topics
-   still there at the timeout get REQUEST_TIMED_OUT.
-Error messages are null, as Kafka sends them, except for the whole-request failure.
-
-With an authorizer: DELETE on the topic, else TOPIC_AUTHORIZATION_FAILED (by id without
-DESCRIBE: no name).
-
-Controller mutation quota (KIP-599, releases 2.7+;
-`zkbroker.broker.security.quotas.mutation_quota_for`): each topic passing those checks is charged
-its partition count before it is marked; from v5 a topic met with the quota already exhausted is
-answered THROTTLING_QUOTA_EXCEEDED (not marked), older versions are only throttled; the response
-carries the throttle time and the listener mutes the connection for it.
+Follows Kafka 2.8 (docs/kafka-behaviour.md §3.1), authorization and the controller mutation
+quota (§22, `zkbroker.broker.security.quotas.mutation_quota_for`) included; the controller's
+side is §10.6 (`zkbroker.broker.controller.topics`). Waiting ends when the topic is gone from
+this process's metadata image.
 """
 
 from __future__ import annotations

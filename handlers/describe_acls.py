@@ -14,7 +14,6 @@ Not emulated: the throttle.
 
 from __future__ import annotations
 
-from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.describe_acls import (
     AclDescription,
     DescribeAclsRequest,
@@ -37,16 +36,9 @@ async def handle(
         r.resource_type_filter, r.pattern_type_filter, r.operation, r.permission_type
     ):
         return NoResponse(close_reason="DescribeAclsRequest contains UNKNOWN elements")
-    if not auth.authorize_cluster(ctx, auth.DESCRIBE):
-        return error_response(
-            r,
-            ctx.version,
-            error_codes.CLUSTER_AUTHORIZATION_FAILED,
-            auth.cluster_denied_message(ctx, auth.DESCRIBE),
-        )
-    authorizer = ctx.broker.authorizer
-    if authorizer is None:
-        return error_response(r, ctx.version, error_codes.SECURITY_DISABLED, auth.NO_AUTHORIZER)
+    authorizer = auth.acl_authorizer(ctx, auth.DESCRIBE)
+    if isinstance(authorizer, auth.Refused):
+        return error_response(r, ctx.version, authorizer.code, authorizer.message)
     flt = auth.binding_filter(
         ctx.version,
         r.resource_type_filter,

@@ -1,42 +1,14 @@
-"""DescribeConfigs (key 32), versions 0-4, answered by any broker (docs/kafka-behaviour.md §4.3;
-`ConfigHelper.describeConfigs`, 2.8).
+"""DescribeConfigs (key 32), versions 0-4: the configs of topics, brokers and broker loggers.
 
-1. A resource type other than TOPIC, BROKER, BROKER_LOGGER (2.4+) fails the whole request:
-   INVALID_REQUEST "Unexpected resource type X for resource n" on every resource.
-2. Each resource is then answered on its own:
-   * TOPIC: an illegal name -> INVALID_TOPIC_EXCEPTION with Topic.validate's message; a topic
-     this broker's metadata does not know -> UNKNOWN_TOPIC_OR_PARTITION, null message; else
-     the overrides are read from `/config/topics/<t>` (as Kafka's ZkConfigRepository does, so
-     a value written by any tool shows at once) and every topic config is listed with its
-     value, source and synonyms, broker-level values included
-     (`zkbroker.broker.rules.broker_config`).
-   * BROKER: `""` -> the dynamic cluster-default configs only; this broker's id -> every
-     broker config; another id -> INVALID_REQUEST "Unexpected broker id, expected 1 or empty
-     string, but received 2"; not an integer -> "Broker id must be an integer, but it is: x".
-   * BROKER_LOGGER: this broker's loggers and effective levels
-     (`zkbroker.broker.rules.broker_loggers`); `""` -> INVALID_REQUEST "Broker id must not be
-     empty"; another id -> "Unexpected broker id, expected 1 but received 2".
-3. `configuration_keys` null or empty lists everything, otherwise only those names.
-   `include_synonyms` (v1+) sends synonyms; `include_documentation` (v3+) sends the project's
-   own one-line description of each config (Kafka's text is not copied); `is_default` (v0)
-   is true when the source is DEFAULT_CONFIG, as 2.6 and earlier computed it.
+Answered by any broker, as Kafka 2.8's `ConfigHelper.describeConfigs` (docs/kafka-behaviour.md
+§4.3): the resource-type check for the whole request, then each resource on its own. Topic
+overrides are read from `/config/topics/<t>`, so a value written by any tool shows at once;
+values, sources and synonyms come from `zkbroker.broker.rules.config_catalog` and
+`zkbroker.broker.rules.broker_config`, loggers from `zkbroker.broker.rules.broker_loggers`.
+`include_documentation` (v3+) sends zkbroker's own one-line text (Kafka's is not copied).
+With an authorizer, DESCRIBE_CONFIGS on the cluster or topic; denied resources come last.
 
-Resources are described in windows of `WINDOW`, answers in request order: first the
-overrides of the window's topics are read in one pipelined batch (`ZkStore.get_many`: one
-loop wake-up for the batch), then the resources are described, yielding to the loop between
-slices of a few milliseconds (`zkbroker.broker.asyncutil`), so a request for 10,000 topics does not
-stall other clients. Reading while describing (64 reads in flight, each answer described as
-it came) made 10,000 topics take 7.6 s to 20 s from run to run (9.1-10.6 s against 3.0-3.9 s
-now, same machine and load): each read cost a cross-thread wake-up of the loop, and the loop
-thread was describing while kazoo's thread needed the GIL for every request sent and reply
-read (a hand-over waits up to the interpreter's 5 ms switch interval while the other thread
-computes), so the time grew with the machine's load. Separated, kazoo works while the loop
-thread waits for the batch.
-
-With an authorizer: DESCRIBE_CONFIGS on the cluster (brokers, loggers) or the topic, else
-CLUSTER_/TOPIC_AUTHORIZATION_FAILED with the default message, after the other results.
-Not emulated: CLIENT_METRICS resources (a
-KRaft feature; answered as an unexpected type).
+Not here: CLIENT_METRICS resources (KRaft only: answered as an unexpected type).
 """
 
 from __future__ import annotations
@@ -84,7 +56,10 @@ MIN_VERSION = 0
 MAX_VERSION = 4
 
 #: Resources per window: the overrides of its topics are read from ZooKeeper in one
-#: pipelined batch before any of them is described.
+#: pipelined batch before any of them is described. Reading while describing costs a
+#: cross-thread loop wake-up per read and GIL hand-overs with kazoo's thread (up to the 5 ms
+#: switch interval each), so its time grows with the machine's load; separated, kazoo works
+#: while the loop waits for the batch.
 WINDOW = 1024
 
 

@@ -1,29 +1,11 @@
-"""DescribeGroups (key 15), versions 0-5: groups of the ZooKeeper consumer registry.
+"""DescribeGroups (key 15), versions 0-5: groups of the group coordinator and of the ZooKeeper
+consumer registry.
 
-Per group id, as 3.9's ``GroupCoordinator.handleDescribeGroup`` answers
-(docs/kafka-behaviour.md §5):
-- a null id: INVALID_GROUP_ID; a broker that is not the group's coordinator: NOT_COORDINATOR,
-  with empty state/protocol fields and no members;
-- a group without ``/consumers/<g>``: error NONE, state ``Dead``, empty protocol fields;
-- otherwise protocol type ``consumer`` and state ``Stable`` (registered members) or ``Empty``.
-  A Stable group's protocol is ``range``: the old consumer's default
-  ``partition.assignment.strategy``, which its registration does not record.
-
-Members are ``/consumers/<g>/ids/*`` in id order: member id = consumer id; client id = the group
-id (the old consumer's default ``client.id``); client host = ``/<host>`` when the consumer id
-has the generated ``<group>_<host>-<ms>-<8 hex>`` form, else ""; member metadata = a
-ConsumerProtocol v0 Subscription of the registered topics (pattern subscriptions expanded
-against the topics in this broker's metadata); member assignment = a v0 Assignment of the
-partitions the member's threads own under ``/consumers/<g>/owners``. An unreadable
-registration yields a member with an empty subscription.
-
-Groups of the group coordinator (docs/kafka-behaviour.md §16) are described from it, as
-``GroupMetadata.summary``: state, protocol type, and in Stable the protocol and each member's
-metadata and assignment (other states: protocol "" and members without them); v4+ members carry
-their group instance id.
-
-With an authorizer, DESCRIBE on each group or its GROUP_AUTHORIZATION_FAILED, and (v3+, when
-asked) the principal's authorized_operations; without one it stays -2147483648.
+Per group id, as 3.9's `GroupCoordinator.handleDescribeGroup` answers (docs/kafka-behaviour.md
+§5), authorization and `authorized_operations` included. A group the coordinator holds is
+described from it (`GroupMetadata.summary`, §16); otherwise from the registry
+(`zkbroker.broker.groups.zk_registry`, §16 "zkbroker's deviations"): protocol type `consumer`,
+state Stable (protocol `range`) or Empty, or Dead without `/consumers/<g>`.
 """
 
 from __future__ import annotations
@@ -74,6 +56,11 @@ def client_host(group_id: str, consumer_id: str) -> str:
 
 
 def _describe(group: ConsumerGroup, topics: list[str]) -> DescribedGroup:
+    # A registry group as the group APIs show it: members are /consumers/<g>/ids/* in id
+    # order; client id = the group id (the old consumer's default client.id); metadata = a v0
+    # Subscription of the registered topics (patterns expanded against this broker's topics);
+    # assignment = a v0 Assignment of what the member's threads own under owners/. An
+    # unreadable registration gives an empty subscription.
     members = []
     for member_id, registration in group.members.items():
         subscribed = subscribed_topics(registration, topics) if registration is not None else []

@@ -1,25 +1,14 @@
 """DescribeLogDirs (key 35): this broker's log dir and the size of each partition log in it
-(KIP-113; docs/kafka-behaviour.md §15).
+(KIP-113).
 
-Kafka 3.9's flow (`KafkaApis.handleDescribeLogDirsRequest`, `ReplicaManager.describeLogDirs`):
+Follows Kafka 3.9's flow, authorization included (docs/kafka-behaviour.md §15, "Log dirs").
+"A log on this broker" means being in the partition's replica set
+(`zkbroker.handlers.support.partitions`): replicas share the log, so each reports its size. The
+one log dir and its volume come from `zkbroker.handlers.support.log_dirs` (in memory: the
+configured path, sizes -1). Results are in topic-name and partition order (Kafka's follow hash
+maps).
 
-* topics null asks for every partition with a log on this broker; otherwise the named
-  partitions, and one this broker has no log of is left out without an error (so is an
-  unknown topic); a topic with no partition left is left out too;
-* one result per log dir, named by its absolute path, error NONE; a dir whose volume cannot
-  be inspected answers that error (UNKNOWN_SERVER_ERROR for an I/O failure) and no topics;
-* each partition: its log's size in bytes (every segment), the offset lag of the log end
-  behind the high watermark (never positive, so 0), and whether it is a future log
-  (AlterReplicaLogDirs' copy being made, never here);
-* v3+ adds a top-level error code (NONE, or CLUSTER_AUTHORIZATION_FAILED with no results);
-  v4 adds the volume's total and usable bytes.
-
-Here "a log on this broker" is being in the partition's replica set (`zkbroker.handlers.support.
-partitions`): replicas share the log, so each reports its size. The one log dir and its
-volume come from `zkbroker.handlers.support.log_dirs` (in memory: the configured path, sizes -1).
-Results are in topic-name and partition order (Kafka's follow hash maps).
-
-Deliberately not here: authorization, several log dirs, offline dirs, future logs.
+Not here: several log dirs, offline dirs, future logs.
 """
 
 from __future__ import annotations

@@ -1,22 +1,13 @@
-"""ElectLeaders (key 43), versions 0-2 (KIP-460; docs/kafka-behaviour.md §6).
+"""ElectLeaders (key 43), versions 0-2: preferred or unclean leader election (KIP-460).
 
-Kafka 2.8's flow (KafkaApis.handleElectReplicaLeader, ReplicaManager.electLeaders,
-KafkaController.processReplicaLeaderElection):
-1. a null partition list means every partition in this broker's metadata;
-2. not the active controller: NOT_CONTROLLER (null message) for every partition, top-level 0;
-3. on the controller, per partition: unknown -> UNKNOWN_TOPIC_OR_PARTITION; topic being
-   deleted -> INVALID_TOPIC_EXCEPTION; PREFERRED with the preferred replica already leading,
-   or UNCLEAN with a live leader -> ELECTION_NOT_NEEDED; an election that finds no leader ->
-   PREFERRED_LEADER_NOT_AVAILABLE / ELIGIBLE_LEADERS_NOT_AVAILABLE with the
-   StateChangeFailedException message; success -> NONE once this broker's metadata shows the
-   new leader (or REQUEST_TIMED_OUT after timeout_ms);
-4. with a null partition list, ELECTION_NOT_NEEDED entries are left out of the answer.
-v0 has no election type (PREFERRED) and no top-level error code.
+Follows Kafka 2.8's `KafkaApis.handleElectReplicaLeader`, `ReplicaManager.electLeaders` and
+`KafkaController.processReplicaLeaderElection` (docs/kafka-behaviour.md §6): ALTER on the
+cluster, NOT_CONTROLLER on a broker that is not the controller, the per-partition checks, and an
+answer once this broker's metadata shows the new leader (else REQUEST_TIMED_OUT). Messages
+follow Java's `ApiError`: a code's default message, null for successes and NOT_CONTROLLER.
 
-Messages follow Java's ApiError: `new ApiError(Errors.X)` carries the code's default message,
-successes and NOT_CONTROLLER carry null.
-
-Not emulated: authorization (CLUSTER_AUTHORIZATION_FAILED).
+Not here: the election rules (`zkbroker.broker.rules.leader_election`) and the state writes
+(`zkbroker.broker.controller.partitions`).
 """
 
 from __future__ import annotations

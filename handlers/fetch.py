@@ -1,40 +1,14 @@
-"""Fetch (key 1): records read from the partition's log, with long polling and fetch sessions
-(docs/kafka-behaviour.md §15).
+"""Fetch (key 1): records read from the partition's log, with long polling and fetch sessions.
 
-Kafka 3.9's flow (`KafkaApis.handleFetchRequest`, `FetchManager.newContext`,
-`ReplicaManager.fetchMessages`/`readFromLog`, `Partition.fetchRecords`, `DelayedFetch`):
+Follows Kafka 3.9's `KafkaApis.handleFetchRequest` and `ReplicaManager.fetchMessages`
+(docs/kafka-behaviour.md §15: "Who answers", "Fetch", "Fetch sessions"; §17 for read_committed
+and aborted transactions): the session (`zkbroker.broker.rules.fetch_sessions`), authorization,
+per-partition checks, whole batches within the size limits, waiting for appends up to
+`max_wait_ms`, down-conversion for v0-v3 clients.
 
-1. the fetch session (KIP-227, v7+: `zkbroker.broker.rules.fetch_sessions`) decides which partitions
-   are read and which are answered; a session error is the whole answer;
-2. v13+ names topics by id (KIP-516): an id this broker does not know is UNKNOWN_TOPIC_ID;
-3. per partition: unknown -> UNKNOWN_TOPIC_OR_PARTITION; not hosted, or not led when the
-   request must read the leader (followers always, consumers before v11: KIP-392 lets a v11+
-   consumer read a follower) -> NOT_LEADER_OR_FOLLOWER (with the KIP-951 leader hint from
-   v16); a stale or future `current_leader_epoch` -> FENCED/UNKNOWN_LEADER_EPOCH; a
-   `last_fetched_epoch` whose epoch ended before `fetch_offset` -> a diverging epoch and no
-   records (v12+); an offset outside [log start, log end] -> OFFSET_OUT_OF_RANGE; else whole
-   batches from the batch holding `fetch_offset`, within the partition's `max_bytes` and what
-   is left of the response's `max_bytes` (v3+), the first batch sent whole even if larger
-   (KIP-74; before v3 the size limit is hard and an oversized first batch is cut, as Kafka's
-   old clients expect to detect it);
-4. fewer than `min_bytes` and no error: the request waits for appends up to `max_wait_ms`;
-5. `read_committed` (v4+) reads whole batches below the last stable offset (the first offset
-   of the oldest open transaction, else the high watermark: ``LocalLog.read`` with the LSO as
-   its max offset) and lists the aborted transactions overlapping the batches returned
-   (``UnifiedLog.collectAbortedTransactions``, docs/kafka-behaviour.md §17); control batches
-   are sent like any other, clients skip them. `read_uncommitted` reads up to the high
-   watermark, which is the log end offset since replicas share the log. Every v4+ answer
-   carries the partition's last stable offset;
-6. v0-v3 clients read magic 0/1 message sets: v2 batches are converted down as Kafka does
-   for them (v0/v1 -> magic 0, v2/v3 -> magic 1).
-
-Authorization (KafkaApis.handleFetchRequest, only with an authorizer): a follower
-(replica id >= 0) needs CLUSTER_ACTION on the cluster, else every partition of the session is
-TOPIC_AUTHORIZATION_FAILED; a consumer needs READ on each topic, checked after the unknown topic
-id, else TOPIC_AUTHORIZATION_FAILED.
-
-Deliberately not here: quotas and throttling, a replica selector (`preferred_read_replica`
-stays -1 as with Kafka's default of none), and follower fetch state (ISR changes come from the
+Not here: client quotas (`zkbroker.broker.security.quotas`, applied by the request pipeline),
+a replica selector (`preferred_read_replica` stays -1, Kafka's default), follower fetch state
+(nothing is replicated, so the high watermark is the log end offset; ISR changes come from the
 controller).
 """
 

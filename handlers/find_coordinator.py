@@ -1,38 +1,10 @@
-"""FindCoordinator (key 10), versions 0-6.
+"""FindCoordinator (key 10), versions 0-6: the broker leading a group's or transactional id's
+internal-topic partition, creating that topic on the first lookup.
 
-Kafka's ``KafkaApis.handleFindCoordinatorRequest`` / ``getCoordinator`` (3.9; the same answers
-since 0.10.0):
-- GROUP key type: the leader of partition ``abs(hashCode(key)) % partitions`` of
-  ``__consumer_offsets``, on the listener the request came in on (docs/kafka-behaviour.md §16).
-  While that topic does not exist, the lookup asks for its creation (below) and answers
-  COORDINATOR_NOT_AVAILABLE (node -1, host "", port -1); so it does while the partition has no
-  live leader with an endpoint on this listener. The client asks again and finds the leader;
-- TRANSACTION: the same with ``__transaction_state`` and ``abs(hashCode(transactional id)) %
-  partitions`` (docs/kafka-behaviour.md §17): its creation is asked for on the first lookup
-  (``transaction.state.log.*``), COORDINATOR_NOT_AVAILABLE until its partition has a leader;
-- SHARE (v6): INVALID_REQUEST below v6, else COORDINATOR_NOT_AVAILABLE, as 3.9 answers;
-- any other key type: the whole request fails with INVALID_REQUEST.
-Below v4 one key is answered at the top level with ``error_message`` = the code's message
-("NONE" on success); from v4 each of ``coordinator_keys`` gets a ``Coordinator`` entry whose
-message is left empty, except in whole-request errors.
-
-Creating ``__consumer_offsets`` (``ensure_offsets_topic``) is Kafka's internal-topic creation:
-``offsets.topic.num.partitions`` partitions, ``offsets.topic.replication.factor`` replicas,
-``cleanup.policy=compact``, ``compression.type=producer``,
-``segment.bytes=offsets.topic.segment.bytes``, once per broker at a time;
-``__transaction_state`` the same way from ``transaction.state.log.*``
-(``zkbroker.handlers.support.internal_topics``). With fewer live
-brokers than the replication factor it is not created and the coordinator stays unavailable,
-as Kafka logs it per release: before 0.11 the factor is cut down to the live brokers (before
-KIP-115); 0.11-2.7 (``KafkaApis.createInternalTopic``) refuse with "Number of alive brokers ...
-does not meet the required replication factor"; 2.8+ (``AutoTopicCreationManager``) the
-creation fails with INVALID_REPLICATION_FACTOR. Every failure is logged and retried by the
-next lookup. Once the topic exists, groups of the ZooKeeper ``/consumers`` registry are placed
-by it too (``zkbroker.handlers.support.group_coordination``).
-
-Authorization (``getCoordinator``, with an authorizer), before any lookup or topic creation:
-a GROUP key needs DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), a TRANSACTION key DESCRIBE
-on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), node -1 either way.
+Follows docs/kafka-behaviour.md §16 ("Where a group lives", "FindCoordinator") and §17 for
+transactional ids, authorization included. The internal topics are created by
+`zkbroker.handlers.support.internal_topics`; groups of the ZooKeeper `/consumers` registry
+are placed by `zkbroker.handlers.support.group_coordination`.
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
-"""IncrementalAlterConfigs (key 44), versions 0-1 (KIP-339; docs/kafka-behaviour.md §4.2; 2.8
-`ZkAdminManager.incrementalAlterConfigs`, 3.2+ `ConfigAdminManager.preprocess`, 3.7+
-`RuntimeLoggerManager`). Answered by any broker.
+"""IncrementalAlterConfigs (key 44), versions 0-1 (KIP-339): SET, DELETE, APPEND and SUBTRACT
+applied to a resource's current overrides.
 
-Operations SET (0), DELETE (1), APPEND (2), SUBTRACT (3), applied in order to the resource's
-current overrides (`zkbroker.handlers.support.config_alter.apply_incremental`): APPEND/SUBTRACT only
-on LIST configs ("Config value append is not allowed for config key: k"), starting from the
-config's default list when it is not overridden; the result is then validated and written
-exactly as AlterConfigs writes it. Duplicate keys in one resource and null values (other
-than with DELETE) -> INVALID_REQUEST, worded per release.
+Follows docs/kafka-behaviour.md §4.2 (2.8 `ZkAdminManager.incrementalAlterConfigs`, 3.2+
+`ConfigAdminManager.preprocess`), authorization included. Answered by any broker. TOPIC and
+BROKER results are validated and written as AlterConfigs writes them
+(`zkbroker.handlers.support.config_alter`); BROKER_LOGGER changes this broker's levels in memory
+(`zkbroker.broker.rules.broker_loggers`).
 
-Resources: TOPIC and BROKER as in AlterConfigs; BROKER_LOGGER (2.4+) changes this broker's
-logger levels in memory (never ZooKeeper): SET to one of Kafka's levels, DELETE to inherit
-again; unknown loggers, `root` deletion and APPEND/SUBTRACT are refused with each
-generation's code and message (`zkbroker.broker.rules.broker_loggers`). Before 3.2 an unexpected
-resource type fails the whole request; from 3.2 it is a per-resource "Unknown resource type
-N", and a resource named twice answers INVALID_REQUEST for both.
-
-With an authorizer: ALTER_CONFIGS on the cluster (brokers, loggers) or the topic, else
-CLUSTER_/TOPIC_AUTHORIZATION_FAILED, after the other results. Not emulated: alter-config policies.
+Not emulated: alter-config policies.
 """
 
 from __future__ import annotations

@@ -1,22 +1,13 @@
-"""JoinGroup (key 11), versions 0-9: a member joins a classic group (docs/kafka-behaviour.md §16).
+"""JoinGroup (key 11), versions 0-9: a member joins a classic group.
 
-Kafka 3.9's ``KafkaApis.handleJoinGroupRequest`` and ``GroupCoordinator.handleJoinGroup``:
-a null or empty group id is INVALID_GROUP_ID; then COORDINATOR_NOT_AVAILABLE /
-COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR; a session timeout outside
-[group.min.session.timeout.ms, group.max.session.timeout.ms] is INVALID_SESSION_TIMEOUT; the
-rest is the coordinator's (``zkbroker.broker.rules.groups.state_machine``): MEMBER_ID_REQUIRED
-for a new
-member from v4 (KIP-394), static members (v5+, KIP-345, FENCED_INSTANCE_ID), GROUP_MAX_SIZE_REACHED,
-INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID. The answer waits for the rebalance to complete
-(group.initial.rebalance.delay.ms for a group that was empty, else until every member rejoined
-or the rebalance timeout). v0 has no rebalance timeout: the session timeout serves. v7+ answers
-the protocol type (KIP-559), v9 skip_assignment (KIP-814); the reason (v8+, KIP-800) is logged.
+Kafka 3.9's `KafkaApis.handleJoinGroupRequest` and `GroupCoordinator.handleJoinGroup`
+(docs/kafka-behaviour.md §16, "JoinGroup", "Static membership"): READ on the group, the group id
+and coordinator checks, the session-timeout bounds, then the coordinator's decision
+(`zkbroker.broker.rules.groups.state_machine`); the answer waits for the rebalance to complete.
 
-JoinGroup does not create ``__consumer_offsets``: as in Kafka, the client's FindCoordinator
-did (``zkbroker.handlers.find_coordinator``); without it the answer is COORDINATOR_NOT_AVAILABLE.
-
-Not emulated: authorization, the IBP < 2.3 refusal of group instance ids (no such release
-advertises v5+).
+Not here: creating `__consumer_offsets` (the client's FindCoordinator did,
+`zkbroker.handlers.find_coordinator`; without it the answer is COORDINATOR_NOT_AVAILABLE), and
+the IBP < 2.3 refusal of group instance ids (no release that refuses them advertises v5+).
 """
 
 from __future__ import annotations

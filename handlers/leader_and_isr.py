@@ -1,31 +1,10 @@
 """LeaderAndIsr (key 4): the controller telling a broker which partitions it leads or follows.
-v0 from 0.10.0, v1 from 1.0 (is_new, KIP-112), v2 from 2.2 (broker epoch, grouped by topic,
-KIP-380), v3-v4 from 2.4 (adding/removing replicas KIP-455; flexible), v5 from 2.8 (topic ids
-and type, KIP-516), v6 from 3.2 (leader recovery state, KIP-704), v7 from 3.4 (KRaft
-controller flag, KIP-866).
 
-As a ZooKeeper-mode broker answers it from any sender (KafkaApis.handleLeaderAndIsrRequest,
-ReplicaManager.becomeLeaderOrFollower; docs/kafka-behaviour.md §20):
-1. CLUSTER_ACTION on the cluster, else CLUSTER_AUTHORIZATION_FAILED everywhere;
-2. a broker epoch (v2+) below this broker's registration czxid: STALE_BROKER_EPOCH for every
-   partition (a newer one: UNKNOWN_SERVER_ERROR everywhere before 2.6, accepted from 2.6,
-   KAFKA-9839);
-3. a controller epoch below the last one the broker knows (`/controller_epoch`):
-   STALE_CONTROLLER_EPOCH for every partition;
-4. per partition, against the leader epoch the broker holds (the one the controller wrote to
-   the state znode, -1 for a partition it has no log of): a topic id other than the log's
-   INCONSISTENT_TOPIC_ID; a newer epoch is applied when the request's replicas name this
-   broker (else UNKNOWN_TOPIC_OR_PARTITION); an older one, or the same one,
-   STALE_CONTROLLER_EPOCH (the same one with a topic id the log lacks: NONE, the id is
-   recorded, as Kafka 2.8+ assigns ids to old logs).
-
-"Applied" in zkbroker: the partition's log is opened or created (Kafka's makeLeader/
-makeFollower create it), with the request's topic id. Who leads stays what ZooKeeper says:
-every zkbroker broker derives leadership from the controller's state znodes, so a request
-claiming a leadership the controller never wrote changes no answer to Metadata, Produce or
-Fetch (a real broker would act on it until the controller's next request corrected it).
-The broker's last-seen controller epoch is not raised by a request either (see
-zkbroker.handlers.support.control_requests).
+Answered as a ZooKeeper-mode broker answers it from any sender, checks in Kafka's order
+(docs/kafka-behaviour.md §20; versions per release in `zkbroker.broker.protocol.releases`).
+Applying it opens or creates the partition's log with the request's topic id; leadership stays
+what the controller's state znodes say, and the broker's last-seen controller epoch is not
+raised (`zkbroker.handlers.support.control_requests`).
 """
 
 from __future__ import annotations
@@ -41,7 +20,6 @@ from zkbroker.broker.protocol.messages.leader_and_isr import (
     LeaderAndIsrTopicError,
 )
 from zkbroker.handlers.context import RequestContext
-from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support import control_requests as control
 
 API_KEY = 4
@@ -104,13 +82,11 @@ def error_response(
 
 async def handle(ctx: RequestContext, request: LeaderAndIsrRequest) -> LeaderAndIsrResponse:
     version = ctx.version
-    if not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):  # authorizeClusterOperation
-        return error_response(request, version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
-    epoch_error = await control.epoch_error(
+    refused = await control.refusal(
         ctx, "LeaderAndIsr", request.controller_epoch, request.broker_epoch
     )
-    if epoch_error is not None:
-        return error_response(request, version, epoch_error, None)
+    if refused is not None:
+        return error_response(request, version, refused, None)
     results = [
         (topic_id, s, _decide(ctx, topic_id, s)) for topic_id, s in _states(request, version)
     ]

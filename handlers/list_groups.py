@@ -1,22 +1,14 @@
-"""ListGroups (key 16), versions 0-5: the consumer groups of the ZooKeeper registry.
+"""ListGroups (key 16), versions 0-5: the groups this broker coordinates.
 
-As in Kafka, a broker lists the groups it coordinates
-(``zkbroker.handlers.support.group_coordination``); admin clients ask every broker and merge, so
-together the brokers list every group under ``/consumers``. Each is ``{group_id, protocol_type
-"consumer", group_state (v4+), group_type "classic" (v5+)}``; the state is ``Stable`` while
-``/consumers/<g>/ids`` has members and ``Empty`` otherwise (only offsets or owners left). Filters
-follow 3.9's ``GroupCoordinator.handleListGroups``: empty means all; states compare
-case-insensitively; a types filter keeps the groups only if it names ``classic`` (any case).
+Kafka 3.9's `GroupCoordinator.handleListGroups` (docs/kafka-behaviour.md §5 and §16): the group
+coordinator's groups and the ZooKeeper registry's (`/consumers`, `zkbroker.broker.groups
+.zk_registry`) that this broker coordinates (`zkbroker.handlers.support.group_coordination`);
+a group known to both is listed once, as the coordinator's. State and type filters as Kafka's.
+With an authorizer: every group with DESCRIBE on the cluster, else those the principal may
+DESCRIBE.
 
-Groups of the group coordinator (docs/kafka-behaviour.md §16) are listed beside them, with
-their own state and protocol type ("" for a group that only stores offsets); a group known to
-both is listed once, as the coordinator's. While a partition this broker leads is loading the
-answer is COORDINATOR_LOAD_IN_PROGRESS, as Kafka's.
-
-Not emulated for registry groups: COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS
-(the registry is always
-"loaded"). With an authorizer: every group with DESCRIBE on the cluster, else only the groups
-the principal may DESCRIBE.
+Not here for registry groups: COORDINATOR_LOAD_IN_PROGRESS / COORDINATOR_NOT_AVAILABLE (the
+registry is never loading).
 """
 
 from __future__ import annotations

@@ -1,26 +1,11 @@
-"""ListOffsets (key 2): a partition's offsets by position or by time (docs/kafka-behaviour.md §15).
+"""ListOffsets (key 2): a partition's offsets by position or by time.
 
-Kafka 3.9's flow (`KafkaApis.handleListOffsetRequest`, `ReplicaManager.fetchOffset`,
-`Partition.fetchOffsetForTimestamp`, `UnifiedLog.fetchOffsetByTimestamp`):
+Follows Kafka 3.9's `KafkaApis.handleListOffsetRequest` and `UnifiedLog.fetchOffsetByTimestamp`
+(docs/kafka-behaviour.md §15: "Who answers", "ListOffsets"), authorization included; v0's
+offset list is Kafka's `legacyFetchOffsetsBefore`.
 
-* v1+: a partition named twice is INVALID_REQUEST (each time); unknown ->
-  UNKNOWN_TOPIC_OR_PARTITION; only the leader answers (NOT_LEADER_OR_FOLLOWER) unless the
-  requester is the debugging replica (-2); `current_leader_epoch` is checked (v4+, KIP-320);
-* timestamps: -2 EARLIEST (log start offset), -1 LATEST (high watermark, or the last stable
-  offset under `read_committed`, v2+), -3 MAX_TIMESTAMP (v7+, KIP-734: the record with the
-  largest timestamp), -4 EARLIEST_LOCAL (v8+, KIP-405: the local log start, the same here),
-  -5 LATEST_TIERED (v9+, KIP-1005: -1 without tiered storage); any other value: the first
-  record whose timestamp is at or after it, -1/-1 when there is none;
-* v0 answers a list of offsets (`old_style_offsets`, Kafka's `legacyFetchOffsetsBefore`):
-  segment base offsets and the log end, newest first, up to `max_num_offsets`;
-* the leader epoch of the offset is answered from v4.
-
-Authorization (KafkaApis.handleListOffsetRequest*, with an authorizer): each topic needs
-DESCRIBE, else all its partitions are TOPIC_AUTHORIZATION_FAILED; Kafka answers those topics
-after the authorized ones (``partitionSeqByAuthorized``, then ``responses ++ unauthorized``).
-
-Deliberately not here: waiting for a new leader's high watermark (OFFSET_NOT_AVAILABLE):
-replicas share the log, so it is always known.
+Not here: waiting for a new leader's high watermark (OFFSET_NOT_AVAILABLE): replicas share the
+log, so it is always known.
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from zkbroker.broker.controller import reassignment as controller_reassignment
-from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
@@ -24,7 +23,7 @@ from zkbroker.broker.protocol.messages.list_partition_reassignments import (
 from zkbroker.broker.rules.leader_election import ReplicaAssignment
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
-from zkbroker.zk_layout import ControllerMovedError
+from zkbroker.handlers.support.controller_requests import on_controller
 
 if TYPE_CHECKING:
     from zkbroker.broker.controller.controller import Controller
@@ -37,27 +36,25 @@ MAX_VERSION = 0
 async def handle(
     ctx: RequestContext, request: ListPartitionReassignmentsRequest
 ) -> ListPartitionReassignmentsResponse:
-    if not auth.authorize_cluster(
-        ctx, auth.DESCRIBE
-    ):  # KafkaApis: authorizeClusterOperation(DESCRIBE, CLUSTER)
-        return error_response(
-            request,
-            ctx.version,
-            error_codes.CLUSTER_AUTHORIZATION_FAILED,
-            auth.cluster_denied_message(ctx, auth.DESCRIBE),
-        )
-    controller = ctx.broker.controller
-    if controller is None:
-        return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)
     wanted = (
         None
         if request.topics is None
         else [(t.name, p) for t in request.topics for p in t.partition_indexes]
     )
-    try:
-        ongoing = await controller.call("ListPartitionReassignments", lambda c: _ongoing(c, wanted))
-    except ControllerMovedError:
-        return error_response(request, ctx.version, error_codes.NOT_CONTROLLER, None)
+    return await on_controller(
+        ctx,
+        request,
+        error_response,
+        "ListPartitionReassignments",
+        lambda c: _ongoing(c, wanted),
+        _response,
+        operation=auth.DESCRIBE,
+    )
+
+
+def _response(
+    ongoing: dict[tuple[str, int], ReplicaAssignment],
+) -> ListPartitionReassignmentsResponse:
     by_topic: dict[str, list[OngoingPartitionReassignment]] = {}
     for (topic, partition), assignment in ongoing.items():
         by_topic.setdefault(topic, []).append(

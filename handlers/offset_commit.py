@@ -1,31 +1,15 @@
-"""OffsetCommit (key 8), versions 0-9: offsets written to ``/consumers/<g>/offsets/<t>/<p>``.
+"""OffsetCommit (key 8), versions 0-9: committed offsets, in the coordinator or the registry.
 
-Per partition, as Kafka 2.8/3.9 (``KafkaApis.handleOffsetCommitRequest``,
-``GroupCoordinator.handleCommitOffsets``/``doCommitOffsets``):
-- a partition missing from this broker's metadata: UNKNOWN_TOPIC_OR_PARTITION;
-- committed metadata longer than 4096 characters (``offset.metadata.max.bytes``):
-  OFFSET_METADATA_TOO_LARGE;
-- v0 writes ZooKeeper directly, with no group checks (Kafka's own v0 path);
-- v1+: a group id ZooKeeper cannot hold (e.g. ""): INVALID_GROUP_ID; not the coordinator:
-  NOT_COORDINATOR; then
-  * no such group: a commit with generation < 0 (a "simple"/admin commit) creates it; any
-    other generation: ILLEGAL_GENERATION;
-  * an Empty group (no registered members) with generation < 0: committed;
-  * otherwise the committer must be a registered member (UNKNOWN_MEMBER_ID) committing with
-    the group's generation (ILLEGAL_GENERATION): the cversion of ``/consumers/<g>/ids``.
-Offsets are written as Kafka's ``setOrCreateConsumerOffset`` writes them (decimal text, parents
-created); the metadata string, leader epoch, timestamps and retention are not stored.
+Kafka 2.8/3.9's `KafkaApis.handleOffsetCommitRequest` and `GroupCoordinator.handleCommitOffsets`
+(docs/kafka-behaviour.md §16, "OffsetCommit", "zkbroker's deviations"): READ on the group and
+on each topic, then the per-partition checks. v0 writes `/consumers/<g>/offsets/<t>/<p>` with
+no group checks. v1+: a group the group coordinator holds, or one the registry does not hold
+once `__consumer_offsets` exists, goes to the coordinator (`GroupStateMachine.commit_offsets`);
+any other is a registry group (§1.11), checked against its registered members and generation
+(the cversion of `/consumers/<g>/ids`; generation < 0 creates it), its offset stored bare.
 
-Groups of the group coordinator (docs/kafka-behaviour.md §16): once ``__consumer_offsets``
-exists, a v1+ commit for a group the coordinator holds, or for a group the registry does not
-hold, goes to the coordinator (``GroupStateMachine.commit_offsets``: the same generation and
-member checks, FENCED_INSTANCE_ID for static members (v7+), REBALANCE_IN_PROGRESS while
-completing a rebalance) and is stored as an ``OffsetCommitValue`` record with its metadata,
-leader epoch (v6+), commit time (v1's explicit commit timestamp, else now) and, for v2-v4
-with a retention time, its expiry (now + retention).
-
-Not emulated: authorization, KIP-848 member epochs (v9 commits are checked as classic
-generations); registry groups ignore group_instance_id.
+Not here: KIP-848 member epochs (v9 is checked as a classic generation); registry groups
+ignore `group_instance_id` and store no metadata, leader epoch or expiry.
 """
 
 from __future__ import annotations

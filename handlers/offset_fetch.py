@@ -1,35 +1,12 @@
-"""OffsetFetch (key 9), versions 0-9: committed offsets from ``/consumers/<g>/offsets/<t>/<p>``.
+"""OffsetFetch (key 9), versions 0-9: committed offsets, from the group coordinator or from the
+ZooKeeper registry (``/consumers/<g>/offsets/<t>/<p>``).
 
-- v0 reads ZooKeeper as Kafka 2.8 does for v0 (``KafkaApis.handleOffsetFetchRequest``): no
-  coordinator check; a partition missing from this broker's metadata, or without an offset
-  node, answers UNKNOWN_TOPIC_OR_PARTITION with offset -1.
-- v1+ answers as the group's coordinator (``GroupCoordinator.handleFetchOffsets``): a broker that
-  is not the coordinator answers NOT_COORDINATOR (v1: on every requested partition; v2-7: the
-  top-level error with no topics; v8+: the group's error); otherwise every requested partition
-  gets its offset, or -1 with error NONE when there is none (unknown groups and topics alike);
-  null topics (v2+) mean every partition with a committed offset.
-- v8+ answers each group of ``groups`` that way.
-Registry groups answer metadata "" and leader epoch -1: the registry stores the bare offset.
+Follows docs/kafka-behaviour.md §16 ("OffsetFetch", "zkbroker's deviations": a group the
+coordinator holds answers from it, others from the registry), §17 for ``require_stable``,
+authorization included. Registry offsets carry metadata "" and leader epoch -1 (the registry
+stores the bare offset).
 
-Groups the group coordinator holds (docs/kafka-behaviour.md §16) answer from it instead of the
-registry: their offsets as committed through OffsetCommit and kept in ``__consumer_offsets``,
-with the committed metadata string and (v5+, where the field exists) the committed leader
-epoch, -1 when the commit carried none (Kafka's empty ``leaderEpoch``). A partition without a
-committed offset answers offset -1, leader epoch -1 and metadata "".
-
-``require_stable`` (v7+, KIP-447; docs/kafka-behaviour.md §17): a requested partition whose
-offset a transaction committed but has not completed yet answers offset -1 with
-UNSTABLE_OFFSET_COMMIT (``GroupMetadata.hasPendingOffsetCommitsForTopicPartition``); a fetch of
-every partition (null topics) lists the committed offsets without that check, as Kafka does.
-
-Authorization (KafkaApis.handleOffsetFetchRequest*, with an authorizer): DESCRIBE on the group,
-before the coordinator check, else GROUP_AUTHORIZATION_FAILED (that group's error; the
-request's error shape below v8); named topics without DESCRIBE answer offset -1 with
-TOPIC_AUTHORIZATION_FAILED after the authorized ones; a fetch of every partition leaves out
-the topics without DESCRIBE.
-
-Not emulated: v9's member id and epoch checks (they concern KIP-848 groups; registry groups
-are classic).
+Not emulated: v9's member id and epoch checks (KIP-848 groups; these groups are classic).
 """
 
 from __future__ import annotations

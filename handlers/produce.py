@@ -29,8 +29,12 @@ from zkbroker.broker.rules.log_validation import (
     produce_request_errors,
     validate_append,
 )
-from zkbroker.broker.rules.producer_state import ProducerBatch, last_sequence, verification_error
+from zkbroker.broker.rules.producer_state import ProducerBatch, last_sequence
 from zkbroker.broker.rules.transactions.state import TopicPartition
+from zkbroker.broker.rules.transactions.verification import (
+    PRODUCE_VERIFICATION_RELEASE,
+    produce_error,
+)
 from zkbroker.broker.storage import PartitionLog
 from zkbroker.handlers.context import NoResponse, RequestContext
 from zkbroker.handlers.support import authorization as auth
@@ -43,7 +47,6 @@ MAX_VERSION = 11
 # Kafka's AdminUtils.AdminClientId: the one client id allowed to write internal topics.
 ADMIN_CLIENT_ID = "__admin_client"
 LEADER_HINT_VERSION = 10  # KIP-951
-VERIFICATION_RELEASE = (3, 6)  # KIP-890 part 1
 # Record batch v2 header: magic at byte 16, attributes (int16) at 21 (flags in its low byte, 22),
 # producer id at 43.
 _MAGIC_AT, _ATTRIBUTES_LOW_AT, _PRODUCER_AT, _HEADER_SIZE = 16, 22, 43, 61
@@ -73,20 +76,22 @@ async def _verify(
 ) -> int:
     """KIP-890 part 1: a partition's first transactional write of a transaction is checked
     with the coordinator (ReplicaManager.maybeStartTransactionVerificationForPartition)."""
-    if transactional_id is None or ctx.release < VERIFICATION_RELEASE:
+    if transactional_id is None or ctx.release < PRODUCE_VERIFICATION_RELEASE:
         return error_codes.NONE
     producer = _transactional_producer(records)
     if producer is None:
         return error_codes.NONE
     pid, epoch = producer
     log.refresh_if_changed()
-    entry = log.producers.entries.get(pid)
-    if pid in log.transactions.ongoing and entry is not None and entry.epoch == epoch:
-        return error_codes.NONE  # UnifiedLog.hasOngoingTransaction(producerId, epoch)
+    if pid in log.transactions.ongoing:
+        # 3.6-3.9's UnifiedLog.hasOngoingTransaction(producerId) looks at the producer id
+        # only (4.0 adds the epoch); the append checks the epoch.
+        return error_codes.NONE
     answers = await ctx.broker.transaction_coordinator.verify_for_produce(
         transactional_id, pid, epoch, [partition]
     )
-    return verification_error(answers.get(partition, error_codes.UNKNOWN_SERVER_ERROR))
+    code = answers.get(partition, error_codes.UNKNOWN_SERVER_ERROR)
+    return code if code == error_codes.NONE else produce_error(code, ctx.release, ctx.version)
 
 
 def _producer_batch(info: ProducerBatchInfo, max_timestamp: int) -> ProducerBatch:

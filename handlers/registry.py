@@ -1,28 +1,16 @@
 """The one table of API handlers, and the per-release view of it that ApiVersions advertises.
 
-`HANDLERS` maps each implemented API key to its handler module's entry: the version range
-the handler implements, the coroutine that answers a request, and the function that builds
-Kafka's whole-request error response (used when a handler fails unexpectedly). The registry
-finds the modules itself: every top-level module of `zkbroker.handlers` but `registry` and
-`context` is an API module declaring its `API_KEY` (a key of the generated `ApiKey` table,
-`zkbroker.broker.protocol.api_keys`), so adding a handler module is enough to plug it in; a
-module without API_KEY, a key outside the table, two modules for one key or a key without a
-ZooKeeper-trouble family stop the import.
+`HANDLERS` maps each API key to its module's entry (version range, handler, whole-request
+error response). The modules are found, not listed: every top-level module of
+`zkbroker.handlers` but `registry` and `context` declares its `API_KEY` (docs/design.md, "Add
+an API key"); a missing or unknown key, two modules for one key, or a key without a
+ZooKeeper-trouble family stops the import. `api_table(release)` narrows it to what that
+release's ZooKeeper-mode broker advertises (`zkbroker.broker.protocol.releases`); the server
+accepts or refuses a request's version by the same table. Each handler is wrapped so that
+ZooKeeper trouble gets its family's retriable error (`zkbroker.handlers.support.zk_trouble`),
+and a write over jute.maxbuffer (nothing written) INVALID_REQUEST.
 
-`api_table(release)` narrows it to what a ZooKeeper-mode broker of that Kafka release
-advertises: the intersection of the handler's range and the release's range
-(`zkbroker.broker.protocol.releases`). Only keys with a handler are ever advertised, and a key the
-release did not have is absent. The server uses the same table to accept or refuse a
-request's (key, version), so advertising and accepting can never disagree.
-
-Every handler is wrapped so that ZooKeeper trouble (a lost connection, an expired session)
-is answered with the retriable error of its API family (`zkbroker.handlers.support.zk_trouble`)
-through its `error_response`, with one warning line, instead of UNKNOWN_SERVER_ERROR; a write the
-store refused as larger than ZooKeeper's jute.maxbuffer (nothing written) is INVALID_REQUEST
-with the store's message naming the limit.
-
-Deliberately not here: decoding, the unsupported-version answers (the server owns those),
-and the handlers themselves.
+Not here: decoding, the unsupported-version answers (the server), the handlers themselves.
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """StopReplica (key 5): the controller telling a broker to stop replicas (and maybe delete
-them). v0 from 0.10.0, v1 from 2.2 (broker epoch, grouped by topic, KIP-380), v2 from 2.4
-(flexible), v3 from 2.6 (per-partition leader epoch and delete flag, KIP-570), v4 from 3.4
-(KRaft controller flag, KIP-866).
+them).
 
-As a ZooKeeper-mode broker answers it from any sender (KafkaApis.handleStopReplicaRequest,
-ReplicaManager.stopReplicas; docs/kafka-behaviour.md §20):
-1. CLUSTER_ACTION on the cluster, else CLUSTER_AUTHORIZATION_FAILED everywhere;
-2. a broker epoch (v1+) below this broker's registration: STALE_BROKER_EPOCH, no partitions
-   (a newer one before 2.6: UNKNOWN_SERVER_ERROR on every partition, KAFKA-9839);
-3. a controller epoch below `/controller_epoch`: STALE_CONTROLLER_EPOCH, no partitions;
-4. per partition hosted here (a log exists): a leader epoch (v3+) older than the one the
-   broker holds is FENCED_LEADER_EPOCH; the sentinels -1 (no epoch: v0-v2) and -2 (topic
-   being deleted), or an epoch at least as new, stop it: NONE. A partition not hosted is
-   NONE too (Kafka deletes leftover files of it).
-
-"Stopped" in zkbroker: there is no replica fetcher to stop, so stopping without deletion
-changes nothing. Deletion: a zkbroker partition log holds every replica's copy at once
-(design.md, the data plane), so deleting it deletes the data of the replicas Kafka would
-keep. It is deleted only when Kafka would delete every copy: the topic is gone from, or
-being deleted in, ZooKeeper (the controller's topic deletion). Otherwise the log stays and
-the answer is still NONE (this broker's replica is the one "deleted").
+Answered as a ZooKeeper-mode broker answers it from any sender, checks in Kafka's order
+(docs/kafka-behaviour.md §20; versions per release in `zkbroker.broker.protocol.releases`).
+With no replica fetcher, stopping without deletion changes nothing. A zkbroker partition log is
+every replica's copy at once (docs/design.md, "The data plane"), so deletion removes it only
+when Kafka would delete every copy: the topic is gone from, or being deleted in, ZooKeeper;
+otherwise the log stays and the answer is still NONE.
 """
 
 from __future__ import annotations
@@ -33,7 +20,6 @@ from zkbroker.broker.protocol.messages.stop_replica import (
     StopReplicaResponse,
 )
 from zkbroker.handlers.context import RequestContext
-from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support import control_requests as control
 
 API_KEY = 5
@@ -85,15 +71,13 @@ def error_response(
 
 async def handle(ctx: RequestContext, request: StopReplicaRequest) -> StopReplicaResponse:
     version = ctx.version
-    if not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):  # authorizeClusterOperation
-        return error_response(request, version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
-    epoch_error = await control.epoch_error(
+    refused = await control.refusal(
         ctx, "StopReplica", request.controller_epoch, request.broker_epoch
     )
-    if epoch_error in (error_codes.STALE_BROKER_EPOCH, error_codes.STALE_CONTROLLER_EPOCH):
-        return StopReplicaResponse(error_code=epoch_error)  # no partitions, as Kafka's
-    if epoch_error is not None:
-        return error_response(request, version, epoch_error, None)
+    if refused in (error_codes.STALE_BROKER_EPOCH, error_codes.STALE_CONTROLLER_EPOCH):
+        return StopReplicaResponse(error_code=refused)  # no partitions, as Kafka's
+    if refused is not None:
+        return error_response(request, version, refused, None)
     answers = []
     doomed: set[str] = set()
     for s in _stops(request, version):

@@ -7,10 +7,10 @@ handleTxnCommitOffsets`` / ``doTxnCommitOffsets`` with ``GroupMetadataManager.st
 - the group: an empty id INVALID_GROUP_ID, then the coordinator's status
   (COORDINATOR_NOT_AVAILABLE without ``__consumer_offsets``, COORDINATOR_LOAD_IN_PROGRESS,
   NOT_COORDINATOR);
-- from 3.6 (KIP-890 part 1), when the producer has no ongoing transaction in the group's
-  ``__consumer_offsets`` partition, the transaction coordinator verifies the partition is in
-  the transaction; a refusal is answered as Produce maps it, then
-  ``maybeConvertOffsetCommitError`` (NOT_ENOUGH_REPLICAS -> COORDINATOR_NOT_AVAILABLE);
+- from 3.7 (KIP-890 part 1; 3.6 did not verify here), when the producer has no ongoing
+  transaction in the group's ``__consumer_offsets`` partition, the transaction coordinator
+  verifies the partition is in the transaction; a refusal is answered per release
+  (``zkbroker.broker.rules.transactions.verification``);
 - a missing group is created Empty; v3+ generation, member and instance checks (KIP-447);
   metadata over ``offset.metadata.max.bytes``: OFFSET_METADATA_TOO_LARGE; the rest is written as
   the producer's transactional records and stays pending until the transaction's marker
@@ -36,7 +36,10 @@ from zkbroker.broker.protocol.messages.txn_offset_commit import (
     TxnOffsetCommitResponseTopic,
 )
 from zkbroker.broker.rules.groups.classic_group import CommittedOffset
-from zkbroker.broker.rules.producer_state import verification_error
+from zkbroker.broker.rules.transactions.verification import (
+    TXN_OFFSET_COMMIT_VERIFICATION_RELEASE,
+    txn_offset_commit_error,
+)
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.group_coordination import (
@@ -51,15 +54,7 @@ API_KEY = 28
 MIN_VERSION = 0
 MAX_VERSION = 4
 
-VERIFICATION_RELEASE = (3, 6)  # KIP-890 part 1
 GROUP_METADATA_VERSION = 3  # KIP-447: generation, member id, instance id
-
-# GroupMetadataManager.maybeConvertOffsetCommitError for what verification can answer.
-_CONVERTED = {
-    error_codes.NOT_ENOUGH_REPLICAS: error_codes.COORDINATOR_NOT_AVAILABLE,
-    error_codes.UNKNOWN_TOPIC_OR_PARTITION: error_codes.COORDINATOR_NOT_AVAILABLE,
-    error_codes.NOT_LEADER_OR_FOLLOWER: error_codes.NOT_COORDINATOR,
-}
 
 TopicPartition = tuple[str, int]
 
@@ -118,7 +113,7 @@ async def _commit(
         return dict.fromkeys(wanted, status)
     verified = await _verify(ctx, request)
     if verified != error_codes.NONE:
-        return dict.fromkeys(wanted, _CONVERTED.get(verified, verified))
+        return dict.fromkeys(wanted, verified)
     with_members = ctx.version >= GROUP_METADATA_VERSION
     gc = coordinator(ctx)
     result = gc.machine.commit_txn_offsets(
@@ -136,8 +131,9 @@ async def _commit(
 
 
 async def _verify(ctx: RequestContext, request: TxnOffsetCommitRequest) -> int:
-    """KIP-890 part 1 for the group's ``__consumer_offsets`` partition (3.6+)."""
-    if ctx.release < VERIFICATION_RELEASE:
+    """KIP-890 part 1 for the group's ``__consumer_offsets`` partition: from 3.7 (3.6's
+    ZooKeeper-mode group coordinator wrote transactional offsets unverified)."""
+    if ctx.release < TXN_OFFSET_COMMIT_VERIFICATION_RELEASE:
         return error_codes.NONE
     partition = coordinator(ctx).partition_for(request.group_id)
     if partition is None:
@@ -147,14 +143,15 @@ async def _verify(ctx: RequestContext, request: TxnOffsetCommitRequest) -> int:
         return located
     log, _config = await open_log(ctx, located)
     pid, epoch = request.producer_id, request.producer_epoch
-    entry = log.producers.entries.get(pid)
-    if pid in log.transactions.ongoing and entry is not None and entry.epoch == epoch:
-        return error_codes.NONE
+    if pid in log.transactions.ongoing:
+        return error_codes.NONE  # hasOngoingTransaction(producerId): the id only, until 4.0
     answers = await ctx.broker.transaction_coordinator.verify_for_produce(
         request.transactional_id, pid, epoch, [(OFFSETS_TOPIC, partition)]
     )
     code = answers.get((OFFSETS_TOPIC, partition), error_codes.UNKNOWN_SERVER_ERROR)
-    return verification_error(code)
+    if code == error_codes.NONE:
+        return code
+    return txn_offset_commit_error(code, ctx.release, ctx.version)
 
 
 def _response(

@@ -1,26 +1,17 @@
 """UpdateFeatures (key 57), v0 from 2.7 and v0-1 from 3.3 (KIP-584), on `/feature`.
 
-As a ZooKeeper-mode broker answers it (KafkaApis.handleUpdateFeatures, then
-KafkaController.processFeatureUpdates, 2.7-3.9):
-- a broker that is not the active controller answers NOT_CONTROLLER at the top level with no
-  results (also when the controller moves while the request waits);
-- the controller validates each update against the finalized features of `/feature`
-  (`zkbroker.broker.rules.feature_updates`: Kafka's texts, INVALID_REQUEST per feature) and rewrites
-  `/feature` only when something changes (`zkbroker.broker.controller.feature_updates`). A ZooKeeper
-  broker supports no feature, so an upgrade is always refused as "not supported"; deleting a
-  finalized feature (level < 1 with allow_downgrade, or a downgrade type from v1) applies;
-- after a write it waits, up to the request's timeout_ms, until this broker's metadata image
-  holds the new finalized features epoch (Kafka's featureCache.waitUntilEpochOrThrow); when it
-  does not, the valid updates answer FEATURE_UPDATE_FAILED though the node was written, as
-  in Kafka;
-- messages go out as Java's ApiError carries them: a success is "NONE", NOT_CONTROLLER its
-  default text; the results follow the request's order of first appearance (Kafka's come out
-  of a hash map; clients match them by name). ApiVersions then shows the new epoch.
-- v1's validate_only is ignored, as the ZooKeeper controller ignores it (it applies).
+As a ZooKeeper-mode broker answers it (`KafkaApis.handleUpdateFeatures`,
+`KafkaController.processFeatureUpdates`, 2.7-3.9): ALTER on the cluster with an authorizer
+(else CLUSTER_AUTHORIZATION_FAILED, no results); NOT_CONTROLLER with no results off the active
+controller, also when it moves meanwhile; each update validated against `/feature`'s finalized
+features (`zkbroker.broker.rules.feature_updates`: a ZooKeeper broker supports no feature, so
+upgrades are refused and only deletions apply) and the node rewritten only on a change
+(`zkbroker.broker.controller.feature_updates`). After a write it waits up to timeout_ms for the
+image to hold the new epoch (`featureCache.waitUntilEpochOrThrow`), else the valid updates are
+FEATURE_UPDATE_FAILED though written. v1's validate_only is ignored, as the ZooKeeper controller
+does. Results follow the request's order (Kafka's a hash map's).
 
-Not emulated: authorization (CLUSTER_AUTHORIZATION_FAILED; zkbroker has no authorizer yet) and
-an inter.broker.protocol.version below 2.7 ("Feature versioning system is disabled."):
-zkbroker's IBP is always its release's.
+Not emulated: an inter.broker.protocol.version below 2.7 (zkbroker's IBP is its release's).
 """
 
 from __future__ import annotations

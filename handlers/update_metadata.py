@@ -26,7 +26,6 @@ from zkbroker.broker.protocol.messages.update_metadata import (
     UpdateMetadataResponse,
 )
 from zkbroker.handlers.context import RequestContext
-from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support import control_requests as control
 
 API_KEY = 6
@@ -41,11 +40,7 @@ def error_response(
 
 
 async def handle(ctx: RequestContext, request: UpdateMetadataRequest) -> UpdateMetadataResponse:
-    if not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):  # authorizeClusterOperation
-        return UpdateMetadataResponse(error_code=error_codes.CLUSTER_AUTHORIZATION_FAILED)
-    epoch_error = await control.epoch_error(
+    refused = await control.refusal(
         ctx, "UpdateMetadata", request.controller_epoch, request.broker_epoch
     )
-    if epoch_error is not None:
-        return UpdateMetadataResponse(error_code=epoch_error)
-    return UpdateMetadataResponse(error_code=error_codes.NONE)
+    return UpdateMetadataResponse(error_code=error_codes.NONE if refused is None else refused)

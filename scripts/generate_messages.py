@@ -5,34 +5,16 @@ Usage (from the repo root)::
 
     .venv/bin/python scripts/generate_messages.py [SPEC_DIR] [--out DIR] [--check]
 
-SPEC_DIR defaults to ``../shared/kafka-message-specs`` (relative to the repo root) and holds
-Kafka 3.9's ``<Name>Request.json``/``<Name>Response.json`` files plus the two header files. For
-each API key of zkbroker's release history (``zkbroker.broker.protocol.releases``) it finds the
-spec whose ``apiKey`` it is and writes one module (``metadata.py`` for ``Metadata``) holding
-the dataclasses and their ``FieldDef``/``StructDef``/``MessageDef`` definitions; ``headers.py``
-holds the request/response headers and ``__init__.py`` the ``API_SPECS`` table. Output is
-deterministic, so rerunning on the same specs gives identical files (a test checks that).
-``--check`` compares instead of writing and exits 1 on a difference. It also writes
-``broker/protocol/api_keys.py`` (the ``ApiKey`` enum and one row per key: Kafka's ``ApiKeys``
-flags, listeners, message module, first emulated release) and
-``broker/protocol/removed_in_4.py`` (KIP-896: every zkBroker request's ``deprecatedVersions``
-and what Kafka 4.0 removed of them, for the capture report).
+SPEC_DIR (default ``../shared/kafka-message-specs``) holds Kafka 3.9's request/response specs.
+For each API key of the release history (``zkbroker.broker.protocol.releases``) it writes one
+module of dataclasses and ``FieldDef``/``StructDef``/``MessageDef`` definitions (attributes in
+snake_case, see ``ClassNamer`` for clashing class names), plus ``headers.py``, the
+``API_SPECS`` index, ``broker/protocol/api_keys.py`` (one ``ApiKey`` row per key) and
+``broker/protocol/removed_in_4.py`` (KIP-896). Output is deterministic; ``--check`` compares
+instead of writing and exits 1 on a difference (docs/design.md, "Add an API key").
 
-Naming rules:
-
-* classes: the struct name the spec gives (``MetadataResponseTopic``). If a name is used by two
-  different structs within one API (request + response), the first one met keeps it (request
-  before response, fields in spec order, depth first) and later ones become
-  ``<MessageName><StructName>`` (``ListGroupsResponseTopic``), then get a numeric suffix if that
-  is taken too. The Kafka 3.9 specs in scope have no such clash today.
-* attributes: snake_case of the spec field name (``IsrNodes`` -> ``isr_nodes``, ``TopicID`` ->
-  ``topic_id``), a trailing ``_`` for Python keywords. The request header is the exception:
-  ``RequestApiKey``/``RequestApiVersion`` become ``api_key``/``api_version``, the names the
-  rest of zkbroker uses.
-
-What it deliberately does not do: copy the specs' text (the ``about`` strings, comments, license
-header) into the project, or generate any encode/decode code
-(``zkbroker.broker.protocol.compiler`` builds that at run time from the definitions).
+Not here: the specs' text (``about`` strings, comments, license) is never copied, and no
+encode/decode code is generated (``zkbroker.broker.protocol.compiler`` builds it at run time).
 """
 
 from __future__ import annotations
@@ -230,6 +212,10 @@ class MessageModel:
 
 class ClassNamer:
     """Hands out class names within one module, disambiguating clashes deterministically."""
+
+    # The first struct met (request before response, fields in spec order, depth first) keeps
+    # the spec's name; a later, different struct of that name becomes <MessageName><StructName>,
+    # then gets a numeric suffix. The Kafka 3.9 specs in scope have no such clash.
 
     def __init__(self) -> None:
         self.owners: dict[str, object] = {}

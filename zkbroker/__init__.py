@@ -15,7 +15,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["BrokerHandle", "Cluster", "OffsetsUnavailable", "ProduceFailed", "Security"]
+__all__ = [
+    "BrokerHandle",
+    "Cluster",
+    "OffsetsUnavailable",
+    "ProduceFailed",
+    "Security",
+    "ZkBrokerContainer",
+]
 
 if TYPE_CHECKING:
     from zkbroker.broker.cluster import (
@@ -25,11 +32,16 @@ if TYPE_CHECKING:
         ProduceFailed,
         Security,
     )
+    from zkbroker.broker.toolkit.container import ZkBrokerContainer
 
 
 def __getattr__(name: str) -> Any:
     # Imported lazily: `import zkbroker.broker.protocol` (the codec alone) must not start the
     # whole stack.
+    if name == "ZkBrokerContainer":  # needs testcontainers: the `docker` extra
+        from zkbroker.broker.toolkit.container import ZkBrokerContainer
+
+        return ZkBrokerContainer
     if name in __all__:
         from zkbroker.broker import cluster
 

@@ -1,6 +1,6 @@
 """`python -m zkbroker ...` runs the `zkbroker` command."""
 
-from zkbroker.broker.cli.main import main
+from zkbroker.broker.cli.launch import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,37 +1,17 @@
-"""Kafka's own keys for what `zkbroker run` sets through options: a `server.properties` given
-with `--broker-config-file` (or a `--broker-config KEY=VALUE` entry) that holds `broker.id`,
-`listeners`, `zookeeper.connect`, `log.dirs`, ... is applied as those options are.
+"""Kafka's own keys for what `zkbroker run` sets through options (`broker.id`, `listeners`,
+`zookeeper.connect`, `log.dirs`, `broker.rack`, ...), from a `server.properties` or
+`--broker-config` entries (README, "A Kafka `server.properties` as it is").
 
-`apply_config_keys(args, entries)` takes every entry in order (the file's, then the command
-line's, so a `--broker-config` entry wins over the file's, as `kafka-server-start --override`
-does) and returns the namespace with the options those keys set, plus the entries left as
-static broker configs:
+`apply_config_keys(args, entries)` takes the file's entries, then the command line's (the
+latter win, as `kafka-server-start --override`), and returns the namespace with the options
+those keys set plus the entries left as static broker configs. A command-line option that says
+otherwise is refused naming both; a key the release does not know stays a config and is warned
+about; an invalid value is refused with Kafka's ConfigDef message. Also here: the JAAS file
+(`--jaas-config`, else `-Djava.security.auth.login.config=` in `$KAFKA_OPTS`) and its `Client`
+section, the ZooKeeper SASL login.
 
-- an option given on the command line wins only when it says the same: a different value is
-  refused with one line naming both (`--broker-config-file server.properties, line 1:
-  broker.id=1 conflicts with --broker-ids 3`);
-- a key the emulated release does not know (`port` in 3.0+, `broker.session.timeout.ms`
-  before 2.8) sets nothing and stays a broker config, which the command warns about as Kafka
-  does (`Settings.unknown_broker_configs`);
-- an invalid value is refused with Kafka's ConfigDef message, as Kafka refuses it at start.
-
-What each key means here, where zkbroker differs from one Kafka broker per file:
-- `broker.id=K` is the first broker's id: without `--brokers`/`--broker-ids` the file's one
-  broker (ids `(K,)`), with `--brokers N` ids K..K+N-1, with `--broker-ids` the first must be
-  K; `-1` (Kafka's generated ids) leaves zkbroker's own ids;
-- `listeners`, `advertised.listeners`: as `--listener` / `--advertised-listener` (broker i
-  on PORT + i); before 3.0 without `listeners`, `port` and `host.name` make
-  `PLAINTEXT://host.name:port` and `advertised.host.name` / `advertised.port` the advertised
-  address, as KafkaConfig did;
-- `log.dirs` (else `log.dir`): `--log-dir`; zkbroker keeps one log dir, so several are refused;
-- `broker.rack`: every broker's rack.
-
-Also here: the JAAS file (`--jaas-config`, else `-Djava.security.auth.login.config=` in
-`$KAFKA_OPTS`, as kafka-run-class passes it to the JVM) and its `Client` section, the
-ZooKeeper SASL login Kafka takes from it.
-
-Deliberately not here: the options themselves (`zkbroker.broker.cli.main`), the properties
-syntax (`zkbroker.broker.cli.properties_file`), what Settings checks on its own.
+Not here: the options themselves (`zkbroker.broker.cli.main`), the properties syntax
+(`zkbroker.broker.cli.properties_file`), what Settings checks on its own.
 """
 
 from __future__ import annotations

@@ -2,21 +2,14 @@
 
     zkbroker fault push API ERROR [--count N | --until-cleared] [--skip N] [--broker ID]
                         [--topic T] [--partition P] [--delay-ms MS] --zookeeper CONNECT
-    zkbroker fault latency DELAY_MS [--api API] [--broker ID] --zookeeper CONNECT
-    zkbroker fault drop API [--count N] [--skip N] [--broker ID] --zookeeper CONNECT
-    zkbroker fault blackhole [--api API] [--broker ID] --zookeeper CONNECT
-    zkbroker fault clear [ID] --zookeeper CONNECT      (no ID: every fault)
-    zkbroker fault list --zookeeper CONNECT
+    zkbroker fault latency|drop|blackhole ... | clear [ID] | list --zookeeper CONNECT
 
-API is a key or a name (``CreateTopics``, ``19``), ERROR a code or a Kafka error name
-(``36``, ``TOPIC_ALREADY_EXISTS``). Every zkbroker process on that ZooKeeper applies the
-entries (see `zkbroker.broker.hooks.faults`); like `zkbroker broker ...` this starts nothing: one
-short-lived ZooKeeper session. It prints one line per fault added or listed (``fault 3:
-error api=CreateTopics error_code=36 count=1``) or ``cleared N``; exit 1 when ZooKeeper
-cannot be reached.
+API is a key or a name, ERROR a code or a Kafka error name. One short-lived ZooKeeper session;
+one line per fault added or listed, or `cleared N`; exit 1 when ZooKeeper cannot be reached.
+The kinds and options are in the README, "Fault injection".
 
-Deliberately not here: what the faults do (`zkbroker.broker.hooks.faults`), and opening, closing and
-reporting the ZooKeeper session (`zkbroker.broker.cli.main`, as for `zkbroker broker ...`).
+Not here: what faults do (`zkbroker.broker.hooks.faults`), the ZooKeeper session's opening,
+closing and reporting (`zkbroker.broker.cli.main`).
 """
 
 from __future__ import annotations

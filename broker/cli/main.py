@@ -1,37 +1,15 @@
-"""The `zkbroker` command line.
+"""The `zkbroker` command line (README, "The `zkbroker` command").
 
-`zkbroker [run] [options]` starts a cluster (see `--help`) and runs until SIGINT/SIGTERM,
-then shuts down gracefully: listeners closed, brokers deregistered (their ZooKeeper
-sessions closed), and an embedded ZooKeeper stopped. When the cluster is up it prints the
-bootstrap servers and the ZooKeeper connect string on stdout, one `key=value` per line, so
-scripts can read them; logs go to stderr.
+`zkbroker [run]` starts a cluster, prints its bootstrap servers and ZooKeeper connect string on
+stdout (`key=value` lines; logs go to stderr) and on SIGINT/SIGTERM shuts down gracefully. Exit
+codes: 0 after a clean shutdown, 2 for bad options (argparse's format), 1 when the cluster
+cannot start. `broker stop|start|list`, `fault ...` (`zkbroker.broker.cli.fault_command`) and
+`user add` (`zkbroker.broker.cli.user_command`) start nothing: one short-lived ZooKeeper
+session each. `report` analyses captures on Spark (`zkbroker.broker.report`, the `report` extra).
 
-`--broker-config-file server.properties` takes a Kafka broker's file as it is: keys zkbroker
-sets through options (`broker.id`, `listeners`, `zookeeper.connect`, `log.dirs`, ...) are
-applied as those options (`zkbroker.broker.cli.config_options`), keys the emulated release does
-not know are logged as Kafka's AbstractConfig.logUnused warns about them; `--jaas-config` is
-the JVM's JAAS file.
-
-Exit codes: 0 after a clean shutdown, 2 for bad options (one line on stderr after the
-subcommand's usage, argparse's own format, also for what is found after parsing), 1 when the
-cluster cannot start (the reason is logged and printed).
-
-`zkbroker broker stop|start ID --zookeeper CONNECT [--timeout S]` asks whichever zkbroker
-process runs broker ID (on that ZooKeeper) to stop or start it: it writes the desired state
-to `/zkbroker/brokers/<ID>` and waits until `/brokers/ids/<ID>` is gone / back, then prints
-one line (`broker 1 stopped`). Exit 1 when no zkbroker process applied it within the
-timeout (30 s) or ZooKeeper cannot be reached. `zkbroker broker list --zookeeper CONNECT`
-prints one line per broker id registered or having a desired state. These subcommands start
-nothing: one short-lived ZooKeeper session, closed before they exit. So does
-`zkbroker fault push|latency|drop|blackhole|clear|list ... --zookeeper CONNECT`
-(`zkbroker.broker.cli.fault_command`): fault entries every zkbroker process of the cluster applies.
-`zkbroker user add NAME --password PW --zookeeper CONNECT` writes a SCRAM user as
-kafka-configs did (`zkbroker.broker.cli.user_command`). `zkbroker report INPUT... --out DIR`
-analyses request captures on Spark (`zkbroker.broker.report`,
-the optional `report` extra; exit 2 with an install hint without PySpark or Java).
-
-Deliberately not here: anything a cluster does (see `zkbroker.broker.engine.engine`) and how a
-process applies the desired state (see `zkbroker.broker.engine.broker_control`).
+Not here: Kafka's keys in `--broker-config-file` (`zkbroker.broker.cli.config_options`), what a
+cluster does (`zkbroker.broker.engine.engine`), how a process applies a broker's desired state
+(`zkbroker.broker.engine.broker_control`).
 """
 
 from __future__ import annotations
@@ -78,7 +56,7 @@ from zkbroker.broker.settings import (
     check_broker_config,
     unused_configs_message,
 )
-from zkbroker.broker.zookeeper.embedded import ZooKeeperError
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper, ZooKeeperError
 from zkbroker.zk_layout import BrokerIdInUseError, BrokerState, ZkConnectionError, ZkStore
 from zkbroker.zk_layout.store.client import ZkAuth
 
@@ -284,8 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--replica-catchup-ms",
         type=int,
-        default=0,
-        help="time a new or returning replica takes to join the ISR (0)",
+        help="time a new or returning replica takes to join the ISR; 0 = at once (default: "
+        "300 ms plus the partition's bytes at 100 MiB/s)",
     )
     run.add_argument(
         "--auto-leader-rebalance",
@@ -372,8 +350,20 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     """The Settings of `zkbroker run`: its options, with what the config file's (and
     `--broker-config`'s) option keys set where the command line says nothing; an option not
     given at all keeps Settings' default. ValueError with a one-line reason."""
-    args, broker_configs = apply_config_keys(args, _config_entries(args), args.kafka_version)
-    options: dict[str, Any] = {}
+    entries = _config_entries(args)
+    # What the user wrote, before the file's keys fill options: a legacy `port` or
+    # `advertised.host.name` line is its own key, not `listeners` / `advertised.listeners`.
+    keys = {e.key for e in entries}
+    configured = {
+        key
+        for key, typed in (
+            ("listeners", args.listener or args.host is not None or args.port is not None),
+            ("advertised.listeners", args.advertised_listener or args.advertised_host),
+        )
+        if typed or key in keys
+    }
+    args, broker_configs = apply_config_keys(args, entries, args.kafka_version)
+    options: dict[str, Any] = {"configured_keys": frozenset(configured)}
 
     def given(field: str, value: Any) -> None:
         if value is not None:
@@ -455,7 +445,7 @@ def _check_listener_names(
 # thousands of short-lived, acyclic objects per large request (decoded records, answer
 # entries), and each generation-2 pass walks every long-lived object (the metadata image),
 # holding the one loop every broker shares. Measured with a 46,000-partition Metadata
-# answer: 430 ms with the defaults, 126 ms without the collector (docs in issue 17's notes).
+# answer: 430 ms with the defaults, 126 ms without the collector.
 SERVER_GC_THRESHOLDS = (50_000, 50, 100)
 
 
@@ -468,13 +458,15 @@ def tune_collector_for_a_server() -> None:
     gc.set_threshold(*SERVER_GC_THRESHOLDS)
 
 
-async def run_until_signalled(settings: Settings) -> int:
+async def run_until_signalled(
+    settings: Settings, *, early_zookeeper: EmbeddedZooKeeper | None = None
+) -> int:
     log = get_logger(__name__)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    cluster = ClusterEngine(settings)
+    cluster = ClusterEngine(settings, embedded_zookeeper=early_zookeeper)
     try:
         await cluster.start()
     except (ZooKeeperError, BrokerIdInUseError, ZkConnectionError, OSError) as e:
@@ -549,7 +541,11 @@ async def run_zookeeper_command(
         await store.close()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, early_zookeeper: EmbeddedZooKeeper | None = None
+) -> int:
+    """The command; `early_zookeeper` is the embedded ZooKeeper `zkbroker.broker.cli.launch`
+    began to start for a `run` (the cluster takes it over or stops it)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list or (args_list[0].startswith("-") and args_list[0] not in ("-h", "--help")):
         args_list.insert(0, "run")
@@ -587,7 +583,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for message in unused_configs_message(settings.unknown_broker_configs, settings.kafka_version):
         # AbstractConfig.logUnused: Kafka keeps such keys (DescribeConfigs lists them) and starts.
         log.warning("config.unused", message=message)
-    return asyncio.run(run_until_signalled(settings))
+    return asyncio.run(run_until_signalled(settings, early_zookeeper=early_zookeeper))
 
 
 def _one_line(error: Exception) -> str:

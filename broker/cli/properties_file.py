@@ -2,21 +2,11 @@
 `java.util.Properties.load(InputStream)` reads it (Kafka's `Utils.loadProps`), so the same file
 configures a Kafka broker and zkbroker.
 
-The syntax, as Properties.load defines it: the file is ISO-8859-1; lines end at \\n, \\r or
-\\r\\n; a line whose first non-blank character is `#` or `!` is a comment; a line ending in an
-odd number of backslashes continues on the next one (whose leading blanks are dropped); the key
-runs to the first unescaped `=`, `:` or blank, then blanks, at most one `=` or `:`, and blanks
-separate it from the value; `\\t \\n \\r \\f`, `\\uXXXX` and `\\<any other>` (that character) are
-escapes in keys and values; a later duplicate key wins.
+The file is ISO-8859-1, with Properties' comments, continuations, separators and escapes; a
+later duplicate key wins. Its entries are applied before the `--broker-config` ones, with the
+same checks, errors naming the file and line (`zkbroker.broker.cli.config_options`).
 
-The entries are applied as `--broker-config` entries are (and before them: a `--broker-config`
-entry wins, as kafka-server-start's `--override` does), with the same checks: an invalid value
-is refused, naming the file and the line; a key the emulated release does not know is kept and
-warned about, as Kafka does; keys zkbroker sets through options of its own (`broker.id`,
-`listeners`, `zookeeper.connect`, ...) set those options (`zkbroker.broker.cli.config_options`).
-
-Deliberately not here: Kafka's `config.providers` indirections (`${file:...}`) and the
-`--override` flag itself (`--broker-config KEY=VALUE` is zkbroker's).
+Not here: Kafka's `config.providers` indirections (`${file:...}`), the `--override` flag itself.
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
 """AlterPartition (AlterIsr before 3.2) as a controller event: a leader's ISR change applied.
 
-Kafka's KafkaController.processAlterIsr / tryProcessAlterPartition (2.7-3.9, ZooKeeper mode):
-1. the requesting broker must be live with that broker epoch (the czxid of its
-   `/brokers/ids/<id>`), else the whole request is STALE_BROKER_EPOCH;
-2. v2+ name topics by id: an unknown id answers UNKNOWN_TOPIC_ID for its partitions; a
-   partition the controller has no state for is UNKNOWN_TOPIC_OR_PARTITION; a leader recovery
-   state other than 0/1 fails the whole request (LeaderRecoveryState.of throws:
-   UNKNOWN_SERVER_ERROR);
-3. each partition is decided by `zkbroker.broker.rules.alter_partition`; the ones to write become
-   the state znode (leader = the requesting broker, its leader epoch and ISR, this controller's
-   epoch), each as its own transaction fenced by `/controller_epoch` and conditional on the
-   request's partition epoch (the znode version): a version that moved is
-   INVALID_UPDATE_VERSION. A success answers the state and its new partition epoch;
-4. a reassigning partition whose update succeeded completes its reassignment when every
-   target replica is now in the ISR (maybeCompleteReassignment).
-Within a request a partition named twice counts once, with its last entry (Kafka's HashMap).
+Kafka's `KafkaController.processAlterIsr` / `tryProcessAlterPartition` (docs/kafka-behaviour.md
+§10.3): the broker-epoch and topic checks, each partition decided by
+`zkbroker.broker.rules.alter_partition`, each write its own transaction fenced by
+`/controller_epoch` and conditional on the request's partition epoch, then the reassignment of
+a partition whose targets are all in the ISR completed (`maybeCompleteReassignment`).
 
-Deliberately not here: the leader side (zkbroker's own leaders never send AlterPartition: their
-followers join the ISR through the controller's catch-up, `zkbroker.broker.controller.partitions`).
+Not here: the leader side (zkbroker's leaders never send AlterPartition: followers join the ISR
+through the controller's catch-up, `zkbroker.broker.controller.partitions`).
 """
 
 from __future__ import annotations

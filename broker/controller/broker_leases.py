@@ -1,38 +1,18 @@
 """KIP-631 broker leases: BrokerRegistration and BrokerHeartbeat turned into `/brokers/ids`.
 
-A process that is not a zkbroker broker can join the cluster over the Kafka protocol: it
-registers (BrokerRegistration), then heartbeats (BrokerHeartbeat) more often than
-`--broker-session-timeout-ms` (Kafka's broker.session.timeout.ms, 9000). The controller turns
-the registration into `/brokers/ids/<id>` in the emulated release's format, and removes it when
-the lease runs out; the controller's `/brokers/ids` watch then handles the broker exactly like
-a lost ZooKeeper-mode broker (leaders move, ISRs shrink). The broker epoch is the znode's
-czxid, as in ZooKeeper mode.
+A registration becomes `/brokers/ids/<id>` in the emulated release's format (broker epoch = its
+czxid), deleted when no heartbeat came within `--broker-session-timeout-ms`, so the controller
+handles the broker like a lost ZooKeeper-mode one. Errors follow 3.9's `ClusterControlManager`
+(README "Joining as a broker over the protocol"; docs/kafka-behaviour.md §9). Methods run as
+events of one `Controller` incarnation, every write fenced. The node is persistent (an
+ephemeral one would die with the controller's session) and paired with `/zkbroker/leases/<id>`
+from the same multi (same czxid): a new controller resumes each intact pair with a full session
+timeout and deletes stray lease nodes. Re-registering with the same incarnation id keeps the
+node, hence the epoch (Kafka hands out a new one).
 
-One `BrokerLeases` belongs to one `Controller` incarnation; every method below runs as a
-controller event, and every write is fenced on `/controller_epoch`.
-
-Design: the lease must survive a controller failover, so `/brokers/ids/<id>` is *persistent*
-(an ephemeral node would belong to the controller's ZooKeeper session and vanish with it, and
-would outlive a controller that resigns without losing its session). Beside it the controller
-keeps `/zkbroker/leases/<id>` (`{"version":1,"incarnation_id":...}`), created in the same multi,
-so both share a czxid. A new controller resumes every lease whose two nodes still pair up
-(same czxid) and gives it a full session timeout, as a new KRaft controller does; a stray lease
-node is deleted. A cluster that stops for good leaves the pair behind; the next controller on
-that ZooKeeper expires it after one session timeout.
-
-Kafka's rules (ClusterControlManager.registerBroker / checkBrokerEpoch, 3.9):
-* a cluster id other than this cluster's: INCONSISTENT_CLUSTER_ID;
-* an id held by a live registration of another incarnation: DUPLICATE_BROKER_REGISTRATION;
-  here also an id held by a ZooKeeper-mode broker (a zkbroker broker, or Kafka's own);
-* a heartbeat of an unknown broker or with another epoch: STALE_BROKER_EPOCH.
-Re-registering with the same incarnation id rewrites the node's data (listeners, rack) and
-restarts the lease; the node, hence the epoch, stays (Kafka would hand out a new epoch).
-
-Deliberately not emulated: fencing as a state (WantFence only maps to IsFenced; a registered
-broker is in `/brokers/ids`, hence in Metadata, from registration to expiry, as a ZooKeeper-mode
-broker is), metadata offsets and catch-up (IsCaughtUp is always true), controlled shutdown
-moving leaders first (WantShutDown removes the registration at once, as a lease expiry
-does), log directories, `previous_broker_epoch`, and checking features against `/feature`.
+Not emulated: fencing as a state (WantFence only sets IsFenced), metadata catch-up (IsCaughtUp
+is always true), moving leaders before a WantShutDown, log directories, `previous_broker_epoch`,
+checking features against `/feature`.
 """
 
 from __future__ import annotations

@@ -1,24 +1,14 @@
 """ControlledShutdown as a controller event: move leadership off a broker, shrink its ISRs.
 
-Kafka's KafkaController.doControlledShutdown (2.2-3.9 ZooKeeper mode; docs/kafka-behaviour.md
-§10), in its order:
-1. with a broker epoch (v2+; -1, the v0/v1 default, skips this): a broker the controller does
-   not know as live fails the epoch lookup (a NoSuchElementException there, answered
-   UNKNOWN_SERVER_ERROR); an epoch below the czxid of `/brokers/ids/<id>` is
-   STALE_BROKER_EPOCH (a higher one passes, as in Kafka);
-2. a broker that is not live: BROKER_NOT_AVAILABLE;
-3. of the partitions the broker hosts, those with more than one replica, a leader and a topic
-   not queued for deletion: the ones it leads get a leader by
-   `zkbroker.broker.rules.controlled_shutdown` (ISR without the broker, leader epoch + 1); in the
-   ones it follows it leaves the ISR (OfflineReplica, `rules.remove_from_isr`). Every write is a
-   fenced conditional set (`zkbroker.broker.controller.partitions.write_states`);
-4. the answer lists the partitions it still leads (single-replica ones, and those without
-   another live ISR member), sorted.
+Kafka's `KafkaController.doControlledShutdown` (docs/kafka-behaviour.md §10.3,
+"ControlledShutdown"): the broker-epoch and liveness checks, new leaders by
+`zkbroker.broker.rules.controlled_shutdown` for the partitions it leads, its removal from the ISR
+of the others (fenced conditional sets, `zkbroker.broker.controller.partitions.write_states`),
+and the partitions it still leads.
 
-Deliberately not emulated: Kafka keeps the broker in shuttingDownBrokerIds until it leaves
-`/brokers/ids`, so later elections avoid it; here only this request's election avoids it (a
-zkbroker broker does not go away after asking), and a later preferred election may move
-leaders back. StopReplica to the broker is not sent (zkbroker brokers read ZooKeeper).
+Not here: Kafka's `shuttingDownBrokerIds` (only this request's election avoids the broker: a
+zkbroker broker does not go away after asking, so a later preferred election may move leaders
+back), and StopReplica to the broker (zkbroker brokers read ZooKeeper).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from zkbroker.broker.controller.topics import ControllerState
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.rules.broker_config import BrokerConfig
+from zkbroker.broker.rules.replica_catchup import catchup_ms
 from zkbroker.broker.settings import Settings
 from zkbroker.zk_layout import (
     DEFAULT_ENTITY,
@@ -56,6 +57,8 @@ T = TypeVar("T")
 EventFn = Callable[["Controller"], Awaitable[None]]
 # (event name, seconds queued, seconds running, failed): told after every event.
 EventObserver = Callable[[str, float, float, bool], None]
+# (topic, partition) -> the bytes of its log in this process (0 when it has none).
+PartitionBytes = Callable[[str, int], int]
 _stdlib_log = logging.getLogger(__name__)
 
 
@@ -88,10 +91,13 @@ class Controller:
         settings: Settings,
         image: MetadataImage | None = None,
         event_observer: EventObserver | None = None,
+        partition_bytes: PartitionBytes | None = None,
     ) -> None:
         self.context = context
         self.store = store
         self.settings = settings
+        # The size of a partition's log, which the default catch-up is proportional to.
+        self._partition_bytes = partition_bytes
         # This process's metadata image: told directly what the controller writes, as
         # Kafka's controller sends UpdateMetadata; other processes learn it from ZooKeeper.
         self.image = image
@@ -198,23 +204,29 @@ class Controller:
                 future.set_exception(self._stopped())
 
     def schedule_catch_up(self, partitions: list[tuple[str, int]]) -> None:
-        """Followers of `partitions` catch up after --replica-catchup-ms (then an event)."""
-        if not partitions:
-            return
-        tps = list(partitions)
+        """Followers of `partitions` catch up after --replica-catchup-ms, or by default
+        after a delay that grows with each partition's bytes (then an event per delay)."""
+        fixed = self.settings.replica_catchup_ms
+        by_delay: dict[int, list[tuple[str, int]]] = {}
+        for tp in partitions:
+            measure = fixed is None and self._partition_bytes is not None
+            size = self._partition_bytes(*tp) if measure and self._partition_bytes else 0
+            by_delay.setdefault(catchup_ms(size, fixed), []).append(tp)
+        for delay_ms, tps in sorted(by_delay.items()):
+            self._catch_up_after(delay_ms, tps)
 
+    def _catch_up_after(self, delay_ms: int, tps: list[tuple[str, int]]) -> None:
         def fire() -> None:
             self.submit("ReplicaCatchUp", lambda c: controller_reassignment.on_caught_up(c, tps))
 
-        delay = self.settings.replica_catchup_ms / 1000
-        if delay <= 0:
+        if delay_ms <= 0:
             fire()
             return
         loop = asyncio.get_running_loop()
         # Timer handles have no done-callback: forget the ones already fired here.
         now = loop.time()
         self._timers = {t for t in self._timers if t.when() > now}
-        self._timers.add(loop.call_later(delay, fire))
+        self._timers.add(loop.call_later(delay_ms / 1000, fire))
 
     def enable_unclean_election(self, topic: str | None) -> None:
         """unclean.leader.election.enable turned on for `topic` (None: the broker default):
@@ -506,12 +518,14 @@ class ControllerElector:
         settings: Settings,
         image: MetadataImage | None = None,
         event_observer: EventObserver | None = None,
+        partition_bytes: PartitionBytes | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.store = store
         self.settings = settings
         self.image = image
         self.event_observer = event_observer
+        self.partition_bytes = partition_bytes
         self.controller: Controller | None = None
         self._lock = asyncio.Lock()
         self._stopped = False
@@ -593,7 +607,12 @@ class ControllerElector:
         self._log.info("controller.elected", controller_epoch=epoch)
         context = ControllerContext(self.broker_id, epoch, epoch_zk_version)
         self.controller = Controller(
-            context, self.store, self.settings, self.image, self.event_observer
+            context,
+            self.store,
+            self.settings,
+            self.image,
+            self.event_observer,
+            self.partition_bytes,
         )
         await self.controller.start()
 

@@ -1,33 +1,18 @@
 """Partition leadership on the controller: state writes, broker failure and return, elections.
 
-All of it runs on the controller task (`zkbroker.broker.controller.controller`); the rules
-themselves are the pure functions of `zkbroker.broker.rules.leader_election`. What happens here, in
-Kafka's terms (2.8, docs/kafka-behaviour.md §6, §10):
+Runs on the controller task (`zkbroker.broker.controller.controller`) with the pure rules of
+`zkbroker.broker.rules.leader_election`, as Kafka 2.8 does (docs/kafka-behaviour.md §6, §10.3,
+§10.5): `write_states` (fenced conditional sets, one multi per topic chunk, pipelined; a
+BADVERSION re-reads the topic's states and applies the rule again), broker failure and return
+(returning replicas rejoin ISRs after `--replica-catchup-ms`, standing in for the leader's
+AlterIsr since nothing is replicated), preferred and unclean elections for ElectLeaders,
+`/admin/preferred_replica_election` and the auto rebalance. Loops over many partitions yield to
+the event loop (`zkbroker.broker.asyncutil.Pacer`), so other brokers of the process keep answering.
 
-- `write_states`: every leader/ISR change goes to `.../partitions/<p>/state` as a conditional
-  set fenced by the controller epoch. Changes are grouped into one multi per topic (in chunks)
-  and the multis pipelined; a BADVERSION (someone else wrote the state) re-reads that
-  topic's states and applies the rule again, as Kafka's retry loop does.
-- broker failure (`onBrokerFailure` → `onReplicasBecomeOffline`): partitions led by a dead
-  broker get a leader from the live ISR (leader epoch + 1), or, with
-  `unclean.leader.election.enable`, from the live replicas; with neither they keep their
-  state and stay offline. Then each dead replica leaves every ISR it is in (a leader
-  removed leaves leader -1; the last ISR member stays).
-- broker return (`onBrokerStartup`): offline partitions are elected again, and its replicas
-  "catch up" after `--replica-catchup-ms` and rejoin their ISRs (zkbroker has no logs; this
-  stands for the leader's AlterIsr). Preferred leadership comes back by election.
-- preferred and unclean elections for ElectLeaders, for `/admin/preferred_replica_election`
-  (consumed and deleted, whatever the outcome) and for the auto leader rebalance.
-
-Bounded work (issue 17): a broker leading 40,000 partitions dies, and every loop over the
-cluster's partitions or the partitions to change yields to the event loop in slices
-(`zkbroker.broker.asyncutil.Pacer`); the state multis are started one per loop iteration (each start
-encodes 500 states), so the other brokers of the process keep answering while the
-controller works.
-
-Deliberately not here: reassignments (`zkbroker.broker.controller.reassignment`), topic creation and
-deletion (`zkbroker.broker.controller.topics`), controlled shutdown (a stopped zkbroker broker
-leaves as a crashed one does; its partitions end up in the same states).
+Not here: reassignments (`zkbroker.broker.controller.reassignment`), topic creation and
+deletion (`zkbroker.broker.controller.topics`), the ControlledShutdown request
+(`zkbroker.broker.controller.controlled_shutdown`; a stopped zkbroker broker does not send it and
+leaves as a crashed one does).
 """
 
 from __future__ import annotations

@@ -1,27 +1,16 @@
 """Partition reassignment on the controller (KIP-455; docs/kafka-behaviour.md §7 and §10.4).
 
-Both entry points end in `reassign`, which runs Kafka's onPartitionReassignment for a batch
-of partitions, on the controller task:
+`reassign` runs Kafka's `onPartitionReassignment` for a batch of partitions on the controller
+task: U1/U2 (one topic-znode write per topic for the batch), phase A (epoch bump, new replicas
+"catching up" after the controller's catch-up event, which stands for their AlterIsr), phase B
+(leader move, ISR removals as one state write, the topic znode and `/admin/reassign_partitions`
+cleaned up, waiting deletions resumed). Its callers: AlterPartitionReassignments (validated here
+with Kafka's messages), `/admin/reassign_partitions` from any tool (not validated; unknown
+partitions dropped from the node), and failover (partitions whose topic znode shows AR/RR;
+before 2.4, the admin node).
 
-- U1/U2: RS = distinct(TRS ++ ORS), AR = RS - ORS, RR = RS - TRS are written to
-  `/brokers/topics/<t>` (`adding_replicas`/`removing_replicas`, topic znode v2+), one write per
-  topic for the whole batch; replicas a replaced reassignment no longer needs leave the ISR.
-- not complete (TRS not within ISR): A1 the leader epoch is bumped; A2 the new replicas start, and
-  "catch up" after `--replica-catchup-ms` (the controller's catch-up event stands for their
-  AlterIsr), which re-runs the completion test.
-- complete: B3 the leader moves to the first live in-sync target replica if it is not in TRS
-  (else its epoch is bumped); B4 each removed replica leaves the ISR (epoch + 1 each; both
-  land as one state write); B6 the topic znode gets RS = TRS and no AR/RR; B7 the partition
-  leaves `/admin/reassign_partitions` if that node lists exactly TRS, and the node is deleted
-  once empty; B8 deletions waiting on the topic resume.
-
-Entry points: AlterPartitionReassignments (validated here as Kafka's controller does, with
-its messages), `/admin/reassign_partitions` created by any tool (not validated; unknown
-partitions are dropped from the node), and failover, which resumes every partition whose
-topic znode shows AR/RR (before 2.4, where the topic znode cannot, from the admin node).
-
-Deliberately not here: replica placement (the caller names the target), log-dir moves
-(`log_dirs` makes a node invalid, as in Kafka), throttles.
+Not here: replica placement (the caller names the target), log-dir moves (`log_dirs` makes a
+node invalid, as in Kafka), throttles.
 """
 
 from __future__ import annotations

@@ -1,28 +1,16 @@
 """The controller's topic and partition lifecycle (Kafka's KafkaController topic events).
 
-What it does, all on the controller task, every write fenced by the controller epoch:
-- new topics and new partitions (docs/kafka-behaviour.md §10.2): for each partition without
-  leader state, leader = the first live replica in assignment order, ISR = the live replicas in that
-  order, leader epoch 0, written as `/brokers/topics/<t>/partitions[/<p>[/state]]` in one
-  multi per topic, or per `PARTITIONS_PER_MULTI` partitions for a larger topic (one request
-  must fit ZooKeeper's jute.maxbuffer; a chunk that meets existing nodes is redone from what
-  is there). The chunks are built in slices of the loop (`zkbroker.broker.asyncutil.Pacer`) and
-  published to this process's image as each commits (the image applies the topic's
-  assignment once: a version it already has costs nothing). A partition with no live
-  replica gets no state (it stays "new", Kafka logs an error) and is retried when a broker
-  registers.
-- topic ids (releases 2.8+): a topic znode without `topic_id` is rewritten with a new random
-  id, as Kafka's processTopicIds does for topics created by older tools.
-- a partition added to a topic queued for deletion is undone: the znode is restored to the
-  partitions the controller knows.
-- topic deletion (§10.6): markers of unknown topics are deleted; with deletion disabled all
-  markers are deleted; a topic with a reassignment in flight or a replica on a dead broker
-  waits (its marker stays); otherwise the topic's znodes, its config and its marker are
-  deleted, children first: the partition znodes in multis of `PARTITIONS_PER_MULTI`
-  partitions, then the rest in one multi (Kafka deletes them one by one, in this order).
+On the controller task, every write fenced: new topics and partitions get their first state
+(docs/kafka-behaviour.md §10.2), topics without an id get one (§1.3, `processTopicIds`),
+partitions added to a topic queued for deletion are undone (§10.2), and topics are deleted
+(§10.6). Writes go in one multi per topic, or per `PARTITIONS_PER_MULTI` partitions (a request
+must fit ZooKeeper's jute.maxbuffer; a chunk meeting existing nodes is redone from what is
+there), built in slices (`zkbroker.broker.asyncutil.Pacer`) and published to this process's
+image as each commits. A partition with no live replica stays without state and is retried
+when a broker registers.
 
-Deliberately not here: leader elections and ISR changes (`zkbroker.broker.controller.partitions`),
-reassignment (`zkbroker.broker.controller.reassignment`), and the controller's election itself
+Not here: elections and ISR changes (`zkbroker.broker.controller.partitions`), reassignment
+(`zkbroker.broker.controller.reassignment`), the controller's election
 (`zkbroker.broker.controller.controller`).
 """
 

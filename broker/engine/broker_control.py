@@ -1,33 +1,16 @@
 """Stopping and starting single brokers of a running cluster, in-process and across processes.
 
-The desired state of broker `<id>` lives in zkbroker's own znode `/zkbroker/brokers/<id>`
-(`{"version":1,"state":"stopped"|"running"}`, `zkbroker.zk_layout.nodes.zkbroker`), outside Kafka's
-layout. Whether the broker is actually up is `/brokers/ids/<id>`, as for any Kafka broker.
+The desired state of broker `<id>` is zkbroker's own znode `/zkbroker/brokers/<id>`
+(`zkbroker.zk_layout.nodes.zkbroker`); whether it is up is `/brokers/ids/<id>`.
+`BrokerControl` (one per `Cluster`) resets its brokers' nodes to "running" at start (a stale
+"stopped" must not stop a fresh cluster), holds their `owner` markers, watches the nodes and
+applies any change (`BrokerNode.stop()`/`start()`); `request()` writes first, then applies.
+Only a state newer by mzxid than the newest known is applied, so the latest write wins however
+watch deliveries interleave. `request_broker_state` and `list_brokers` serve the `zkbroker
+broker` command: short sessions that write or read the nodes and wait, never starting anything.
 
-Process side -- `BrokerControl`, one per `Cluster`, on the cluster's own ZooKeeper session:
-* at cluster start it resets the control nodes of the brokers it runs to "running" (a stale
-  "stopped" left on a persistent ZooKeeper by an earlier run must not stop a fresh cluster),
-  creates the ephemeral `/zkbroker/brokers/<id>/owner` marker ("a zkbroker process runs this
-  id") and watches each control node;
-* a change written by anyone (the `zkbroker broker` command, another process, a ZooKeeper
-  tool) is applied: `BrokerNode.stop()` or `BrokerNode.start()` again, logged as
-  `broker.control_applied`;
-* `request()` (behind `Cluster.stop_broker/start_broker`) records the desired state in the
-  control node first, then applies it, so the Python and the ZooKeeper view always agree.
-
-Ordering: every write of a control node gets a higher mzxid than the one before (ZooKeeper's
-total order), and only a change newer than the newest state known is applied. A watch
-delivery of this process's own write therefore never re-applies an older state over a newer
-in-process request, and the latest write wins however deliveries interleave.
-
-Client side -- `request_broker_state` and `list_brokers` (the `zkbroker broker` subcommands):
-short-lived sessions that write or read the nodes and wait for `/brokers/ids/<id>`; they
-never start anything themselves.
-
-Deliberately not here: what stopping or starting a broker involves
-(`zkbroker.broker.server.broker_node`), retrying a start that failed (a port taken meanwhile is
-logged; write the state again to retry), and any notion of which process runs which id beyond the
-owner markers.
+Not here: what stopping or starting involves (`zkbroker.broker.server.broker_node`), retrying a
+failed start (write the state again), any notion of who runs an id beyond the owner markers.
 """
 
 from __future__ import annotations
@@ -100,19 +83,27 @@ class BrokerControl:
 
     async def start(self) -> None:
         """Reset the control nodes to running, mark ownership, then watch (in that order, so
-        the watches' first delivery is this very reset, or a newer write that must apply)."""
-        for broker_id in sorted(self._brokers):
-            stat = await write_desired_state(self._store, broker_id, BrokerState.RUNNING)
+        the watches' first delivery is this very reset, or a newer write that must apply).
+        The brokers' nodes are independent: each step runs for all of them at once."""
+        ids = sorted(self._brokers)
+        await self._store.ensure_path(ZkbrokerBrokersNode.path())
+        stats = await asyncio.gather(
+            *(write_desired_state(self._store, b, BrokerState.RUNNING) for b in ids)
+        )
+        for broker_id, stat in zip(ids, stats, strict=True):
             self._note(broker_id, stat, BrokerState.RUNNING)
         await self._claim_ownership()
         self._remove_session_listener = self._store.add_session_listener(self._on_session)
-        for broker_id in sorted(self._brokers):
-            self._watches.append(
-                await self._store.watch_data(
-                    BrokerControlNode.path(broker_id),
-                    functools.partial(self._on_control_node, broker_id),
+        self._watches.extend(
+            await asyncio.gather(
+                *(
+                    self._store.watch_data(
+                        BrokerControlNode.path(b), functools.partial(self._on_control_node, b)
+                    )
+                    for b in ids
                 )
             )
+        )
 
     async def stop(self) -> None:
         """Stop reacting (before the cluster stops its brokers, so nothing restarts one)."""
@@ -200,17 +191,19 @@ class BrokerControl:
     # ---- ownership markers ---------------------------------------------------------------
 
     async def _claim_ownership(self) -> None:
-        for broker_id in sorted(self._brokers):
-            path = BrokerOwnerNode.path(broker_id)
-            try:
-                await self._store.create(path, None, ephemeral=True)
-            except NodeExistsError:
-                stat = await self._store.exists(path)
-                if stat is not None and stat.ephemeralOwner == self._store.session_id:
-                    continue  # ours already (a retry after a connection blip)
-                # Another process configured with the same id (holding it stopped): both
-                # apply the control node; whichever registers first owns the id.
-                self._log.warning("broker.control_owner_exists", broker_id=broker_id)
+        await asyncio.gather(*(self._claim(b) for b in sorted(self._brokers)))
+
+    async def _claim(self, broker_id: int) -> None:
+        path = BrokerOwnerNode.path(broker_id)
+        try:
+            await self._store.create(path, None, ephemeral=True)
+        except NodeExistsError:
+            stat = await self._store.exists(path)
+            if stat is not None and stat.ephemeralOwner == self._store.session_id:
+                return  # ours already (a retry after a connection blip)
+            # Another process configured with the same id (holding it stopped): both
+            # apply the control node; whichever registers first owns the id.
+            self._log.warning("broker.control_owner_exists", broker_id=broker_id)
 
     def _on_session(self, state: SessionState) -> None:
         # Ephemeral markers die with an expired session; watches re-arm by themselves.

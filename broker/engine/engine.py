@@ -25,6 +25,7 @@ public face (`zkbroker.broker.cluster.Cluster` wraps this class).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import Iterator, Sequence
@@ -54,17 +55,37 @@ from zkbroker.zk_layout import BrokerState, ZkStore
 SLOW_STOP_STEP_S = 2.0
 
 
+async def _close_sessions(sessions: asyncio.Task[list[ZkStore]]) -> None:
+    """Close what `ClusterEngine._open_sessions` opened and no broker took over."""
+    if not sessions.done():
+        sessions.cancel()
+    try:
+        unused = await sessions
+    except BaseException:  # cancelled, or failed (then it closed its own)
+        return
+    for store in unused:
+        with contextlib.suppress(Exception):
+            await store.close()
+
+
 class ClusterEngine:
     """The brokers of this process, their ZooKeeper sessions, the metadata image and the
     toolkit hooks; `zkbroker.Cluster` is the public face over it."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(
+        self, settings: Settings, *, embedded_zookeeper: EmbeddedZooKeeper | None = None
+    ) -> None:
         self.settings = settings
+        # An embedded ZooKeeper the caller began to start (`start_soon`) before it knew the
+        # settings: taken over if it is the one these settings want, else stopped.
+        self._early_zookeeper = embedded_zookeeper
         self.image = MetadataImage()
         # Every broker's request hooks (faults, capture, metrics add themselves here).
         self.hooks = HookChain()
         # The partition logs: in memory, or in `settings.log_dir` shared with other processes.
-        self.logs = LogManager(Path(settings.log_dir) if settings.log_dir else None)
+        self.logs = LogManager(
+            Path(settings.log_dir) if settings.log_dir else None, release=settings.kafka_version
+        )
         # Which of those brokers run now: the transaction coordinators' in-process shortcut.
         self.local_brokers = LocalBrokers()
         self.brokers: dict[int, BrokerNode] = {
@@ -118,28 +139,42 @@ class ClusterEngine:
         return self.image.controller_id
 
     async def start(self) -> None:
+        sessions: asyncio.Task[list[ZkStore]] | None = None
         try:
             if self._capture is not None:
                 self._capture.open()
+            early, self._early_zookeeper = self._early_zookeeper, None
             if self._zookeeper is None:
                 # The embedded server takes the request-size limit the brokers check against.
                 auth = self.settings.zookeeper_auth
                 # SASL to ZooKeeper: the embedded server knows zkbroker's one user.
                 sasl = auth is not None and auth.scheme == "sasl"
-                self._embedded = EmbeddedZooKeeper(
+                options = {
                     # With a log dir the cluster is kept beside the logs (None: temporary).
-                    data_dir=self.logs.zookeeper_data_dir,
-                    max_buffer_bytes=self.settings.zookeeper_max_buffer_bytes,
-                    sasl_users={auth.user: auth.password} if auth and sasl else None,
-                )
-                await self._embedded.astart()
-                self._zookeeper = self._embedded.connect_string
+                    "data_dir": self.logs.zookeeper_data_dir,
+                    "max_buffer_bytes": self.settings.zookeeper_max_buffer_bytes,
+                    "sasl_users": {auth.user: auth.password} if auth and sasl else None,
+                }
+                if early is not None and early.configured_as(**options):
+                    embedded, early = early, None
+                else:
+                    embedded = EmbeddedZooKeeper(**options)  # type: ignore[arg-type]
+                self._embedded = embedded
+                if early is not None:
+                    await early.astop()
+                await embedded.astart()
+                self._zookeeper = embedded.connect_string
+            elif early is not None:
+                await early.astop()
             self._store = await ZkStore.connect(
                 self._zookeeper,
                 session_timeout=self.settings.zk_session_timeout_s,
                 max_buffer_bytes=self.settings.zookeeper_max_buffer_bytes,
                 auth=self.settings.zookeeper_auth,
             )
+            # The brokers' own sessions are opened meanwhile (each a handshake and threads of
+            # its own); the brokers still start and register one by one, in id order, below.
+            sessions = asyncio.create_task(self._open_sessions(self._zookeeper))
             await self._store.create_top_level_paths()
             cluster_id = await self._store.get_or_create_cluster_id()
             self.image.set_cluster_id(cluster_id)
@@ -165,14 +200,17 @@ class ClusterEngine:
                 )
                 self.hooks.add(self.metrics)
                 await self.metrics.start()
+            unused = await sessions
             for _, broker in sorted(self.brokers.items()):
-                await broker.start(self._zookeeper)
+                await broker.start(self._zookeeper, unused.pop(0))
             # After the brokers: their registrations proved the ids are this process's, so
             # resetting those ids' control nodes cannot overrule another live process.
             self._control = BrokerControl(self._store, self.brokers, self._zookeeper)
             await self._control.start()
             self._retention.start()
         except BaseException:
+            if sessions is not None:
+                await _close_sessions(sessions)
             await self.stop()
             raise
         self._log.info(
@@ -182,6 +220,21 @@ class ClusterEngine:
             kafka_version=self.settings.release_name,
             cluster_id=self.image.cluster_id,
         )
+
+    async def _open_sessions(self, zookeeper: str) -> list[ZkStore]:
+        """One new session per broker, in id order, opened at once; none left open on error."""
+        opened = await asyncio.gather(
+            *(b.connect_session(zookeeper) for _, b in sorted(self.brokers.items())),
+            return_exceptions=True,
+        )
+        stores = [s for s in opened if isinstance(s, ZkStore)]
+        failed = next((e for e in opened if isinstance(e, BaseException)), None)
+        if failed is not None:
+            for store in stores:
+                with contextlib.suppress(Exception):
+                    await store.close()
+            raise failed
+        return stores
 
     async def stop_broker(self, broker_id: int) -> None:
         """Stop one broker as a Kafka broker stops: listener closed, ZooKeeper session closed
@@ -263,6 +316,10 @@ class ClusterEngine:
             with contextlib.suppress(Exception), self._slow_step("zookeeper_session"):
                 await self._store.close()
             self._store = None
+        if self._early_zookeeper is not None:
+            early, self._early_zookeeper = self._early_zookeeper, None
+            with contextlib.suppress(Exception):
+                await early.astop()
         if self._embedded is not None:
             with contextlib.suppress(Exception):
                 await self._embedded.astop()

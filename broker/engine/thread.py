@@ -15,9 +15,9 @@ import asyncio
 import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
-from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
+from zkbroker.broker.asyncutil import StartStop
 from zkbroker.broker.engine.engine import ClusterEngine
 from zkbroker.broker.hooks.capture import CapturedRequest, RequestCapture
 from zkbroker.broker.hooks.faults import SyncFaults
@@ -26,7 +26,7 @@ from zkbroker.broker.settings import Settings
 T = TypeVar("T")
 
 
-class EngineThread:
+class EngineThread(StartStop):
     def __init__(self, settings: Settings) -> None:
         self.cluster = ClusterEngine(settings)
         self._loop = asyncio.new_event_loop()
@@ -37,7 +37,7 @@ class EngineThread:
         asyncio.set_event_loop(self._loop)
         self._loop.run_forever()
 
-    def start(self, timeout: float = 60.0) -> EngineThread:
+    def start(self, timeout: float = 60.0) -> Self:
         self._thread.start()
         try:
             self.call(self.cluster.start(), timeout=timeout)
@@ -112,14 +112,3 @@ class EngineThread:
     @property
     def zookeeper_connect(self) -> str:
         return self.cluster.zookeeper_connect
-
-    def __enter__(self) -> EngineThread:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -1,29 +1,16 @@
-"""One broker's group coordinator: the asyncio shell around ``GroupStateMachine``.
+"""One broker's group coordinator: the asyncio shell around `GroupStateMachine`.
 
-Kafka's ``GroupCoordinator`` with ``GroupMetadataManager``'s partition handling
-(docs/kafka-behaviour.md §16): a group belongs to partition ``abs(hashCode(group)) %
-partitions`` of ``__consumer_offsets`` and its coordinator is that partition's leader. This
-broker coordinates the partitions its metadata image says it leads; when it becomes leader
-(seen by a periodic check and by every request) it loads the partition by replaying its log
-(COORDINATOR_LOAD_IN_PROGRESS meanwhile), and when leadership moves away it forgets the groups
-(waiting members learn NOT_COORDINATOR). Every change is appended to the partition's log
-(``zkbroker.broker.storage``, shared by the brokers of the process; on disk with ``--log-dir``), so
-the next leader, or this broker after a restart, finds the same groups and offsets.
+Kafka's `GroupCoordinator` with `GroupMetadataManager`'s partition handling
+(docs/kafka-behaviour.md §16, "Where a group lives", "zkbroker's deviations"). Ownership,
+loading, unloading, appending and the follow loop are `zkbroker.broker.coordinator_runtime`'s;
+this module supplies its shard (`_GroupShard`: what a replayed batch and a load or unload mean
+to the state machine), one timer task that runs the state machine's `tick` at the earliest
+group deadline, and offset expiry every `offsets.retention.check.interval.ms` from the
+runtime's follow loop.
 
-Which partitions this broker owns, loading, unloading, appending and the follow loop are the
-shared ``zkbroker.broker.coordinator_runtime``'s; this module supplies its shard (`_GroupShard`):
-what a replayed batch means to the state machine, and what loading or unloading a partition
-does to its groups.
-
-Timers: one task sleeps until the earliest group deadline (delayed joins, syncs, heartbeat
-expiry) and runs the state machine's `tick`; the runtime's periodic task that follows leadership
-also expires offsets every ``offsets.retention.check.interval.ms``. Loading runs in slices
-(``zkbroker.broker.asyncutil.Pacer``) so a long log does not hold the event loop.
-
-Deliberately not here: the decisions (``zkbroker.broker.rules.groups.state_machine``), the wire
-(``handlers``), creating the offsets topic (``zkbroker.handlers.find_coordinator``), compaction (the
-log cleaner's, ``zkbroker.broker.storage.cleaner``, run by the retention pass; loading replays what
-it kept).
+Not here: the decisions (`zkbroker.broker.rules.groups.state_machine`), the wire (`handlers`),
+creating the offsets topic (`zkbroker.handlers.find_coordinator`), compaction (the log
+cleaner's, `zkbroker.broker.storage.cleaner`).
 """
 
 from __future__ import annotations
@@ -81,7 +68,6 @@ class _GroupShard:
     (which holds every group of every partition; a partition has no data of its own), the
     groups a load saw accumulated."""
 
-    register_before_inline_replay = False
 
     def __init__(self, coordinator: GroupCoordinator) -> None:
         self._c = coordinator

@@ -1,25 +1,16 @@
-"""Consumer groups as the ZooKeeper (0.8) consumer registry holds them, seen by the group APIs.
+"""Consumer groups of the ZooKeeper (0.8) consumer registry, as the group APIs see them.
 
-* ``coordinator_id``: which live broker coordinates a group. Kafka hashes the group id over the
-  partitions of ``__consumer_offsets`` (``Utils.abs(groupId.hashCode) % partitions``) and the
-  partition leader coordinates; here the same hash picks among the live broker ids in order, so
-  every broker agrees on the coordinator while no offsets topic exists (until the first
-  FindCoordinator creates it; then the partition leader coordinates registry groups too).
-* ``ConsumerGroup``: one group loaded from ``/consumers/<g>`` (registered members, partition
-  owners, committed offsets), with the state the group APIs report: ``Stable`` while it has
-  registered members, ``Empty`` otherwise. Its generation is the child version (cversion) of
-  ``/consumers/<g>/ids``, which moves with every join and leave, as a rebalance generation does.
-* ``subscribed_topics``: a registration's topics; ``white_list``/``black_list`` regexes are
-  expanded against the given topics as the old consumer's ``TopicFilter`` did (commas mean
-  ``|``, spaces and surrounding quotes dropped, whole-name match, internal topics excluded).
-* ``group_ids``, ``member_counts``, ``load_groups``: pipelined reads through ``ZkStore``
-  (``get_children_many``/``get_many``), a few round trips whatever the number of groups.
-* ``write_offsets``: Kafka's ``setOrCreateConsumerOffset`` (set, or create with parents when
-  absent) for many partitions at once; ``delete_group`` removes ``/consumers/<g>`` recursively.
+The znodes are in docs/kafka-behaviour.md §1.11. `ConsumerGroup` is one group read from
+`/consumers/<g>`: `Stable` while it has registered members, else `Empty`; its generation is the
+cversion of `/consumers/<g>/ids`. `coordinator_id` hashes the group id over the live brokers
+until `__consumer_offsets` exists (§16, "zkbroker's deviations"). `subscribed_topics` expands
+`white_list`/`black_list` regexes as the old `TopicFilter` did. `group_ids`, `member_counts`,
+`load_groups` read with pipelined `ZkStore` calls; `write_offsets` is
+`setOrCreateConsumerOffset` for many partitions; `delete_group` removes the group.
 
-Deliberately not here: rebalancing or writing owners (the old consumers did that themselves),
-offset commit metadata (the registry stores the bare offset), and the Kafka wire answers
-(``zkbroker.handlers.find_coordinator`` and the other group handlers).
+Not here: rebalancing or writing owners (old consumers did that), offset metadata (the registry
+stores the bare offset), the wire answers (`zkbroker.handlers.find_coordinator` and the other
+group handlers).
 """
 
 from __future__ import annotations

@@ -1,34 +1,16 @@
 """Request capture: every request a cluster's brokers answer, kept in memory and optionally
 written to a JSON Lines file (`zkbroker run --capture FILE.jsonl`, `Cluster.capture()`).
 
-`RequestCapture` is a request hook (`zkbroker.broker.server.hooks`). Its `observe()` runs on the
-request path, so it only appends the `RequestRecord` to a bounded in-memory deque (the newest
-`max_records`, 100 000 by default; older ones are forgotten) and, when a file is configured,
-to the writer's queue. A background task on the cluster's loop turns queued records into JSON
-in batches, when the listeners are quiet (or at the latest half a second later, see
-WRITE_MAX_LAG_S), and appends one line per request to the file, flushing after each batch.
-The file is opened in append mode; `aclose()` writes what is queued and closes it. Lines hold
-whole requests, config values included, so a file zkbroker creates is created owner-only
-(0600, `os.open(..., O_CREAT, 0o600)`: no window in which it is readable by others, whatever
-the umask); a file that already exists keeps its mode and owner, as `>>` in a shell would
-(the operator chose them; zkbroker does not chmod files it did not create).
+`RequestCapture` is a request hook (`zkbroker.broker.server.hooks`): on the request path its
+`observe()` only appends to a bounded deque (the newest `DEFAULT_MAX_RECORDS`) and to the
+writer's queue; a background task writes the lines in batches when the listeners are quiet (at
+most `WRITE_MAX_LAG_S` late). A file zkbroker creates is owner-only (`CAPTURE_FILE_MODE`); an
+existing one is appended to as it is. A line's fields are `CAPTURE_LINE_SCHEMA` (README
+"Request capture"); `CapturedRequest` is the Python view of one (`Cluster.requests(...)`).
+Requests refused before decoding reach no hook and are never captured.
 
-A line (`CAPTURE_LINE_SCHEMA` is its JSON Schema) holds: `time` (ISO-8601 UTC, when the
-request was decoded), `broker_id`, `connection_id`, `client_id`, `client_software_name` and
-`client_software_version` (what the connection's ApiVersions v3+ said; null before that),
-`api` (Kafka's name, e.g. "CreateTopics"), `api_key`, `api_version`, `correlation_id`,
-`request` and `response` (the decoded messages as JSON-safe dicts, see `to_jsonable`; the
-response is null when the connection was dropped unanswered), `error_codes` (every non-zero
-error code of the response), `latency_us` (decoded to answered) and `intervention` (null, or
-what a hook such as fault injection did: its `source`, `kind`, `delay_s` and `error_code`).
-
-`CapturedRequest` is the Python view of one record (`Cluster.requests(api=...)`): the decoded
-request and response objects themselves, plus `as_json()` for the line's dict.
-
-Requests refused before they are decoded (unknown API, unsupported version) reach no hook
-and so are never captured. Deliberately not here: fault injection and metrics
-(`zkbroker.broker.hooks.faults`, `zkbroker.broker.hooks.metrics`), and capture shared across
-processes (each process captures what its own brokers answer).
+Not here: fault injection and metrics (`zkbroker.broker.hooks.faults`, `...hooks.metrics`),
+capture across processes (each process captures what its own brokers answer).
 """
 
 from __future__ import annotations

@@ -1,44 +1,16 @@
 """Fault injection shared through ZooKeeper: errors, latency, dropped connections, blackholes.
 
-Faults live in zkbroker's own znodes, ``/zkbroker/faults/fault-<seq>`` (``FaultNode`` in
-``zkbroker.zk_layout.nodes.zkbroker``), so every zkbroker process of a cluster applies the same
-ones: a test process can inject into brokers run by another process, and ``zkbroker fault ...``
-does it from a shell. The sequence number is the fault id. An entry names a kind, an API
-(key or name; None = every API), optionally a broker, a topic and a partition, an error
-code, a delay, a ``skip`` (matching requests that still pass untouched before it applies:
-"the third Produce to this partition" is ``skip=2``) and a ``count`` (requests it then
-applies to; None = until cleared):
+Entries are zkbroker's own znodes (`/zkbroker/faults/fault-<seq>`, `FaultNode`; the sequence
+number is the fault id), so every zkbroker process of a cluster applies the same ones.
+`FaultInjector` (one per `Cluster`, a hook of `zkbroker.broker.server.hooks`) caches them from
+a children watch, matches requests by API, broker, topic and partition, and consumes `skip` and
+`count` units with versioned writes, so two brokers never take the same unit. Of the matching
+entries every `latency` one adds its delay and the lowest-id other one that can be consumed
+decides. `Faults` is the control object; `add_fault`/`list_faults`/`clear_faults` serve the CLI.
+The kinds and options are described in the README, "Fault injection".
 
-* ``error``: answer the API's error response with ``error_code`` on every item, after
-  ``delay_ms``; consumed in id order by matching requests.
-* ``latency``: answer normally, ``delay_ms`` later (adds up with the delay of others).
-* ``drop``: close the connection without an answer (count 1 by default).
-* ``blackhole``: answer nothing until the entry is deleted, then answer normally.
-
-Matching: the API key or name, the broker id, and -- for a topic/partition scope -- the
-decoded request must name that topic (a ``name``/``topic``/``topic_name``/``resource_name``
-field anywhere in its body) and, inside that topic's entry, that partition
-(``partition_index``/``partition``/``partition_id`` or a ``partitions``/``partition_indexes``
-list of ints). A request that names no topics (Metadata for all topics) matches no
-topic-scoped fault.
-
-Consuming is atomic across processes: a unit of ``count`` is taken with a versioned set
-(count - 1) or a versioned delete (last unit); on BadVersion the entry is re-read and the
-attempt retried, on NoNode the next candidate is tried. So two brokers never consume the
-same unit. Of the matching entries, every ``latency`` one adds its delay, and the first
-(lowest id) ``error``/``drop``/``blackhole`` one that could be consumed decides.
-
-``FaultInjector`` (one per ``Cluster``, a ``zkbroker.broker.server.hooks`` hook) keeps the entries
-in memory from a children watch plus data reads: a request no cached entry matches costs no
-ZooKeeper round trip, and while there is no entry at all the injector is not even in the
-cluster's hook chain. Each injection is logged (``fault.injected``) and counted
-(``FaultInjector.injected`` per (fault id, kind), ``observed(...)``). ``Faults`` is the
-control object (``Cluster.faults``); ``add_fault``/``list_faults``/``clear_faults`` work on a
-bare ``ZkStore`` (the CLI).
-
-Deliberately not here: per-item errors for only the scoped topic (an injected error goes on
-every item of the response, as Kafka's getErrorResponse does), and clearing faults left on a
-persistent ZooKeeper by an earlier run (clear them explicitly).
+Not here: an error only on the scoped topic's items (every item gets it, as Kafka's
+`getErrorResponse` does, docs/kafka-behaviour.md §0), clearing entries an earlier run left.
 """
 
 from __future__ import annotations

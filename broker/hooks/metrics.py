@@ -1,30 +1,14 @@
 """StatsD metrics of a cluster, sent over UDP with asyncio-dgram (`--statsd host:port`).
 
-`StatsdMetrics` is a request hook (`zkbroker.broker.server.hooks`): it never intervenes, and its
-`observe()` only puts a small tuple into a bounded queue -- when the queue is full the
-request's metrics are dropped and counted, never waited for. One background task formats
-the lines, adds the gauges every `interval_s` seconds, packs the lines newline-separated
-into packets of at most `MAX_PACKET_BYTES` and sends them. A send that fails (no route, an
-ICMP "port unreachable" from a dead StatsD) is logged once, counted and forgotten: metrics
-never block or fail a request.
+`StatsdMetrics` is a request hook (`zkbroker.broker.server.hooks`) that never intervenes: its
+`observe()` only puts a small tuple into a bounded queue (full: dropped and counted). One
+background task formats the lines, adds the gauges every `interval_s`, packs them into packets
+of at most `MAX_PACKET_BYTES` and sends them; a failed send is logged once and forgotten, so
+metrics never block or fail a request. The metric names are listed in the README, "Metrics
+(StatsD)".
 
-Metric names (StatsD line protocol, all under the `zkbroker.` prefix):
-
-- `zkbroker.requests.<api>.v<version>.<error>:1|c` per request; `<error>` is `none`, the
-  lower-case Kafka name of the first error code in the response (`topic_already_exists`),
-  or `dropped` when the connection was dropped without an answer (an injected fault);
-- `zkbroker.request_latency.<api>.v<version>:<ms>|ms` per request;
-- `zkbroker.faults.injected:1|c` per request a hook intervened on (`zkbroker.broker.hooks.faults`);
-- `zkbroker.controller.event.<Name>:<ms>|ms` per controller event this process's active
-  controller ran (`BrokerChange`, `TopicChange`, `ZkPartitionReassignment`, ...);
-- gauges, every `interval_s` seconds: `zkbroker.connections.open`, `zkbroker.topics`,
-  `zkbroker.partitions`, and `zkbroker.controller.epoch` while one of this process's
-  brokers is the active controller;
-- `zkbroker.metrics.dropped:<n>|c` when lines were dropped for a full queue since the
-  last gauges.
-
-Deliberately not here: other backends (Prometheus, OpenTelemetry), tags (DogStatsD), and
-metrics of processes other than this one (each zkbroker process sends its own).
+Not here: other backends (Prometheus, OpenTelemetry), tags (DogStatsD), metrics of other
+processes (each zkbroker process sends its own).
 """
 
 from __future__ import annotations

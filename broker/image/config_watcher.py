@@ -1,39 +1,16 @@
 """Applies config change notifications to the process's metadata image, and purges old ones.
 
-Kafka's `ZkNodeChangeNotificationListener` + `DynamicConfigManager` (docs/kafka-behaviour.md §10.7),
-once per process (every broker of a process shares the image):
+Kafka's `ZkNodeChangeNotificationListener` + `DynamicConfigManager` (docs/kafka-behaviour.md
+§10.7, formats §1.8), once per process (its brokers share the image): one worker applies
+passes in sequence order, reading each named entity once per pass; broker entities and quota
+entities (users, clients, ips) go into the image, a topic change drops the topic from the data
+plane's override cache (`zkbroker.broker.image.topic_configs`), and unclean leader election
+turned on is passed to `on_unclean_enabled`. A notification that does not decode or that the
+release ignores is logged and skipped; a failed pass is retried at the next change. `start()`
+also loads every broker and quota entity, so values written without a notification count.
 
-* `/config/changes` is followed by a `zkbroker.zk_layout.store.ChangeNotificationListener`: each
-  change wakes ONE worker task that runs passes one at a time, so notifications are applied
-  strictly in sequence order;
-* a pass takes the children sorted by sequence number and processes each one above the last
-  processed (which starts at -1, so every notification present at start is replayed, as a
-  Kafka broker does on start-up); the new ones are read at once, and an entity named several
-  times is read once, after them, since only its latest value counts;
-* processing a notification reads the entity node it names -- the notification is only a
-  trigger -- and, for `brokers/<id>` and `brokers/<default>`, stores the overrides in the
-  image; a topic or default entity turning `unclean.leader.election.enable` on is passed to
-  `on_unclean_enabled` (the process's active controller elects offline partitions). A topic
-  notification drops the topic from the data plane's override cache
-  (`zkbroker.broker.image.topic_configs`), which reads it again on the next Produce or Fetch;
-  DescribeConfigs reads `/config/topics/<t>` itself as Kafka's `ZkConfigRepository` does.
-  A `users/...` or `clients/...` notification re-reads that entity into the image's client
-  quotas (`MetadataImage.client_quotas`, Kafka's `UserConfigHandler`/`ClientIdConfigHandler`
-  updating the quota managers), as is an `ips/...` one (connection creation rates);
-* a notification the release would not act on (format too old or too new), or one that does
-  not decode, is logged and skipped;
-* a failed pass is logged (`config_changes.pass_failed`); the next change retries;
-* after each pass, notifications whose ZooKeeper ctime is older than the expiration
-  (Kafka: 15 minutes) are deleted (`Purge.AFTER_PASS`); any process may delete them, a
-  concurrent delete is fine.
-
-Besides notifications, `start()` loads every `/config/brokers/*` entity and every user, client,
-user/client and ip entity (quotas), so values written without a notification (as Kafka itself
-would see them after a restart) are known at once.
-
-Deliberately not here: validation of what the entity holds (the broker applies the dynamic
-rules when it builds its config, `zkbroker.broker.rules.broker_config`), and writes other than the
-purge.
+Not here: validating the entities' values (`zkbroker.broker.rules.broker_config`), writes other
+than the purge.
 """
 
 from __future__ import annotations

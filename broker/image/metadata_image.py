@@ -1,25 +1,17 @@
 """The metadata image: what this process knows of the cluster, as read from ZooKeeper.
 
-One `MetadataImage` per process, shared by all of its brokers (Kafka keeps one metadata
-cache per broker, fed by the controller's UpdateMetadata; here every broker of a process
-sees the same ZooKeeper, so one image serves them all). `zkbroker.broker.image.metadata_watcher`
-keeps it current from ZooKeeper watches; handlers only read it, and may wait for it to reach a state
-(`wait_for`), which is how CreateTopics-style requests wait for their results.
+One `MetadataImage` per process serves all of its brokers (Kafka keeps a metadata cache per
+broker fed by UpdateMetadata; here every broker sees the same ZooKeeper). Handlers only read it
+and may `wait_for` a state (how CreateTopics-style requests wait for results). A partition is
+visible only once its state znode exists, as Kafka's cache learns of it from the UpdateMetadata
+that follows the state write (docs/kafka-behaviour.md §10.2).
 
-A partition is visible only once its state znode exists: Kafka's metadata cache learns of a
-partition from the controller's UpdateMetadata, which follows the state write, so a topic
-whose znode exists but whose partitions have no leader state yet is unknown to clients.
+Partition records are immutable, but a topic's `partitions` mapping is updated in place (a new
+`TopicImage` shares it), so an update costs O(1) whatever the topic's size; an assignment
+delivered again at the version already applied changes nothing. Handlers read a topic's
+partitions without awaiting in between, so they see one version of them.
 
-Partition records are immutable. A topic's `partitions` mapping is updated in place, for the
-one partition a state delivery names or the partitions an assignment change touches (a new
-`TopicImage` then carries the same mapping), so the work of an update never grows with the
-topic: growing a topic to 46,335 partitions is 46,335 O(1) state updates, not 46,335
-rebuilds. An assignment delivered again at the ZooKeeper version already applied (the
-controller publishes, then the watch delivers) changes nothing. A handler reads a topic's
-partitions without awaiting in between, so it sees one consistent version of them.
-
-Deliberately not here: ZooKeeper access (see `metadata_watcher`), and anything a handler
-writes (writes go to ZooKeeper and come back through the watches).
+Not here: ZooKeeper access (`metadata_watcher`), writes (they go to ZooKeeper and come back).
 """
 
 from __future__ import annotations

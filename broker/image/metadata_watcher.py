@@ -1,27 +1,15 @@
 """Keeps the process's `MetadataImage` current from ZooKeeper watches.
 
-Watched (all through one ZooKeeper session of the process):
-- `/brokers/ids` children, and each broker's registration data;
-- `/controller` (the controller id), `/cluster/id` and `/feature`;
-- `/brokers/topics` children, each topic's assignment, and each assigned partition's
-  `.../state` node (watched before it exists, so the controller's first write is seen);
-- `/admin/delete_topics` children (topics being deleted are hidden from clients).
+Watched through the process's one session: `/brokers/ids` and each registration, `/controller`,
+`/cluster/id`, `/feature`, `/brokers/topics` and each assignment, each assigned partition's
+`state` (watched before it exists), `/admin/delete_topics` (topics being deleted are hidden).
+A new topic's config overrides are read into `TopicConfigCache`, as Kafka loads them with the
+topic's logs. Data that does not decode is logged and treated as absent (Kafka's readers skip
+it). Per-partition watches start `STATE_WATCH_BATCH` at a time from one task, so a topic grown by
+tens of thousands of partitions does not start them in one loop iteration (a late start misses
+nothing: its first read delivers the state). A watch ends when its parent no longer lists it.
 
-Each new topic's config overrides are read into the image's `TopicConfigCache` once its
-assignment is watched, as a Kafka broker loads them when it creates the topic's logs.
-
-Everything a watch delivers is decoded with the `zk_layout` node classes and applied to the
-image on the event loop. Data that does not decode is logged and treated as absent, as
-Kafka's readers skip what they cannot parse; one bad znode never stops the watcher.
-Per-broker and per-topic watches are started concurrently (each start is a ZooKeeper round
-trip); per-partition watches are queued and started by one task, `STATE_WATCH_BATCH` at a
-time, so a topic grown by tens of thousands of partitions does not start them all in one
-loop iteration (a late start misses nothing: its first read delivers the current state, and
-the controller of this process publishes its writes to the image directly). Every watch is
-cancelled when its node's parent no longer lists it.
-
-Deliberately not here: any write to ZooKeeper (the watcher only reads), and decisions
-(those are the controller's).
+Not here: writes to ZooKeeper and decisions (the controller's).
 """
 
 from __future__ import annotations

@@ -1,34 +1,17 @@
 """Builds a specialised encoder and decoder for one (message, version) from its definitions.
 
-For a message definition and a version, this writes Python source for straight-line code (nested
-structs and arrays inlined, no per-field dispatch, helpers bound as globals of the generated
-function), ``compile()``s it and returns the function. Encoders pack each run of consecutive
-fixed-size fields, strings and short numeric arrays (a "segment") with a single
-``struct.Struct.pack`` call; the Struct for a segment depends on the lengths met at run time and
-is cached per length combination. Decoders unpack runs of fixed-size fields with one
-precomputed Struct. The results:
+It writes Python source for straight-line code (nested structs and arrays inlined, runs of
+fixed-size fields packed or unpacked with one cached ``struct.Struct``), ``compile()``s it and
+returns ``encoder(msg, out: bytearray) -> None`` (appends the body; ``+=`` on a bytearray beats
+joining many pieces) or ``decoder(buf, pos) -> (msg, new_pos)``. The generated code is the fast
+path: it checks only what memory safety needs and lets other malformed input fail with whatever
+Python raises; ``zkbroker.broker.protocol.codec`` then asks ``checked`` for a precise
+explanation. Decoders refuse and read exactly what Kafka's parser does (docs/kafka-behaviour.md
+§0, "Parsing"), with one deliberate difference: a known tagged field must fit its declared
+size, and reading goes on at the end of that size.
 
-* encoder ``(msg, out: bytearray) -> None`` appends the body's bytes to ``out`` (``+=`` on a
-  bytearray: each piece is a short-lived bytes object whose memory is reused at once, which
-  beats collecting tens of thousands of pieces in a list and joining them);
-* decoder ``(buf: bytes, pos: int) -> (msg, new_pos)``.
-
-The generated code is the fast path only. It checks what it must to stay memory-safe (string and
-array lengths against the bytes left) and otherwise lets malformed input or bad values fail with
-whatever Python raises. ``zkbroker.broker.protocol.codec`` catches that and asks ``checked`` for a
-precise explanation (field path, offset).
-
-Decoders refuse exactly what Kafka's generated readers refuse while parsing (MessageDataGenerator's
-``generateVariableLengthReader``, ``ByteUtils.readUnsignedVarint``): a compact string longer
-than 32767 bytes, a negative length or count for a field not nullable in the version, an array
-count above the bytes left in the frame, a varint longer than 5 bytes. Like Kafka they read
-varints as Java ints (so ``ff ff ff ff 0f`` is -1), any negative length of a nullable field as
-null, and invalid UTF-8 as U+FFFD (Java's ``new String(bytes, UTF_8)``). One deliberate
-difference: a known tagged field must fit its declared size, and reading goes on at the end of
-that size (Kafka reads the value and ignores the size).
-
-Deliberately not here: caching the compiled functions (``codec`` does), error messages,
-headers, and any knowledge of specific APIs.
+Not here: caching the compiled functions (``codec``), error messages, headers, knowledge of
+specific APIs.
 """
 
 from __future__ import annotations

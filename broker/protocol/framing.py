@@ -1,26 +1,14 @@
 """Kafka's framing rules as pure code: the size prefix, the size limit, and what a broker does
-with a request whose API key or version it does not serve.
+with a request whose API key or version it does not serve (docs/kafka-behaviour.md §0).
 
-Every Kafka request and response is a 4-byte big-endian signed size followed by that many
-bytes. The listener (`zkbroker.broker.server.listener`) does only the socket reads and writes; every
-decision about a frame is made here, so it can be tested without a socket:
+`frame_size` refuses a negative size or one above `socket.request.max.bytes` (`FrameRefused`:
+the connection closes). `route` answers None (served), `Close(reason)` (a key or version the
+release does not serve; the reason is the listener's log line) or `Answer(data)`: ApiVersions
+at an unknown version, answered in v0 with UNSUPPORTED_VERSION and the broker's range (KIP-511).
+`size_prefixed` frames a response.
 
-- `frame_size(prefix, max_request_bytes)`: the size, or `FrameRefused` when the connection
-  must close -- a negative size, or one above `socket.request.max.bytes` (Kafka's
-  `NetworkReceive` throws `InvalidReceiveException` and the selector closes the channel).
-- `route(header, ranges, release_name)`: `None` when the request is served; `Close(reason)`
-  when Kafka closes the connection (an API key the release does not serve, a version outside
-  its range); `Answer(data)` for the one exception, ApiVersions at a version the broker does
-  not know, answered in the v0 format with UNSUPPORTED_VERSION and the broker's own
-  ApiVersions range so the client can retry (KIP-511; Kafka's `ApiVersionsRequest` builds
-  that answer in `getErrorResponse`).
-- `size_prefixed(payload)`: a response frame.
-
-Close reasons are sentences for the log line the listener writes; see
-`docs/kafka-behaviour.md` §0 for the plumbing these rules come from.
-
-Deliberately not here: sockets, the handler table itself (the caller passes its ranges),
-decoding of bodies (`zkbroker.broker.protocol.request_codec`), and TLS/SASL framing.
+Not here: sockets (`zkbroker.broker.server.listener`), the handler table (the caller passes its
+ranges), decoding bodies (`zkbroker.broker.protocol.request_codec`), TLS/SASL framing.
 """
 
 from __future__ import annotations
@@ -61,17 +49,16 @@ class Answer:
     supported: tuple[int, int]
 
 
-def frame_size(prefix: bytes, max_request_bytes: int) -> int:
-    """The size a 4-byte prefix announces; `FrameRefused` when Kafka would not read it."""
+def frame_size(prefix: bytes, max_bytes: int, what: str = "request") -> int:
+    """The size a 4-byte prefix announces; `FrameRefused` when Kafka would not read it (a
+    broker reading a request, or with `what="response"` a client reading an answer)."""
     if len(prefix) != SIZE_BYTES:
         raise FrameRefused("connection ended inside a size prefix")
     size = int.from_bytes(prefix, "big", signed=True)
     if size < 0:
-        raise FrameRefused(f"invalid request size {size}")
-    if size > max_request_bytes:
-        raise FrameRefused(
-            f"request size {size} larger than {max_request_bytes} (max request bytes)"
-        )
+        raise FrameRefused(f"invalid {what} size {size}")
+    if size > max_bytes:
+        raise FrameRefused(f"{what} size {size} larger than {max_bytes} (max {what} bytes)")
     return size
 
 

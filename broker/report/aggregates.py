@@ -1,25 +1,14 @@
 """The aggregates written at ingest, beside the row-level requests: what every report reads.
 
-Each ingest batch (the files one `ingest` call reads) adds, under the dataset:
-- `cube/`: `tables.request_cube` of the batch (counts per run x client x API x version x
-  faulted x error codes, bad lines per run);
-- `latency_histogram/`: `tables.latency_histogram` of the batch (~1% latency buckets);
-- `fault_events/`: `tables.fault_events` of the batch (each injected fault, what followed).
+Each ingest batch adds, under the dataset, `cube/` (`tables.request_cube`: counts per run,
+client, API, version, fault and error codes), `latency_histogram/` (~1% buckets) and
+`fault_events/` (each injected fault and what followed). A capture file is read whole by one
+batch, so the aggregates of several batches add up exactly: `--incremental` computes only the
+new files' and reports read the union, never the row-level dataset. The batch's requests are
+read back from the Parquet just written; the fault events follow the cube (`tables.fault_plan`).
+A dataset that lacks the tables gets them computed once from its requests (`exists`).
 
-A run is one capture file and a file is read whole by one batch, so a batch's fault events
-are final, and the aggregates of several batches add up exactly (counts sum, bucket minima
-and maxima merge): `--incremental` computes only the new files' aggregates and reports read
-the union of every batch's. Reports thus never read the row-level dataset (millions of rows):
-only these tables (thousands of rows, plus one per fault).
-
-The requests of the batch are read back from the Parquet just written (a few narrow columns,
-vectorised), not re-parsed from JSON. The cube and the histogram are computed at once; the
-fault events follow the cube, which names the sequences with a fault (only their requests
-are sorted) and says whether two sequences share a hash (`tables.fault_plan`). A dataset
-written before these tables existed gets them computed once from its requests (the job
-checks `exists`). Reports read the aggregates cached, small ones in one partition.
-
-Deliberately not here: the transformations (`tables`), reading capture files (`ingest`).
+Not here: the transformations (`tables`), reading capture files (`ingest`).
 """
 
 from __future__ import annotations

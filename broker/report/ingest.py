@@ -1,32 +1,17 @@
 """Ingest: capture files (JSONL, optionally gzip) -> one partitioned Parquet dataset.
 
-Inputs are files, folders (searched recursively for `*.jsonl` / `*.jsonl.gz`), globs or any
-URI Hadoop reads (`hdfs:`, `s3a:`, `file:`); Spark's own file listing finds them (the
-binary-file source, which reads no content unless asked), so the same code runs local and on
-a cluster and the driver's calls to the JVM do not grow with the number of files. Hidden
-files (names starting with `.` or `_`, as Spark skips them) are not captures. Each capture
-file is one **run**: `run_id` is its path as Spark names it, `project` the value of a
-`project=NAME` folder above it (else "default"), and an optional `<file>.meta.json` beside
-it adds `release`, `commit`, `ci_job` and `kafka_version`.
+Inputs are files, folders (searched recursively), globs or Hadoop URIs, listed by Spark's
+binary-file source so the same code runs locally and on a cluster; hidden files are skipped.
+Each file is one **run** (`run_id` its path; `project` from a `project=NAME` folder above it;
+an optional `<file>.meta.json` adds `release`, `commit`, `ci_job`, `kafka_version`). Lines are
+parsed once, with `zkbroker.broker.report.schema` in PERMISSIVE mode; unparsable lines and lines
+with missing fields or impossible numbers are kept as `valid = false` rows (text left out), so
+they are counted per file, never dropped, never fatal. The dataset holds every field but the
+bodies, plus each batch's aggregates (`zkbroker.broker.report.aggregates`); `<dataset>/ingested`
+lists the files read, so `--incremental` reads only new or changed ones.
 
-Lines are read with the explicit schema of `zkbroker.broker.report.schema` in PERMISSIVE mode: a
-line Spark cannot parse (truncated by a killed process, or a value of the wrong type) lands in the
-corrupt-record column; a line missing a field the reports need, or holding a number no
-broker captures (`schema.INT16`, a negative latency), counts as bad too. Bad lines
-are written to the dataset as rows with `valid = false` (their text left out), so they are
-counted per file from Parquet, never silently dropped, never fatal, and the JSON is parsed
-once: Spark forbids queries that reference only the corrupt-record column of raw JSON
-(without caching the whole input), and this single pass needs neither.
-
-The dataset (`<dataset>/requests`, in `project=NAME` folders as Spark partitions by a
-column; read back with `project` always text) holds every capture field but
-the request/response bodies, plus the run columns and `ingest_batch`; beside it, each batch's
-aggregates (`zkbroker.broker.report.aggregates`: what the reports read); `<dataset>/ingested`
-lists the files ingested (path, size, modification time, lines, bad lines) so that
-`--incremental` reads only files not listed there (or changed since).
-
-Deliberately not here: any report (`zkbroker.broker.report.tables`), checking that the inputs
-exist before Spark starts (`zkbroker.broker.report.inputs`).
+Not here: reports (`zkbroker.broker.report.tables`), checking the inputs exist before Spark
+starts (`zkbroker.broker.report.inputs`).
 """
 
 from __future__ import annotations
@@ -237,6 +222,9 @@ def read_captures(spark: SparkSession, files: Sequence[SourceFile]) -> dict[str,
 def _read_project(spark: SparkSession, paths: list[str]) -> DataFrame:
     from pyspark.sql import functions as F
 
+    # Bad lines become rows of the dataset, counted from Parquet: Spark refuses queries that
+    # reference only the corrupt-record column of raw JSON unless the input is cached, and this
+    # single pass needs neither.
     raw = (
         spark.read.schema(capture_read_schema())
         .option("mode", "PERMISSIVE")

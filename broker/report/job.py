@@ -1,23 +1,16 @@
-"""The report job: ingest, compute the tables, write Parquet + summary.json + report.html,
-decide the exit code. The same code runs from `zkbroker report`, `python -m zkbroker.broker.report`,
-spark-submit (`broker/report/submit.py`) and Python (`run_report(options, spark=...)`).
+"""The report job: ingest, compute the tables, write Parquet, summary.json and report.html, and
+decide the exit code.
 
-Output in `--out DIR` (local: the driver writes it): `summary.json`, `report.html`, and by
-default `tables/<name>/` (Parquet, one folder per table; `--tables URI` elsewhere, as
-executors of a multi-host cluster need) and the dataset in `DIR/dataset` (`--dataset URI`),
-a baseline's beside it (`<dataset>-baseline`). The tables are computed from the dataset's
-aggregates (`zkbroker.broker.report.aggregates`, written at ingest), never from its row-level
-requests. Each table is computed once, written and cached; its rows are collected from the cache to
-build the page and the summary, so nothing is computed twice and no Python data goes back
-into Spark.
+The same code runs from `zkbroker report`, `python -m zkbroker.broker.report`, spark-submit
+(`broker/report/submit.py`) and Python (`run_report(options, spark=...)`); the outputs are in
+the README, "Analyse captures". Exit codes: 0 ok, 1 failure, 2 usage, a missing dependency or
+input (refused before Spark starts where Python can tell), 3 findings of a `--fail-on` rule.
+Tables are computed from the dataset's aggregates (`zkbroker.broker.report.aggregates`), never
+from its rows; each is computed once, written and cached, and its rows collected from the
+cache for the page and the summary.
 
-Exit codes: 0 ok, 1 failure (logged), 2 usage, missing dependency (with an install hint) or
-missing input (refused before Spark starts where Python can tell: `inputs`), 3 findings of a
-`--fail-on` rule. The command prints a line per step on stderr and, when done, a short
-summary on stdout (`console`).
-
-Deliberately not here: the transformations (`tables`), the page (`page`), Spark settings
-(`session`), the text a person reads in the terminal (`console`).
+Not here: the transformations (`tables`), the page (`page`), Spark settings (`session`), the
+terminal text (`console`).
 """
 
 from __future__ import annotations

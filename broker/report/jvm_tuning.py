@@ -1,47 +1,14 @@
-"""JVM options of the report's driver when zkbroker starts it: the collector, the metaspace,
-and which code the optimising JIT compiler (C2) may compile.
+"""JVM options for the report's driver when zkbroker starts it: the parallel collector, the
+initial metaspace size, and a compiler-directives file (JEP 165) keeping Spark's query-planning
+code away from the C2 JIT compiler; `c2_paused` keeps C2 off everything during the report's
+tables. Measured reasons are in comments at each option.
 
-A report run is short and, on a small machine, the JVM's own work is a large part of it: at
-1M capture lines the JIT compilers took ~21 of ~48 CPU-s (C2 ~16), and C2 spent about half
-of its time on code that runs only while Spark plans a query, never per row: Janino
-compiling the generated Java, ASM reading class files for Spark's ClosureCleaner, Java
-serialisation of tasks, Catalyst's analyser and optimiser, the SQL parser. The options:
+The directives file lives in zkbroker's cache folder under a digest of its text; without a
+writable folder there are no directives and the run goes on.
 
-- the parallel collector (`-XX:+UseParallelGC`): a throughput collector for a batch job.
-  Against G1 (the JVM's default) it cut the 1M-line job by 6-15% and the driver's peak
-  RSS from 1.53 to 1.27 GB (no remembered sets);
-- `-XX:MetaspaceSize`: the metaspace size at which the JVM first collects classes. Spark
-  loads ~20,000 classes; from the default (~21 MB) two full collections ran only because
-  the metaspace grew (~0.23 s of pauses per run at 1M lines);
-- a compiler-directives file (HotSpot's `-XX:CompilerDirectivesFile`, JEP 165) that
-  excludes those planning-only packages from C2 (`C2_EXCLUDED`). HotSpot then compiles
-  them with C1 alone, without profiling (the tiered policy's answer to a method C2 may not
-  compile). Every per-row path (Jackson, the generated code, Parquet, Spark's unsafe rows,
-  sorters and hash maps, the JDK) is left to C2 as before. Measured, 4 runs each, same hour:
-  1M lines 2.7 CPU-s (5%) less, and less in every pair; at 10M C2 took 3.5 CPU-s less and
-  the job was as fast.
-
-The directives file is written (from `C2_EXCLUDED`) into zkbroker's cache folder under a
-name that is a digest of its text, so a JVM is never given another version's file; a
-malformed file would stop the JVM, so a test starts one with it. No file (a read-only home):
-no directives, and the run goes on as before.
-
-`c2_paused` goes further for the last phase of a run, the report's tables: ~50 short Spark
-jobs over tables of a few thousand rows, where C2 compiled code that then ran for
-milliseconds (~2.8 of the phase's ~8.5 CPU-s at 1M lines). While it lasts, a directive on
-top of HotSpot's directive stack (pushed and popped through the JVM's DiagnosticCommand
-MBean, as `jcmd Compiler.directives_add` does) keeps every method away from C2. HotSpot
-marks a method C2 refused as never to be compiled by C2 again, so only a process that runs
-one report in its JVM (the command, spark-submit) asks for it: a later run in the same JVM
-would find its per-row code, first made hot by these tables, left to C1 (checked with
-`-XX:+PrintCompilation`: "made not compilable on level 4" outlives the directive). Measured
-in interleaved pairs, the tables took 1.1 s (17%) less at 1M lines (3 pairs) and 1.35 s
-(21%) less at 10M (2 pairs), less in every pair.
-
-Deliberately not here: options Spark needs (`zkbroker.broker.report.session`), the class-data
-archive (`zkbroker.broker.report.class_archive`). Under spark-submit the options do not apply (Spark
-started the JVM); `c2_paused` does, in the driver's JVM only (executors elsewhere are
-Spark's).
+Not here: options Spark needs (`zkbroker.broker.report.session`), the class-data archive
+(`zkbroker.broker.report.class_archive`). Under spark-submit these options do not apply (Spark
+started the JVM); `c2_paused` does, in the driver's JVM only.
 """
 
 from __future__ import annotations
@@ -54,16 +21,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zkbroker.broker.jvm import class_archive
 from zkbroker.broker.log import get_logger
-from zkbroker.broker.report import class_archive
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = get_logger(__name__)
 
+# Spark loads ~20,000 classes; from the default (~21 MB) two full collections ran only because
+# the metaspace grew (~0.23 s of pauses per run at 1M capture lines).
 METASPACE_SIZE = "256m"
 
+# At 1M capture lines the JIT compilers took ~21 of ~48 CPU-s (C2 ~16), half of C2's on code
+# that runs only while Spark plans a query. Excluded from C2, HotSpot compiles it with C1 alone;
+# measured (4 runs each): 2.7 CPU-s (5%) less at 1M lines, as fast at 10M.
 # HotSpot method patterns (`package/Class.method`, `*` at either end of a part). Only code
 # that runs while a query is planned or a task is shipped; nothing a row passes through
 # (the code generators' writers, `codegen/Unsafe*Writer`, are per-row, so only
@@ -158,8 +130,13 @@ def diagnostic_command(spark: SparkSession, operation: str, *arguments: str) -> 
 @contextmanager
 def c2_paused(spark: SparkSession, folder: str | None = None) -> Iterator[bool]:
     """Keep C2 off every method the driver JVM compiles inside the block; yields whether it
-    is. Only for a JVM that runs nothing after the block that needs C2 (see the module's
-    docstring). Anything failing leaves the JIT as it was: a slower run, never a failed one."""
+    is. Only for a JVM that runs nothing after the block that needs C2 (see the comment
+    below). Anything failing leaves the JIT as it was: a slower run, never a failed one."""
+    # The report's ~50 short Spark jobs over small tables spent ~2.8 of ~8.5 CPU-s in C2 for
+    # code that then ran milliseconds; paused, the tables took 17-21% less (1M and 10M lines).
+    # HotSpot marks a method C2 refused as never to be compiled by C2 again ("made not
+    # compilable on level 4" outlives the directive), so a later run in the same JVM would
+    # leave its per-row code to C1: only a process running one report may pause C2.
     path = no_c2_file(folder)
     paused = False
     if path is not None:
@@ -185,6 +162,8 @@ def java_options(folder: str | None = None) -> list[str]:
     """The options for a driver JVM zkbroker starts."""
     # The JVM's own messages ("1 compiler directives added") on stderr: stdout carries the
     # command's summary.
+    # ParallelGC, a throughput collector for a batch job: against G1 the 1M-line job ran
+    # 6-15% faster and the driver's peak RSS fell from 1.53 to 1.27 GB.
     options = ["-XX:+UseParallelGC", f"-XX:MetaspaceSize={METASPACE_SIZE}",
                "-XX:+DisplayVMOutputToStderr"]
     path = directives_file(folder)

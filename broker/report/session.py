@@ -1,27 +1,14 @@
 """The SparkSession of a report run: dependency checks, spark-submit detection, settings.
 
-Three ways to run the same job: `zkbroker report` (we start Spark: `local[*]` unless
-`--master` is given), `spark-submit` of `broker/report/submit.py` (Spark started the JVM and
-owns the master, deploy mode and memory: we must not override them), and from Python with
-a session of your own (`run_report(options, spark=...)`). Under spark-submit, `SparkConf()`
-is still empty when the script starts, so the launch is detected as PySpark itself detects
-it: `PYSPARK_GATEWAY_PORT` is set by Spark's PythonRunner (PySpark's `launch_gateway`
-connects to that JVM instead of starting one), or a SparkContext is already active.
+Three launches run the same job: `zkbroker report` (we start Spark: `local[*]` unless
+`--master`), spark-submit of `broker/report/submit.py` (Spark owns the master, deploy mode and
+memory, which we never override) and Python with a session of one's own. Settings suit a small
+machine (UI and progress bars off, UTC, few shuffle partitions, the driver on 127.0.0.1 for
+local masters, Parquet TIMESTAMP_MICROS), and the driver memory and JVM options
+(`zkbroker.broker.report.jvm_tuning`, the class-data archive) are set before the JVM starts.
 
-Small-machine settings (all overridable by spark-submit's `--conf`, which we never override
-when Spark started us): UI off, console progress bars off, session time zone UTC, few
-shuffle partitions (reports aggregate to small tables: 4 partitions keep 2 cores busy
-without hundreds of tiny tasks), the driver bound to 127.0.0.1 for local masters,
-`spark.driver.memory` and the JVM's options (`zkbroker.broker.report.jvm_tuning`: the collector, the
-metaspace, the JIT's directives) before the JVM starts (they cannot change afterwards), and
-a higher
-`spark.sql.objectHashAggregate.sortBased.fallbackThreshold`: `percentile_approx` over more
-than 128 groups otherwise falls back to a sort-based aggregate, several times slower; Parquet
-timestamps as TIMESTAMP_MICROS rather than the legacy INT96; for local masters, input
-listings in one task per core rather than one per path.
-
-Deliberately not here: what the job computes (`zkbroker.broker.report.job`). PySpark is imported
-only inside functions, so `zkbroker` works without the `report` extra.
+Not here: what the job computes (`zkbroker.broker.report.job`). PySpark is imported only inside
+functions, so `zkbroker` works without the `report` extra.
 """
 
 from __future__ import annotations
@@ -32,9 +19,10 @@ import shutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from zkbroker.broker.jvm import class_archive as jvm_archive
+from zkbroker.broker.jvm.class_archive import ArchivePlan
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.report import class_archive, jvm_tuning
-from zkbroker.broker.report.class_archive import ArchivePlan
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -55,14 +43,16 @@ class MissingDependencyError(Exception):
 @dataclass(frozen=True, slots=True)
 class SparkSettings:
     master: str | None = None  # None: local[*], or whatever spark-submit chose
+    # Reports aggregate to small tables: 4 partitions keep 2 cores busy without many tiny tasks.
     shuffle_partitions: int = 4
     driver_memory: str = "1g"
     app_name: str = "zkbroker-report"
-    # percentile_approx keeps a hash aggregate up to this many groups per task.
+    # percentile_approx keeps a hash aggregate up to this many groups per task (beyond Spark's
+    # default, 128, it falls back to a sort-based aggregate, several times slower).
     percentile_groups_in_hash: int = 100_000
     # Where the JVM's class-data archive is kept (`zkbroker.broker.report.class_archive`); None:
     # none.
-    class_archive: str | None = field(default_factory=class_archive.default_folder)
+    class_archive: str | None = field(default_factory=jvm_archive.default_folder)
 
 
 def java_available() -> bool:
@@ -84,6 +74,8 @@ def check_dependencies() -> None:
 
 def launched_by_spark_submit() -> bool:
     """True when Spark already runs this driver (spark-submit, pyspark shell, notebooks)."""
+    # Set by Spark's PythonRunner (PySpark's launch_gateway then connects to that JVM);
+    # SparkConf() is still empty when a spark-submitted script starts.
     if "PYSPARK_GATEWAY_PORT" in os.environ:
         return True
     if importlib.util.find_spec("pyspark") is None:
@@ -192,4 +184,4 @@ def stop_session(spark: SparkSession, archive: ArchivePlan | None, ok: bool) -> 
     # A later session in this process starts a new JVM.
     SparkContext._gateway = None
     SparkContext._jvm = None
-    class_archive.finish(archive, process, ok)
+    jvm_archive.finish(archive, process, ok)

@@ -1,39 +1,15 @@
 """The report tables: pure DataFrame -> DataFrame transformations over the ingested dataset.
 
-The row-level requests are read only at ingest, by the three aggregates written beside them
-(`zkbroker.broker.report.aggregates`), one set per ingest batch; every table is computed from those
-small aggregates, whose batches add up exactly:
-0. `request_cube`: the requests counted per run x client x API x version x faulted x error
-   codes; every counting table below is a sum over it (thousands of rows for millions of
-   requests); `latency_histogram`: requests without a fault per run x API x version x ~1%
-   latency bucket; `fault_events`: each injected fault and what the same client did next.
-1. `matrix`: requests per client software x API x version, the share of the client's
-   requests, and KIP-896 flags; `readiness`: a Kafka 4.0 verdict per client.
-2. `errors`: error codes per client x API x version (rate = requests answering the code /
-   requests); `error_diff` and `version_diff`: two run sets compared (baseline vs current);
-   `run_diff`: each run against the run before it in its project.
-3. `latency` / `latency_runs`: p50/p95/p99/max per API x version, overall and per run.
-4. `fault_summary`: the fault events per client x API x fault.
-5. `runs`: one row per run (capture file).
+Row-level requests are read only at ingest, into three aggregates (`request_cube`,
+`latency_histogram`, `fault_events`; `zkbroker.broker.report.aggregates`) whose per-batch
+results add up exactly; every table (`matrix`, `readiness`, `errors`, the diffs, `latency`,
+`fault_summary`, `runs`) is computed from them. The definitions of client, conformance and
+percentile are the README's ("Analyse captures"). A **retry** is a later request of the same
+API by the same client in the same run; a fault is **recovered** at the first such request
+answered without error or fault. Only the DataFrame API is used: no UDFs, no Python on
+executors.
 
-Definitions (the README repeats them):
-- a **client** is the software name and version its ApiVersions v3+ request announced
-  ("unknown" before that, or for clients that never send v3+);
-- **conformance** tables (errors, latency) count only requests without an injected fault:
-  an error a fault injected is the test's doing, not the broker's answer;
-- **percentiles** are nearest rank (the p-th is the request of rank ceil(p x n) in latency
-  order), read from the histogram: the smallest latency of the bucket holding that request.
-  Buckets are under 1% wide, so the value is at most 1% below the exact nearest rank, never
-  above, exact below 100 us; max and counts are exact (the golden test checks these bounds
-  against an exact plain-Python computation);
-- a **retry** is a later request of the same API by the same client (client id + software)
-  in the same run; a fault is **recovered** at the first such request answered without error
-  and without fault; `retries` counts the requests up to and including that one. Only the
-  sequences (run x client x API) with a fault are sorted, keyed by a 64-bit hash of their
-  strings, or by the strings when the cube shows two sequences sharing a hash.
-
-Only the DataFrame API: every expression runs in the JVM (no UDFs, no Python on executors).
-Deliberately not here: reading files (`ingest`), rendering (`page`, `plots`), exit codes.
+Not here: reading files (`ingest`), rendering (`page`, `plots`), exit codes.
 """
 
 from __future__ import annotations

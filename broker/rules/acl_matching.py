@@ -1,22 +1,13 @@
-"""ACL bindings, filters and the authorization decision of Kafka's ``AclAuthorizer``, as pure code.
+"""ACL bindings, filters and the authorization decision of Kafka's `AclAuthorizer`, as pure code.
 
-* Codes are Kafka's enums (``ResourceType``, ``PatternType``, ``AclOperation``,
-  ``AclPermissionType``); names are the ones ``SecurityUtils`` writes into ZooKeeper
-  (``Topic``, ``Read``, ``Allow``...).
-* Filters follow ``ResourcePatternFilter.matches`` (ANY, MATCH: a literal name, the ``*``
-  wildcard or a prefix that covers the name) and ``AccessControlEntryFilter.matches``.
-* ``AclIndex.authorize`` is ``AclAuthorizer.authorizeAction``: super users pass; the ACLs that
-  apply are those on the literal name, the literal ``*`` and every PREFIXED pattern that is a
-  prefix of the name; none and ``allow.everyone.if.no.acl.found`` -> allowed; any matching DENY
-  -> denied; else an ALLOW is needed, where READ/WRITE/DELETE/ALTER imply DESCRIBE and
-  ALTER_CONFIGS implies DESCRIBE_CONFIGS. A match is on principal (or ``User:*``), host (or
-  ``*``) and operation (or ALL).
+Codes are Kafka's enums, names the ones `SecurityUtils` writes into ZooKeeper (`Topic`, `Read`,
+`Allow`). Filters follow `ResourcePatternFilter.matches` and `AccessControlEntryFilter.matches`.
+`AclIndex.authorize` is `AclAuthorizer.authorizeAction` (super users, literal, wildcard and
+prefixed ACLs, `allow.everyone.if.no.acl.found`, DENY first, the implied DESCRIBE and
+DESCRIBE_CONFIGS; docs/kafka-behaviour.md §21); `explain` gives the decision's reason for the
+audit log; `authorize_by_resource_type` is `authorizeByResourceType` (no implication).
 
-* ``explain`` is the same decision with its reason and matching entry, for the audit log.
-* ``authorize_by_resource_type`` is ``AclAuthorizer.authorizeByResourceType`` (InitProducerId
-  without a transactional id: WRITE on any topic): an exact operation or ALL, no implication.
-
-Deliberately not here: ZooKeeper (``zkbroker.broker.security.authorizer``) and request handling.
+Not here: ZooKeeper (`zkbroker.broker.security.authorizer`) and request handling.
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
 """AlterPartition (AlterIsr before 3.2): whether a ZooKeeper-mode controller applies a leader's
 proposed leader/ISR, as pure code.
 
-KafkaController's per-partition checks, in order, in three generations read at the tags:
-* 2.7-3.1 (processAlterIsr): a lower leader epoch is FENCED_LEADER_EPOCH; the same leader,
-  leader epoch and ISR (ordered) as now is answered with the current state; anything else is
-  written (the write itself is conditional on the request's partition epoch, the state
-  znode's version: INVALID_UPDATE_VERSION when it moved).
-* 3.2 (processAlterPartition, KIP-704): first the leader recovery state (RECOVERING with more
-  than one ISR member, or RECOVERED -> RECOVERING: INVALID_REQUEST), then as above, the
-  recovery state counting in "the same".
-* 3.3-3.9 (tryProcessAlterPartition, KIP-841): a higher leader or partition epoch than the
-  controller's is NOT_CONTROLLER; another leader epoch FENCED_LEADER_EPOCH; the same state
-  (partition epoch not newer) answers the current one; another partition epoch
-  INVALID_UPDATE_VERSION; the recovery-state checks; ISR members not live are
-  INELIGIBLE_REPLICA (v2+) or OPERATION_NOT_ATTEMPTED (v0-1).
-The proposed leader is the requesting broker, whoever leads now (Kafka does not check it).
+`decide` answers an error code, SAME (answer the current state) or WRITE for one partition, with
+the checks of the emulated release's generation: 2.7-3.1 `processAlterIsr`, 3.2 KIP-704's
+recovery state, 3.3-3.9 `tryProcessAlterPartition` (KIP-841) (docs/kafka-behaviour.md §10.3,
+"AlterPartition"). The proposed leader is the requesting broker; Kafka does not check it.
 
-Deliberately not here: broker epochs, topic lookup and the write (zkbroker.broker.controller
-.alter_partition).
+Not here: broker epochs, topic lookup and the write (`zkbroker.broker.controller.alter_partition`).
 """
 
 from __future__ import annotations

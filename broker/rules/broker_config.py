@@ -1,34 +1,16 @@
 """The configuration one broker runs with, layered as Kafka's KafkaConfig + DynamicBrokerConfig.
 
-Four layers, highest first (docs/kafka-behaviour.md §4.3, `DynamicBrokerConfig`, `ConfigHelper`):
+Four layers, highest first: `/config/brokers/<id>`, `/config/brokers/<default>`, the static
+configs (zkbroker's server.properties), the release's ConfigDef defaults
+(docs/kafka-behaviour.md §4.1 "Dynamic broker configs", §4.3). `BrokerConfig.build` keeps
+what Kafka's `fromPersistentProps` keeps; password configs are left out too (zkbroker has no
+password encoder secret to decode them). It answers `describe` (a BROKER resource),
+`config_synonyms` (`ConfigHelper.configSynonyms`, with its `dropWhile`) and, as the
+`BrokerLogDefaults` of `zkbroker.broker.rules.config_catalog`, the broker's value of a topic
+config. Frozen and hashable, so the topic-describe cache can key on it.
 
-1. dynamic per-broker configs, `/config/brokers/<id>`      -> DYNAMIC_BROKER_CONFIG
-2. dynamic cluster-default configs, `/config/brokers/<default>` -> DYNAMIC_DEFAULT_BROKER_CONFIG
-3. static configs (zkbroker's equivalent of server.properties) -> STATIC_BROKER_CONFIG
-4. the ConfigDef defaults of the emulated release           -> DEFAULT_CONFIG
-
-`BrokerConfig.build` applies Kafka's `fromPersistentProps` to what ZooKeeper holds: entries a
-broker would ignore (not dynamic, invalid value, security config without listener prefix,
-per-broker-only at the default level, and password configs, which zkbroker cannot decode
-because it has no password encoder secret) are left out, exactly as a Kafka broker logs and
-skips them.
-
-What it answers:
-* `describe(per_broker)`: the DescribeConfigs entries of a BROKER resource -- for the
-  broker's own id every config of the release plus every configured one; for the default
-  resource (`""`) only the dynamic cluster-default configs, with synonyms limited to that layer;
-* `config_synonyms`: Kafka's `ConfigHelper.configSynonyms`, layer-major, with its `dropWhile`
-  of names before the one described;
-* the `BrokerLogDefaults` protocol of `zkbroker.broker.rules.config_catalog`: the value a topic
-  config takes when the topic does not override it (Kafka's `extractLogConfigMap`, e.g.
-  `retention.ms` from `log.retention.ms`, else minutes, else hours) and the broker synonyms
-  DescribeConfigs lists.
-
-Frozen and hashable, so the topic-describe cache can key on it.
-
-Deliberately not here: reading ZooKeeper (the config watcher fills the image), validation of
-an alter request (`zkbroker.handlers.support.config_alter`), broker loggers
-(`zkbroker.broker.rules.broker_loggers`).
+Not here: reading ZooKeeper (the config watcher fills the image), validating an alter request
+(`zkbroker.handlers.support.config_alter`), broker loggers (`zkbroker.broker.rules.broker_loggers`).
 """
 
 from __future__ import annotations

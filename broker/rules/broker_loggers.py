@@ -1,24 +1,15 @@
 """The log4j loggers of one emulated broker: what BROKER_LOGGER resources describe and alter.
 
-A Kafka broker answers DescribeConfigs on BROKER_LOGGER (KIP-412, 2.4+) with every log4j
-logger it has and its effective level (`Log4jController.loggers`: a logger without its own
-level inherits its nearest ancestor's, then root's), source DYNAMIC_BROKER_LOGGER_CONFIG.
-IncrementalAlterConfigs SET/DELETE change levels in memory only -- never in ZooKeeper -- and
-only of loggers that exist; `root` cannot be unset.
+Kafka's behaviour is in docs/kafka-behaviour.md §4.2 and §4.3 (KIP-412). The loggers are those
+of Kafka's stock `config/log4j.properties` (3.x adds `org.apache.kafka.controller`) plus the
+class loggers of the broker parts a ZooKeeper-mode admin request goes through. Levels live as
+long as the broker object and never change zkbroker's own (process-wide) Python logging, except
+that `kafka.authorizer.logger`'s level decides which audit lines are written
+(`zkbroker.handlers.support.authorization`). `check_op` raises `LoggerOpError` with the code and
+message of the release's generation (2.4-3.1 ZkAdminManager, 3.2-3.6 ConfigAdminManager, 3.7+
+RuntimeLoggerManager).
 
-The loggers here are those Kafka's stock `config/log4j.properties` configures (with its
-levels; 3.x adds `org.apache.kafka.controller`) plus the class loggers of the broker parts a
-ZooKeeper-mode admin request goes through, which a running Kafka broker always has. Levels
-are per broker and last as long as the broker object; they do not change zkbroker's own
-(Python) logging, which is process-wide, except that `kafka.authorizer.logger`'s level also
-decides which authorizer audit lines the broker writes (`zkbroker.handlers.support.authorization`).
-
-`check_op` raises `LoggerOpError` with the code and message the emulated release answers;
-the three generations (2.4-3.1 inside ZkAdminManager, 3.2-3.6 ConfigAdminManager, 3.7+
-RuntimeLoggerManager) differ in codes, message wording and the order the valid levels are
-listed in.
-
-Deliberately not here: the resource-name checks (the config handlers own them).
+Not here: the resource-name checks (the config handlers own them).
 """
 
 from __future__ import annotations

@@ -1,53 +1,17 @@
 """Kafka's topic-config catalog: every topic config of every emulated release, as data.
 
-What is here (pure code, no I/O, no ZooKeeper, no clock):
+Pure code. `TOPIC_CONFIG_KEYS` holds one `ConfigKey` per variant (a key whose type, default or
+validator changed has one record per release range); `topic_config_keys(release)` picks one
+release's. `validate_topic_configs` is `LogConfig.validate` as CreateTopics and AlterConfigs
+run it; `describe_topic_config` the entries DescribeConfigs reports, the broker's part coming
+from `BrokerLogDefaults` (`zkbroker.broker.rules.broker_config`) (docs/kafka-behaviour.md §4.1,
+§4.3). Documentation is left None here (the handler adds zkbroker's own text).
 
-* `TOPIC_CONFIG_KEYS`: one `ConfigKey` per config *variant*: a key whose type, default or
-  validator changed between releases has one record per release range (`since` inclusive,
-  `until` exclusive). `topic_config_keys(release)` picks the records of one release, ordered by
-  name; `key_since(name)` is the first release that defines a key.
-* `validate_topic_configs`: `LogConfig.validate` as CreateTopics and AlterConfigs run it in ZK
-  mode: unknown names first (in the caller's order), then every value parsed in Kafka's definition
-  order (hash order for 0.10.x, whose ConfigDef used a HashMap), then the min/max compaction-lag
-  rule (2.3+), then the 3.6+ tiered-storage rules of a broker without tiered storage
-  (`remote.log.storage.system.enable=false`, Kafka's default).
-* `describe_topic_config`: the entries DescribeConfigs (and CreateTopics v5+) reports for a topic:
-  all public keys plus every override in the znode (unknown keys too), values rendered as Kafka
-  renders them, and the synonyms list Kafka builds (`ConfigHelper.createTopicConfigEntry`). The
-  broker's part -- the value of a key the topic does not override and the broker synonyms, with
-  Kafka's `dropWhile` quirk -- comes from the broker (`BrokerLogDefaults`, implemented by
-  `zkbroker.broker.rules.broker_config.BrokerConfig` over the broker catalog).
-
-The value engine (types, parsing, rendering, validators, ConfigException's words) is
-`zkbroker.broker.rules.config_def`; its names are re-exported here for existing importers.
-
-Where the numbers come from (apache/kafka at each release tag): `core/src/main/scala/kafka/log/
-LogConfig.scala` (0.10.0-3.4), `storage/src/main/java/org/apache/kafka/storage/internals/log/
-LogConfig.java` (3.5-3.9, 3.9 = `3.9.0-rc3`), `KafkaConfig.scala` `Defaults` and the 3.x
-`ServerLogConfigs`/`RemoteLogManagerConfig` constants, `ConfigDef.java`, `ConfigException.java`,
-`ApiVersion.scala` / `MetadataVersion.java` and their validators, `ThrottledReplicaListValidator`,
-`GzipCompression.java`/`CompressionType.java`, `ServerTopicConfigSynonyms.java`,
-`DynamicBrokerConfig.brokerConfigSynonyms`, `ConfigHelper.scala`/`AdminManager.scala`,
-`ZkAdminManager.scala`, `AdminZkClient.scala`. Kafka's documentation strings are not copied:
-`ConfigEntry.documentation` is always None.
-
-Deliberately not here:
-* Broker configs: `zkbroker.broker.rules.broker_config_catalog` (keys) and
-  `zkbroker.broker.rules.broker_config` (the layered values a broker runs with).
-* Null config values (the CreateTopics/AlterConfigs handlers reject them with their own words);
-  a None value passed here is treated as absent.
-* Which error code an API answers: `validate_topic_configs` raises INVALID_CONFIG (40), as
-  CreateTopics 2.1+ does; `InvalidConfig.for_create_topics` and
-  `zkbroker.handlers.support.config_alter.config_failure` give the code and message other
-  APIs/releases use.
-* Tiered storage enabled on the broker is only a flag (`remote_storage_system_enabled`); ZK-mode
-  3.9 checks against the topic's *existing* configs are not needed because Kafka passes none.
-
-Known approximations: 0.10.x definition order assumes Java 8's HashMap; several unknown names in
-one request are reported in the caller's order (Kafka iterates a `Properties` hash table);
-DOUBLE values are rendered with the shortest round-trip digits (JDK 19+ `Double.toString`; JDK 17
-prints the same for every value in [0, 1] tried, but extra digits for some huge/tiny ones); before
-1.1 DescribeConfigs had no synonyms on the wire, so the synonyms computed here simply go unsent.
+Not here: the value engine (`zkbroker.broker.rules.config_def`), broker configs
+(`broker_config_catalog`, `broker_config`), null values (refused by the handlers), the error code
+other APIs answer (`InvalidConfig.for_create_topics`, `config_alter.config_failure`), tiered
+storage beyond its enable flag. Approximations: 0.10.x order assumes Java 8's HashMap, several
+unknown names come in the caller's order, DOUBLEs print as JDK 19+'s `Double.toString`.
 """
 
 from __future__ import annotations

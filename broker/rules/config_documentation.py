@@ -1,30 +1,15 @@
-"""Our own one-line documentation for Kafka's topic and broker configs.
+"""Our own one-line documentation for Kafka's topic and broker configs (DescribeConfigs v3+
+`include_documentation`).
 
-DescribeConfigs v3+ returns a `documentation` string per config entry when the client sets
-`include_documentation`. This module supplies those strings as data: one short text for every
-topic config of any emulated release (0.10.0-3.9, the names of `config_catalog.TOPIC_CONFIG_KEYS`)
-and for every broker config defined by `KafkaConfig` in 2.8.0 or 3.9 (the union of both, internal
-keys included), plus the three dynamic-only broker throttle rates
-(`leader.replication.throttled.rate`, `follower.replication.throttled.rate`,
-`replica.alter.log.dirs.io.max.bytes.per.second`).
+One text per topic config of any emulated release (`config_catalog.TOPIC_CONFIG_KEYS`), per
+broker config of `KafkaConfig` 2.8.0 or 3.9, and per dynamic-only throttle rate;
+`broker_config_documentation` also answers `listener.name.<l>.[<mechanism>.]<key>` with the base
+key's text plus a note. The texts are the project's own words, not Kafka's documentation strings
+or edits of them: each says what the setting controls in Kafka and in which unit, naming no
+default.
 
-The texts are the project's own. They were written from an understanding of what each setting
-does in Kafka and are not Kafka's documentation strings, nor edits of them: Kafka's sources were
-read only to learn the key names and their behaviour. Each text is one line of one or two
-sentences saying what the setting controls and in which unit (ms, bytes, count, ...). They
-describe Kafka's meaning of a setting, not anything specific to this broker.
-
-`broker_config_documentation` also answers listener-scoped names
-(`listener.name.<listener>.<key>`, and `listener.name.<listener>.<mechanism>.<sasl key>`) with the
-base key's text followed by a note naming the listener (and mechanism) it is limited to.
-
-Deliberately not here:
-* Defaults, types, valid ranges or value lists: they vary by release and are reported through
-  their own DescribeConfigs fields (see `config_catalog`); the texts therefore name no defaults.
-* Which keys exist in which release, or whether a key may be listener-prefixed at all: lookups
-  answer for any known name, and callers decide which entries they report.
-* Per-entity dynamic configs of users, clients, IPs and SCRAM credentials (`producer_byte_rate`,
-  `SCRAM-SHA-256`, ...), and Kafka's HTML documentation markup.
+Not here: defaults, types, ranges (`config_catalog`), which keys exist in which release (callers
+decide), per-entity configs of users, clients, IPs and SCRAM credentials, HTML markup.
 """
 
 from __future__ import annotations

@@ -1,27 +1,13 @@
 """KIP-584 UpdateFeatures as a ZooKeeper-mode controller validates it: pure decisions.
 
-Given the finalized features `/feature` holds and the request's updates, `plan` answers what
-Kafka's KafkaController.processFeatureUpdatesWithActiveController would: one ApiError per
-feature name and the features to write back (`/feature` is rewritten only when they differ).
-Two generations of the rules, read at the release tags:
+`plan` answers, from the finalized features `/feature` holds and the request's updates, what
+Kafka's `KafkaController.processFeatureUpdatesWithActiveController` would: one `FeatureError`
+per feature name (Kafka's texts) and the features to write back. Two generations of the rules,
+2.7-3.2 (version ranges) and 3.3-3.9 (levels, `upgrade_type`); a ZooKeeper-mode broker supports
+no feature, so only deleting a finalized one succeeds (docs/kafka-behaviour.md §1.6).
 
-* 2.7 to 3.2 (`validateFeatureUpdate` over FinalizedVersionRange): v0 only; a delete is
-  `max_version_level < 1` with `allow_downgrade`; the existing range's minimum is checked.
-* 3.3 to 3.9 (`validateFeatureUpdate` over a Short level, UpdateFeaturesRequest.getFeature):
-  v0's `allow_downgrade` becomes SAFE_DOWNGRADE, else UPGRADE; v1 carries `upgrade_type`
-  (1 upgrade, 2 safe downgrade, 3 unsafe downgrade, anything else unknown); a delete is a
-  level < 1 that is not an UPGRADE. Each update is looked up by name (`find`), so a name
-  repeated in the request always means its first entry.
-
-A ZooKeeper-mode broker supports no feature at all in any of these releases (KafkaServer builds
-`BrokerFeatures.createEmpty()`, or `createDefault()` with an empty map before 3.3), so every
-upgrade ends in "the provided feature is not supported"; only deleting a feature already
-finalized in `/feature` can succeed. Errors keep Kafka's texts; a success is Java's
-`new ApiError(Errors.NONE)`, whose message is "NONE".
-
-Deliberately not here: reading or writing `/feature`, the controller check and the wait for the
-feature cache (zkbroker.broker.controller.feature_updates, zkbroker.handlers.update_features);
-`validate_only`, which the ZooKeeper controller never reads.
+Not here: reading or writing `/feature`, the controller check and the wait for the feature
+cache (`zkbroker.broker.controller.feature_updates`, `zkbroker.handlers.update_features`).
 """
 
 from __future__ import annotations

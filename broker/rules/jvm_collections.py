@@ -1,22 +1,13 @@
 """Iteration order and rendering of the JVM collections whose order shows in Kafka's answers.
 
 Kafka builds several error messages (and one validation order) by iterating a Java or Scala
-hash collection, so reproducing the message means reproducing that collection's order:
+hash collection, so reproducing the message means reproducing the order: `java_string_hash` /
+`java_abs_hash` (`String.hashCode`, `Utils.abs`), `java_hashmap_order` (Java 8+ `HashMap` /
+`HashSet`), `java_properties_order` (Java 9+ `Properties`), and the `toString` of Scala 2.13's
+immutable `Set`, `mutable.HashSet` and `ArrayBuffer` (`scala_*_text`). Colliding elements keep
+insertion order within a bin (trees only form past 8 collisions, beyond Kafka's sizes).
 
-* `java_string_hash`: `String.hashCode` (UTF-16 code units, 32-bit); `java_abs_hash` Kafka's
-  `Utils.abs` of it (how groups and transactional ids pick their partition);
-* `java_hashmap_order`: a `java.util.HashMap`/`HashSet` (Java 8+: 16 bins, doubled once more
-  than 75% full) filled in the given order;
-* `java_properties_order`: a `java.util.Properties` (Java 9+: a ConcurrentHashMap, doubled
-  once 75% full);
-* `scala_set_text` / `scala_mutable_hashset_text`: `toString` of Scala 2.13's immutable `Set`
-  (`Set(...)` up to 4 elements, then the CHAMP trie's order) and of `mutable.HashSet`;
-  `scala_int_set_text` the same for ints, `scala_buffer_text` an `ArrayBuffer` of ints.
-
-Colliding elements keep insertion order within a bin, as the JVM's linked bins do (trees only
-form past 8 collisions in one bin, far beyond the sizes Kafka's messages hold).
-
-Deliberately not here: which collection a Kafka message uses (the callers know).
+Not here: which collection a Kafka message uses (the callers know).
 """
 
 from __future__ import annotations

@@ -1,39 +1,14 @@
 """Kafka's validation of a produce payload before it is appended, and offset assignment.
 
-Follows, for an append from a client to a partition leader:
+Pure functions following `ProduceRequest.validateRecords` (`produce_request_errors`),
+`UnifiedLog.analyzeAndValidateRecords`, `LogValidator`, `UnifiedLog.append`'s size checks and
+`LogConfig.recordVersion` (`topic_record_magic`): docs/kafka-behaviour.md §15, "Produce" and
+"Validating an append". Messages are Kafka 3.x's wording; the offset of the max timestamp is
+3.7+'s at every release.
 
-- ``ProduceRequest.validateRecords`` (``produce_request_errors``): Produce v3+ carries exactly
-  one magic 2 batch per partition; zstd needs v7+ (KIP-110);
-- ``UnifiedLog.analyzeAndValidateRecords``: base offset 0 for v2, ``max.message.bytes``
-  per batch (MESSAGE_TOO_LARGE), CRC (CORRUPT_MESSAGE), trailing partial bytes trimmed;
-- ``LogValidator`` (Kafka 3.9's ``storage`` module, ``core/.../LogValidator.scala`` in 2.8):
-  offsets assigned in place for v2 batches (and compressed ones whose codec stays), the
-  batch's last offset, leader epoch and max timestamp rewritten in the header with the CRC
-  recomputed when the max timestamp or its type change (LogAppendTime), the batch rules
-  (count vs offset range, control batches, sequences, magic), the per-record rules (keys on
-  compacted topics, ``message.timestamp.before.max.ms``/``after.max.ms``, KIP-32) reported as
-  record errors (KIP-467) with Kafka's messages; a rebuild (recompression per the topic's
-  ``compression.type``, up-conversion of v0/v1 to the topic's magic) when in-place is
-  impossible;
-- ``UnifiedLog.append``: a rebuilt batch above ``max.message.bytes`` is MESSAGE_TOO_LARGE, a
-  set above ``segment.bytes`` RECORD_LIST_TOO_LARGE;
-- ``LogConfig.recordVersion`` (``topic_record_magic``): the topic's magic by release and
-  ``message.format.version`` (ignored from 3.0 on, KIP-724).
-
-The offset of the max timestamp follows 3.9 (the record's own offset; 2.x-3.6 reported the
-batch's last offset for compressed batches): it feeds the time index and
-ListOffsets' MAX_TIMESTAMP, both later steps.
-
-Which message reaches the wire follows ``ReplicaManager.appendToLocalLog``: only record
-validation errors carry a custom message (``AppendError.wire_message``); other errors are
-sent with a null message. Before 2.4 (no KIP-467) an invalid record was CORRUPT_MESSAGE and
-the first bad record failed the batch without record errors.
-
-Deliberately not here: idempotent/transactional producer state (sequence, epoch and
-duplicate checks come after this step: ``ValidatedAppend.producer`` is their input), the
-down-conversion of v2 batches to an older topic format (kept as sent), storage, replication,
-and resolving topic configs (``LogConfig`` takes resolved values). Messages are Kafka 3.x's
-wording.
+Not here: producer state (sequence, epoch and duplicate checks come after this step, with
+`ValidatedAppend.producer` as their input), down-converting v2 batches to an older topic
+format (kept as sent), storage, and resolving topic configs (`LogConfig` takes resolved values).
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ append (docs/kafka-behaviour.md §15):
 * an epoch older than the last seen -> INVALID_PRODUCER_EPOCH ("Epoch of producer ... is
   smaller than the last seen epoch ...", since 2.7; PRODUCER_FENCED before);
 * a new epoch must start at sequence 0, unless the producer is unknown (its state may have
-  gone with retention or DeleteRecords: KIP-360) -> OUT_OF_ORDER_SEQUENCE_NUMBER;
+  gone with retention or DeleteRecords: KIP-360, 2.5+; earlier releases' rules and what a
+  moved log start drops: §17) -> OUT_OF_ORDER_SEQUENCE_NUMBER;
 * the same epoch must continue the sequence (last + 1, wrapping after Int32 max to 0), unless
   no epoch is known for the producer -> OUT_OF_ORDER_SEQUENCE_NUMBER.
 
@@ -35,6 +36,8 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.releases import DEFAULT_RELEASE
+from zkbroker.zk_layout.release import Release, release_at_least
 
 NUM_BATCHES_TO_RETAIN = 5
 INT32_MAX = (1 << 31) - 1
@@ -118,10 +121,14 @@ def _in_sequence(last_seq: int, next_seq: int) -> bool:
 class ProducerStateTable:
     """The producers of one partition, as its log's batches left them."""
 
-    def __init__(self) -> None:
+    def __init__(self, release: Release = DEFAULT_RELEASE) -> None:
         self.entries: dict[int, ProducerEntry] = {}
         # Every batch below this offset has been observed.
         self.synced_to = 0
+        # The emulated release: the sequence checks and what a moved log start drops differ.
+        self.release = release
+        # The log start offset `truncate_below` last applied (Kafka acts only when it rises).
+        self._log_start_offset = 0
 
     def duplicate(self, batch: ProducerBatch) -> BatchMetadata | None:
         entry = self.entries.get(batch.producer_id)
@@ -134,10 +141,26 @@ class ProducerStateTable:
     def check(self, batch: ProducerBatch, topic_partition: str) -> SequenceError | None:
         """Kafka's `checkProducerEpoch` and `checkSequence` for a client's batch."""
         entry = self.entries.get(batch.producer_id)
-        if entry is None:
-            return None  # unknown producer (new, or its state went with the log's start)
-        current_epoch = entry.epoch
         pid, offset, first = batch.producer_id, batch.first_offset, batch.first_seq
+        if entry is None:
+            # An unknown producer (new, or its state went with the log's start): any sequence
+            # from 2.5 (KIP-360); before, only 0 (UNKNOWN_PRODUCER_ID from 1.0, which the
+            # client answers by resetting its sequences; 0.11 had only the new-epoch error).
+            if first == 0 or release_at_least(self.release, (2, 5)):
+                return None
+            if not release_at_least(self.release, (1, 0)):
+                return SequenceError(
+                    error_codes.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                    f"Invalid sequence number for new epoch of producer {pid} at offset "
+                    f"{offset} in partition {topic_partition}: {batch.epoch} (request epoch), "
+                    f"{first} (seq. number)",
+                )
+            return SequenceError(
+                error_codes.UNKNOWN_PRODUCER_ID,
+                f"No state of producer {pid} at offset {offset} in partition "
+                f"{topic_partition}: its last records may have gone with the log's start",
+            )
+        current_epoch = entry.epoch
         if batch.epoch < current_epoch:
             return SequenceError(
                 error_codes.INVALID_PRODUCER_EPOCH,
@@ -154,6 +177,18 @@ class ProducerStateTable:
                 )
             return None
         last = entry.last_seq
+        if (
+            last == NO_SEQUENCE
+            and first != 0
+            and release_at_least(self.release, (2, 1))
+            and not release_at_least(self.release, (2, 5))
+        ):
+            # 2.1-2.4: the epoch is known (only its marker is left) but not the next sequence.
+            return SequenceError(
+                error_codes.UNKNOWN_PRODUCER_ID,
+                f"Producer {pid} at offset {offset} in partition {topic_partition} has epoch "
+                f"{current_epoch} here but no known next sequence",
+            )
         if not _in_sequence(last, first):
             return SequenceError(
                 error_codes.OUT_OF_ORDER_SEQUENCE_NUMBER,
@@ -225,38 +260,29 @@ class ProducerStateTable:
             del self.entries[producer_id]
         return len(stale)
 
-    def truncate_below(self, log_start_offset: int) -> None:
-        """Forget batches under the log start (DeleteRecords, retention), as Kafka does."""
-        for producer_id in list(self.entries):
-            entry = self.entries[producer_id]
-            while entry.batches and entry.batches[0].last_offset < log_start_offset:
-                entry.batches.popleft()
-            if not entry.batches and entry.marker_offset < log_start_offset:
-                del self.entries[producer_id]
+    def truncate_below(self, log_start_offset: int) -> list[int]:
+        """The log start offset rose to ``log_start_offset`` (DeleteRecords, retention, a
+        reopened log); returns the producers dropped, whose open transactions go too.
 
-
-# The transaction coordinator's transient answers a producer retries (AddPartitionsToTxnManager).
-_RETRIABLE_VERIFICATION = frozenset(
-    {
-        error_codes.COORDINATOR_NOT_AVAILABLE,
-        error_codes.NOT_COORDINATOR,
-        error_codes.COORDINATOR_LOAD_IN_PROGRESS,
-        error_codes.CONCURRENT_TRANSACTIONS,
-        error_codes.NETWORK_EXCEPTION,
-    }
-)
-
-
-def verification_error(code: int) -> int:
-    """What a partition leader answers when KIP-890's verification (3.6+) with the transaction
-    coordinator refuses a transactional write (Kafka 3.9's ``AddPartitionsToTxnManager``):
-    PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH, the coordinator's transient errors ->
-    NOT_ENOUGH_REPLICAS (retriable for every client), anything else (TRANSACTION_ABORTABLE too,
-    passed through only with transaction version 2) -> INVALID_TXN_STATE."""
-    if code == error_codes.NONE:
-        return code
-    if code == error_codes.PRODUCER_FENCED:
-        return error_codes.INVALID_PRODUCER_EPOCH
-    if code in _RETRIABLE_VERIFICATION:
-        return error_codes.NOT_ENOUGH_REPLICAS
-    return error_codes.INVALID_TXN_STATE
+        Per release (docs/kafka-behaviour.md §17): from 2.4 nothing is dropped (KAFKA-7190:
+        a producer's state outlives its records until producer id expiry). Before 2.4 Kafka's
+        ``truncateHead`` dropped every producer whose last record is below the new start:
+        its last data batch from 1.0 (a producer left with only a marker goes too), its last
+        batch or marker in 0.11. A kept producer keeps all its batches (the removal of the
+        older ones was a no-op in those releases)."""
+        if log_start_offset <= self._log_start_offset:
+            return []
+        self._log_start_offset = log_start_offset
+        if release_at_least(self.release, (2, 4)):
+            return []
+        markers_count = not release_at_least(self.release, (1, 0))
+        dropped = []
+        for producer_id, entry in self.entries.items():
+            last = entry.batches[-1].last_offset if entry.batches else -1
+            if markers_count:
+                last = max(last, entry.marker_offset)
+            if last < log_start_offset:
+                dropped.append(producer_id)
+        for producer_id in dropped:
+            del self.entries[producer_id]
+        return dropped

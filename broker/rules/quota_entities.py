@@ -1,25 +1,13 @@
 """Client quota entities and keys as a ZooKeeper-mode broker validates them (KIP-546), as pure code.
 
 Follows Kafka 3.9's `ZkAdminManager.describeClientQuotas` / `alterClientQuotas` /
-`parseAndSanitizeQuotaEntity`, `DescribeClientQuotasRequest.filter` and `QuotaConfigs` /
-`DynamicConfig.{User,Client,Ip}` (docs/kafka-behaviour.md has no § of its own yet):
+`parseAndSanitizeQuotaEntity`, `DescribeClientQuotasRequest.filter` and the per-release quota
+keys of `QuotaConfigs` / `DynamicConfig` (docs/kafka-behaviour.md §22): entity types and their
+sanitized znode paths (`zkbroker.zk_layout.sanitizer`), keys and their ConfigDef types per
+release, values written as Kafka writes them, and describe filters (`matches`, `strict`).
 
-* entity types `user`, `client-id`, `ip`; a None name is the `<default>` entity; names are
-  sanitized (URL-encoded, `zkbroker.zk_layout.sanitizer`) into `/config/users/<u>`,
-  `/config/clients/<c>`, `/config/users/<u>/clients/<c>`, `/config/ips/<ip>`;
-* quota keys and their ConfigDef types per release: `producer_byte_rate`, `consumer_byte_rate`
-  (LONG), `request_percentage` (DOUBLE) since 2.6; `controller_mutation_rate` (DOUBLE, KIP-599)
-  and the SCRAM mechanism names on users (PASSWORD: Kafka throws IllegalStateException, i.e.
-  UNKNOWN_SERVER_ERROR, when a quota op names one) since 2.7; `connection_creation_rate` (INT,
-  KIP-612) on IPs, whose entity the quota APIs accept since 2.8;
-* a value is written as Kafka writes it: LONG/INT values must be within 1e-6 of an integer and
-  are written as that integer, DOUBLE values as Java's `Double.toString`;
-* describe filters: match type 0 exact name, 1 the default entity, 2 any; `strict` excludes
-  entities that have a type the filter does not name; `matches` decides, like Kafka's, which
-  stored entities an answer holds.
-
-Deliberately not here: ZooKeeper I/O and host name resolution (the handlers), and the rate math
-of throttling (`zkbroker.broker.rules.quota_rates`).
+Not here: ZooKeeper I/O and host name resolution (the handlers), and the rate math of
+throttling (`zkbroker.broker.rules.quota_rates`).
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """The rate math of Kafka's client quotas, as pure code: sampled rates, the throttle time of a
 violation, and which quota entity applies to a (user, client-id).
 
-Follows Kafka 3.9's `org.apache.kafka.common.metrics.stats.Rate` / `SampledStat` (samples of
-`quota.window.size.seconds`, `quota.window.num` of them, obsolete ones reset, the window at
-least `num - 1` full samples long), `Sensor.record` (the value is recorded, then the rate is
-checked against the bound: a rate above it is a violation), `QuotaUtils.throttleTime`
-(`(observed - bound) / bound * window`, rounded) and `boundedThrottleTime` (request quotas:
-at most one sample window), and `DefaultQuotaCallback.quotaMetricTags`'s precedence:
+Follows Kafka 3.9's `Rate` / `SampledStat`, `Sensor.record`, `QuotaUtils.throttleTime` and
+`boundedThrottleTime`, and `DefaultQuotaCallback.quotaMetricTags`'s precedence, which also says
+who shares a quota (docs/kafka-behaviour.md §22, "Which quota applies", "How throttling works").
+`TokenBucket` is the controller mutation quota's bucket.
 
-1. users/<u>/clients/<c>, 2. users/<u>/clients/<default>, 3. users/<u>,
-4. users/<default>/clients/<c>, 5. users/<default>/clients/<default>, 6. users/<default>,
-7. clients/<c>, 8. clients/<default>.
-
-The entity that matches decides the quota *and* who shares it: the metric tags keep the user
-only if the match names a user level and the client id only if it names a client level, so
-`users/<default>` gives every user a quota of its own shared by all its client ids.
-
-Deliberately not here: where the values come from (`zkbroker.broker.security.quotas`), time sources.
+Not here: where the values come from (`zkbroker.broker.security.quotas`), time sources.
 """
 
 from __future__ import annotations

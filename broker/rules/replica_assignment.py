@@ -1,25 +1,14 @@
-"""Automatic replica placement, as Kafka's ``AdminUtils.assignReplicasToBrokers`` does it.
+"""Automatic replica placement, as Kafka's `AdminUtils.assignReplicasToBrokers` does it.
 
-``assign_replicas(brokers, n, rf)`` returns ``{partition_id: [broker ids]}``, the first id of
-each list being the preferred leader. It behaves like Kafka 2.8's Scala ``AdminUtils`` and the
-identical Java port in 3.7 (docs/kafka-behaviour.md §2.3):
+`assign_replicas(brokers, n, rf)` returns `{partition_id: [broker ids]}`, the preferred leader
+first, as Kafka 2.8's Scala `AdminUtils` and its 3.7 Java port (docs/kafka-behaviour.md §2.3):
+Kafka's checks with its codes and words (`AssignmentError`), round-robin leaders with a growing
+follower shift, and the rack-alternated list when every broker has a rack. `fixed_start_index
+>= 0` fixes the start index and first shift (CreatePartitions relies on it,
+`create_partitions_start`); otherwise both are drawn from `rng`.
 
-* Checks run in Kafka's order and fail with Kafka's code and words (``AssignmentError``):
-  partitions ≤ 0 (INVALID_PARTITIONS), replication factor ≤ 0, then replication factor above
-  the broker count (INVALID_REPLICATION_FACTOR), then racks on some brokers but not on all
-  (Kafka's AdminOperationException, which clients see as UNKNOWN_SERVER_ERROR with no message).
-* With no racks the brokers are used in the order given (callers sort them by id). Leaders go
-  round-robin from a start index, followers follow at a shift that grows by one after every
-  full round of partitions.
-* With a rack on every broker the same round-robin runs over the rack-alternated list
-  (``rack_alternated_list``), and followers prefer racks, then brokers, not yet in the list.
-* ``fixed_start_index >= 0`` fixes both the start index and the first shift, so nothing is
-  random (CreatePartitions relies on this, see ``create_partitions_start``); otherwise both are
-  drawn independently from ``rng``.
-
-Deliberately not here: any I/O (the broker list comes from the caller), rack-awareness modes
-(dropping or ignoring racks is the caller's choice) and checks of a manual assignment
-(the handlers do those).
+Not here: any I/O (the caller passes the brokers, sorted by id), rack-awareness modes, checks of
+a manual assignment (the handlers).
 """
 
 from __future__ import annotations

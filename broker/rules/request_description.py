@@ -1,25 +1,13 @@
-"""How a Kafka broker prints a request (``RequestChannel.Request.toString``) and the connection
-facts that text holds, so ClusterAuthorizationException's message ("Request $request is not
-authorized.", AuthHelper.authorizeClusterOperation; KafkaApis.authorizeCluster* before 2.8) is
-Kafka's own, per release (docs/kafka-behaviour.md §21):
+"""How a Kafka broker prints a request (`RequestChannel.Request.toString`), for the text of
+ClusterAuthorizationException ("Request $request is not authorized.").
 
-- 1.0+: ``Request(processor=P, connectionId=C, session=Session(PRINCIPAL,/HOST),
-  listenerName=ListenerName(NAME), securityProtocol=PROTOCOL, buffer=B)``, 2.8+ adding
-  ``, envelope=None``. ``B`` is ``null`` once the request was parsed, except for the APIs whose
-  buffer Kafka keeps until handling ends (``ApiKeys.requiresDelayedAllocation``: from 2.8 the
-  forwardable ones among those that can be refused this way), printed by Java's ByteBuffer as
-  ``java.nio.HeapByteBuffer[pos=N lim=N cap=N]`` with N the request's size.
-- 0.10/0.11: the case class's own text, ``Request(P,C,Session(...),null,START,...)``, START being
-  the receive time (milliseconds, or 0.11's ``System.nanoTime``, whose origin is arbitrary).
-- The connection id is SocketServer's ``local:port-remote:port-index`` (no ``-index`` before
-  1.0), addresses as ``InetAddress.getHostAddress`` prints them (IPv6 in full, uncompressed). The
-  Acceptor hands connections round robin to ``num.network.threads`` processors per listener,
-  numbered across listeners in order, and each processor counts its own connections: `processor_of`
-  reproduces both from the order connections were accepted.
+The formats per release (1.0+, 2.8+'s `envelope`, 0.10/0.11's case-class text), the buffer
+Kafka keeps for some APIs, connection ids and processor numbering are in
+docs/kafka-behaviour.md §21, "ClusterAuthorizationException's text". `processor_of`
+reproduces the round-robin numbering from the order connections were accepted.
 
-Deliberately not here: reading sockets or settings (the listener passes what it knows) and
-dynamic changes of ``num.network.threads`` (Kafka adds or removes processors then; the numbering
-here assumes the count the connection was accepted with).
+Not here: reading sockets or settings (the listener passes what it knows), and dynamic changes
+of `num.network.threads` (the numbering assumes the count a connection was accepted with).
 """
 
 from __future__ import annotations

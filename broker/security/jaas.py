@@ -17,7 +17,10 @@ broker config wins over the file (`zkbroker.broker.security.listener_config`).
 The `username`/`password` options (a broker's own login towards its peers) are read by
 `zkbroker.broker.security.sasl_client`.
 
-Deliberately not here: `${system.property}` expansion in JAAS files, Kerberos options, the
+The Krb5LoginModule options (GSSAPI's keytab login) are read by
+`zkbroker.broker.security.gssapi_server`.
+
+Deliberately not here: `${system.property}` expansion in JAAS files, the
 `Client` section's ZooKeeper login (`zkbroker.broker.settings` reads it).
 """
 
@@ -29,6 +32,8 @@ from pathlib import Path
 
 PLAIN_LOGIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_LOGIN_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+# The JDK's Kerberos login (GSSAPI): keyTab, principal, useKeyTab, storeKey, serviceName.
+KRB5_LOGIN_MODULE = "com.sun.security.auth.module.Krb5LoginModule"
 SERVER_CONTEXT = "KafkaServer"
 _FLAGS = ("required", "requisite", "sufficient", "optional")
 _PUNCTUATION = "{};="
@@ -237,6 +242,15 @@ def module_credentials(
         username, password = options.get("username"), options.get("password")
         if username is not None and password is not None:
             return username, password
+    return None
+
+
+def module_kerberos_options(modules: list[Module] | tuple[Module, ...]) -> dict[str, str] | None:
+    """The options of the first Krb5LoginModule entry (the broker's GSSAPI login), None when
+    there is none."""
+    for module, _, options in modules:
+        if module == KRB5_LOGIN_MODULE:
+            return dict(options)
     return None
 
 

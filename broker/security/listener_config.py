@@ -7,7 +7,11 @@ keys are looked up per mechanism first (`listener.name.<l>.<mechanism>.sasl.jaas
 - `listener.security.protocol.map`: the listener's protocol (PLAINTEXT, SSL, SASL_PLAINTEXT,
   SASL_SSL), Kafka's default map naming each protocol after itself;
 - `sasl.enabled.mechanisms`: the mechanisms a SASL listener offers, in order (PLAIN,
-  SCRAM-SHA-256, SCRAM-SHA-512 here; Kafka's default GSSAPI needs Kerberos, refused);
+  SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI here: Kafka's default GSSAPI with its Krb5LoginModule
+  keytab login, `sasl.kerberos.service.name` and `sasl.kerberos.principal.to.local.rules`, see
+  `zkbroker.broker.security.gssapi_server`; OAUTHBEARER from 2.0 with its
+  `oauthbearer.sasl.jaas.config` and `sasl.oauthbearer.*` keys, see
+  `zkbroker.broker.security.oauthbearer`);
 - `sasl.jaas.config` with PlainLoginModule `user_<name>="password"` options: PLAIN's users;
   without it, the JAAS file's server section for the listener (`--jaas-config`, Kafka's
   `java.security.auth.login.config`: `<listener>.KafkaServer`, else `KafkaServer`), the only
@@ -29,18 +33,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from zkbroker.broker.rules.kerberos_names import KerberosShortNamer
+from zkbroker.broker.security.gssapi_server import KerberosLogin, listener_kerberos
 from zkbroker.broker.security.jaas import (
     JaasError,
     JaasFile,
     Module,
     module_plain_users,
+    parse_modules,
     plain_users,
 )
+from zkbroker.broker.security.oauthbearer import OAuthBearerConfig, oauthbearer_config
 from zkbroker.broker.security.principal_mapping import PrincipalMapper
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 DEFAULT_PROTOCOL_MAP = ",".join(f"{p}:{p}" for p in PROTOCOLS)
-SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
 
 
 def listener_prefix(listener: str) -> str:
@@ -84,6 +92,11 @@ class ListenerSecurity:
     # a JAAS file is given and has one: the broker's own login towards its peers comes from
     # it when no sasl.jaas.config does (`zkbroker.broker.security.sasl_client`).
     jaas_section: tuple[str, tuple[Module, ...]] | None = None
+    # OAUTHBEARER's validator (`zkbroker.broker.security.oauthbearer`), when enabled.
+    oauthbearer: OAuthBearerConfig | None = None
+    # GSSAPI's keytab login and principal.to.local rules (`...security.gssapi_server`).
+    kerberos: KerberosLogin | None = None
+    kerberos_namer: KerberosShortNamer | None = None
 
     @property
     def sasl(self) -> bool:
@@ -168,6 +181,12 @@ def listener_security(
                 users = plain_users(jaas)
             except JaasError as e:
                 raise ValueError(f"sasl.jaas.config: {e}") from None
+    oauth = None
+    if "OAUTHBEARER" in mechanisms:
+        oauth = _oauthbearer(own, listener, release, section, jaas_file)
+    kerberos = namer = None
+    if "GSSAPI" in mechanisms:
+        kerberos, namer = listener_kerberos(own, listener, release, section, jaas_file)
     reauth: dict[str, int] = {}
     for mechanism in mechanisms:
         text = own.get(
@@ -185,4 +204,38 @@ def listener_security(
         principal_mapper=mapper,
         configs=own,
         jaas_section=section,
+        oauthbearer=oauth,
+        kerberos=kerberos,
+        kerberos_namer=namer,
     )
+
+
+def _oauthbearer(
+    own: Mapping[str, str],
+    listener: str,
+    release: tuple[int, ...],
+    section: tuple[str, tuple[Module, ...]] | None,
+    jaas_file: JaasFile | None,
+) -> OAuthBearerConfig:
+    """OAUTHBEARER's login modules (the listener's `oauthbearer.sasl.jaas.config`, else
+    the JAAS file's section: JaasContext.loadServerContext reads no unprefixed
+    sasl.jaas.config) and validator configs."""
+    if release < (2, 0):
+        raise ValueError("SASL/OAUTHBEARER came with Kafka 2.0 (KIP-255)")
+    jaas = own.get("oauthbearer.sasl.jaas.config")
+    if jaas is not None:
+        try:
+            modules: tuple[Module, ...] = tuple(parse_modules(jaas))
+        except JaasError as e:
+            raise ValueError(f"sasl.jaas.config: {e}") from None
+    elif section is not None:
+        modules = section[1]
+    elif jaas_file is not None:
+        raise ValueError(jaas_file.missing_section_message(listener, release))
+    else:
+        raise ValueError(
+            f"Could not find a 'KafkaServer' or '{listener.lower()}.KafkaServer' entry in "
+            f"the JAAS configuration: set listener.name.{listener.lower()}."
+            "oauthbearer.sasl.jaas.config for OAUTHBEARER"
+        )
+    return oauthbearer_config(own, modules, release)

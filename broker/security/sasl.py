@@ -11,8 +11,9 @@ Two kinds of failure, as in Kafka's `SaslServerAuthenticator`:
 `[authzid] NUL authcid NUL passwd`, the password is compared in constant time with the
 `user_<name>="..."` option of the listener's PlainLoginModule JAAS configuration.
 
-Deliberately not here: the SCRAM exchange (`zkbroker.broker.security.scram`), GSSAPI and
-OAUTHBEARER.
+Deliberately not here: the SCRAM exchange (`zkbroker.broker.security.scram`), GSSAPI
+(`zkbroker.broker.security.gssapi_server`) and OAUTHBEARER
+(`zkbroker.broker.security.oauthbearer`).
 """
 
 from __future__ import annotations
@@ -30,12 +31,18 @@ class SaslFailed(Exception):
     """Authentication failed; the client is sent the authenticator's generic message."""
 
 
+class SaslClosed(Exception):
+    """The mechanism failed where Kafka closes the connection at once, unanswered (an
+    I/O-like error of its SaslServer, e.g. GSSAPI's transient Kerberos errors)."""
+
+
 class SaslServer(Protocol):
     mechanism: str
     complete: bool
     authorization_id: str | None
 
-    def evaluate(self, token: bytes) -> bytes: ...
+    # None: no answer at all (GSSAPI's last step; with SaslAuthenticate an empty one).
+    def evaluate(self, token: bytes) -> bytes | None: ...
 
 
 class PlainServer:
@@ -73,3 +80,13 @@ class PlainServer:
         self.authorization_id = username
         self.complete = True
         return b""
+
+
+def credential_lifetime_applies(release: tuple[int, ...], reauth_ms: int) -> bool:
+    """Whether a credential's expiry (an OAUTHBEARER token's, a delegation token's) bounds the
+    session (SaslServerAuthenticator's session lifetime): not before KIP-368 (2.2); until 3.3
+    only when `connections.max.reauth.ms` is positive (a 0 there made the session unbounded);
+    always since KAFKA-13848 (3.3)."""
+    if release < (2, 2):
+        return False
+    return release >= (3, 3) or reauth_ms > 0

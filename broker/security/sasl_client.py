@@ -141,6 +141,13 @@ def inter_broker_login(
             f"{','.join(security.mechanisms)}; sasl.mechanism.inter.broker.protocol is "
             f"{mechanism})"
         )
+    if mechanism in ("GSSAPI", "OAUTHBEARER"):
+        raise ValueError(
+            f"sasl.mechanism.inter.broker.protocol={mechanism}: zkbroker's brokers log in to each "
+            "other with PLAIN or SCRAM only (name one of those enabled on inter-broker listener "
+            f"{security.listener_name}, or make inter.broker.listener.name a PLAINTEXT or SSL "
+            "listener)"
+        )
     listener = security.listener_name.lower()
     key = f"{listener_prefix(listener)}{mechanism.lower()}.sasl.jaas.config"
     jaas = own.get(f"{mechanism.lower()}.sasl.jaas.config", own.get("sasl.jaas.config"))

@@ -1,39 +1,13 @@
-"""Admission limits of one broker's listener as pure code: Kafka's connection quotas, idle
-expiry and request memory pool, with no sockets and no clock of their own.
+"""Admission limits of one broker's listener as pure code: connection quotas, idle expiry and
+the request memory pool, with no sockets and no clock of their own.
 
-What each part emulates (apache/kafka `core/src/main/scala/kafka/network/SocketServer.scala`,
-`ConnectionQuotas`, KIP-402 for `max.connections`; `clients/.../network/Selector.java`
-`IdleExpiryManager`; `clients/.../memory/SimpleMemoryPool.java`):
+Follows Kafka's `SocketServer.ConnectionQuotas` (KIP-402), `Selector`'s idle expiry and
+`SimpleMemoryPool` (docs/kafka-behaviour.md §0, "Connection limits"). `ReportThrottle` is
+"log once per interval, counting the rest".
 
-* `AdmissionLimits.from_config(lookup, ...)`: the effective values of `max.connections` (plus a
-  `listener.name.<listener>.max.connections` override), `max.connections.per.ip`,
-  `max.connections.per.ip.overrides` (Kafka's `host:count,host:count`, split as
-  `CoreUtils.parseCsvMap` does), `connections.max.idle.ms` and `queued.max.request.bytes`, read
-  through `lookup(name) -> text | None` (the broker's layered configuration).
-* `ConnectionQuotas`: `slot_available()` is Kafka's `connectionSlotAvailable` -- at
-  `max.connections` the acceptor stops accepting until a connection closes (new clients wait in
-  the kernel's backlog: connected, unanswered); `admit(ip)` is `inc()` -- over the per-IP limit
-  the new connection is refused (`TooManyConnectionsException`: Kafka logs it and closes the
-  socket at once); `excess()` is how many connections exceed a lowered `max.connections`
-  (Kafka's processors then close the least recently used ones, `closeExcessConnections`).
-  `update(limits)` applies a dynamic change to new connections, as Kafka's reconfigurable
-  ConnectionQuotas does; connections already open stay.
-* `IdleConnections`: the access-ordered LRU of `IdleExpiryManager`: `touch` on activity,
-  `expired(now)` yields the connections idle for longer than `connections.max.idle.ms`, oldest
-  first (a negative value disables expiry, as in Kafka's Selector), `oldest()` is
-  `lowestPriorityChannel`.
-* `RequestMemoryPool`: `SimpleMemoryPool` in Kafka's non-strict mode: an allocation succeeds
-  while any memory is left (so the total may exceed the capacity by one allocation), otherwise
-  the connection is not read until memory is released; a capacity <= 0 is unbounded (Kafka's
-  `MemoryPool.NONE`). The listener allocates the bytes of a request as they arrive, in pieces
-  (Kafka allocates the announced size when the size prefix arrives).
-* `ReportThrottle`: "log once per interval": the first failure is reported, later ones within
-  the interval are only counted and the count goes with the next report.
-
-Deliberately not here: sockets, tasks and logging (`zkbroker.broker.server.listener`), the
-connection creation rate quotas (`max.connection.creation.rate`, KIP-612) and the protected
-inter-broker listener of KIP-402 (a zkbroker broker has one listener, so it is never protected), and
-DNS: override host names are resolved by the listener, which passes them in already resolved.
+Not here: sockets, tasks and logging (`zkbroker.broker.server.listener`, which also resolves
+override host names), connection creation rate quotas (KIP-612) and KIP-402's exemption of the
+inter-broker listener from `max.connections` (every listener is limited alike).
 """
 
 from __future__ import annotations
@@ -49,6 +23,11 @@ INT_MAX = 2_147_483_647
 DEFAULT_MAX_CONNECTIONS = INT_MAX
 DEFAULT_MAX_CONNECTIONS_PER_IP = INT_MAX
 DEFAULT_CONNECTIONS_MAX_IDLE_MS = 600_000
+# Requests up to this size are read outside the request memory pool, never waiting for it:
+# every connection may already buffer this much unread (the listener's stream buffer), and
+# one request at a time is read per connection, so they add nothing a connection could not
+# hold anyway, while the pool's waits stay for the requests that could exhaust it.
+UNPOOLED_REQUEST_BYTES = 65536
 
 
 class InvalidOverrides(ValueError):
@@ -256,20 +235,29 @@ class IdleConnections:
 
 
 class RequestMemoryPool:
-    """Bytes reserved for requests being read (Kafka's SimpleMemoryPool, non-strict)."""
+    """Bytes reserved for requests being read (Kafka's SimpleMemoryPool, non-strict).
 
-    def __init__(self, capacity: int) -> None:
+    A request of at most `unpooled_bytes` is outside the pool: never counted, never waiting
+    (the listener passes UNPOOLED_REQUEST_BYTES; 0 is Kafka's pool, where every request draws
+    on it)."""
+
+    def __init__(self, capacity: int, unpooled_bytes: int = 0) -> None:
         self.capacity = capacity
         self.available = capacity
+        self.unpooled_bytes = unpooled_bytes
 
     @property
     def bounded(self) -> bool:
         return self.capacity > 0
 
+    def pooled(self, size: int) -> bool:
+        """Does a request of `size` bytes draw on the pool?"""
+        return self.capacity > 0 and size > self.unpooled_bytes
+
     def try_allocate(self, size: int) -> bool:
         """Reserve `size` bytes if any memory is left (the pool may go negative by one
         request, as Kafka's non-strict pool does); False: wait for a release."""
-        if not self.bounded:
+        if not self.pooled(size):
             return True
         if self.available <= 0:
             return False
@@ -277,7 +265,7 @@ class RequestMemoryPool:
         return True
 
     def release(self, size: int) -> None:
-        if self.bounded:
+        if self.pooled(size):
             self.available = min(self.capacity, self.available + size)
 
     def resize(self, capacity: int) -> None:
@@ -285,6 +273,41 @@ class RequestMemoryPool:
         in_use = self.capacity - self.available if self.bounded else 0
         self.capacity = capacity
         self.available = capacity - in_use if capacity > 0 else capacity
+
+
+@dataclass
+class RequestRead:
+    """Where a connection is in its current request: the `size` its prefix announced (0:
+    between requests), the bytes `received` so far (-1: a small request, read whole rather
+    than counted), and whether it waits for the pool before being read."""
+
+    size: int = 0
+    received: int = -1
+    waiting_for_pool: bool = False
+
+
+def idle_close_reason(reading: RequestRead | None, max_idle_ms: int) -> str:
+    """Why a connection idle for longer than `connections.max.idle.ms` is closed. Kafka's
+    selector counts any bytes read as activity, a partial request's too, so a request whose
+    client stops sending is closed by the same setting; the reason says so, and how much of
+    the request had come."""
+    setting = f"connections.max.idle.ms ({max_idle_ms} ms)"
+    if reading is None or reading.size <= 0:
+        return f"idle for more than {setting}"
+    if reading.waiting_for_pool:
+        return (
+            f"a {reading.size}-byte request waited unread for queued.max.request.bytes for "
+            f"more than {setting}"
+        )
+    if reading.received < 0:
+        return (
+            f"unfinished request of {reading.size} bytes: nothing more received for more "
+            f"than {setting}"
+        )
+    return (
+        f"unfinished request: {reading.received} of {reading.size} bytes received, then "
+        f"nothing more for more than {setting}"
+    )
 
 
 class ReportThrottle:

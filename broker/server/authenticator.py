@@ -32,9 +32,18 @@ marked token-authenticated, and the session lifetime is bounded by the token's e
 credential lifetime: without `connections.max.reauth.ms` the lifetime is the token's remaining time,
 with it the smaller).
 
-Deliberately not here: GSSAPI (and the 0.9 clients' header-less GSSAPI first token),
-OAUTHBEARER, `sasl.server.max.receive.size` reconfiguration (fixed at Kafka's default 524288
-bytes).
+GSSAPI (`zkbroker.broker.security.gssapi_server`): its steps run in a worker thread, bounded in
+time; a connection's first packet that is no Kafka request is a 0.9 client's GSSAPI token
+(raw tokens follow) when GSSAPI is enabled, else the authentication fails unanswered; Kafka's
+transient Kerberos errors close the connection unanswered; a principal with no short name
+closes it after the exchange.
+
+OAUTHBEARER (`zkbroker.broker.security.oauthbearer`): a refused token is answered with Kafka's
+error JSON as a challenge, and the client's `\x01` then fails; the token's expiry bounds the
+session as the release's KIP-368 rule says.
+
+Deliberately not here: `sasl.server.max.receive.size` reconfiguration (fixed at Kafka's
+default 524288 bytes).
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ import asyncio
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import structlog
@@ -55,7 +65,7 @@ from zkbroker.broker.protocol import (
     encode_response,
     error_codes,
 )
-from zkbroker.broker.protocol.api_keys import ApiKey
+from zkbroker.broker.protocol.api_keys import API_KEYS, ApiKey
 from zkbroker.broker.protocol.framing import (
     Answer,
     Close,
@@ -66,12 +76,17 @@ from zkbroker.broker.protocol.framing import (
 )
 from zkbroker.broker.protocol.messages.sasl_authenticate import SaslAuthenticateResponse
 from zkbroker.broker.protocol.messages.sasl_handshake import SaslHandshakeResponse
+from zkbroker.broker.security.gssapi_server import GssapiServer
 from zkbroker.broker.security.listener_config import ListenerSecurity
+from zkbroker.broker.security.oauthbearer import BrokenToken
+from zkbroker.broker.security.oauthbearer_server import oauthbearer_server
 from zkbroker.broker.security.sasl import (
     PlainServer,
     SaslAuthenticationFailed,
+    SaslClosed,
     SaslFailed,
     SaslServer,
+    credential_lifetime_applies,
 )
 from zkbroker.broker.security.scram import ScramCredential, ScramServer, TokenCredential
 from zkbroker.broker.server.frame_reading import read_frame_size
@@ -84,6 +99,11 @@ CredentialsOf = Callable[[str, str], "ScramCredential | None"]
 MAX_RECEIVE_SIZE = 524288
 # KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS
 MIN_REAUTH_INTERVAL_S = 1.0
+# Mechanisms whose steps block (GSSAPI: crypto, keytab and replay-cache files) run on these
+# few threads, each step bounded in time, so that the event loop never waits for them.
+_BLOCKING_STEP_WORKERS = 4
+BLOCKING_STEP_TIMEOUT_S = 30.0
+_blocking_steps: ThreadPoolExecutor | None = None
 
 
 def kafka_enum_name(api_key: int) -> str:
@@ -161,9 +181,14 @@ class SaslAuthenticator:
         raw_tokens = False
         bad_mechanism: str | None = None
         frame = first_frame
+        first_packet = previous is None
         while True:
             if frame is None:
                 frame = await self._read_frame()
+            if server is None and first_packet and await self._headerless_gssapi(frame):
+                # A 0.9 client's first GSSAPI token, sent with no handshake: raw tokens follow.
+                server, raw_tokens = self._server("GSSAPI"), True
+            first_packet = False
             if server is None:
                 header, offset = self._header(frame)
                 if header.api_key not in (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE):
@@ -217,10 +242,11 @@ class SaslAuthenticator:
         try:
             return decode_request_header(frame)
         except CodecError:
-            # Kafka would take it for a 0.9 GSSAPI token; GSSAPI is never enabled here.
+            # Past the first packet (`_headerless_gssapi` took that one) Kafka's
+            # InvalidRequestException closes the connection at once.
+            api_key = int.from_bytes(frame[:2], "big", signed=True) if len(frame) >= 2 else -1
             raise AuthenticationClosed(
-                "Exception handling first SASL packet from client, GSSAPI is not supported "
-                "by server"
+                f"Error parsing request header. Our best guess of the apiKey is: {api_key}"
             ) from None
 
     async def _send(self, payload: bytes) -> None:
@@ -291,9 +317,50 @@ class SaslAuthenticator:
         )
         raise AssertionError("unreachable")
 
+    async def _headerless_gssapi(self, frame: bytes) -> bool:
+        """Whether the connection's first packet is a GSSAPI token rather than a Kafka request
+        (Kafka: a header it cannot parse, or an unknown API key); then, without GSSAPI
+        enabled, the authentication fails with no answer."""
+        try:
+            header, _ = decode_request_header(frame)
+            if header.api_key in API_KEYS:
+                return False
+        except CodecError:
+            pass
+        if "GSSAPI" in self._security.mechanisms:
+            return True
+        await self._fail(
+            "Exception handling first SASL packet from client, GSSAPI is not supported by server"
+        )
+        raise AssertionError("unreachable")
+
+    async def _evaluate(self, server: SaslServer, token: bytes) -> bytes | None:
+        """The mechanism's answer to `token`: a blocking mechanism's step in a worker thread,
+        bounded by BLOCKING_STEP_TIMEOUT_S (then the connection is closed)."""
+        if not getattr(server, "offload", False):
+            return server.evaluate(token)
+        global _blocking_steps
+        if _blocking_steps is None:
+            _blocking_steps = ThreadPoolExecutor(
+                _BLOCKING_STEP_WORKERS, thread_name_prefix="zkbroker-sasl"
+            )
+        step = asyncio.get_running_loop().run_in_executor(_blocking_steps, server.evaluate, token)
+        try:
+            return await asyncio.wait_for(step, BLOCKING_STEP_TIMEOUT_S)
+        except TimeoutError:
+            raise AuthenticationClosed(
+                f"{server.mechanism} step took longer than {BLOCKING_STEP_TIMEOUT_S:g} s"
+            ) from None
+
     def _server(self, mechanism: str) -> SaslServer:
         if mechanism == "PLAIN":
             return PlainServer(self._security.plain_users)
+        if mechanism == "GSSAPI":
+            login, namer = self._security.kerberos, self._security.kerberos_namer
+            assert login is not None and namer is not None  # checked with the listener
+            return GssapiServer(login, namer)
+        if mechanism == "OAUTHBEARER":
+            return oauthbearer_server(self._security, self._broker.settings.kafka_version)
         lookup = self._credentials
         tokens = self._broker.delegation_tokens
 
@@ -307,6 +374,14 @@ class SaslAuthenticator:
             return ScramServer(mechanism, lambda _user: None, token_lookup)
         return ScramServer(mechanism, lambda user: lookup(user, mechanism), token_lookup)
 
+    def _check_principal(self, server: SaslServer) -> None:
+        """GSSAPI: a principal the short-name rules map to nothing fails once the exchange is
+        over (Kafka builds the principal then, and closes the connection)."""
+        error = getattr(server, "principal_error", None)
+        if server.complete and error:
+            self._log.warning("sasl.principal_failed", mechanism=server.mechanism, reason=error)
+            raise AuthenticationClosed(error)
+
     def _session(self, server: SaslServer, previous: Session | None) -> tuple[Session, int]:
         principal = f"User:{server.authorization_id}"
         if previous is not None and previous.principal != principal:
@@ -318,7 +393,9 @@ class SaslAuthenticator:
             )
         lifetime_ms = max(0, self._security.reauth_ms.get(server.mechanism, 0))
         token_expiry = getattr(server, "token_expiry_ms", None)
-        if token_expiry is not None:
+        if token_expiry is not None and credential_lifetime_applies(
+            self._broker.settings.kafka_version, lifetime_ms
+        ):
             # ReauthInfo.calcCompletionTimesAndReturnSessionLifetimeMs with a credential
             # lifetime: the token's remaining time, or the smaller of it and the max.
             remaining = max(0, token_expiry - int(time.time() * 1000))
@@ -333,12 +410,18 @@ class SaslAuthenticator:
         self, server: SaslServer, token: bytes, previous: Session | None
     ) -> Session | None:
         try:
-            answer = server.evaluate(token)
+            answer = await self._evaluate(server, token)
             session = self._session(server, previous)[0] if server.complete else None
+        except BrokenToken as e:
+            raise AuthenticationClosed(str(e)) from None
+        except SaslClosed as e:
+            raise AuthenticationClosed(str(e)) from None
         except (SaslAuthenticationFailed, SaslFailed) as e:
             await self._fail(str(e))
             raise AssertionError("unreachable") from None
-        await self._send(answer)
+        if answer is not None:  # GSSAPI's last step has no answer
+            await self._send(answer)
+        self._check_principal(server)
         return session
 
     async def _authenticate_request(
@@ -366,8 +449,15 @@ class SaslAuthenticator:
         request = self._decode(header, frame, offset)
         token: bytes = getattr(request, "auth_bytes")  # noqa: B009
         try:
-            answer_token = server.evaluate(token)
+            answer_token = await self._evaluate(server, token)
             session, lifetime_ms = self._session(server, previous) if server.complete else (None, 0)
+        except BrokenToken as e:
+            # Kafka's OAUTHBEARER server throws an unexpected exception: closed unanswered.
+            raise AuthenticationClosed(str(e)) from None
+        except SaslClosed as e:
+            # Kafka rethrows a retriable Kerberos error (or an unexpected one): closed
+            # unanswered, at once.
+            raise AuthenticationClosed(str(e)) from None
         except SaslAuthenticationFailed as e:
             message = str(e)
         except SaslFailed as e:
@@ -385,11 +475,12 @@ class SaslAuthenticator:
                     SaslAuthenticateResponse(
                         error_code=error_codes.NONE,
                         error_message=None,
-                        auth_bytes=answer_token,
+                        auth_bytes=answer_token or b"",
                         session_lifetime_ms=lifetime_ms,
                     ),
                 )
             )
+            self._check_principal(server)
             return session
         self._log.info("sasl.authentication_failed", mechanism=server.mechanism, reason=message)
         await self._fail(

@@ -1,33 +1,17 @@
-"""One broker of the cluster: its listener, its own ZooKeeper session, its registration.
+"""One broker of the cluster: its listeners, its own ZooKeeper session, its registration.
 
-A broker, as in Kafka, has its own ZooKeeper session: its ephemeral `/brokers/ids/<id>`
-registration and, when it wins, the ephemeral `/controller` live and die with that session.
-Stopping a broker closes its listener and its session, so the rest of the cluster (in this
-process or another) sees it leave exactly as it would see a Kafka broker stop.
+As in Kafka, each broker has its own session: its ephemeral `/brokers/ids/<id>` and, when it
+wins, `/controller` live and die with it, so stopping a broker looks to the rest of the cluster
+exactly like a Kafka broker stopping. Start order follows `KafkaServer.startup` (session,
+listeners bound, registration, controller elector); on session expiry the controller it held
+resigns at once and it registers and runs the election again on the new session (docs/kafka-
+behaviour.md §10.1). A restart keeps the id and the first bound port, with a new session and
+broker epoch. Each listener gets its own server and endpoint; SCRAM listeners share the
+broker's credential cache (`zkbroker.broker.security.credential_cache`), TLS contexts are
+rebuilt at every start.
 
-Start order follows Kafka's KafkaServer.startup: ZooKeeper session, listener bound (so the
-registration can carry the real port), `/brokers/ids/<id>` registered, then the controller
-elector. If the session expires, the broker registers again and re-runs the election once
-a new session is established (Kafka's SessionExpirationListener does the same); before
-that, the moment the expiry is known (kazoo's LOST), the controller this broker held resigns
-without handling anything more (`ControllerElector.session_lost`), and the election runs
-again only once the broker is registered on the new session.
-
-A stopped BrokerNode can be started again (`Cluster.stop_broker`/`start_broker`), like a
-Kafka broker restarted with the same server.properties: same id, same port -- the one it
-bound the first time, also when that was a free port picked by the OS -- and a new session,
-so a new registration and broker epoch. What a Kafka broker keeps only in memory (dynamic
-log4j levels, in-flight auto-creations) starts afresh on every start.
-
-Every listener of `Settings.listeners` gets its own server (its own port, security and
-admission limits), registered as one endpoint each. A SASL listener offering SCRAM gets the
-broker's own SCRAM credential cache (`zkbroker.broker.security.credential_cache`), started on the
-broker's session and stopped with it, as each Kafka broker keeps its CredentialCache; a TLS
-listener gets its server context built from the `ssl.*` configs at every start (a renewed
-keystore file is read on restart).
-
-Deliberately not here: request handling (`zkbroker.broker.server.listener`, `handlers`) and
-cluster-wide set-up such as top-level paths and the cluster id (`zkbroker.broker.engine.engine`).
+Not here: request handling (`zkbroker.broker.server.listener`, `handlers`), cluster-wide set-up
+such as top-level paths and the cluster id (`zkbroker.broker.engine.engine`).
 """
 
 from __future__ import annotations
@@ -43,9 +27,11 @@ from zkbroker.broker.rules.broker_config import BrokerConfig
 from zkbroker.broker.rules.broker_loggers import BrokerLoggers
 from zkbroker.broker.rules.fetch_sessions import FetchSessionCache
 from zkbroker.broker.rules.groups.state_machine import group_config
+from zkbroker.broker.security import oauthbearer_jwks
 from zkbroker.broker.security.authorizer import AclAuthorizer, authorizer_configured, config_from
 from zkbroker.broker.security.credential_cache import CredentialCache
 from zkbroker.broker.security.delegation_tokens import DelegationTokenManager, TokenConfig
+from zkbroker.broker.security.oauthbearer import JwksOptions
 from zkbroker.broker.security.quotas import QuotaManagerSlot
 from zkbroker.broker.security.tls import server_context
 from zkbroker.broker.server.hooks import HookChain
@@ -76,7 +62,7 @@ class BrokerNode:
     ) -> None:
         self._hooks = hooks
         # The partition logs every broker of the process shares (one of its own when alone).
-        self._logs = logs if logs is not None else LogManager(None)
+        self._logs = logs if logs is not None else LogManager(None, release=settings.kafka_version)
         # The brokers of the process sharing those logs (the engine's), for the transaction
         # coordinator's direct marker writes and verifications.
         self._local_brokers = local_brokers if local_brokers is not None else LocalBrokers()
@@ -93,6 +79,7 @@ class BrokerNode:
         self._store: ZkStore | None = None
         self._server: BrokerServer | None = None
         self._credentials: CredentialCache | None = None
+        self._jwks: list[JwksOptions] = []
         # Delegation tokens (KIP-48): loaded and followed while the broker runs.
         self._tokens: DelegationTokenManager | None = None
         # The ACL authorizer (authorizer.class.name), started with the broker.
@@ -188,6 +175,11 @@ class BrokerNode:
     def logs(self) -> LogManager:
         return self._logs
 
+    def _partition_bytes(self, topic: str, partition: int) -> int:
+        """The size a new replica of the partition has to copy (the controller's catch-up)."""
+        log = self._logs.get(topic, partition)
+        return 0 if log is None else log.size_bytes
+
     @property
     def fetch_sessions(self) -> FetchSessionCache:
         return self._fetch_sessions
@@ -274,8 +266,20 @@ class BrokerNode:
     def elector(self) -> ControllerElector | None:
         return self._elector
 
-    async def start(self, zookeeper: str) -> None:
-        """Start (or start again after `stop()`); the caller makes sure it is not running."""
+    async def connect_session(self, zookeeper: str) -> ZkStore:
+        """A new ZooKeeper session with this broker's settings (what `start` uses)."""
+        settings = self._settings
+        return await ZkStore.connect(
+            zookeeper,
+            session_timeout=settings.zk_session_timeout_s,
+            max_buffer_bytes=settings.zookeeper_max_buffer_bytes,
+            auth=settings.zookeeper_auth,
+        )
+
+    async def start(self, zookeeper: str, session: ZkStore | None = None) -> None:
+        """Start (or start again after `stop()`); the caller makes sure it is not running.
+        `session`: one `connect_session` opened ahead (the cluster opens its brokers' at
+        once); this broker owns it from now on."""
         settings = self._settings
         # In-memory state of a previous run must not leak into this one: a Kafka broker
         # restarts with its log4j levels from the properties and nothing in flight.
@@ -283,12 +287,7 @@ class BrokerNode:
         self._auto_create_in_flight = set()
         self._loggers = BrokerLoggers(settings.kafka_version)
         self._broker_config = None
-        self._store = await ZkStore.connect(
-            zookeeper,
-            session_timeout=settings.zk_session_timeout_s,
-            max_buffer_bytes=settings.zookeeper_max_buffer_bytes,
-            auth=settings.zookeeper_auth,
-        )
+        self._store = session if session is not None else await self.connect_session(zookeeper)
         try:
             securities = {name: settings.security_of(name) for name, _, _ in settings.listeners}
             if any(m.startswith("SCRAM-") for sec in securities.values() for m in sec.mechanisms):
@@ -314,6 +313,13 @@ class BrokerNode:
                     broker_id=self._broker_id,
                 )
                 await self._authorizer.start()
+            # KIP-768: the JWKS keys are loaded before any listener serves (a failure stops
+            # the start, as Kafka's validator fails the broker's configure).
+            for sec in securities.values():
+                jwks = sec.oauthbearer.jwks if sec.oauthbearer is not None else None
+                if jwks is not None:
+                    await oauthbearer_jwks.acquire(jwks)
+                    self._jwks.append(jwks)
             port = self._bound_port
             self._server = self._new_server(
                 settings.listener_name,
@@ -333,7 +339,12 @@ class BrokerNode:
             )
             await self._register()
             self._elector = ControllerElector(
-                self._broker_id, self._store, settings, self._image, self._controller_events
+                self._broker_id,
+                self._store,
+                settings,
+                self._image,
+                self._controller_events,
+                self._partition_bytes,
             )
             await self._elector.start()
             self._store.add_session_listener(self._on_session_state)
@@ -397,6 +408,10 @@ class BrokerNode:
                     authorizer, self._authorizer = self._authorizer, None
                     with contextlib.suppress(Exception):
                         await authorizer.stop()
+                jwks_options, self._jwks = self._jwks, []
+                for jwks in jwks_options:
+                    with contextlib.suppress(Exception):
+                        await oauthbearer_jwks.release(jwks)
                 if self._store is not None:
                     # Closing the session removes /brokers/ids/<id> (and /controller if held).
                     store, self._store = self._store, None

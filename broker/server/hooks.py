@@ -1,25 +1,15 @@
-"""The extension point of request handling: what fault injection, capture and metrics plug
-into (`zkbroker.broker.hooks`). A broker's listener (`zkbroker.broker.server.listener`) calls its
-`HookChain` for every request it has decoded:
+"""The extension point of request handling, into which fault injection, capture and metrics plug.
 
-1. `await chain.intervene(call)` before the handler runs. A hook may answer an `Intervention`:
-   wait (`delay_s`, or until `hold` is set: a blackhole), then close the connection without
-   an answer (`drop`), answer the API's error response with `error_code` on every item (as
-   Kafka's getErrorResponse does), or go on to the handler. The first hook that intervenes
-   decides; hooks are asked in the order they were added.
-2. `chain.observe(record)` once the answer is known (or the connection is being dropped),
-   with the decoded request and response, error codes and latency. Observers must be quick
-   and must not block: they run on the event loop inside the request's path. An observer that
-   raises is logged and never fails the request. The record's `error_codes` walk the response
-   on first read, so a hook that does not read them (or reads them off the request path)
-   costs the request nothing for them.
+The request pipeline (`zkbroker.broker.server.request_pipeline`) calls a broker's `HookChain`
+for every decoded request: `intervene` before the handler (the first hook answering an
+`Intervention` decides: delay, hold, drop the connection, or answer the API's error response
+with one code on every item, as Kafka's `getErrorResponse`), then `observe` with the record of
+the exchange. Observers run on the event loop in the request's path, so they must be quick;
+one that raises is logged and never fails the request. A record's `error_codes` are computed
+on first read, so hooks that do not read them cost nothing.
 
-Requests the listener refuses before decoding (unknown API, bad version, bad frame) reach no
-hook: they close the connection as Kafka does, and are logged by the listener.
-
-Deliberately not here: any particular fault, capture format or metric
-(`zkbroker.broker.hooks.faults`, `zkbroker.broker.hooks.capture`, `zkbroker.broker.hooks.metrics`),
-and state shared across processes.
+Not here: requests refused before decoding (they close the connection, docs/kafka-behaviour.md
+§0, and reach no hook), particular hooks (`zkbroker.broker.hooks`), state shared across processes.
 """
 
 from __future__ import annotations

@@ -1,60 +1,14 @@
-"""One broker's TCP listener: sockets and connections, Kafka's size-prefixed framing on them.
+"""One broker's TCP listener: accepts connections and reads and writes size-prefixed frames.
 
-Each connection is served by one task that reads a 4-byte big-endian size, then that many
-bytes, has the request answered (`zkbroker.broker.server.request_pipeline`), writes the
-answer, and only then reads the next one, as a Kafka broker mutes a channel while a request is
-in flight. Pipelined requests are therefore answered strictly in request order, and a slow
-request (a CreateTopics waiting for leaders) holds back only its own connection.
+One task per connection reads a frame, has it answered, writes the answer, then reads the next
+(docs/kafka-behaviour.md §0, "One request at a time per connection"). It applies the admission
+limits (§0, "Connection limits"; README "Limits"), closes a connection whose frame `framing`
+refuses or that does not decode (§0), runs TLS handshakes and SASL authentication
+(`zkbroker.broker.server.authenticator`, KIP-368 re-authentication; README "Security").
 
-Not here: turning a frame into an answer (header and body decoding, version checks, hooks,
-handlers, client quotas, encoding, offloading large requests to threads: the request pipeline),
-the framing decisions (pure code in `zkbroker.broker.protocol.framing`) and the admission rules
-(pure code in `zkbroker.broker.server.admission`).
-
-What closes a connection (only that one; Kafka does the same, docs/kafka-behaviour.md §0):
-a frame `zkbroker.broker.protocol.framing` refuses (a negative size or one above
-`max_request_bytes`, socket.request.max.bytes), a header or body that does not decode (Kafka's
-parse-time limits included: strings over 32767 bytes, counts above the bytes left, see
-`zkbroker.broker.protocol.compiler`), or a request `framing.route`
-refuses (an API key the emulated release does not serve, a version outside its range; an
-unknown ApiVersions version is answered instead, KIP-511). Each close is logged with its
-reason.
-
-Admission, as Kafka's SocketServer does it (the rules are pure code in
-`zkbroker.broker.server.admission`; the limits are the broker's configuration: static
-`--broker-config` values and dynamic `/config/brokers` overrides, re-read when the image's broker
-configs change):
-- the listener runs its own accept loop (not asyncio's), so that it can stop accepting: at
-  `max.connections` it waits until a connection closes, and new clients wait in the kernel's
-  backlog (connected, unanswered), as Kafka's acceptor blocks in `waitForConnectionSlot`;
-- a connection from an address that already holds `max.connections.per.ip` (or its
-  `max.connections.per.ip.overrides` entry) is closed at once (TooManyConnectionsException);
-- a dynamic `max.connections` below the open count closes the least recently used idle
-  connections (Kafka's `closeExcessConnections`); other changes apply to new connections;
-- a connection idle for more than `connections.max.idle.ms` is closed (a request being handled
-  is not idle; activity is a request read or an answer written);
-- the bytes of requests being read are counted in a pool of `queued.max.request.bytes` (Kafka's
-  non-strict SimpleMemoryPool) as they arrive, in 64 KiB pieces: when it is used up,
-  connections are not read until a request is parsed and its bytes released (Kafka reserves a
-  request's announced size up front; counting what arrived means a bare size prefix holds
-  nothing);
-- accept failures (EMFILE/ENFILE at the fd limit, ENOBUFS/ENOMEM) back off (50 ms doubling to
-  1 s) and are logged once per 10 s with the count of those not logged, instead of asyncio's
-  traceback per failure.
-
-Security (Kafka's ChannelBuilders; README "Security"): a listener whose protocol is SSL or
-SASL_SSL runs the TLS handshake in asyncio's SSL protocol (`loop.connect_accepted_socket`),
-so a slow or failed handshake holds only its own connection; a failed handshake (a plaintext
-client on a TLS listener, an untrusted or missing client certificate under
-`ssl.client.auth=required`) is logged and closed. On SASL_PLAINTEXT and SASL_SSL listeners
-every connection is authenticated first (`zkbroker.broker.server.authenticator`, Kafka's
-SaslServerAuthenticator); with a session lifetime (`connections.max.reauth.ms`, KIP-368) a
-SaslHandshake starts re-authentication and a request after the session expired closes the
-connection, as Kafka's Processor does. The connection's principal (`User:<name>` for SASL, the
-mapped certificate DN for SSL, `User:ANONYMOUS` otherwise) is logged with its requests.
-
-Deliberately not here either: request quotas and throttling, connection creation rate limits
-(KIP-612), authorization, and what the answers contain (see `handlers`).
+Not here: turning a frame into an answer (`zkbroker.broker.server.request_pipeline`), the
+framing decisions (`zkbroker.broker.protocol.framing`), the admission rules as pure code
+(`zkbroker.broker.server.admission`), connection creation rate limits (KIP-612).
 """
 
 from __future__ import annotations
@@ -65,6 +19,7 @@ import errno
 import ipaddress
 import itertools
 import logging
+import mmap
 import socket
 import ssl
 import time
@@ -81,11 +36,14 @@ from zkbroker.broker.security.listener_config import ListenerSecurity
 from zkbroker.broker.security.principal_mapping import NoMatchingRule, rfc2253
 from zkbroker.broker.security.quotas import ip_connection_throttle_ms
 from zkbroker.broker.server.admission import (
+    UNPOOLED_REQUEST_BYTES,
     AdmissionLimits,
     ConnectionQuotas,
     IdleConnections,
     ReportThrottle,
     RequestMemoryPool,
+    RequestRead,
+    idle_close_reason,
     normalize_ip,
 )
 from zkbroker.broker.server.authenticator import (
@@ -115,7 +73,13 @@ _TRANSIENT_ERRNOS = frozenset(
 ACCEPT_BACKOFF_S = (0.05, 1.0)
 ACCEPT_ERROR_LOG_INTERVAL_S = 10.0
 REJECTION_LOG_INTERVAL_S = 1.0
-# Large requests are read (and counted in queued.max.request.bytes) in pieces of this size.
+# Requests above this size are read into an anonymous mapping, smaller large ones into a heap
+# buffer (see `BrokerServer._read_into_buffer`). glibc's malloc serves sizes from 32 MiB with
+# mmap anyway, faulting in (and zero-filling) every page at once; below, it reuses heap memory,
+# and mapping instead measured twice as slow to read.
+MAPPED_REQUEST_BYTES = 32 << 20
+# Large requests are read from the stream in pieces of at most this size: asking for more
+# empties the stream's buffer, which then grows again for every piece (measured 2x slower).
 READ_CHUNK_BYTES = 65536
 # How long a TLS handshake may take (asyncio's default is 60 s; Kafka has no separate bound,
 # its idle expiry applies).
@@ -157,6 +121,8 @@ class BrokerServer:
         # connection id -> its task, for closing idle or excess connections
         self._by_id: dict[str, asyncio.Task[None]] = {}
         self._close_reasons: dict[str, str] = {}
+        # connection id -> the request it is reading, for the reason of an idle close
+        self._reading: dict[str, RequestRead] = {}
         self._ids = itertools.count(1)
         self._admitted = 0  # connections admitted so far: Kafka's Acceptor round robin
         self._log = get_logger(__name__).bind(broker_id=broker.broker_id)
@@ -187,7 +153,7 @@ class BrokerServer:
             await self._resolving
         # Static configs: read once, as Kafka's SocketServer does.
         self._idle = IdleConnections(self.limits.connections_max_idle_ms)
-        self._pool = RequestMemoryPool(self.limits.queued_max_request_bytes)
+        self._pool = RequestMemoryPool(self.limits.queued_max_request_bytes, UNPOOLED_REQUEST_BYTES)
         self._sockets = await _bind(self._host, self._requested_port)
         self.port = self._sockets[0].getsockname()[1]
         loop = asyncio.get_running_loop()
@@ -327,6 +293,8 @@ class BrokerServer:
         self._log.info("listener.accept_resumed", open_connections=self._quotas.total)
 
     async def _accept_loop(self, sock: socket.socket) -> None:
+        # Our own accept loop rather than asyncio's, so that it can stop accepting at
+        # max.connections; resource errors back off and are logged once per interval.
         loop = asyncio.get_running_loop()
         backoff = ACCEPT_BACKOFF_S[0]
         while True:
@@ -394,6 +362,7 @@ class BrokerServer:
         if task is not None:
             self._connections.discard(task)
         self._close_reasons.pop(connection_id, None)
+        self._reading.pop(connection_id, None)
         self._idle.remove(connection_id)
         self._quotas.release(ip)
         self._slot_freed.set()
@@ -423,12 +392,22 @@ class BrokerServer:
         """One round: re-read the limits, close expired idle and excess connections."""
         idle = self._idle
         self._refresh_limits()
+        max_idle_ms = self.limits.connections_max_idle_ms
         for connection_id in list(idle.expired(now)):
-            self._close(
-                connection_id,
-                f"idle for more than connections.max.idle.ms "
-                f"({self.limits.connections_max_idle_ms} ms)",
-            )
+            reading = self._reading.get(connection_id)
+            reason = idle_close_reason(reading, max_idle_ms)
+            if reading is not None and reading.size > 0:
+                # A request held unfinished (or unread): logged, since it held buffered bytes
+                # or a share of queued.max.request.bytes until now.
+                self._log.info(
+                    "connection.closing",
+                    connection_id=connection_id,
+                    reason=reason,
+                    config="connections.max.idle.ms",
+                    request_bytes=reading.size,
+                    received_bytes=reading.received,
+                )
+            self._close(connection_id, reason)
         excess = self._quotas.excess()
         while excess > 0:
             oldest = idle.oldest()
@@ -445,47 +424,61 @@ class BrokerServer:
             self._close(oldest, "max.connections exceeded (least recently used)")
             excess -= 1
 
-    async def _reserve(self, size: int) -> None:
-        """Reserve `size` bytes of queued.max.request.bytes, waiting while it is used up."""
-        pool = self._pool
-        while not pool.try_allocate(size):
-            self._memory_freed.clear()
-            await self._memory_freed.wait()
-
-    def _unreserve(self, size: int) -> None:
-        if self._pool.bounded and size:
-            self._pool.release(size)
-            self._memory_freed.set()
-
     async def _read_frame(
-        self, reader: asyncio.StreamReader, size: int, connection_id: str
+        self, reader: asyncio.StreamReader, size: int, connection_id: str, reading: RequestRead
     ) -> bytes:
-        """The `size` bytes of a request, counted in queued.max.request.bytes as they arrive
-        (in READ_CHUNK_BYTES pieces): a connection waits before each piece while the budget is
-        used up. Kafka reserves the announced size when the size prefix arrives; counting what
-        arrived means a size prefix alone reserves nothing, so no client can hold the budget
-        without sending the bytes. Released once the frame is read: the pipeline parses it before
-        anything else runs on the loop (Kafka releases a request's buffer once it is parsed)."""
-        if not self._pool.bounded:
+        """The `size` bytes of a request. Up to UNPOOLED_REQUEST_BYTES it is read at once,
+        whatever the pool holds, so no client's unfinished requests keep the others' small
+        requests (Metadata, heartbeats, commits) from being read. A larger one first reserves
+        its announced size in queued.max.request.bytes, waiting unread while the pool is used
+        up, as Kafka's non-strict pool does: all or nothing, so a request that got its share
+        depends only on its own client, and large requests never hold parts of the pool
+        while each waits for more. Released once read (the pipeline parses it next)."""
+        if size <= UNPOOLED_REQUEST_BYTES:
             return await reader.readexactly(size)
-        reserved = 0
+        pool = self._pool
+        if not pool.try_allocate(size):
+            reading.waiting_for_pool = True
+            while not pool.try_allocate(size):
+                self._memory_freed.clear()
+                await self._memory_freed.wait()
+            reading.waiting_for_pool = False
         try:
-            if size <= READ_CHUNK_BYTES:
-                await self._reserve(size)
-                reserved = size
-                return await reader.readexactly(size)
-            parts: list[bytes] = []
-            left = size
-            while left:
-                piece = min(left, READ_CHUNK_BYTES)
-                await self._reserve(piece)
-                reserved += piece
-                parts.append(await reader.readexactly(piece))
-                left -= piece
-                self._idle.touch(connection_id, asyncio.get_running_loop().time())
-            return b"".join(parts)
+            return await self._read_into_buffer(reader, size, connection_id, reading)
         finally:
-            self._unreserve(reserved)
+            if pool.pooled(size):
+                pool.release(size)
+                self._memory_freed.set()
+
+    async def _read_into_buffer(
+        self, reader: asyncio.StreamReader, size: int, connection_id: str, reading: RequestRead
+    ) -> bytes:
+        """Read a large request into one buffer of its announced size (never a buffer grown
+        chunk by chunk). Above MAPPED_REQUEST_BYTES it is an anonymous mapping: the kernel
+        gives it pages only as bytes arrive (a bare size prefix costs no memory), and closing
+        it gives them back to the system at once, whatever the allocator would keep. Below, a
+        heap buffer, which the allocator reuses request after request (a fresh mapping's page
+        faults made such requests twice as slow to read). Any bytes read are activity for idle
+        expiry, as in Kafka's selector."""
+        now = asyncio.get_running_loop().time
+        touch = self._idle.touch
+        mapped = size > MAPPED_REQUEST_BYTES
+        buffer = mmap.mmap(-1, size) if mapped else bytearray(size)
+        try:
+            with memoryview(buffer) as view:
+                got = reading.received = 0
+                while got < size:
+                    chunk = await reader.read(min(size - got, READ_CHUNK_BYTES))
+                    if not chunk:  # the caller only needs to know it ended early
+                        raise asyncio.IncompleteReadError(b"", size)
+                    view[got : got + len(chunk)] = chunk
+                    got += len(chunk)
+                    reading.received = got
+                    touch(connection_id, now())
+                return bytes(view)
+        finally:
+            if isinstance(buffer, mmap.mmap):
+                buffer.close()
 
     # ---- one connection ----------------------------------------------------------------
 
@@ -612,6 +605,7 @@ class BrokerServer:
         # answered back to back while every other connection of the process waits. After a
         # slice of work the connection lets the loop run everything else that is ready.
         slice_ends = now() + SLICE_S
+        reading = self._reading[connection_id] = RequestRead()
         try:
             security = self._security
             if security is not None and security.sasl:
@@ -652,11 +646,13 @@ class BrokerServer:
                     log.warning("connection.closing", reason=reason)
                     break
                 idle.touch(connection_id, now())
+                reading.size, reading.received = size, -1
                 try:
-                    frame = await self._read_frame(reader, size, connection_id)
+                    frame = await self._read_frame(reader, size, connection_id, reading)
                 except asyncio.IncompleteReadError:
                     reason = "connection ended inside a request"
                     break
+                reading.size = 0
                 idle.remove(connection_id)  # a request in flight is not idle
                 if session is not None and authenticator is not None:
                     clock = time.monotonic()

@@ -1,27 +1,16 @@
 """Kafka's small text files beside the logs, read and written the way Kafka does.
 
-- `write_partition_metadata` / `read_partition_metadata`: ``<partition dir>/partition.metadata``
-  (Kafka's ``PartitionMetadataFile``, KIP-516): ``version: 0`` and ``topic_id: <base64>``
-  lines, no trailing newline, written to a ``.tmp`` file and renamed into place.
-- `LogStartOffsetCheckpoint`: ``<log dir>/log-start-offset-checkpoint`` (Kafka's
-  ``OffsetCheckpointFile`` as ``LogManager.checkpointLogStartOffsetsInDir`` writes it):
-  version ``0``, the entry count, then ``topic partition offset`` lines. Several zkbroker
-  processes may share one log dir, so every update is read-modify-write under an exclusive
-  ``flock`` on a lock file in the log dir, written to a temp file and renamed (readers never
-  see half a file, so they read without the lock). A parse is cached by the file's identity
-  (inode, size, mtime), so looking an entry up costs one ``stat``.
-- The same class, named `cleaner-offset-checkpoint`, holds the log cleaner's first dirty offset
-  per partition (Kafka's ``LogCleanerManager`` checkpoint, same format).
-- `write_leader_epoch_checkpoint` / `read_leader_epoch_checkpoint`:
-  ``<partition dir>/leader-epoch-checkpoint`` (Kafka's ``LeaderEpochCheckpointFile``: version
-  ``0``, the entry count, ``epoch start-offset`` lines). Written when the log cleaner swaps a
-  segment in: cleaning may drop the first batch of an epoch, so the batch headers alone no
-  longer say where it started (``zkbroker.broker.storage.cleaner``).
-- `flock_exclusive`: the lock helper both use.
+`partition.metadata` (`PartitionMetadataFile`, KIP-516), `log-start-offset-checkpoint` and
+`cleaner-offset-checkpoint` (`OffsetCheckpointFile`, `LogStartOffsetCheckpoint`) and
+`leader-epoch-checkpoint` (`LeaderEpochCheckpointFile`, written when the cleaner swaps a segment
+in: cleaning may drop an epoch's first batch); docs/kafka-behaviour.md §15, "Where a log
+lives". Files are written to a temp file and renamed. Several zkbroker processes may share a
+log dir, so checkpoint updates are read-modify-write under `flock_exclusive`; readers need no
+lock, and a parse is cached by the file's inode, size and mtime.
 
-Deliberately not here: ``recovery-point-offset-checkpoint`` and
-``replication-offset-checkpoint`` (zkbroker rebuilds what they would hold by scanning the
-batch headers at open), and fsync (a mock broker's files need not survive a power cut).
+Not here: `recovery-point-offset-checkpoint` and `replication-offset-checkpoint` (zkbroker
+rebuilds what they hold from the batch headers), fsync (a mock broker's files need not survive
+a power cut).
 """
 
 from __future__ import annotations

@@ -1,36 +1,17 @@
 """Every partition log of one process, and the wake-up of long-polling fetches.
 
-The log belongs to the partition, not to a broker: all brokers of a process share one
-`LogManager`, and with ``--log-dir`` several processes may share one directory (each
-partition directory serialises its writers with a flock, see `PartitionLog.append_lock`).
-Follows Kafka's ``LogManager`` for the directory layout, the ``log-start-offset-checkpoint``
-file and topic deletion, and its retention pass (``cleanupLogs`` calling
-``deleteOldSegments`` on every log).
+All brokers of a process share one `LogManager`; with ``--log-dir`` several processes may share
+its directory (each partition's writers serialise on a flock, `PartitionLog.append_lock`).
+Follows Kafka's ``LogManager`` for the layout, ``log-start-offset-checkpoint``, retention
+(``cleanupLogs``) and topic deletion (docs/kafka-behaviour.md §15, "Where a log lives", "When
+a log directory goes", "Retention"); compaction is `zkbroker.broker.storage.cleaner.clean_log`.
+`wait_for_append` is the long-poll primitive of Fetch (Kafka's ``DelayedFetch`` reduced to
+"something was appended": O(1) per append, waiters re-check; on disk they also poll the
+directory for other processes' appends). A log dir also holds `EMBEDDED_ZOOKEEPER_DIR`, the
+embedded ZooKeeper's data, a name that can never be a partition directory.
 
-`wait_for_append` is the long-poll primitive a Fetch with ``max_wait_ms`` waits on (Kafka's
-``DelayedFetch`` purgatory, reduced to "something was appended somewhere"): a generation
-counter and an ``asyncio.Event`` swapped per append, so an append costs O(1) however many
-fetches wait, and the waiters re-check their own condition. In disk mode the waiters also
-look, at most every 100 ms, at every log's directory and active segment size (a ``stat``
-each) to notice other processes' appends.
-
-Compaction is `zkbroker.broker.storage.cleaner.clean_log`, which the retention task calls per log
-with the topic's configs; the cleaner checkpoint is the log dir's ``cleaner-offset-checkpoint``.
-
-What a log dir holds besides partition directories: the checkpoint files, zkbroker's lock
-files, and `EMBEDDED_ZOOKEEPER_DIR` (``zookeeper/``), the data of the embedded ZooKeeper a
-``zkbroker run --log-dir`` without ``--zookeeper`` keeps there so that a restart serves the
-same topics (a name without Kafka's ``-<partition>`` ending can never be a partition
-directory). Partition directories are never removed but for DeleteTopics: `delete_topic`
-renames each to Kafka's ``<topic>-<partition>.<uuid>-delete`` first (``LogManager.asyncDelete``),
-so the name disappears at once and a crash mid-removal leaves a directory the next start
-finishes removing, never half a partition served again. A directory of another topic id is
-set aside as ``-stray`` (`PartitionLog.open_dir`) and kept; a start logs each one it finds,
-as Kafka's ``LogManager.loadLog`` does ("Loaded stray log"), and never deletes it.
-
-Deliberately not here: recovery points, multiple log dirs (JBOD),
-reassignment between dirs, and deciding retention configs (the caller passes them). Opening
-a log from disk scans its batch headers, proportional to its batch count.
+Not here: recovery points, several log dirs (JBOD), moving logs between dirs, choosing
+retention configs (the caller passes them).
 """
 
 from __future__ import annotations
@@ -46,6 +27,7 @@ from pathlib import Path
 from typing import Final
 
 from zkbroker.broker.log import get_logger
+from zkbroker.broker.protocol.releases import DEFAULT_RELEASE
 from zkbroker.broker.storage.files import CLEANER_OFFSET_CHECKPOINT_FILE, LogStartOffsetCheckpoint
 from zkbroker.broker.storage.partition_log import (
     DEFAULT_SEGMENT_BYTES,
@@ -56,6 +38,7 @@ from zkbroker.broker.storage.partition_log import (
     partition_dir_name,
     set_aside_partition_dir,
 )
+from zkbroker.zk_layout.release import Release
 
 _log = get_logger(__name__)
 
@@ -74,10 +57,13 @@ class LogManager:
         *,
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
         segment_ms: int = DEFAULT_SEGMENT_MS,
+        release: Release = DEFAULT_RELEASE,
     ) -> None:
         self.log_dir = log_dir
         self.segment_bytes = segment_bytes
         self.segment_ms = segment_ms
+        # The emulated release: what a log's producer state keeps when its start moves (§17).
+        self.release = release
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         self._checkpoint: LogStartOffsetCheckpoint | None = None
         self._cleaner_checkpoint: LogStartOffsetCheckpoint | None = None
@@ -142,6 +128,7 @@ class LogManager:
                 topic_id,
                 segment_bytes=self.segment_bytes,
                 segment_ms=self.segment_ms,
+                release=self.release,
                 on_append=self._notify,
             )
         else:
@@ -154,6 +141,7 @@ class LogManager:
                 cleaner_checkpoint=self._cleaner_checkpoint,
                 segment_bytes=self.segment_bytes,
                 segment_ms=self.segment_ms,
+                release=self.release,
                 on_append=self._notify,
             )
         self._logs[key] = log

@@ -23,6 +23,7 @@ from typing import Final
 
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol.records import Batch, RecordBatchV2, iter_batches, read_batches
+from zkbroker.broker.protocol.releases import DEFAULT_RELEASE
 from zkbroker.broker.rules.producer_state import ProducerBatch, ProducerStateTable, last_sequence
 from zkbroker.broker.storage.epoch_cache import LeaderEpochCache
 from zkbroker.broker.storage.files import (
@@ -47,6 +48,7 @@ from zkbroker.broker.storage.segment import (
 )
 from zkbroker.broker.storage.transactions import AbortedTxn, PartitionTransactions
 from zkbroker.broker.storage.types import UNDEFINED_EPOCH, OffsetOutOfRange, TimestampOffset
+from zkbroker.zk_layout.release import Release
 
 _log = get_logger(__name__)
 
@@ -130,6 +132,7 @@ class PartitionLog:
         segment_ms: int,
         on_append: Callable[[], None] | None,
         cleaner_checkpoint: LogStartOffsetCheckpoint | None = None,
+        release: Release = DEFAULT_RELEASE,
     ) -> None:
         self.topic = topic
         self.partition = partition
@@ -149,7 +152,7 @@ class PartitionLog:
         self._epochs = LeaderEpochCache()
         # Idempotent producers' sequences (`zkbroker.broker.rules.producer_state`), kept by the
         # index.
-        self.producers = ProducerStateTable()
+        self.producers = ProducerStateTable(release)
         # Ongoing and aborted transactions (`zkbroker.broker.storage.transactions`), kept by the
         # index.
         self.transactions = PartitionTransactions()
@@ -170,6 +173,7 @@ class PartitionLog:
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
         segment_ms: int = DEFAULT_SEGMENT_MS,
         on_append: Callable[[], None] | None = None,
+        release: Release = DEFAULT_RELEASE,
     ) -> PartitionLog:
         log = cls(
             topic,
@@ -180,6 +184,7 @@ class PartitionLog:
             segment_bytes=segment_bytes,
             segment_ms=segment_ms,
             on_append=on_append,
+            release=release,
         )
         log._add_segment(Segment(0, MemoryStore()))
         return log
@@ -197,6 +202,7 @@ class PartitionLog:
         segment_ms: int = DEFAULT_SEGMENT_MS,
         on_append: Callable[[], None] | None = None,
         cleaner_checkpoint: LogStartOffsetCheckpoint | None = None,
+        release: Release = DEFAULT_RELEASE,
     ) -> PartitionLog:
         """Open (or create) ``<log_dir>/<topic>-<partition>``. A directory whose
         ``partition.metadata`` names another topic id is renamed aside (``-stray``, see the
@@ -242,6 +248,7 @@ class PartitionLog:
             segment_ms=segment_ms,
             on_append=on_append,
             cleaner_checkpoint=cleaner_checkpoint,
+            release=release,
         )
         log._lock_fd = lock_fd  # held since the check above
         try:
@@ -342,7 +349,7 @@ class PartitionLog:
         self._log_end_offset = self._compute_log_end_offset()
         if self._log_end_offset < self.producers.synced_to:
             # Another log under the same name (recreated topic): its producers are not ours.
-            self.producers = ProducerStateTable()
+            self.producers = ProducerStateTable(self.producers.release)
             self.transactions = PartitionTransactions()
             for seg in self._segments:
                 scan_from = Segment(seg.base_offset, seg.store)
@@ -723,7 +730,7 @@ class PartitionLog:
             if offset > self._log_start_offset:
                 self._log_start_offset = offset
                 self._epochs.truncate_from_start(offset)
-                self.producers.truncate_below(offset)
+                self._producers_below(offset)
                 self._delete_segments(self._count_deletable(self._start_offset_breached))
                 self._persist_log_start_offset()
             return self._log_start_offset
@@ -787,10 +794,16 @@ class PartitionLog:
         if self._segments[0].base_offset > self._log_start_offset:
             self._log_start_offset = self._segments[0].base_offset
             self._epochs.truncate_from_start(self._log_start_offset)
-            self.producers.truncate_below(self._log_start_offset)
+            self._producers_below(self._log_start_offset)
         self._persist_log_start_offset()
         self._stamp_directory()
         return freed
+
+    def _producers_below(self, log_start_offset: int) -> None:
+        """The log start offset rose: producer state follows the release's rule, and before
+        2.4 a dropped producer's open transaction goes with it (``truncateHead``)."""
+        for producer_id in self.producers.truncate_below(log_start_offset):
+            self.transactions.forget_producer(producer_id)
 
     def _persist_log_start_offset(self) -> None:
         """Kafka checkpoints a log start offset only when it is above the first segment's
@@ -1003,7 +1016,7 @@ class PartitionLog:
         if lso != self._log_start_offset:
             self._log_start_offset = lso
         self._epochs.truncate_from_start(lso)
-        self.producers.truncate_below(lso)
+        self._producers_below(lso)
 
     def _stamp_directory(self) -> None:
         if self.directory is not None:

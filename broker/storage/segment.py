@@ -1,25 +1,15 @@
-"""One log segment: where its bytes live (memory or a ``.log`` file) and its batch index.
+"""One log segment: where its bytes live (memory or a `.log` file) and its batch index.
 
-A segment holds whole batches from ``base_offset`` on. Its index is four compact arrays and
-a bytearray, one slot per batch (about 29 bytes a batch): file position, last offset, max
-timestamp, partition leader epoch and magic. That is everything a read (which batch holds an
-offset), a timestamp lookup (which batches can hold a timestamp) and the epoch cache need,
-without one Python object per batch. Kafka keeps a sparse ``.index`` / ``.timeindex`` per
-segment (``LogSegment``, ``OffsetIndex``, ``TimeIndex``); a dense in-memory index answers the
-same questions exactly and needs no files.
+A segment holds whole batches from `base_offset` on. Its index is dense and in memory: four
+arrays and a bytearray, one slot per batch (about 29 bytes: position, last offset, max
+timestamp, leader epoch, magic), which answers what Kafka's sparse `.index` / `.timeindex`
+files answer (docs/kafka-behaviour.md §15), exactly and without one object per batch.
+`MemoryStore` keeps the bytes in chunks, `FileStore` in Kafka's `<base offset>.log`
+(`os.write`, `os.pread`); `scan_store` indexes what a store holds beyond its index, stopping
+at a partial batch (only a lock holder may trim it).
 
-- `MemoryStore`: the bytes in memory, in chunks (a produced batch stays the object it came in).
-- `FileStore`: Kafka's ``<base offset, 20 digits>.log`` file, written with ``os.write`` and
-  read with ``os.pread`` (the bytes are never all in memory).
-- `Segment`: a store and its index; `Segment.index_bytes` scans batch headers
-  (``zkbroker.broker.protocol.records.iter_batches``) and appends them to the index.
-- `scan_store`: index what a store holds beyond what is indexed, in chunks, stopping at a
-  partial batch (the caller decides whether to trim it: only a lock holder may).
-
-Deliberately not here: CRC checks at scan (Kafka's recovery checks CRCs only for unflushed
-segments after an unclean shutdown; zkbroker trusts its own writes), ``.index`` /
-``.timeindex`` / ``.txnindex`` / ``.snapshot`` files, roll decisions and offsets across
-segments (``partition_log``).
+Not here: CRC checks at scan (zkbroker trusts its own writes), `.index` / `.timeindex` /
+`.txnindex` / `.snapshot` files, roll decisions and offsets across segments (`partition_log`).
 """
 
 from __future__ import annotations

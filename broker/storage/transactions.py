@@ -1,25 +1,15 @@
 """A partition's transactions: ongoing ones, the last stable offset, and aborted ones for Fetch.
 
-Follows Kafka 3.9's storage module as ``UnifiedLog.append`` uses it (docs/kafka-behaviour.md
-§17): ``ProducerStateManager`` (``ongoingTxns`` by first offset, ``firstUnstableOffset``,
-``lastStableOffset(completedTxn)``), ``ProducerAppendInfo`` (a transactional batch opens its
-producer's transaction; an end marker closes it, and a marker with no data before it completes
-nothing; the coordinator-epoch and non-transactional-write checks with Kafka's messages) and
-``TransactionIndex`` (one ``AbortedTxn`` per aborted transaction, in marker order, searched by
-``collectAbortedTxns`` with its early stop once an entry's last stable offset reaches the upper
-bound). `append_end_txn_marker` writes a COMMIT/ABORT control batch
-(``zkbroker.broker.protocol.records.control``) at the log end and records it.
+Follows Kafka 3.9's `ProducerStateManager`, `ProducerAppendInfo` and `TransactionIndex` as
+`UnifiedLog.append` uses them (docs/kafka-behaviour.md §17, "The partition's side");
+`append_end_txn_marker` writes a COMMIT/ABORT control batch at the log end. `PartitionLog`
+feeds it every transactional v2 batch in offset order (appends, other processes' batches,
+rebuilds) from its index callback; the log cleaner reads the aborted index and keeps the
+entries whose marker stayed (`keep_aborted_between`).
 
-How it is used: ``PartitionLog`` observes every transactional v2 batch in offset order from its
-index callback (appends, other processes' batches, rebuilds) and holds the state as
-``PartitionLog.transactions``; a non-transactional batch costs one flag test there. The log
-cleaner (``zkbroker.broker.storage.cleaner``) reads the aborted index to drop aborted records and,
-after rewriting segments, keeps only the entries whose marker stayed (`keep_aborted_between`).
-
-Deliberately not here: the producer epoch and sequence checks
-(``zkbroker.broker.rules.producer_state``, which also takes the epoch an end marker carries),
-``.txnindex`` files and snapshots (the state is rebuilt by observing batches), KIP-890's
-partition-leader verification, and deciding when a marker is written (the transaction coordinator).
+Not here: producer epoch and sequence checks (`zkbroker.broker.rules.producer_state`),
+`.txnindex` files and snapshots (rebuilt by observing batches), KIP-890's partition-leader
+verification, and when a marker is written (the transaction coordinator).
 """
 
 from __future__ import annotations
@@ -159,6 +149,12 @@ class PartitionTransactions:
         only ``kept`` remain (the cleaned segment's ``.txnindex``,
         ``zkbroker.broker.storage.cleaner``)."""
         self.aborted = [t for t in self.aborted if not lo <= t.last_offset < hi or t in kept]
+
+    def forget_producer(self, producer_id: int) -> None:
+        """Its producer state was dropped (a log start passing it before 2.4): its open
+        transaction no longer holds the LSO back, and its coordinator epoch is forgotten."""
+        self.ongoing.pop(producer_id, None)
+        self.coordinator_epochs.pop(producer_id, None)
 
     def drop_segments_below(self, first_segment_base: int) -> None:
         """Retention deleted the segments below this base: their index entries (the ones whose

@@ -8,10 +8,14 @@ answer and decodes it. Tests use it where a client library cannot send what the 
 from __future__ import annotations
 
 import socket
-import struct
 from typing import Any
 
 from zkbroker.broker.protocol import RequestHeader, decode_response, encode_request
+from zkbroker.broker.protocol.framing import SIZE_BYTES, frame_size, size_prefixed
+
+# A test client trusts the broker under test; the bound only stops a corrupt size prefix from
+# making it wait for gigabytes.
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 
 
 class WireClient:
@@ -43,14 +47,13 @@ class WireClient:
             client_id=self.client_id,
         )
         payload = encode_request(header, body)
-        return self._correlation, struct.pack(">i", len(payload)) + payload
+        return self._correlation, size_prefixed(payload)
 
     def send_raw(self, data: bytes) -> None:
         self.sock.sendall(data)
 
     def recv_frame(self) -> bytes:
-        size = struct.unpack(">i", self._read(4))[0]
-        return self._read(size)
+        return self._read(frame_size(self._read(SIZE_BYTES), MAX_RESPONSE_BYTES, what="response"))
 
     def request(self, version: int, body: Any) -> Any:
         correlation, data = self.frame(body.API_KEY, version, body)

@@ -9,7 +9,11 @@ on nothing under ``tests/`` and defines no fixtures itself yet (the fixtures in
 1. ``$ZKBROKER_TEST_ZOOKEEPER`` (``host:port``): an already running ZooKeeper,
    used as is and never stopped ("external");
 2. a ``zookeeper:3.8`` container through testcontainers, when a Docker engine
-   answers ("container");
+   answers ("container"); the address testcontainers picks is probed with the
+   container's other addresses, and when none accepts a connection within
+   ``CONTAINER_REACH_TIMEOUT`` the container is dropped at once, the warning
+   naming ``TESTCONTAINERS_CONNECTION_MODE`` (or ``TESTCONTAINERS_RYUK_DISABLED``
+   when Ryuk could not start);
 3. :class:`zkbroker.broker.zookeeper.embedded.EmbeddedZooKeeper`, a JVM on this machine ("local").
 
 Tests are isolated by chroot (:func:`fresh_chroot`) instead of by restarting
@@ -28,6 +32,7 @@ import contextlib
 import importlib.util
 import os
 import secrets
+import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -62,6 +67,10 @@ ZOOKEEPER_IMAGE = "zookeeper:3.8"
 CHROOT_PREFIX = "/zkbroker-test-"
 CONTAINER_CLIENT_PORT = 2181
 CONTAINER_READY_TIMEOUT = 60.0
+# When no address of the container accepts even a TCP connection for this long, the container
+# is given up at once (and the local ZooKeeper used) instead of after CONTAINER_READY_TIMEOUT.
+CONTAINER_REACH_TIMEOUT = 8.0
+CONTAINER_PROBE_TIMEOUT = 0.5
 DOCKER_PING_TIMEOUT = 2.0
 # docker-py's own default when neither DOCKER_HOST nor a context names a host.
 _DEFAULT_DOCKER_SOCKET = Path("/var/run/docker.sock")
@@ -213,26 +222,82 @@ def _start_container() -> ZooKeeperEndpoint:
         .with_env("ZOO_MAX_CLIENT_CNXNS", "0")
         .with_env("ZK_SERVER_HEAP", "256")
     )
-    container.start()
+    try:
+        container.start()
+    except Exception as exc:
+        raise ZooKeeperStartError(_start_failure_hint(exc)) from exc
     try:
         host = container.get_container_host_ip()
         port = int(container.get_exposed_port(CONTAINER_CLIENT_PORT))
-        deadline = time.monotonic() + CONTAINER_READY_TIMEOUT
-        # Docker's port proxy accepts connections before ZooKeeper listens,
-        # so "connectable" is not "ready"; is_serving asks ZooKeeper itself.
-        while not is_serving(host, port):
-            if time.monotonic() > deadline:
-                stdout, stderr = container.get_logs()
-                tail = (stdout + stderr).decode("utf-8", errors="replace")[-4000:]
-                raise ZooKeeperStartError(
-                    f"the {ZOOKEEPER_IMAGE} container did not answer ruok on {host}:{port} "
-                    f"within {CONTAINER_READY_TIMEOUT:g} s; its log ends with:\n{tail}"
-                )
+        candidates = [(host, port), *_other_addresses(container, port)]
+        started = time.monotonic()
+        while True:
+            # Docker's port proxy accepts connections before ZooKeeper listens, so
+            # "connectable" is not "ready"; is_serving asks ZooKeeper itself.
+            for candidate in candidates:
+                if is_serving(*candidate):
+                    return ZooKeeperEndpoint(
+                        "{}:{}".format(*candidate), "container", _once(container.stop)
+                    )
+            elapsed = time.monotonic() - started
+            if elapsed > CONTAINER_READY_TIMEOUT or (
+                elapsed > CONTAINER_REACH_TIMEOUT
+                and not any(_connectable(*candidate) for candidate in candidates)
+            ):
+                raise ZooKeeperStartError(_not_ready_message(container, candidates, elapsed))
             time.sleep(0.1)
     except BaseException:
         container.stop()
         raise
-    return ZooKeeperEndpoint(f"{host}:{port}", "container", _once(container.stop))
+
+
+def _other_addresses(container: Any, port: int) -> list[tuple[str, int]]:
+    """Where else the container's client port may answer when the address testcontainers
+    picked does not (its gateway IP inside a container whose bridge is not reachable)."""
+    found: list[tuple[str, int]] = [("127.0.0.1", port)]
+    with contextlib.suppress(Exception):
+        wrapped = container.get_wrapped_container()
+        wrapped.reload()
+        networks = wrapped.attrs["NetworkSettings"]["Networks"] or {}
+        for network in networks.values():
+            if network.get("IPAddress"):
+                found.append((network["IPAddress"], CONTAINER_CLIENT_PORT))
+    return found
+
+
+def _connectable(host: str, port: int, timeout: float = CONTAINER_PROBE_TIMEOUT) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _start_failure_hint(exc: BaseException) -> str:
+    from testcontainers.core.config import testcontainers_config
+
+    text = f"the {ZOOKEEPER_IMAGE} container did not start: {exc!r}"
+    if not testcontainers_config.ryuk_disabled and "ryuk" in text.lower():
+        text += (
+            "; on engines without testcontainers' Ryuk image set TESTCONTAINERS_RYUK_DISABLED=true"
+        )
+    return text
+
+
+def _not_ready_message(container: Any, candidates: list[tuple[str, int]], elapsed: float) -> str:
+    stdout, stderr = container.get_logs()
+    tail = (stdout + stderr).decode("utf-8", errors="replace")[-4000:]
+    tried = ", ".join(f"{host}:{port}" for host, port in candidates)
+    if elapsed <= CONTAINER_READY_TIMEOUT:
+        why = (
+            f"none of {tried} accepted a connection within {CONTAINER_REACH_TIMEOUT:g} s: "
+            "this process cannot reach the container the way testcontainers picked; set "
+            "TESTCONTAINERS_CONNECTION_MODE (docker_host, gateway_ip or bridge_ip) to the one "
+            f"that works here, or {TEST_ZOOKEEPER_ENV}=host:port"
+        )
+    else:
+        why = f"no ZooKeeper answered ruok on {tried} within {CONTAINER_READY_TIMEOUT:g} s"
+    return f"the {ZOOKEEPER_IMAGE} container is not usable: {why}; its log ends with:\n{tail}"
 
 
 def _start_local(container_error: BaseException | None) -> ZooKeeperEndpoint:

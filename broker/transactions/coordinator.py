@@ -114,9 +114,6 @@ class _TxnShard:
     replayed into its ids (``zkbroker.broker.transactions.loading``); ids found in
     PrepareCommit/PrepareAbort get their markers written once loaded."""
 
-    # A failed inline replay leaves the partition LOADING (as before the runtime was shared).
-    register_before_inline_replay = True
-
     def __init__(self, coordinator: TransactionCoordinator) -> None:
         self._c = coordinator
 
@@ -436,8 +433,10 @@ class TransactionCoordinator:
         directly, another broker of this process through its coordinator, a broker elsewhere
         through AddPartitionsToTxn v4 ``verify_only`` on its inter-broker listener. Codes are
         the coordinator's as it answers them; mapping them for the producer (Kafka's
-        ``AddPartitionsToTxnManager``) is the caller's. An unknown or unreachable coordinator
-        answers COORDINATOR_NOT_AVAILABLE."""
+        ``AddPartitionsToTxnManager``) is the caller's. An unknown coordinator answers
+        COORDINATOR_NOT_AVAILABLE, an unreachable one NETWORK_EXCEPTION (a disconnect or
+        timeout there), a refused login its SASL error (UNKNOWN_SERVER_ERROR for TLS:
+        ``Errors.forException``)."""
         partition = self.partition_for(transactional_id)
         if partition is None:
             return dict.fromkeys(partitions, ec.COORDINATOR_NOT_AVAILABLE)
@@ -475,10 +474,14 @@ class TransactionCoordinator:
             response = await self._verify_peers.send(*endpoint, 4, request)
         except peer_client.PeerAuthenticationFailed as e:
             self._log.error("txn.verify_failed", coordinator=leader, error=e.error, message=str(e))
-            return dict.fromkeys(partitions, ec.COORDINATOR_NOT_AVAILABLE)
+            # Errors.forException: the SASL errors have codes; a TLS failure has none.
+            code = getattr(ec, e.error, None)
+            if not isinstance(code, int):
+                code = ec.UNKNOWN_SERVER_ERROR
+            return dict.fromkeys(partitions, code)
         except peer_client.PeerUnavailable as e:
             self._log.warning("txn.verify_unreachable", coordinator=leader, error=str(e))
-            return dict.fromkeys(partitions, ec.COORDINATOR_NOT_AVAILABLE)
+            return dict.fromkeys(partitions, ec.NETWORK_EXCEPTION)
         if response.error_code != ec.NONE:
             return dict.fromkeys(partitions, response.error_code)
         answers: dict[TopicPartition, int] = {}
@@ -538,10 +541,13 @@ class TransactionCoordinator:
             partitions=len(meta.partitions),
             from_client=from_client,
         )
+        # Checked against the request's id and epoch, not the transit's: before 2.6 a newer
+        # epoch passes the first check, PrepareCommit/PrepareAbort is written with the stored
+        # one, and this check refuses it (no markers follow until the log is loaded again).
         complete = decide.end_txn_appended(
             meta,
-            result.transit.producer_id,
-            result.transit.producer_epoch,
+            producer_id,
+            producer_epoch,
             commit,
             epoch_at_append,
             held.epoch,

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,6 +52,7 @@ from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import RequestHeader, decode_response, encode_request
 from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.protocol.framing import SIZE_BYTES, FrameRefused, frame_size, size_prefixed
 from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
 from zkbroker.broker.protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from zkbroker.broker.protocol.messages.sasl_handshake import SaslHandshakeRequest
@@ -290,14 +290,16 @@ class PeerClient:
 
     @staticmethod
     async def _write(conn: _Connection, payload: bytes) -> None:
-        conn.writer.write(struct.pack(">i", len(payload)) + payload)
+        conn.writer.write(size_prefixed(payload))
         await conn.writer.drain()
 
     @staticmethod
     async def _read(conn: _Connection) -> bytes:
-        size = struct.unpack(">i", await conn.reader.readexactly(4))[0]
-        if not 0 <= size <= _MAX_RESPONSE_BYTES:
-            raise PeerUnavailable(f"invalid response size {size}")
+        prefix = await conn.reader.readexactly(SIZE_BYTES)
+        try:
+            size = frame_size(prefix, _MAX_RESPONSE_BYTES, what="response")
+        except FrameRefused as e:
+            raise PeerUnavailable(e.reason) from None
         return await conn.reader.readexactly(size)
 
     # ---- SASL (Kafka's SaslClientAuthenticator) ----------------------------------------

@@ -1,47 +1,22 @@
 """Run a throw-away, single-node ZooKeeper server as a child JVM process.
 
-zkbroker keeps all of its state in a real ZooKeeper. For tests, demos and
-``zkbroker`` started without ``--zookeeper``, this module finds a ZooKeeper
-installation (``$ZOOKEEPER_HOME``, else Debian's ``zookeeper`` package in
-``/usr/share/java``) and a ``java`` (``$JAVA_HOME``, else ``PATH``), writes a
-``zoo.cfg`` into a data directory, starts ``QuorumPeerMain`` on a free
-127.0.0.1 port in its own process group, waits until it serves requests, and
-stops it again (also at interpreter exit).
+For tests, demos and `zkbroker` started without `--zookeeper`: finds ZooKeeper
+(`$ZOOKEEPER_HOME`, else Debian's package) and `java` (`$JAVA_HOME`, else `PATH`), writes a
+`zoo.cfg`, starts `QuorumPeerMain` on a free loopback port, waits until it serves, and stops it
+(also at exit). A watchdog ends the JVM when this process dies, even by SIGKILL; a given
+`data_dir` is kept across stops and locked (`ZooKeeperDataDirInUseError` for a second server).
+Only the four-letter words `ruok`, `srvr` and `conf` are allowed (docs/kafka-behaviour.md §19).
 
-The JVM ends with the process that started it, also when that process is killed with
-SIGKILL: it is started through ``/bin/sh``, which forks a watchdog subshell and then
-``exec``-s the JVM (so the child's pid *is* the JVM's). The watchdog blocks reading a pipe
-whose only write end this process holds (close-on-exec, and closed in forked children);
-when the pipe reaches end-of-file, because this process stopped the server or died, it sends
-the JVM SIGTERM, and SIGKILL 10 s later if it is still there. A pipe does not care which
-thread started the child, unlike ``PR_SET_PDEATHSIG`` (which fires when the forking *thread*
-exits: `astart` forks from a worker thread), and it costs one ``sh`` fork at start.
-
-A given ``data_dir`` (``zkbroker run --log-dir D`` keeps the cluster in ``D/zookeeper``) is
-kept across stops, and only one server may use it at a time: `start` takes an exclusive
-``flock`` on ``.zkbroker-zookeeper.lock`` in it, which the JVM and its watchdog inherit, so
-the lock is held until the last of them is gone, and a second server on the same directory
-is refused with `ZooKeeperDataDirInUseError` naming the process that holds it.
-
-What it deliberately does not do:
-
-* no ensembles or TLS: it is one standalone server on loopback (znode ACLs and digest
-  authentication are ZooKeeper's own and work; ``zkbroker.zk_layout.store.client``); SASL only as
-  DIGEST-MD5 for the users given (``sasl_users``: a JAAS ``Server`` section), no Kerberos;
-* no durability against power loss: ``forceSync=no`` (a killed process loses nothing, the
-  page cache has it); by default the data lives in a temporary directory deleted on stop;
-* no downloading or installing of ZooKeeper or Java: when either is missing it
-  raises :class:`ZooKeeperNotFoundError`, whose message says how to install it;
-* no ZooKeeper client protocol: callers use kazoo. Only the four-letter-word
-  commands (``ruok``, ``srvr``, ``conf``) are spoken here, for health checks, and
-  ``4lw.commands.whitelist`` allows only those three (docs/kafka-behaviour.md §19);
-* no Windows support: stopping relies on POSIX process groups and signals.
+Not here: ensembles, TLS, Kerberos (SASL only as DIGEST-MD5 for `sasl_users`), durability
+against power loss (`forceSync=no`), installing ZooKeeper or Java (`ZooKeeperNotFoundError`
+says how), the client protocol (kazoo, `zkbroker.zk_layout.store.client`), Windows.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import contextlib
 import fcntl
 import os
@@ -56,10 +31,11 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Final, Self
-from xml.sax.saxutils import escape as xml_escape
 
+from zkbroker.broker.asyncutil import AsyncStartStop, StartStop
+from zkbroker.broker.jvm import class_archive
+from zkbroker.broker.jvm.class_archive import ArchivePlan
 from zkbroker.broker.log import get_logger
 
 __all__ = [
@@ -91,6 +67,11 @@ LOOPBACK = "127.0.0.1"
 DEFAULT_SYSTEM_JAR_DIRS: tuple[str, ...] = ("/usr/share/java",)
 DEFAULT_START_TIMEOUT = 30.0
 DEFAULT_HEAP = "256m"
+# How often a starting server is asked whether it serves: a refused connection costs
+# microseconds, and a JVM with its class archive serves within a few hundred milliseconds.
+READY_POLL_S = 0.005
+#: The label of the server's class-data archive (`zkbroker.broker.jvm.class_archive`).
+CLASS_ARCHIVE_LABEL: Final = "zookeeper"
 STOP_GRACE_SECONDS = 10.0
 QUORUM_PEER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 
@@ -376,6 +357,9 @@ def render_log4j_properties(log_file: str | os.PathLike[str]) -> str:
 
 def render_logback_xml(log_file: str | os.PathLike[str]) -> str:
     """Render a logback configuration (ZooKeeper 3.8+) that writes only to ``log_file``."""
+    # Imported here: it pulls in urllib and http.client, a cost on the way to the JVM's start.
+    from xml.sax.saxutils import escape as xml_escape
+
     path = xml_escape(os.fspath(log_file))
     return (
         "<configuration>\n"
@@ -403,9 +387,11 @@ def build_java_command(
     heap: str = DEFAULT_HEAP,
     max_buffer_bytes: int | None = None,
     jaas_config: str | os.PathLike[str] | None = None,
+    jvm_options: Sequence[str] = (),
 ) -> list[str]:
     """Return the argv that starts ZooKeeper with ``config_file`` (and, when given, a
-    ``jute.maxbuffer`` other than ZooKeeper's 0xfffff, and a JAAS file for SASL)."""
+    ``jute.maxbuffer`` other than ZooKeeper's 0xfffff, a JAAS file for SASL, and more JVM
+    options such as the class-data archive's)."""
     # The server refuses (drops the connection of) any request packet larger than this.
     jute = [] if max_buffer_bytes is None else [f"-Djute.maxbuffer={max_buffer_bytes}"]
     jaas = (
@@ -424,6 +410,7 @@ def build_java_command(
         "-XX:TieredStopAtLevel=1",
         # Otherwise a SIGKILLed JVM leaves /tmp/hsperfdata_<user>/<pid> behind.
         "-XX:-UsePerfData",
+        *jvm_options,
         "-Djava.awt.headless=true",
         # Whichever SLF4J binding is on the classpath finds its own file, and
         # neither falls back to a console appender on our stdout.
@@ -542,7 +529,9 @@ def _file_size(path: Path) -> int:
 # the group's SIGTERM from `stop`, blocks until EOF, then signals $$, the JVM that the
 # shell became with `exec`, until it is gone or a zombie (an init that does not reap
 # orphans must not keep the watchdog, and the data dir lock it holds, for the whole
-# grace). dash allows only one-digit fds in redirections, hence 3.
+# grace). dash allows only one-digit fds in redirections, hence 3. A pipe rather than
+# PR_SET_PDEATHSIG, which fires when the forking *thread* exits (`astart` forks from a worker
+# thread); it also covers this process being SIGKILLed.
 _WATCHDOG_SCRIPT: Final = f"""exec 3<&0 </dev/null
 (
   trap '' TERM INT HUP
@@ -696,7 +685,19 @@ class _PortTaken(Exception):
     """Internal: the JVM exited because another process owns the port."""
 
 
-class EmbeddedZooKeeper:
+class _ArchiveFailed(Exception):
+    """Internal: the JVM exited at start while given a class-data archive."""
+
+
+class _ExitedEarly(ZooKeeperStartError):
+    """Internal: the JVM exited before it served."""
+
+
+class _Aborted(ZooKeeperStartError):
+    """`stop()` was called while the server was starting."""
+
+
+class EmbeddedZooKeeper(StartStop, AsyncStartStop):
     """A standalone ZooKeeper in a child JVM, listening on 127.0.0.1.
 
     ``port=None`` picks a free port; ``data_dir=None`` makes a temporary
@@ -704,9 +705,12 @@ class EmbeddedZooKeeper:
     server can be restarted on the same data). ``classpath`` and ``java``
     skip discovery; ``system_jar_dirs`` is where Debian-style jars are looked
     for when ``$ZOOKEEPER_HOME`` does not name a distribution.
+    ``class_archive``: the JVM's class-data archive (`zkbroker.broker.jvm.class_archive`) in
+    the default folder (True), in the folder given, or none (False).
 
     Usable as a (sync or async) context manager. Any instance still running
-    at interpreter exit is stopped by an atexit hook.
+    at interpreter exit is stopped by an atexit hook. `start_soon` starts it in the
+    background; `stop` during a start ends the start.
     """
 
     def __init__(
@@ -721,8 +725,12 @@ class EmbeddedZooKeeper:
         heap: str = DEFAULT_HEAP,
         max_buffer_bytes: int | None = None,
         sasl_users: Mapping[str, str] | None = None,
+        class_archive: bool | str | os.PathLike[str] = True,
     ) -> None:
         self._requested_port = port
+        self._class_archive = class_archive
+        # The archive the running (or starting) JVM maps or writes.
+        self._archive: ArchivePlan | None = None
         self._max_buffer_bytes = max_buffer_bytes
         # SASL DIGEST-MD5 users (zkbroker's --zookeeper-auth sasl); None: no SASL.
         self._sasl_users = dict(sasl_users) if sasl_users else None
@@ -743,6 +751,29 @@ class EmbeddedZooKeeper:
         # The watchdog pipe's write end (while the JVM runs) and a given data dir's lock.
         self._lifeline: int | None = None
         self._lock_fd: int | None = None
+        # A start_soon() not yet waited for by start()/astart(), and stop()'s request to end
+        # a start in progress (set before it waits for the start's lock).
+        self._starting: concurrent.futures.Future[Self] | None = None
+        self._abort = threading.Event()
+
+    def _options(self) -> tuple[object, ...]:
+        return (
+            self._requested_port,
+            self._requested_data_dir,
+            self._classpath,
+            self._java,
+            self._system_jar_dirs,
+            self._start_timeout,
+            self._heap,
+            self._max_buffer_bytes,
+            self._sasl_users,
+            self._class_archive,
+        )
+
+    def configured_as(self, **options: object) -> bool:
+        """Whether this instance was made with these constructor options (the defaults for
+        the rest): whether a server started early (`start_soon`) is the one a caller wants."""
+        return self._options() == EmbeddedZooKeeper(**options)._options()  # type: ignore[arg-type]
 
     # -- properties ---------------------------------------------------------
 
@@ -786,33 +817,74 @@ class EmbeddedZooKeeper:
     # -- lifecycle ----------------------------------------------------------
 
     def start(self) -> Self:
-        """Start ZooKeeper and block until it serves requests.
+        """Start ZooKeeper and block until it serves requests (after `start_soon`: wait for
+        that start).
 
         Raises:
             ZooKeeperNotFoundError: Java or ZooKeeper is not installed.
-            ZooKeeperStartError: the JVM exited or did not answer within ``start_timeout``.
+            ZooKeeperStartError: the JVM exited or did not answer within ``start_timeout``,
+                or `stop` was called meanwhile.
         """
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            return starting.result()
+        self._abort.clear()
+        return self._start()
+
+    def start_soon(self) -> None:
+        """Begin `start` in a background thread and return at once: the caller prepares the
+        rest while the JVM comes up, then `start()`/`astart()` waits for it (raising what it
+        raised). If nothing waits, `stop` (or the exit hook) ends it."""
+        if self._starting is not None:
+            raise ZooKeeperError(f"already starting: {self!r}")
+        future: concurrent.futures.Future[Self] = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                # mypy sees EmbeddedZooKeeper, not Self, inside this closure.
+                future.set_result(self._start())  # type: ignore[arg-type]
+            except BaseException as exc:
+                future.set_exception(exc)
+
+        self._starting = future
+        self._abort.clear()
+        # Known to the exit hook from now on: a start nobody waits for is ended there.
+        with _running_lock:
+            _running.add(self)
+        threading.Thread(target=run, name="zookeeper-start", daemon=True).start()
+
+    def _start(self) -> Self:
         with self._lock:
             if self._process is not None:
                 raise ZooKeeperError(f"already started: {self!r}")
+            if self._abort.is_set():
+                with _running_lock:
+                    _running.discard(self)
+                raise _Aborted("stopped before it started")
             java, classpath = self._resolve_runtime()
             data_dir = self._make_data_dir()
             try:
                 if not self._owns_data_dir:
                     self._lock_fd = _lock_data_dir(data_dir)
+                self._archive = self._plan_archive(java, classpath)
                 self._launch_with_retries(java, classpath, data_dir)
             except BaseException:
                 self._port = self._requested_port
                 self._release_data_dir_lock()
                 self._remove_data_dir_if_owned()
+                self._finish_archive(None)
+                with _running_lock:
+                    _running.discard(self)
                 raise
         return self
 
     def stop(self) -> None:
         """Stop ZooKeeper (SIGTERM, SIGKILL after 10 s) and remove a temporary data dir.
 
-        Idempotent; a never-started instance is a no-op.
+        Idempotent; a never-started instance is a no-op. A start in progress (another
+        thread's) is ended: it raises `ZooKeeperStartError`.
         """
+        self._abort.set()
         with self._lock:
             process = self._process
             if process is None:
@@ -821,6 +893,7 @@ class EmbeddedZooKeeper:
             forced = _terminate(process)
             _close_lifeline(self._lifeline)
             self._lifeline = None
+            self._finish_archive(None if forced else process.returncode)
             self._release_data_dir_lock()
             log.info(
                 "zookeeper.stopped",
@@ -838,34 +911,16 @@ class EmbeddedZooKeeper:
 
     async def astart(self) -> Self:
         """:meth:`start` in a worker thread, so the event loop keeps running."""
-        await asyncio.to_thread(self.start)
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            return await asyncio.wrap_future(starting)
+        self._abort.clear()
+        await asyncio.to_thread(self._start)
         return self
 
     async def astop(self) -> None:
         """:meth:`stop` in a worker thread, so the event loop keeps running."""
         await asyncio.to_thread(self.stop)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> Self:
-        return await self.astart()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.astop()
 
     # -- internals ----------------------------------------------------------
 
@@ -915,13 +970,70 @@ class EmbeddedZooKeeper:
     def _launch_with_retries(self, java: str, classpath: str, data_dir: Path) -> None:
         # Only a port we picked ourselves may be swapped for another one.
         attempts = 1 if self._requested_port is not None else 3
-        for attempt in range(1, attempts + 1):
+        attempt = 1
+        while True:
             port = self._requested_port or pick_free_port()
             try:
                 self._launch(java, classpath, data_dir, port, may_retry=attempt < attempts)
                 return
             except _PortTaken:
                 log.warning("zookeeper.port_taken_retrying", port=port, attempt=attempt)
+                attempt += 1
+            except _ArchiveFailed:
+                # The archive must never cost a start (a damaged one can crash the JVM
+                # while it maps it): drop it and start without.
+                self._drop_archive("the JVM exited at start with it")
+
+    # -- the class-data archive -----------------------------------------------
+
+    def _plan_archive(self, java: str, classpath: str) -> ArchivePlan | None:
+        setting = self._class_archive
+        if setting is False:
+            return None
+        folder = class_archive.default_folder() if setting is True else os.fspath(setting)
+        try:
+            return class_archive.plan(
+                folder,
+                CLASS_ARCHIVE_LABEL,
+                class_archive.file_stamps(classpath.split(os.pathsep)),
+                java=java,
+                event="zookeeper.class_archive",
+                quiet=True,
+                # Checked as mapped (CRCs): a damaged archive is ignored, not trusted.
+                verify=True,
+            )
+        except Exception as exc:  # only ever a shortcut: never a reason not to start
+            log.debug("zookeeper.class_archive.unavailable", error=repr(exc))
+            return None
+
+    def _drop_archive(self, reason: str) -> None:
+        archive, self._archive = self._archive, None
+        if archive is None:
+            return
+        if archive.writing is None:
+            class_archive.discard(archive, reason)
+        else:
+            class_archive.publish(archive, False)
+
+    def _check_archive_mapped(self, pid: int) -> None:
+        # The JVM ignores an archive it cannot use (another build, a jar changed since, a
+        # CRC that fails): dropped, so that the next start writes a new one.
+        archive = self._archive
+        if (
+            archive is not None
+            and archive.writing is None
+            and class_archive.mapped_by(pid, archive) is False
+        ):
+            self._drop_archive("the JVM did not map it")
+
+    def _finish_archive(self, returncode: int | None) -> None:
+        """After the JVM exited (`returncode`; None: killed, or never serving): keep the
+        archive it wrote as it exited, if it exited as asked."""
+        archive, self._archive = self._archive, None
+        if archive is not None and archive.writing is not None:
+            # SIGTERM makes the JVM run its shutdown hooks and exit with 128 + 15.
+            ok = returncode in (0, 128 + signal.SIGTERM)
+            class_archive.publish(archive, ok)
 
     def _launch(
         self, java: str, classpath: str, data_dir: Path, port: int, *, may_retry: bool
@@ -952,6 +1064,7 @@ class EmbeddedZooKeeper:
             heap=self._heap,
             max_buffer_bytes=self._max_buffer_bytes,
             jaas_config=jaas_config,
+            jvm_options=self._archive.java_args if self._archive is not None else (),
         )
         # Quote only this attempt's log lines when it fails.
         log_offset, out_offset = _file_size(log_file), _file_size(out_file)
@@ -983,6 +1096,8 @@ class EmbeddedZooKeeper:
             _terminate(process)
             _close_lifeline(self._lifeline)
             self._lifeline = None
+            if isinstance(exc, _Aborted):
+                raise
             log_text = _read_from(log_file, log_offset)
             out_text = _read_from(out_file, out_offset)
             if (
@@ -991,6 +1106,8 @@ class EmbeddedZooKeeper:
                 and _port_was_taken(log_text + out_text)
             ):
                 raise _PortTaken() from None
+            if isinstance(exc, _ExitedEarly) and self._archive is not None:
+                raise _ArchiveFailed() from None
             if isinstance(exc, ZooKeeperStartError):
                 log.error("zookeeper.start_failed", port=port, reason=str(exc))
                 raise ZooKeeperStartError(
@@ -999,6 +1116,8 @@ class EmbeddedZooKeeper:
                     f"--- last lines of {out_file.name} (JVM stdout/stderr) ---\n{_tail(out_text)}"
                 ) from None
             raise
+        self._check_archive_mapped(process.pid)
+        archive = self._archive
         log.info(
             "zookeeper.started",
             port=port,
@@ -1007,6 +1126,7 @@ class EmbeddedZooKeeper:
             data_dir=str(data_dir),
             elapsed_ms=round((time.monotonic() - started_at) * 1000),
             classpath=classpath,
+            class_archive="none" if archive is None else "writing" if archive.writing else "used",
         )
 
     def _wait_until_serving(
@@ -1016,7 +1136,7 @@ class EmbeddedZooKeeper:
         while True:
             returncode = process.poll()
             if returncode is not None:
-                raise ZooKeeperStartError(
+                raise _ExitedEarly(
                     f"ZooKeeper's JVM (pid {process.pid}) exited with code {returncode} "
                     f"before serving on {LOOPBACK}:{port}"
                 )
@@ -1027,7 +1147,9 @@ class EmbeddedZooKeeper:
                     f"ZooKeeper (pid {process.pid}) did not serve on {LOOPBACK}:{port} "
                     f"within {self._start_timeout:g} s"
                 )
-            time.sleep(0.05)
+            # A stop() meanwhile ends the wait at once (`start_soon` nobody waited for).
+            if self._abort.wait(READY_POLL_S):
+                raise _Aborted("stopped while starting")
 
 
 def _port_was_taken(log_text: str) -> bool:

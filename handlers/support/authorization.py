@@ -1,24 +1,15 @@
 """Authorization for handlers: Kafka's ``AuthHelper`` over the broker's ``AclAuthorizer``.
 
-With no authorizer configured every check passes and authorized-operations fields carry every
-operation the resource type supports (``zkbroker.broker.rules.acl_operations``), as Kafka answers.
-The principal is the connection's (``User:ANONYMOUS`` on PLAINTEXT), the host its client's address.
+With no authorizer every check passes and authorized-operations fields carry every operation
+the resource type supports (``zkbroker.broker.rules.acl_operations``). The principal is the
+connection's (``User:ANONYMOUS`` on PLAINTEXT), the host its client's address. Audit lines,
+which checks skip them and ``resource_ref_count`` follow docs/kafka-behaviour.md §21. A line is
+written only when both the broker's emulated ``kafka.authorizer.logger`` level and the Python
+logger of that name let it through (`audit_of`), decided once per check or per
+`checker`/`filter_authorized` call, so hidden levels cost nothing per decision.
 
-Audit lines (AclAuthorizer.logAuditMessage, ``zkbroker.broker.security.authorizer``): every check
-logs its decision unless the call passes Kafka's ``logIfAllowed=false`` / ``logIfDenied=false``
-(KafkaApis 3.9 does for Metadata of all topics, CREATE on the cluster, DESCRIBE_CONFIGS in
-CreateTopics, ListGroups, OffsetForLeaderEpoch's CLUSTER_ACTION, WriteTxnMarkers' ALTER,
-InitProducerId's IDEMPOTENT_WRITE); authorized-operations probes log nothing. A denial is
-logged when the broker's emulated `kafka.authorizer.logger` (a BROKER_LOGGER resource, INFO as
-Kafka's stock log4j.properties sets it) and the process's Python logger of that name both let
-INFO through, an allowed decision when both let DEBUG through. Which results are logged is
-settled once per check (once per request for `checker` / `filter_authorized`), so with the
-levels hiding them a decision costs what it did before. `resource_ref_count` is how often the
-names handed to `filter_authorized` repeat a name, as Kafka's filterByAuthorized counts them
-(handlers pass one name per topic entry, or per partition where Kafka does).
-
-Deliberately not here: which API checks which operation (each handler, as KafkaApis does) and
-the matching itself (``zkbroker.broker.rules.acl_matching``).
+Not here: which API checks which operation (each handler, as KafkaApis does), the matching
+itself (``zkbroker.broker.rules.acl_matching``).
 """
 
 from __future__ import annotations
@@ -29,6 +20,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.framing import api_name
@@ -39,7 +31,7 @@ from zkbroker.broker.rules.request_description import (
     java_host_address,
     not_authorized_message,
 )
-from zkbroker.broker.security.authorizer import AUDIT_LOG, AUDIT_LOGGER, Audit
+from zkbroker.broker.security.authorizer import AUDIT_LOG, AUDIT_LOGGER, AclAuthorizer, Audit
 from zkbroker.handlers.context import RequestContext
 
 # Re-exported for handlers: operation and resource-type codes.
@@ -234,6 +226,28 @@ def filter_is_unknown(
     `fromCode`, so an undefined code is UNKNOWN too and the connection is closed."""
     codes = (resource_type, pattern_type, operation, permission_type)
     return any(c <= 0 or c >= size for c, size in zip(codes, _ENUM_SIZES, strict=True))
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A whole request refused before its work: the error code and message to answer with."""
+
+    code: int
+    message: str | None
+
+
+def acl_authorizer(ctx: RequestContext, operation: int) -> AclAuthorizer | Refused:
+    """The ACL APIs' first checks (KafkaApis): `operation` on the cluster, else
+    CLUSTER_AUTHORIZATION_FAILED with Kafka's text; then an authorizer must be configured,
+    else SECURITY_DISABLED "No Authorizer is configured."."""
+    if not authorize_cluster(ctx, operation):
+        return Refused(
+            error_codes.CLUSTER_AUTHORIZATION_FAILED, cluster_denied_message(ctx, operation)
+        )
+    authorizer = ctx.broker.authorizer
+    return (
+        Refused(error_codes.SECURITY_DISABLED, NO_AUTHORIZER) if authorizer is None else authorizer
+    )
 
 
 def cluster_denied_message(ctx: RequestContext, operation: int) -> str:

@@ -1,26 +1,16 @@
-"""The shared core of AlterConfigs and IncrementalAlterConfigs (docs/kafka-behaviour.md §4.1, §4.2):
-Kafka's `ZkAdminManager.alterConfigs`/`incrementalAlterConfigs` and, from 3.2, the
+"""The shared core of AlterConfigs and IncrementalAlterConfigs (docs/kafka-behaviour.md §4.1,
+§4.2): Kafka's `ZkAdminManager.alterConfigs`/`incrementalAlterConfigs` and, from 3.2, the
 `ConfigAdminManager.preprocess` step in front of them.
 
-* `check_entries`: duplicate keys and null values, with each generation's wording;
-* `alter_topic`: existence in the metadata image, then in ZooKeeper, `LogConfig.validate`,
-  then (unless validate_only) `/config/topics/<t>` replaced by exactly the given entries and
-  a change notification, in one ZooKeeper multi (`zkbroker.zk_layout.store.admin_zk`);
-* `alter_broker`: the broker resource name rules, Kafka's dynamic-config validation
-  (`zkbroker.broker.rules.broker_config_catalog.validate_broker_configs`), the password rule of
-  `toPersistentProps` (zkbroker has no password encoder secret, like a broker without
-  `password.encoder.secret`), then `/config/brokers/<id>` or `/config/brokers/<default>`;
-* `apply_incremental`: SET/DELETE/APPEND/SUBTRACT onto the current overrides
-  (`prepareIncrementalConfigs`, with Java's `String.split` and Scala's list `diff`).
+`check_entries` (duplicate keys, null values), `alter_topic` and `alter_broker` (checks,
+validation, then the entity node and its notification in one multi,
+`zkbroker.zk_layout.store.admin_zk`), `apply_incremental` (the four operations, with Java's
+`String.split` and Scala's list `diff`). A Kafka ConfigException is `InvalidConfig(
+config_exception=True)` here, answered with §4.1's "Invalid config value for resource ..."
+wording and code per release.
 
-Error mapping (a ConfigException in Kafka is `InvalidConfig(config_exception=True)` here):
-"Invalid config value for resource ConfigResource(type=T, name='n'): <message>" with
-INVALID_REQUEST before 3.3 and INVALID_CONFIG from 3.3; other errors keep their code and
-message. From 3.2 broker validation runs in the preprocess step, which answers
-INVALID_REQUEST with the bare message.
-
-Deliberately not here: the request-level flow and response building (the two handler
-modules), alter policies (`alter.config.policy.class.name`) and authorization.
+Not here: the request-level flow and responses (the two handler modules), alter policies,
+authorization.
 """
 
 from __future__ import annotations

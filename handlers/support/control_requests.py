@@ -8,7 +8,7 @@ controller epoch "seen" is `/controller_epoch` (0, Kafka's InitialControllerEpoc
 controller ran), and the broker epoch is read from the registration. Both are read from
 ZooKeeper per request: these keys come from controllers, not from a client's hot path.
 
-Deliberately not here: the per-API answers (each handler module), authorization.
+Deliberately not here: the per-API answers (each handler module).
 See docs/kafka-behaviour.md §20.
 """
 
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support import authorization as auth
 from zkbroker.zk_layout.nodes import BrokerIdNode, ControllerEpochNode
 from zkbroker.zk_layout.release import Release
 
@@ -79,6 +80,16 @@ async def epoch_error(
     if code is not None:
         log_refused(ctx, api, code, controller_epoch, broker_epoch)
     return code
+
+
+async def refusal(
+    ctx: RequestContext, api: str, controller_epoch: int, broker_epoch: int
+) -> int | None:
+    """What KafkaApis checks first on every control request: CLUSTER_ACTION on the cluster
+    (else CLUSTER_AUTHORIZATION_FAILED), then the epochs (`epoch_error`); None to go on."""
+    if not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):  # authorizeClusterOperation
+        return error_codes.CLUSTER_AUTHORIZATION_FAILED
+    return await epoch_error(ctx, api, controller_epoch, broker_epoch)
 
 
 def log_refused(

@@ -1,7 +1,9 @@
 """The preamble of the APIs only the active controller answers (AllocateProducerIds,
-AlterPartition, BrokerHeartbeat, BrokerRegistration, ControlledShutdown).
+AlterPartition, BrokerHeartbeat, BrokerRegistration, ControlledShutdown, and the partition
+reassignment APIs).
 
-As KafkaApis handles them in ZooKeeper mode: CLUSTER_ACTION on the cluster, else
+As KafkaApis handles them in ZooKeeper mode: an operation on the cluster (CLUSTER_ACTION for
+the inter-broker ones, ALTER or DESCRIBE for the reassignment APIs), else
 CLUSTER_AUTHORIZATION_FAILED; a broker that is not the active controller answers
 NOT_CONTROLLER, as does a controller that moves while the request waits
 (ControllerMovedException). The work itself runs as a named controller event.
@@ -35,17 +37,17 @@ async def on_controller(
     work: Callable[[Controller], Awaitable[T]],
     answer: Callable[[T], Resp],
     check: Callable[[], int] | None = None,
+    operation: int = auth.CLUSTER_ACTION,
 ) -> Resp:
-    """Authorize, refuse unless this broker is the controller, run `check` (an error code),
-    then `work` as the controller event `event`, and `answer` its outcome."""
-    if not auth.authorize_cluster(
-        ctx, auth.CLUSTER_ACTION
-    ):  # KafkaApis: authorizeClusterOperation(CLUSTER_ACTION, CLUSTER)
+    """Authorize `operation` on the cluster, refuse unless this broker is the controller, run
+    `check` (an error code), then `work` as the controller event `event`, and `answer` its
+    outcome."""
+    if not auth.authorize_cluster(ctx, operation):  # KafkaApis: authorizeClusterOperation
         return error_response(
             request,
             ctx.version,
             error_codes.CLUSTER_AUTHORIZATION_FAILED,
-            auth.cluster_denied_message(ctx, auth.CLUSTER_ACTION),
+            auth.cluster_denied_message(ctx, operation),
         )
     controller = ctx.broker.controller
     if controller is None:

@@ -1,15 +1,13 @@
 """What fits in one ZooKeeper write: the topic-znode size check of CreateTopics and
-CreatePartitions (issue 17).
+CreatePartitions.
 
-A ZooKeeper server drops the connection of a client whose request packet exceeds its
-`jute.maxbuffer` (0xfffff bytes by default; `Settings.zookeeper_max_buffer_bytes` tells zkbroker
-the cluster's value, and the store refuses larger writes before sending them). A topic's whole
-partition map is one znode, `/brokers/topics/<t>`, written in one request, so its size bounds
-the partitions x replicas a topic can have. The handlers check it after Kafka's own checks and
-before they build (or write) a placement, answering INVALID_PARTITIONS with a message naming
-the limit (see `zkbroker.handlers.create_topics` for why that code).
+A ZooKeeper server drops a client whose request exceeds its `jute.maxbuffer` (0xfffff bytes by
+default; `Settings.zookeeper_max_buffer_bytes` gives the cluster's value), and a topic's whole
+partition map is one znode, `/brokers/topics/<t>`, so its size bounds partitions x replicas.
+The handlers check it after Kafka's own checks and before building a placement, answering
+INVALID_PARTITIONS naming the limit (`zkbroker.handlers.create_topics` says why that code).
 
-Deliberately not here: Kafka's own checks (the handlers, `zkbroker.broker.rules`), the store's guard
+Not here: Kafka's own checks (the handlers, `zkbroker.broker.rules`), the store's guard
 (`zkbroker.zk_layout.store.client.RequestTooLargeError`).
 """
 

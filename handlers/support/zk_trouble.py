@@ -1,38 +1,15 @@
-"""ZooKeeper trouble inside a handler, answered with the retriable error each API family gives
-(issue 17, finding 6).
+"""ZooKeeper trouble inside a handler, answered with the retriable error of the API's family.
 
-A ZooKeeper request that fails because the connection dropped (`ZkConnectionError`: the
-outcome on the server is unknown) or the session expired (`SessionExpiredError`) used to
-reach the listener as an unexpected exception: a `request.failed` traceback and
-UNKNOWN_SERVER_ERROR, which clients treat as fatal. Kafka's ZooKeeper-mode broker answers
-such requests with errors clients retry; `error_for(api_key, exc)` picks, per API family:
+A lost connection (`ZkConnectionError`: outcome unknown) or an expired session
+(`SessionExpiredError`) is answered with an error clients retry, as Kafka's ZooKeeper-mode
+broker does, not UNKNOWN_SERVER_ERROR: `error_for(api_key, exc)` picks it per family (topic
+admin and controller APIs: REQUEST_TIMED_OUT, NOT_CONTROLLER for an expired session; groups:
+COORDINATOR_NOT_AVAILABLE; Metadata: LEADER_NOT_AVAILABLE; others: REQUEST_TIMED_OUT).
+`FAMILIES` names every key's family, written by hand and never defaulted. The registry
+(`zkbroker.handlers.registry`) applies it around every handler.
 
-- topic admin (CreateTopics, DeleteTopics, CreatePartitions) and the controller's APIs
-  (ElectLeaders, Alter/ListPartitionReassignments, BrokerRegistration, BrokerHeartbeat,
-  ControlledShutdown, AlterPartition, UpdateFeatures, AllocateProducerIds,
-  AlterUserScramCredentials): a
-  lost connection is REQUEST_TIMED_OUT (what Kafka answers when the work did not complete in
-  time; it claims neither success nor failure, and the write may have happened); an
-  expired session is NOT_CONTROLLER (the controller resigns on expiry, `ControllerElector.
-  session_lost`; clients look the controller up again and retry there);
-- configs (DescribeConfigs, AlterConfigs, IncrementalAlterConfigs): REQUEST_TIMED_OUT;
-- groups (FindCoordinator, ListGroups, DescribeGroups, OffsetFetch, OffsetCommit,
-  DeleteGroups): COORDINATOR_NOT_AVAILABLE, as Kafka's GroupMetadataManager answers when the
-  group's storage cannot be written or read in time (it maps REQUEST_TIMED_OUT and
-  NOT_ENOUGH_REPLICAS of the offsets topic so); clients look the coordinator up again;
-- Metadata: LEADER_NOT_AVAILABLE on the topics asked for (what Kafka answers for a topic
-  whose auto-creation did not complete); other APIs: REQUEST_TIMED_OUT.
-
-`FAMILIES` writes out the family of every key of the generated `ApiKey` table (a test fails
-when one is missing, and the registry refuses a handler whose key has none).
-
-The registry applies it to every handler (`zkbroker.handlers.registry`), so the whole request gets
-the error on every item through the module's `error_response`, with a null message as
-Kafka's errors of these kinds have, and one warning line (`request.zookeeper_trouble`).
-
-Deliberately not here: retrying inside the broker (the client retries; the store never
-retries a write whose outcome is unknown) and `ControllerMovedError` (each controller API
-answers NOT_CONTROLLER for it itself).
+Not here: retrying inside the broker (the client retries; the store never retries a write whose
+outcome is unknown), `ControllerMovedError` (each controller API answers NOT_CONTROLLER itself).
 """
 
 from __future__ import annotations
@@ -153,11 +130,16 @@ def error_for(api_key: int, exc: ZkConnectionError) -> int:
     """The error code answered for `exc` raised while handling a request of `api_key`."""
     kind = family_of(api_key)
     if kind in (Family.TOPIC_ADMIN, Family.CONTROLLER):
+        # An expired session made the controller resign (`ControllerElector.session_lost`):
+        # clients look the controller up again. A lost connection leaves the write's outcome
+        # unknown: REQUEST_TIMED_OUT claims neither success nor failure.
         if isinstance(exc, SessionExpiredError):
             return error_codes.NOT_CONTROLLER
         return error_codes.REQUEST_TIMED_OUT
     if kind is Family.GROUPS:
+        # As GroupMetadataManager answers when the group's storage is not reachable in time.
         return error_codes.COORDINATOR_NOT_AVAILABLE
     if kind is Family.METADATA:
+        # What Kafka answers for a topic whose auto-creation did not complete.
         return error_codes.LEADER_NOT_AVAILABLE
     return error_codes.REQUEST_TIMED_OUT

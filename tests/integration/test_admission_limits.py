@@ -1,9 +1,11 @@
-"""Admission limits over real TCP, with real clients where one exercises the path (issue 17 §3):
-`max.connections.per.ip` (+ overrides) closes the new connection at once, `max.connections`
-makes new clients wait until a connection closes, `connections.max.idle.ms` closes idle
-connections (a real client reconnects and goes on), `queued.max.request.bytes` holds back
-reads while unfinished requests use it up, dynamic changes apply to new connections and show
-in DescribeConfigs, and accept failures at the fd limit are logged once per interval."""
+"""Admission limits over real TCP, with real clients where one exercises the path
+(docs/kafka-behaviour.md §0, "Connection limits"): `max.connections.per.ip` (+ overrides)
+closes the new connection at once, `max.connections` makes new clients wait until a connection
+closes, `connections.max.idle.ms` closes idle connections (a real client reconnects and goes
+on, and closes a stalled unfinished request), `queued.max.request.bytes` holds back requests
+over 64 KiB while unfinished ones use it up (smaller ones are always read), dynamic
+changes apply to new connections and show in DescribeConfigs, and accept failures at the fd
+limit are logged once per interval."""
 
 from __future__ import annotations
 
@@ -13,7 +15,6 @@ import os
 import resource
 import select
 import socket
-import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,7 @@ from confluent_kafka.admin import ConfigEntry as CfConfigEntry
 from tests.integration.helpers import wait_until
 from zkbroker import Cluster
 from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from zkbroker.broker.server import listener as listener_module
 from zkbroker.broker.toolkit.wire import WireClient
 
@@ -190,7 +192,25 @@ def test_lowering_max_connections_closes_the_least_recently_used(
             c.close()
 
 
-def test_queued_max_request_bytes_holds_back_reads_until_bytes_are_released(
+def _metadata_frame(client: WireClient, size_at_least: int) -> bytes:
+    """A Metadata v4 frame naming enough unknown topics to be at least `size_at_least` bytes
+    (no auto-creation: each is answered UNKNOWN_TOPIC_OR_PARTITION)."""
+    names = [MetadataRequestTopic(name=f"absent-{i:06d}") for i in range(size_at_least // 14)]
+    _, frame = client.frame(3, 4, MetadataRequest(topics=names, allow_auto_topic_creation=False))
+    assert len(frame) >= size_at_least
+    return frame
+
+
+def _metadata_answered(client: WireClient) -> bool:
+    return client.request(1, MetadataRequest(topics=[])).brokers != []
+
+
+def _unfinished(frame: bytes, sent: int) -> bytes:
+    """The first `sent` bytes of a frame's body, after its size prefix."""
+    return frame[: 4 + sent]
+
+
+def test_unfinished_large_requests_hold_back_large_requests_but_never_small_ones(
     cluster_factory: Callable[..., Cluster],
 ) -> None:
     cluster = cluster_factory(
@@ -202,22 +222,66 @@ def test_queued_max_request_bytes_holds_back_reads_until_bytes_are_released(
     assert server is not None
     first, second = _client(cluster), _client(cluster)
     try:
-        # Two unfinished requests: 140,000 of 150,000 bytes, then 100,000 of 150,000.
-        first.send_raw(struct.pack(">i", 150_000) + b"\x00" * 140_000)
-        wait_until(lambda: server.queued_request_bytes == 150_000)  # read in 64 KiB pieces
-        second.send_raw(struct.pack(">i", 150_000) + b"\x00" * 100_000)
-        wait_until(lambda: server.queued_request_bytes == 215_536)  # one piece over budget
-        with _client(cluster) as small:
+        # Two unfinished requests reserve their announced size, as Kafka's pool does; the
+        # second goes over the budget (non-strict: some memory was left).
+        held = _metadata_frame(first, 150_000)
+        first.send_raw(_unfinished(held, 140_000))
+        wait_until(lambda: server.queued_request_bytes == len(held) - 4)
+        second.send_raw(_unfinished(held, 100_000))
+        wait_until(lambda: server.queued_request_bytes == 2 * (len(held) - 4))
+        with _client(cluster) as large, _client(cluster) as small:
+            large.send_raw(_metadata_frame(large, 100_000))
+            assert _no_answer_yet(large)  # waits, unread, for the budget
+            # A small request is read whatever the budget holds: answered while both wait.
+            assert _metadata_answered(small)
             _, frame = small.frame(18, 0, ApiVersionsRequest())
             small.send_raw(frame)
-            assert _no_answer_yet(small)  # the budget is used up: not even a small request
-            first.close()  # its bytes are released
-            small.sock.settimeout(15)
             assert len(small.recv_frame()) > 4
+            first.close()  # its reservation is released: the large request is read
+            large.sock.settimeout(15)
+            assert len(large.recv_frame()) > 100_000
     finally:
         first.close()
         second.close()
     wait_until(lambda: server.queued_request_bytes == 0)
+
+
+def test_stalled_unfinished_request_is_closed_after_connections_max_idle_ms(
+    cluster_factory: Callable[..., Cluster], caplog: pytest.LogCaptureFixture
+) -> None:
+    cluster = cluster_factory(
+        broker_ids=(0,),
+        max_request_bytes=200_000,
+        broker_configs=(
+            ("queued.max.request.bytes", "200000"),
+            ("connections.max.idle.ms", "500"),
+        ),
+    )
+    server = cluster.engine.brokers[0]._server
+    assert server is not None
+    with _client(cluster) as stalled, _client(cluster) as small_stalled:
+        frame = _metadata_frame(stalled, 150_000)
+        stalled.send_raw(_unfinished(frame, 100_000))
+        _, small = small_stalled.frame(18, 0, ApiVersionsRequest())
+        small_stalled.send_raw(small[:-2])
+        wait_until(lambda: server.queued_request_bytes > 0)
+        # Nothing more comes: both are closed once idle for connections.max.idle.ms.
+        assert stalled.is_closed_by_peer(timeout=30)
+        assert small_stalled.is_closed_by_peer(timeout=30)
+    closes = {e["connection_id"]: e for e in _events(caplog, "connection.closing")}
+    reasons = sorted(e["reason"] for e in closes.values())
+    assert reasons == [
+        f"unfinished request of {len(small) - 4} bytes: nothing more received for more than "
+        "connections.max.idle.ms (500 ms)",
+        f"unfinished request: 100000 of {len(frame) - 4} bytes received, then nothing more "
+        "for more than connections.max.idle.ms (500 ms)",
+    ]
+    assert {e["config"] for e in closes.values()} == {"connections.max.idle.ms"}
+    # The budget is released with the connection: a large request is read and answered.
+    wait_until(lambda: server.queued_request_bytes == 0)
+    with _client(cluster) as large:
+        large.send_raw(_metadata_frame(large, 150_000))
+        assert len(large.recv_frame()) > 150_000
 
 
 def _events(caplog: pytest.LogCaptureFixture, name: str) -> list[dict[str, Any]]:

@@ -486,3 +486,33 @@ def test_a_later_process_loads_existing_tokens(token_cluster: Cluster) -> None:
             alice.request(
                 2, ExpireDelegationTokenRequest(hmac=created.hmac, expiry_time_period_ms=-1)
             )
+
+
+@pytest.mark.parametrize(
+    ("release", "reauth_ms", "bounded"),
+    [("3.2", None, False), ("3.2", "60000", True), ("3.3", None, True)],
+)
+def test_a_token_bounds_the_session_as_the_release_says(
+    zk_cluster_factory: Any, release: str, reauth_ms: str | None, bounded: bool
+) -> None:
+    """KIP-368's credential lifetime for a delegation token: from 3.3 (KAFKA-13848) the token's
+    expiry ends the session; on 2.2-3.2 only with `connections.max.reauth.ms` set (with the
+    default 0 the session never expires, as OAUTHBEARER's on those releases)."""
+    configs: tuple[tuple[str, str], ...] = (("delegation.token.secret.key", SECRET),)
+    if reauth_ms is not None:
+        configs += (("connections.max.reauth.ms", reauth_ms),)
+    cluster = zk_cluster_factory(
+        brokers=1, kafka_version=release, security=_security(), broker_configs=configs
+    )
+    with _plain(cluster, "alice") as alice:
+        created = _create(alice, version=2, max_lifetime_ms=-1)
+    assert created.error_code == error_codes.NONE
+    password = base64.b64encode(created.hmac).decode()
+    with WireClient.to(_address(cluster)) as client:
+        ok = _scram_token_login(client, "SCRAM-SHA-512", created.token_id, password)
+        assert ok.error_code == error_codes.NONE
+        token_ms = created.expiry_timestamp_ms - created.issue_timestamp_ms
+        if bounded:
+            assert 0 < ok.session_lifetime_ms <= min(token_ms, int(reauth_ms or token_ms))
+        else:
+            assert ok.session_lifetime_ms == 0

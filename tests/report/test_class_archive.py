@@ -10,10 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from zkbroker.broker.jvm import class_archive as jvm_archive
+from zkbroker.broker.jvm.class_archive import ArchivePlan
 from zkbroker.broker.report import class_archive
-from zkbroker.broker.report.class_archive import ArchivePlan
 
 pytest.importorskip("pyspark")
+
+
+# What a dynamic archive starts with (its magic; a header version whose layout is not checked).
+_ARCHIVE = jvm_archive.DYNAMIC_MAGIC.to_bytes(4, "little") + b"a whole archive"
+_ARCHIVE_PRINTF = "".join(f"\\{b:03o}" for b in _ARCHIVE)
 
 
 def _jdk(root: Path, version: str) -> Path:
@@ -29,13 +35,13 @@ def _jdk(root: Path, version: str) -> Path:
 def test_the_folder_comes_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv(class_archive.ENV, "off")
-    assert class_archive.default_folder() is None
-    monkeypatch.setenv(class_archive.ENV, str(tmp_path / "kept"))
-    assert class_archive.default_folder() == str(tmp_path / "kept")
-    monkeypatch.delenv(class_archive.ENV)
+    monkeypatch.setenv(jvm_archive.ENV, "off")
+    assert jvm_archive.default_folder() is None
+    monkeypatch.setenv(jvm_archive.ENV, str(tmp_path / "kept"))
+    assert jvm_archive.default_folder() == str(tmp_path / "kept")
+    monkeypatch.delenv(jvm_archive.ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    assert class_archive.default_folder() == str(tmp_path / "cache" / "zkbroker")
+    assert jvm_archive.default_folder() == str(tmp_path / "cache" / "zkbroker")
 
 
 @pytest.mark.parametrize(
@@ -44,7 +50,7 @@ def test_the_folder_comes_from_the_environment(
 def test_java_release_is_read_from_the_release_file(
     tmp_path: Path, version: str, major: int | None
 ) -> None:
-    assert class_archive.java_major(_jdk(tmp_path / "jdk", version)) == major
+    assert jvm_archive.java_major(_jdk(tmp_path / "jdk", version)) == major
 
 
 def test_a_jdk_before_13_gets_no_archive(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -63,7 +69,7 @@ def test_a_run_writes_the_archive_then_later_runs_map_it(
     assert first.final.parent == tmp_path / "kept"
     assert f"-XX:ArchiveClassesAtExit={first.writing}" in first.java_options
     assert str(os.getpid()) in first.writing.name  # concurrent first runs never share a file
-    first.final.write_bytes(b"archive")
+    first.final.write_bytes(_ARCHIVE)
     later = class_archive.plan(str(tmp_path / "kept"))
     assert later == ArchivePlan(first.final, None)
     assert f"-XX:SharedArchiveFile={first.final}" in later.java_options
@@ -75,7 +81,8 @@ def test_a_run_writes_the_archive_then_later_runs_map_it(
 def _jvm_like(path: Path) -> subprocess.Popen[bytes]:
     """Writes `path` when its stdin closes, then exits (what the JVM does with the archive)."""
     return subprocess.Popen(
-        ["sh", "-c", 'cat >/dev/null; printf archive > "$0"', str(path)], stdin=subprocess.PIPE
+        ["sh", "-c", 'cat >/dev/null; printf "$1" > "$0"', str(path), _ARCHIVE_PRINTF],
+        stdin=subprocess.PIPE,
     )
 
 
@@ -85,7 +92,7 @@ def test_the_archive_is_kept_only_when_the_run_succeeded(tmp_path: Path, ok: boo
     plan = ArchivePlan(final, tmp_path / "a.jsa.1.partial")
     assert plan.writing is not None
     process = _jvm_like(plan.writing)
-    class_archive.finish(plan, process, ok)
+    jvm_archive.finish(plan, process, ok)
     assert process.returncode == 0
     assert final.exists() is ok
     assert not plan.writing.exists()

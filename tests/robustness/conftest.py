@@ -1,24 +1,15 @@
-"""The robustness suite's settings and fixtures: hypothesis profiles, the fuzz budget and
-seed, the shared fuzz cluster, the broker-log watch and the figures printed at the end.
+"""The robustness suite's settings and fixtures: hypothesis profiles, the fuzz budget and seed, the
+shared fuzz cluster, the broker-log watch and the figures printed at the end.
 
-Two run lengths, chosen by `ZKBROKER_FUZZ` (`make fuzz` sets it to `long`):
+`ZKBROKER_FUZZ` picks the length: `ci` (default, `make test`: a few examples per API and
+version, 20,000 mutated frames) or `long` (`make fuzz`: hundreds of examples, 1,000,000
+frames). `ZKBROKER_FUZZ_FRAMES` and `ZKBROKER_FUZZ_SEED` override the budget and the seed (17
+for `ci`, fresh for `long`, printed in the header), which drives hypothesis and the mutations,
+so `ZKBROKER_FUZZ_SEED=<seed> make fuzz` replays a run. `fuzz_cluster` is 3 brokers emulating
+Kafka 3.9 on a fresh chroot, `auto.create.topics.enable=false`, with one topic `fuzz-t`; not
+the shared `zk_cluster`, because the probes leave odd state behind.
 
-- `ci` (default, what `make test` runs): hypothesis profile `ci` (a few examples per API and
-  version, `deadline=None`) and `FRAMES` = 20,000 mutated frames; a few minutes at most.
-- `long`: profile `long` (hundreds of examples per API and version) and 1,000,000 frames.
-
-`ZKBROKER_FUZZ_FRAMES` overrides the frame budget, `ZKBROKER_FUZZ_SEED` the seed. The seed is
-fixed per run (17 for `ci`, so CI is reproducible; a fresh one for `long`), printed in the
-report header at the start, and drives both hypothesis and the mutation `random.Random`, so
-`ZKBROKER_FUZZ_SEED=<seed> make fuzz` replays a run.
-
-The fuzz cluster (`fuzz_cluster`, one per session) is 3 brokers emulating Kafka 3.9 (every
-version zkbroker serves) on a fresh chroot of the session's real ZooKeeper, with
-`auto.create.topics.enable=false` so fuzzed Metadata names create nothing, and one topic
-`fuzz-t` for the requests that name it. It is not the shared `zk_cluster`: the probes
-leave odd state behind (validated-only mostly, but not only) that no other test should see.
-
-Deliberately not here: the probes themselves (`probes`, `frames`) and assertions.
+Not here: the probes (`probes`, `frames`) and assertions.
 """
 
 from __future__ import annotations

@@ -1,36 +1,16 @@
 """Frame mutation for the robustness suite: seed requests, mutators, what Kafka does with a
 frame, and the pipelined fuzz loop that sends them.
 
-Seeds: every (API key, version) the fuzz cluster serves (`zkbroker.handlers.registry.api_table` for
-Kafka `RELEASE`), each in the `zkbroker.broker.protocol.samples` variants (`full`, `nulls`, `empty`,
-`long`) plus a `real` variant naming the cluster's topic and group, so mutations reach the
-handlers' deeper paths. Write APIs are tamed (validate_only where the API has it, absent
-names for deletes), so a run leaves little state behind.
+Seeds: every (API key, version) the fuzz cluster serves, in the `zkbroker.broker.protocol.samples`
+variants plus a `real` one naming the cluster's topic and group; write APIs are tamed
+(validate_only, absent names for deletes). `mutate` is driven only by a `random.Random(seed)`;
+`bomb_frame` breaks the size prefix itself. `predict` says whether Kafka answers a frame or
+closes the connection (docs/kafka-behaviour.md §0, §9 for ApiVersions): the fuzz loop pipelines
+the frames Kafka answers and ends each batch with at most one it closes on, so both outcomes
+are checked exactly. `hazard` names requests not sent (counted only): those that would write
+more partitions than a fuzz run may keep, and any open bug of `test_known_bugs.py`.
 
-Mutations (`mutate`, driven only by a `random.Random(seed)`): bits flipped, bytes set to
-boundary values, int16/int32 fields overwritten with boundary values (counts inflated,
-lengths bombed), varint bombs, truncation, extension, insertion, deletion; the size prefix
-is recomputed, except for the frame-level bombs of `bomb_frame` (negative, over
-`socket.request.max.bytes`, larger than what follows).
-
-What Kafka does with a frame (`predict`): the same decisions as the broker's framing and
-codec -- a header or body that does not parse, an API key the release does not serve or a
-version outside its range closes the connection (Kafka's SocketServer closes the channel on
-an InvalidRequestException at parse time; docs/kafka-behaviour.md §0); an unknown ApiVersions
-version is answered in the v0 format (KIP-511); everything else is answered with the
-request's correlation id. The fuzz loop puts every frame Kafka answers into a pipelined
-batch and ends the batch with at most one frame Kafka closes on, so both outcomes are
-checked exactly: N decodable answers with the right correlation ids, then EOF.
-
-`hazard` names the decoded requests that hit a known bug: issue 17's being fixed now (a
-partition count whose replica assignment blocks the event loop, a real write of thousands
-of partitions that the controller brings online in one go, strings over 32,767 bytes) and
-the ones these probes found (a topic name that is no znode name: CreatePartitions and
-IncrementalAlterConfigs fail the whole request with a traceback). They are not sent, only
-counted; each has a strict xfail test in `test_known_bugs.py` that flips when the fix lands
--- then drop the rule here.
-
-Deliberately not here: sockets shared with the tests (`probes`), assertions, hypothesis.
+Not here: sockets shared with the tests (`probes`), assertions, hypothesis.
 """
 
 from __future__ import annotations
@@ -343,9 +323,9 @@ def _long_string(obj: Any, depth: int = 0) -> bool:
 
 
 def hazard(api_key: int, body: Any, frame_len: int = 0) -> str | None:
-    """Why a decoded request is not sent: it hits a known bug (issue 17's, being fixed now,
-    or one these probes found, see test_known_bugs.py) or writes more state than a fuzz run
-    may keep (`HAZARD_WRITTEN_PARTITIONS`); None when it may be sent."""
+    """Why a decoded request is not sent: it would write more partitions than a fuzz run may
+    keep (`HAZARD_WRITTEN_PARTITIONS`: CreateTopics or CreatePartitions without explicit
+    assignments); None when it may be sent."""
     if api_key in (19, 37):
         writes = not body.validate_only
         for topic in body.topics:

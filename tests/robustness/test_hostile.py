@@ -125,9 +125,10 @@ def test_size_beyond_the_data_closes_at_eof(
 def test_announced_100_mib_that_never_comes_holds_only_its_connection(
     fuzz_cluster: Cluster, health: HealthMonitor, log_watch: LogWatch
 ) -> None:
-    """20 connections each announce a maximal request and send 1 MiB of it; the broker
-    buffers what came (Kafka allocates the announced size; zkbroker only what arrives) and
-    serves everyone else."""
+    """20 connections each announce a maximal request and send 1 MiB of it: the first
+    reserves the announced size in queued.max.request.bytes (as Kafka's pool does), the others
+    wait unread; memory is taken only for what arrived, and small requests are read whatever
+    the budget holds, so everyone else is served."""
     host, port = target(fuzz_cluster)
     rss_before = rss_bytes()
     bombers = [FrameConn(host, port) for _ in range(20)]

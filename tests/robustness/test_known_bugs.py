@@ -1,30 +1,17 @@
-"""Issue 17's findings and the bugs these probes found, each tested for Kafka's behaviour.
+"""Regression tests of bugs found by a load review and by the robustness probes, each asserting
+Kafka's behaviour. A bug found open is added as `xfail(strict=True)` with a matching
+`frames.hazard` rule keeping the fuzzers off it; both go when it is fixed.
 
-A test whose bug is still open is marked `xfail(strict=True)` (with a matching
-`frames.hazard` rule that keeps the fuzzers off it); the mark turns into a failure the moment
-the broker behaves, and is removed with the fix. The others are regression tests of fixes.
+- #1: CreateTopics with 2^31-1 partitions (validate_only) is answered at once, and an illegal
+  name first, without stalling other clients (brokers in a capped child process).
+- #2: growing a topic to 46,335 partitions holds no client while the controller brings them
+  online (health Metadata within 1 s).
+- #3: `max.connections.per.ip` and `connections.max.idle.ms` close connections.
+- #4: strings over 32,767 bytes close the connection (docs/kafka-behaviour.md §0).
+- Probes: CreatePartitions and IncrementalAlterConfigs naming a topic that is no znode name
+  ("", ".", "..") fail that topic alone (UNKNOWN_SERVER_ERROR), with no traceback.
 
-- #1: CreateTopics with num_partitions = 2^31-1 (validate_only, an illegal or a legal
-  name): the replica assignment runs on the event loop all brokers of the process share,
-  so every client stalls (and RSS heads for gigabytes). Kafka answers the illegal name at
-  once (INVALID_TOPIC_EXCEPTION; the issue asks for cheap checks first) and other clients
-  are never held. Run against brokers in a child process (`zkbroker run`, address space
-  capped) that is killed as soon as a health Metadata waits over 1 s.
-- #2: a legal CreatePartitions growing a topic (replication factor 2, 3 brokers) to 46,335
-  partitions, the count the mutation fuzzer hit: while the controller brings them online
-  every client stalled (health Metadata waited 1.8-10 s, RSS +290 MB): the image rebuilt
-  the whole topic for each 1,000-partition chunk the controller published, and the
-  metadata watcher started 46,335 state watches in one loop iteration. Fixed (health
-  max ~0.25 s, RSS +135 MB, the state of the new partitions). Also in a child process.
-- #3: no `max.connections.per.ip` and no `connections.max.idle.ms`.
-- #4: strings over 32,767 bytes pass decoding; Kafka's parser refuses them (the connection
-  closes, nothing is validated or written).
-- Found by the probes: CreatePartitions naming a topic "" / "." / ".." (any name that is no
-  znode name) and IncrementalAlterConfigs of such a TOPIC resource raise inside the handler
-  (ZnodeFormatError, kazoo's "relative paths not allowed"): a `request.failed` traceback and
-  UNKNOWN_SERVER_ERROR on every topic of the request, where Kafka answers that topic alone.
-
-Deliberately not here: the fuzzers (`test_structured.py`, `test_mutation.py`).
+Not here: the fuzzers (`test_structured.py`, `test_mutation.py`).
 """
 
 from __future__ import annotations

@@ -2,21 +2,14 @@
 extended, counts inflated and length fields bombed, pipelined over real sockets to a real
 cluster on a real ZooKeeper.
 
-Checked for every frame (`frames.run_fuzz`): a frame Kafka answers gets one decodable answer
-with its correlation id, in order; a frame Kafka closes on (a header or body that does not
-parse, an API key or version the release does not serve, a size prefix it refuses) closes
-the connection with no answer. Checked for the whole run: no traceback or `request.failed`
-in the broker's log, the health client's Metadata answered within 1 s throughout (the
-issue's "no hang"), and this process's RSS (the brokers run in it) within +50 MB.
+Per frame (`frames.run_fuzz`): a frame Kafka answers gets one decodable answer with its
+correlation id, in order; one Kafka closes on closes the connection unanswered
+(docs/kafka-behaviour.md §0). Per run: no traceback or `request.failed` in the broker log, the
+health client's Metadata answered within 1 s throughout, and this process's RSS (the brokers
+run in it) within +50 MB. Frames are built and checked in a spawned process; the budget is in
+conftest.py.
 
-The frames are built and checked in a spawned process (`random.Random(SEED)`, pipelined, a
-new connection after each close), so the client does not share the brokers' interpreter.
-`make test` sends `FRAMES` = 20,000; `make fuzz` 1,000,000 (see conftest.py). The figures
-(frames per API, answers vs closes, frames/s, health p50/p99/max, RSS) are printed at the
-end of the run.
-
-Deliberately not here: structured requests (`test_structured.py`) and the hostile-client
-cases (`test_hostile.py`).
+Not here: structured requests (`test_structured.py`), hostile clients (`test_hostile.py`).
 """
 
 from __future__ import annotations

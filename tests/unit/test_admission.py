@@ -8,12 +8,15 @@ import pytest
 
 from zkbroker.broker.server.admission import (
     INT_MAX,
+    UNPOOLED_REQUEST_BYTES,
     AdmissionLimits,
     ConnectionQuotas,
     IdleConnections,
     InvalidOverrides,
     ReportThrottle,
     RequestMemoryPool,
+    RequestRead,
+    idle_close_reason,
     normalize_ip,
     parse_overrides,
 )
@@ -167,6 +170,37 @@ def test_memory_pool_is_non_strict_and_unbounded_when_not_positive() -> None:
     assert pool.available == 50
     unbounded = RequestMemoryPool(-1)
     assert all(unbounded.try_allocate(10**9) for _ in range(3))
+
+
+def test_small_requests_are_outside_the_pool() -> None:
+    small, large = UNPOOLED_REQUEST_BYTES, UNPOOLED_REQUEST_BYTES + 1
+    pool = RequestMemoryPool(200_000, UNPOOLED_REQUEST_BYTES)
+    assert not pool.pooled(small) and pool.pooled(large)
+    assert pool.try_allocate(150_000) and pool.try_allocate(150_000)  # announced sizes
+    assert pool.available == -100_000
+    assert not pool.try_allocate(large)  # a large request waits for a release ...
+    assert all(pool.try_allocate(small) for _ in range(1000))  # ... a small one never does
+    pool.release(small)  # and is not counted either way
+    assert pool.available == -100_000
+    pool.release(150_000)
+    assert pool.try_allocate(large)
+    assert not RequestMemoryPool(-1, UNPOOLED_REQUEST_BYTES).pooled(10**9)
+
+
+def test_idle_close_reason_names_the_setting_and_what_the_request_got() -> None:
+    setting = "connections.max.idle.ms (500 ms)"
+    assert idle_close_reason(None, 500) == f"idle for more than {setting}"
+    assert idle_close_reason(RequestRead(), 500) == f"idle for more than {setting}"
+    assert idle_close_reason(RequestRead(size=100), 500) == (
+        f"unfinished request of 100 bytes: nothing more received for more than {setting}"
+    )
+    assert idle_close_reason(RequestRead(size=150_000, received=0), 500) == (
+        f"unfinished request: 0 of 150000 bytes received, then nothing more for more than {setting}"
+    )
+    waiting = RequestRead(size=150_000, waiting_for_pool=True)
+    assert idle_close_reason(waiting, 500) == (
+        f"a 150000-byte request waited unread for queued.max.request.bytes for more than {setting}"
+    )
 
 
 def test_report_throttle_reports_once_per_interval_with_the_count() -> None:

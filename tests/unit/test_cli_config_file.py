@@ -224,7 +224,7 @@ def test_command_warns_about_unknown_keys_and_starts(
 ) -> None:
     started: list[Settings] = []
 
-    async def fake_run(settings: Settings) -> int:
+    async def fake_run(settings: Settings, **_: object) -> int:
         started.append(settings)
         return 0
 

@@ -25,7 +25,6 @@ ME = 1
 class Shard:
     """Records every call; its data is the keys replayed, its accumulator the values."""
 
-    register_before_inline_replay = False
 
     def __init__(self) -> None:
         self.calls: list[tuple[Any, ...]] = []
@@ -162,22 +161,25 @@ async def test_unloading_cancels_a_running_load(monkeypatch: pytest.MonkeyPatch)
     assert shard.calls == [("unloaded", 0, 0)]
 
 
-def test_a_shard_may_register_the_partition_before_an_inline_replay() -> None:
-    class Failing(Shard):
+def test_a_failed_load_is_logged_and_the_partition_owned_with_what_was_replayed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class FailingOnSecond(Shard):
         def replay(self, batch: RecordBatchV2, offset: int, acc: list[bytes], now: int) -> None:
-            raise ValueError("unreadable")
+            if batch.base_offset >= 1:
+                raise ValueError("unreadable")
+            super().replay(batch, offset, acc, now)
 
-    for register_first in (False, True):
-        image, logs, shard = _image({0: (ME, 1)}), LogManager(None), Failing()
-        shard.register_before_inline_replay = register_first
-        runtime = _runtime(image, logs, shard)
-        runtime.append(0, 1, [(b"k", b"v")])
-        with pytest.raises(ValueError):
-            runtime.ensure(0)
-        if register_first:
-            assert runtime.partitions[0].state is PartitionState.LOADING
-        else:
-            assert runtime.partitions == {}
+    image, logs, shard = _image({0: (ME, 1)}), LogManager(None), FailingOnSecond()
+    runtime = _runtime(image, logs, shard)
+    runtime.append(0, 1, [(b"k1", b"v")])
+    runtime.append(0, 1, [(b"k2", b"v")])
+    owned = runtime.ensure(0)
+    assert owned is not None and owned.state is PartitionState.LOADED
+    assert owned.data == [b"k1"]
+    assert runtime.partitions[0] is owned
+    errors = [r.msg["event"] for r in caplog.records if r.levelname == "ERROR"]  # type: ignore[index]
+    assert errors == ["test.load_failed"]
 
 
 async def test_the_follow_loop_loads_unloads_and_runs_the_shards_periodic_work() -> None:

@@ -46,6 +46,12 @@ def test_frame_size_refuses_what_kafka_refuses(prefix: bytes, reason: str) -> No
     assert refused.value.reason == reason
 
 
+def test_frame_size_names_a_response_when_a_client_reads_one() -> None:
+    with pytest.raises(FrameRefused) as refused:
+        frame_size((2048).to_bytes(4, "big"), 1024, what="response")
+    assert refused.value.reason == "response size 2048 larger than 1024 (max response bytes)"
+
+
 def test_size_prefixed() -> None:
     assert size_prefixed(b"abc") == b"\x00\x00\x00\x03abc"
     assert size_prefixed(b"") == b"\x00\x00\x00\x00"

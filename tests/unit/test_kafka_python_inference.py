@@ -1,21 +1,10 @@
 """kafka-python's broker-version inference against what zkbroker advertises per release.
 
-kafka-python (3.0.12) asks ApiVersions on connect and, unless the user pins
-``api_version``, turns the answer into a broker version with
-``kafka.protocol.broker_version_data.BrokerVersionData(api_versions=...)``, which calls
-``infer_broker_version_from_api_versions``. That function walks a list of probes, newest
-release first, each "release R if key K advertises version V", and returns the first R
-whose probe matches (``(0, 10, 0)`` when none does). The version it infers then caps
-what kafka-python's admin and consumer code are willing to use, so a wrong guess means
-older request versions and missing features.
-
-The probes, by release: 3.9 Fetch v17, 3.8 Produce v11, 3.7 Fetch v16,
-3.6 AddPartitionsToTxn v4, 3.5 Fetch v15, 3.4 LeaderAndIsr v7, 3.3 DescribeAcls v3,
-3.2 JoinGroup v9, 3.1 Fetch v13, 3.0 ListOffsets v7, 2.8 Produce v9, 2.7 Fetch v12,
-2.6 DescribeClientQuotas v0, 2.5 DescribeAcls v2, 2.4 Produce v8, 2.3 Fetch v11,
-2.2 ListOffsets v5, 2.1 Fetch v10, 2.0 Fetch v8, 1.1 Fetch v7, 1.0 Metadata v5,
-0.11 Metadata v4, 0.10.2 OffsetFetch v2, 0.10.1 Metadata v2 (plus 4.x probes that no
-ZooKeeper release matches).
+kafka-python (3.0.12) turns the ApiVersions answer into a broker version
+(`infer_broker_version_from_api_versions`): it walks probes newest release first, each "release
+R if key K advertises version V", and returns the first that matches ((0, 10, 0) when none
+does). The inferred version caps the request versions and features kafka-python uses, so each
+release zkbroker emulates must be inferred as itself; `_DECIDING_KEY` names each release's probe.
 
 Pure: no network, no ZooKeeper.
 """

@@ -1,22 +1,14 @@
-"""Admin request nodes: ``/admin``, ``/admin/reassign_partitions``,
-``/admin/preferred_replica_election``, ``/admin/delete_topics`` and its markers
-``/admin/delete_topics/<topic>``.
+"""Admin request nodes: `/admin`, `/admin/reassign_partitions`, `/admin/preferred_replica_election`,
+`/admin/delete_topics` and its markers `/admin/delete_topics/<topic>`.
 
-* ``/admin/reassign_partitions``
-  ``{"version":1,"partitions":[{"topic":"foo","partition":0,"replicas":[4,5,6]}]}``. Kafka binds
-  it to a strict Jackson bean: an unknown field anywhere (``log_dirs`` from the tool's own JSON is
-  the classic) makes the whole node invalid, as does a missing or mistyped field. Such a node is
-  ignored with a warning and left in place by the controller; here ``decode`` raises
-  ``ZnodeFormatError``. ``version`` may be absent (Jackson defaults it); duplicates: the last
-  entry for a partition wins.
-* ``/admin/preferred_replica_election``
-  ``{"version":1,"partitions":[{"topic":"foo","partition":0}]}``. Bytes that are not JSON read as
-  the empty set (Kafka's ``Json.parseBytes`` -> None); valid JSON without ``partitions`` (or
-  otherwise malformed) raises, matching Kafka's throw-and-leave-in-place.
-* ``/admin/delete_topics/<t>``: null data; the marker's existence is the request.
+Formats and Kafka's reading rules are in docs/kafka-behaviour.md §1.7. `/admin/reassign_partitions`
+is read as Kafka's strict Jackson bean: an unknown, missing or mistyped field (the tool's own
+`log_dirs` is the classic) makes `decode` raise `ZnodeFormatError`; `version` may be absent; the
+last entry for a partition wins. `/admin/preferred_replica_election` bytes that are not JSON read
+as the empty set, valid JSON without `partitions` raises. A delete marker has null data.
 
-Deliberately not here: which partitions are valid, removing completed ones, deleting the node
-(controller code).
+Not here: which partitions are valid, removing completed ones, deleting the node (controller
+code).
 """
 
 from __future__ import annotations
@@ -28,10 +20,9 @@ from zkbroker.zk_layout import codec_json as cj
 from zkbroker.zk_layout.errors import ZnodeFormatError
 from zkbroker.zk_layout.nodes.base import (
     EmptyNode,
+    PartitionSetDocument,
     TopicPartition,
     ZNode,
-    topic_partition_json,
-    topic_partition_list,
 )
 from zkbroker.zk_layout.release import Release
 
@@ -93,28 +84,12 @@ def _no_unknown_fields(
 
 
 class PreferredReplicaElectionNode(
-    ZNode[frozenset[TopicPartition]], parent=AdminNode, name="preferred_replica_election"
+    PartitionSetDocument,
+    ZNode[frozenset[TopicPartition]],
+    parent=AdminNode,
+    name="preferred_replica_election",
 ):
-    FORMAT_VERSIONS = (1,)
-
-    @classmethod
-    def written_version(cls, release: Release) -> int:
-        return 1
-
-    @classmethod
-    def encode(cls, value: frozenset[TopicPartition], release: Release) -> bytes:
-        return cj.dumps({"version": 1, "partitions": topic_partition_json(value)})
-
-    @classmethod
-    def decode(cls, data: bytes) -> frozenset[TopicPartition]:
-        where = cls.PATTERN
-        parsed = cj.try_parse(data)
-        if parsed is cj.UNPARSEABLE:
-            return frozenset()
-        doc = cj.as_object(parsed, where, "the document")
-        return frozenset(
-            topic_partition_list(cj.require(doc, "partitions", where), where, "'partitions'")
-        )
+    """``/admin/preferred_replica_election``: the partitions to elect preferred leaders of."""
 
 
 class DeleteTopicsNode(EmptyNode, parent=AdminNode, name="delete_topics"):

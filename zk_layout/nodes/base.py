@@ -1,34 +1,17 @@
-"""The shape every znode class follows, plus small values and helpers shared between them.
+"""The shape every znode class follows (after Kafka's ``ZkData.scala``), plus small shared
+values and helpers.
 
-A znode class is a namespace of class/static methods (never instantiated), one per path of
-Kafka's layout, after the idea of Kafka's ``ZkData.scala``:
+A znode class is a never-instantiated namespace, one per path: ``path(...)`` from its parts,
+``encode(value, release)`` (the bytes that release writes), ``decode(data)`` (every version in
+``FORMAT_VERSIONS``, else ``ZnodeFormatError``; the few that read garbage as "empty", as Kafka
+does, say so), ``written_version(release)`` and ``KIND``. Format version 0 means "no version
+field". A path is written once, as the class's segment below its ``parent`` (class keywords,
+see ``ZNode``); ``{field}`` parts are filled in order by ``path()``'s arguments, and
+``PATTERN`` and ``path()`` derive from the chain (``AclNode`` writes its own). Concrete classes
+register themselves (``node_classes()``, behind ``ALL_NODE_CLASSES``). Sequential nodes add
+``PREFIX``, ``create_path()`` and ``sequence_number(child_name)``.
 
-* ``path(...)``: the path built from its parts (topic, partition, broker id, ...);
-* ``encode(value, release) -> bytes``: the bytes the given Kafka release writes;
-* ``decode(data) -> value``: reads every format version listed in ``FORMAT_VERSIONS`` and raises
-  ``ZnodeFormatError`` for anything else (a few classes read garbage as "empty" because Kafka
-  does; their docstrings say so);
-* ``written_version(release) -> int``: the format version that release writes;
-* ``KIND``: persistent, ephemeral or persistent-sequential.
-
-Format version 0 means "no version field": plain text, null data, or the pre-v1 notification.
-
-A path is written once, as the class's own segment below its parent's path, given as class
-keywords: ``class TopicNode(ZNode[...], parent=TopicsNode, name="{topic}")``. A ``{field}`` in
-the segment is filled, in order, by ``path()``'s positional arguments (a format spec applies:
-``{seq:010d}``); ``PATTERN`` (the path with ``<field>`` placeholders, used in error messages),
-``path()`` and the sequential nodes' ``PARENT`` are derived from the chain of parents. A class
-whose path does not fit that shape (``AclNode``) writes its own ``PATTERN`` and ``path``.
-
-Every concrete class is registered when it is defined (``node_classes()``, which
-``zkbroker.zk_layout.nodes.ALL_NODE_CLASSES`` is taken from); intermediate shapes say
-``abstract=True``.
-
-Sequential nodes (notifications) also carry ``PREFIX`` (the child-name prefix before ZooKeeper's
-10-digit counter), ``create_path()`` (what to pass to a sequential create) and
-``sequence_number(child_name)``; their segment is ``PREFIX`` followed by that counter.
-
-Deliberately not here: any I/O. ``zkbroker.zk_layout.store`` does the ZooKeeper side.
+Not here: any I/O (``zkbroker.zk_layout.store``).
 """
 
 from __future__ import annotations
@@ -257,7 +240,7 @@ def check_version(where: str, version: int, readable: tuple[int, ...]) -> int:
     return version
 
 
-def topic_partition_list(value: Any, where: str, what: str) -> list[TopicPartition]:
+def _topic_partition_list(value: Any, where: str, what: str) -> list[TopicPartition]:
     """``[{"topic":"t","partition":0}, ...]`` as Kafka's notification/election nodes write it."""
     if not isinstance(value, list):
         raise ZnodeFormatError(where, f"{what} must be an array, got {cj.type_name(value)}")
@@ -270,6 +253,35 @@ def topic_partition_list(value: Any, where: str, what: str) -> list[TopicPartiti
     return out
 
 
-def topic_partition_json(partitions: Any) -> list[dict[str, Any]]:
+def _topic_partition_json(partitions: Any) -> list[dict[str, Any]]:
     """Sorted ``[{"topic":..,"partition":..}]`` so repeated encodes are byte-identical."""
     return [{"topic": tp.topic, "partition": tp.partition} for tp in sorted(partitions)]
+
+
+class PartitionSetDocument:
+    """The value of a node holding a set of partitions, as Kafka writes both such nodes
+    (``/admin/preferred_replica_election``, ``/isr_change_notification/isr_change_<seq>``):
+    ``{"version":1,"partitions":[{"topic":..,"partition":..},...]}``. Unparseable JSON reads
+    as no partitions."""
+
+    PATTERN: ClassVar[str]
+    FORMAT_VERSIONS: ClassVar[tuple[int, ...]] = (1,)
+
+    @classmethod
+    def written_version(cls, release: Release) -> int:
+        return 1
+
+    @classmethod
+    def encode(cls, value: frozenset[TopicPartition], release: Release) -> bytes:
+        return cj.dumps({"version": 1, "partitions": _topic_partition_json(value)})
+
+    @classmethod
+    def decode(cls, data: bytes) -> frozenset[TopicPartition]:
+        where = cls.PATTERN
+        parsed = cj.try_parse(data)
+        if parsed is cj.UNPARSEABLE:
+            return frozenset()
+        doc = cj.as_object(parsed, where, "the document")
+        return frozenset(
+            _topic_partition_list(cj.require(doc, "partitions", where), where, "'partitions'")
+        )

@@ -1,27 +1,15 @@
-"""Broker registration nodes: ``/brokers``, ``/brokers/ids``, ``/brokers/ids/<id>`` (ephemeral,
-JSON v1-v5) and ``/brokers/seqid`` (broker-id generation).
+"""Broker registration nodes: `/brokers`, `/brokers/ids`, `/brokers/ids/<id>` (ephemeral, JSON
+v1-v5) and `/brokers/seqid` (broker-id generation); docs/kafka-behaviour.md §1.2, §1.6.
 
-Which version a release writes (``BrokerIdNode.written_version``), following what each release's
-own broker wrote with its default IBP:
+`BrokerIdNode.written_version` is what each release's own broker wrote with its default IBP:
+v1 before 0.9, v2 in 0.9, v3 in 0.10.0-0.10.1 (`rack` only when configured), v4 in 0.10.2-2.6,
+v5 from 2.7. (Kafka's rule for a low IBP is coarser; here a release stands for a broker of that
+release.) Reading follows `BrokerIdZNode.decode`: `version` and `jmx_port` required, v1's
+host/port as one PLAINTEXT endpoint, v2+ `endpoints` mapped through
+`listener_security_protocol_map` when present; `timestamp` is read leniently (-1).
 
-* < 0.9: v1 (host/port only);
-* 0.9.x: v2 (adds ``endpoints``);
-* 0.10.0-0.10.1: v3 — those releases write v3 whenever IBP >= 0.10.0-IV1, i.e. always by default,
-  with ``rack`` present only when configured (so a v3 node without ``rack`` is normal);
-* 0.10.2-2.6: v4 (adds ``listener_security_protocol_map``, KIP-103);
-* >= 2.7: v5 (adds ``features``, ``{}`` from a 2.7/2.8 broker).
-
-(Kafka 2.8's own rule for a *low IBP* is coarser: v4 if IBP >= 0.10.0-IV1, else v2. Here the
-release stands for a broker of that release, so v1 and v3 appear as they did historically.)
-
-Reading follows ``BrokerIdZNode.decode``: ``version`` and ``jmx_port`` are required; v1 builds one
-PLAINTEXT endpoint from ``host``/``port``; v2+ parses ``endpoints`` (``LISTENER://host:port``),
-mapping listener -> security protocol through ``listener_security_protocol_map`` when present,
-else by the listener name itself. ``timestamp`` (a string of epoch ms) is informational and read
-leniently (-1 when absent or malformed), as Kafka never parses it.
-
-Deliberately not here: the ``checkedEphemeralCreate`` dance (create + set, czxid = broker epoch);
-``ZkStore.register_broker`` does it.
+Not here: the `checkedEphemeralCreate` dance (create + set, czxid = broker epoch), done by
+`ZkStore.register_broker`.
 """
 
 from __future__ import annotations

@@ -1,29 +1,15 @@
 """Dynamic config nodes: ``/config``, ``/config/<type>``, ``/config/<type>/<name>`` (entity
-config, including ``<default>`` and ``/config/users/<u>/clients/<c>``), ``/config/changes`` and
-``/config/changes/config_change_<10 digits>`` (change notifications).
+config, ``<default>`` and ``/config/users/<u>/clients/<c>`` included), ``/config/changes`` and
+its ``config_change_<10 digits>`` notifications.
 
-Entity config: ``{"version":1,"config":{"k":"v"}}``, values always strings (Java Properties).
-Decoding is as lenient as Kafka's ``ConfigEntityZNode.decode``: null/empty data, bytes that are not
-JSON, a non-object document or a missing/non-object ``config`` all read as ``{}``; only a
-non-string value raises ``ZnodeFormatError`` (Kafka's ``to[String]`` throws there too).
+Formats, lenient decoding and entity-name sanitizing follow docs/kafka-behaviour.md §1.8
+(helpers such as ``ConfigEntityNode.user(...)`` apply the right naming rule). A notification
+decodes to None when Kafka ignores it (neither a JSON object nor a string); a pre-v1 string
+decodes with ``version == 0``, and ``ConfigChangeNotification.honoured_by(release)`` says
+whether a release acts on it.
 
-Entity names: user principals and client ids are sanitized (``zkbroker.zk_layout.sanitizer``); topic
-names, broker ids and IPs are used verbatim; ``<default>`` is the default entity of every type. The
-helpers ``ConfigEntityNode.user(...)`` etc. apply the right rule.
-
-Change notifications, three formats:
-
-* version 0 ("pre-v1", 0.8.1/0.8.2): the JSON string of a topic name, ``"foo"``;
-* v1 (0.9.0-0.10.0): ``{"version":1,"entity_type":"topics","entity_name":"foo"}``, only for
-  ``topics``/``clients``;
-* v2 (0.10.1+, KIP-55): ``{"version":2,"entity_path":"users/alice/clients/app1"}``.
-
-``decode`` returns None for a notification Kafka ignores (not JSON, or JSON that is neither an
-object nor a string). A pre-v1 string decodes with ``version == 0``; 0.9+ brokers do not act on
-it — ``ConfigChangeNotification.honoured_by(release)`` answers that.
-
-Deliberately not here: applying configs, validating config names/values, the 15-minute purge of
-old notifications, the 3.x quota-node cleanup.
+Not here: applying configs (``zkbroker.broker.image.config_watcher``), validating names and
+values, the purge of old notifications, the 3.x quota-node cleanup.
 """
 
 from __future__ import annotations

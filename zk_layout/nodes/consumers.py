@@ -1,24 +1,13 @@
-"""The pre-0.9 ("0.8", ZooKeeper-based) consumer registry under ``/consumers``.
+"""The pre-0.9 ("0.8", ZooKeeper-based) consumer registry under `/consumers`.
 
-Kafka's old high-level consumer (``ZookeeperConsumerConnector``) kept all of a group's state in
-ZooKeeper; Kafka 2.8 still creates ``/consumers`` and reads/writes offsets there for
-OffsetCommit/OffsetFetch v0 (``KafkaZkClient.setOrCreateConsumerOffset``/``getConsumerOffset``).
+The node classes of docs/kafka-behaviour.md §1.11: the group and its `ids`, `owners`, `offsets`
+containers, the ephemeral registration `/consumers/<g>/ids/<consumer>` (`pattern` and
+`subscription` required, as `TopicCount.constructTopicCount`), the ephemeral owner
+`/consumers/<g>/owners/<t>/<p>` and the committed offset `/consumers/<g>/offsets/<t>/<p>`
+(decimal text; null data reads as no offset, as `getConsumerOffset`).
 
-* ``/consumers/<g>``: the group (null data); ``/consumers/<g>/ids``, ``.../owners``,
-  ``.../offsets`` are null-data containers.
-* ``/consumers/<g>/ids/<consumer>`` (ephemeral): the registration
-  ``{"version":1,"subscription":{"topic1":1},"pattern":"static","timestamp":"1700000000000"}``.
-  ``pattern`` is ``static``, ``white_list`` or ``black_list``; for the last two the only key of
-  ``subscription`` is the topic regex. As in the old ``TopicCount.constructTopicCount``,
-  ``pattern`` and ``subscription`` are required; ``version`` and ``timestamp`` are not checked.
-  The consumer id is ``<group>_<host>-<ms>-<8 hex>`` unless the consumer set ``consumer.id``.
-* ``/consumers/<g>/owners/<t>/<p>`` (ephemeral): the owning consumer thread,
-  ``<consumer>-<thread number>``, as UTF-8 text.
-* ``/consumers/<g>/offsets/<t>/<p>``: the committed offset as decimal text. Null data reads as
-  "no offset" (Kafka's ``getConsumerOffset`` answers None for it).
-
-Deliberately not here: any I/O (``zkbroker.broker.groups.zk_registry`` reads a whole group),
-rebalancing, and the group states derived from these nodes.
+Not here: any I/O (`zkbroker.broker.groups.zk_registry` reads a whole group), rebalancing, and
+the group states derived from these nodes.
 """
 
 from __future__ import annotations

@@ -1,22 +1,15 @@
-"""Delegation tokens in ZooKeeper (KIP-48), as Kafka's ``ZkData`` and ``DelegationTokenManagerZk``
-lay them out (docs/kafka-behaviour.md §18):
+"""Delegation tokens in ZooKeeper (KIP-48), as Kafka's `ZkData` and `DelegationTokenManagerZk` lay
+them out (docs/kafka-behaviour.md §18, "Storage"):
 
-* ``/delegation_token`` (``DelegationTokenAuthZNode``), with ``/delegation_token/tokens`` and
-  ``/delegation_token/token_changes``, created by every broker with token authentication on;
-* ``/delegation_token/tokens/<tokenId>``: the token's information as JSON, never its HMAC (each
-  broker computes it from the shared secret key)::
+* `/delegation_token` with `tokens` and `token_changes` (`DelegationTokenAuthZNode`);
+* `/delegation_token/tokens/<tokenId>`: the token's information as JSON, never its HMAC;
+  principals as `Sanitizer`'d `Type:name`; version 1 up to 3.2, version 3 (with
+  `tokenRequester`, KIP-373) from 3.3;
+* `/delegation_token/token_changes/token_change_<seq>`: a change notification holding the
+  token id.
 
-      {"version":3,"owner":"User%3Aalice","tokenRequester":"User%3Aalice",
-       "renewers":["User%3Abob"],"issueTimestamp":1,"maxTimestamp":3,"expiryTimestamp":2,
-       "tokenId":"..."}
-
-  principals are ``Type:name`` texts through Kafka's ``Sanitizer``; version 1 (up to 3.2)
-  has no ``tokenRequester`` (the owner is the requester); 3.3+ writes version 3 (KIP-373);
-* ``/delegation_token/token_changes/token_change_<seq>``: a persistent-sequential change
-  notification whose data is the token id (UTF-8); every broker re-reads that token then.
-
-Deliberately not here: the HMAC and the token cache (``zkbroker.broker.security.delegation_tokens``)
-and the processing of notifications.
+Not here: the HMAC and the token cache (`zkbroker.broker.security.delegation_tokens`), and
+processing notifications.
 """
 
 from __future__ import annotations

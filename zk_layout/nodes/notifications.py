@@ -20,11 +20,10 @@ from zkbroker.zk_layout import codec_json as cj
 from zkbroker.zk_layout.nodes.base import (
     EmptyNode,
     NodeKind,
+    PartitionSetDocument,
     SequenceMixin,
     TopicPartition,
     ZNode,
-    topic_partition_json,
-    topic_partition_list,
 )
 from zkbroker.zk_layout.release import Release
 
@@ -42,32 +41,15 @@ class IsrChangeNotificationsNode(EmptyNode, name="isr_change_notification"):
 
 
 class IsrChangeNotificationNode(
-    SequenceMixin, ZNode[frozenset[TopicPartition]], parent=IsrChangeNotificationsNode
+    SequenceMixin,
+    PartitionSetDocument,
+    ZNode[frozenset[TopicPartition]],
+    parent=IsrChangeNotificationsNode,
 ):
     """``/isr_change_notification/isr_change_<seq>``: ``path(sequence)``."""
 
-    FORMAT_VERSIONS = (1,)
     KIND = NodeKind.PERSISTENT_SEQUENTIAL
     PREFIX = "isr_change_"
-
-    @classmethod
-    def written_version(cls, release: Release) -> int:
-        return 1
-
-    @classmethod
-    def encode(cls, value: frozenset[TopicPartition], release: Release) -> bytes:
-        return cj.dumps({"version": 1, "partitions": topic_partition_json(value)})
-
-    @classmethod
-    def decode(cls, data: bytes) -> frozenset[TopicPartition]:
-        where = cls.PATTERN
-        parsed = cj.try_parse(data)
-        if parsed is cj.UNPARSEABLE:
-            return frozenset()
-        doc = cj.as_object(parsed, where, "the document")
-        return frozenset(
-            topic_partition_list(cj.require(doc, "partitions", where), where, "'partitions'")
-        )
 
 
 class LogDirEventNotificationsNode(EmptyNode, name="log_dir_event_notification"):

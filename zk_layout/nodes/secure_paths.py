@@ -1,25 +1,14 @@
-"""The ACLs Kafka gives the znodes it creates (``ZkData.defaultAcls``, ``ZkData.sensitivePath``,
+"""The ACLs Kafka gives the znodes it creates (`ZkData.defaultAcls`, `ZkData.sensitivePath`,
 Kafka 3.9), and who may write a znode under such ACLs (docs/kafka-behaviour.md §19).
 
-With ``zookeeper.set.acl=false`` (the default) every znode is ``world:anyone:cdrwa``
-(``OPEN_ACL_UNSAFE``). With ``zookeeper.set.acl=true`` a znode gets ``CREATOR_ALL_ACL``
-(``auth`` scheme: every identity of the creating session, e.g. ``digest:kafka:<hash>``, may do
-everything) plus ``world:anyone:r``, except that
+With `zookeeper.set.acl=false` every znode is `world:anyone:cdrwa`; with `true`, the creating
+session's identities get everything and the world may read, except on sensitive paths
+(`/config/users`, `/config/brokers`, `/delegation_token/tokens`) and except `/consumers`
+itself, which stays open. Paths are those inside the chroot; the chroot gets the ACLs of its
+own path.
 
-* sensitive paths, those starting with ``/config/users`` (SCRAM credentials),
-  ``/config/brokers`` (dynamic broker configs, passwords included) or
-  ``/delegation_token/tokens`` (token HMACs), are not world-readable;
-* ``/consumers`` itself stays open: old (ZooKeeper-based) consumers of any identity register
-  under it.
-
-Paths are the ones inside the chroot, as Kafka's chrooted ``ZooKeeperClient`` passes them;
-the chroot itself is created with the ACLs of its own path.
-
-Deliberately not here: the session's identity (``ZkAuth.identity`` in
-``zkbroker.zk_layout.store.client``: ``digest:user:<hash>`` or ``sasl:user``), Kafka's
-``zookeeper-security-migration`` tool
-(changing the ACLs of existing znodes), and the sending of ACLs
-(``zkbroker.zk_layout.store.client``).
+Not here: the session's identity (`ZkAuth.identity`, `zkbroker.zk_layout.store.auth`), sending
+the ACLs (`zkbroker.zk_layout.store.client`), and Kafka's `zookeeper-security-migration` tool.
 """
 
 from __future__ import annotations

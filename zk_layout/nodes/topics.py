@@ -1,24 +1,14 @@
-"""Topic nodes: ``/brokers/topics``, ``/brokers/topics/<t>`` (replica assignment, JSON v1-v3),
-``/brokers/topics/<t>/partitions``, ``/brokers/topics/<t>/partitions/<p>`` (null data) and
-``/brokers/topics/<t>/partitions/<p>/state`` (leader and ISR, JSON v1).
+"""Topic nodes: `/brokers/topics`, `/brokers/topics/<t>` (replica assignment, JSON v1-v3),
+`.../partitions`, `.../partitions/<p>` (null data) and `.../partitions/<p>/state` (leader and
+ISR, JSON v1); docs/kafka-behaviour.md §1.3, §1.4.
 
-Topic assignment versions written (``TopicNode.written_version``): v1 before 2.4, v2 for 2.4-2.7
-(``adding_replicas``/``removing_replicas`` always present, holding only partitions with non-empty
-lists), v3 from 2.8 (plus ``topic_id`` when the topic has one). Encoding for a release that
-cannot represent the value fails loudly for reassignment state (adding/removing before 2.4);
-a topic id is silently dropped before 2.8, which is exactly what a downgraded Kafka controller
-rewriting the node does.
+`TopicNode.written_version` follows the release (v1 before 2.4, v2 2.4-2.7, v3 from 2.8).
+Encoding reassignment state for a release before 2.4 fails loudly; a topic id is dropped before
+2.8, as a downgraded controller rewriting the node does. Decoding follows `TopicZNode.decode`,
+except that unparseable bytes raise `ZnodeFormatError` instead of reading as no partitions
+(callers wanting Kafka's behaviour catch it).
 
-Decoding follows ``TopicZNode.decode``: the ``version`` field is not checked, ``partitions`` may
-be absent (no partitions), a partition missing from adding/removing means an empty list,
-partition keys are decimal strings. Unlike Kafka, unparseable bytes raise ``ZnodeFormatError``
-instead of reading as "no partitions"; callers that want Kafka's behaviour catch it.
-
-The state node: ``version`` is always 1 (and, as in Kafka, not checked when reading);
-``leader_recovery_state`` is written only when it is 1 (RECOVERING, KIP-704, 3.2+) and absent
-means 0. ``leader`` -1 means no leader.
-
-Deliberately not here: replica assignment, leader election or ISR rules (controller code).
+Not here: replica assignment, leader election or ISR rules (controller code).
 """
 
 from __future__ import annotations

@@ -1,36 +1,19 @@
-"""zkbroker's own nodes, outside Kafka's layout: ``/zkbroker``, ``/zkbroker/brokers``, the
-broker control nodes ``/zkbroker/brokers/<id>`` and their ``owner`` children.
+"""zkbroker's own znodes under ``/zkbroker``, outside Kafka's layout (Kafka never reads them).
 
-Kafka never reads or writes anything under ``/zkbroker``; a Kafka broker or tool sharing the
-ZooKeeper simply does not see these nodes. They exist so that one zkbroker process (the
-``zkbroker broker stop|start`` command) can ask another (the one running broker ``<id>``) to
-stop or start that broker, with ZooKeeper as the only thing they share.
+* ``/zkbroker/brokers/<id>`` (persistent): the *desired* state of broker ``<id>``, so one
+  process (``zkbroker broker stop|start``) can ask another to stop or start it; whether it is up
+  is what ``/brokers/ids/<id>`` says. Its ephemeral ``owner`` child exists while a process runs
+  that id, telling "stopped by its process" from "nobody runs it".
+* ``/zkbroker/leases/<id>``: the controller's half of a KIP-631 lease
+  (``zkbroker.broker.controller.broker_leases``).
+* ``/zkbroker/faults/fault-<seq>``: fault-injection entries (``zkbroker.broker.hooks.faults``).
 
-* ``/zkbroker/brokers/<id>`` (persistent): ``{"version":1,"state":"stopped"}`` or
-  ``{"version":1,"state":"running"}`` -- the *desired* state of broker ``<id>``. Whether the
-  broker is actually up is what ``/brokers/ids/<id>`` says, as for any Kafka broker.
-  ``decode`` is strict: a missing or unknown ``state`` or ``version`` raises
-  ``ZnodeFormatError`` (readers then ignore the node rather than guess).
-* ``/zkbroker/brokers/<id>/owner`` (ephemeral, null data): exists while a zkbroker process
-  runs broker ``<id>`` -- started or stopped -- and applies its control node; it lives and dies
-  with that process's own ZooKeeper session. It is how ``zkbroker broker stop`` tells "stopped
-  by the process that runs it" from "nobody runs this id" (``/brokers/ids/<id>`` is absent in
-  both cases).
-* ``/zkbroker`` and ``/zkbroker/brokers``: containers with null data.
-* ``/zkbroker/faults/fault-<seq>`` (persistent sequential, under the null-data container
-  ``/zkbroker/faults``): one fault-injection entry each (``FaultNode``), shared by every
-  zkbroker process of the cluster; the sequence number is the fault id
-  (``zkbroker.broker.hooks.faults``).
+The classes follow the contract of every znode class (``zkbroker.zk_layout.nodes.base``;
+decoding is strict, anything unknown is ``ZnodeFormatError``) but are not in
+``PERSISTENT_ZK_PATHS`` (Kafka's list): whoever writes creates the parents on demand.
 
-These classes follow the contract of every znode class (``zkbroker.zk_layout.nodes.base``) and are
-in ``ALL_NODE_CLASSES``: that contract and its tests ask for a path pattern, format versions and a
-decoder that only raises ``ZnodeFormatError``, none of which is specific to Kafka. They are
-*not* in ``PERSISTENT_ZK_PATHS``, which is Kafka's own list; the control nodes and their
-parents are created on demand by whoever writes a desired state.
-
-Deliberately not here: watching the nodes and applying them
-(``zkbroker.broker.engine.broker_control``), the command line that writes them
-(``zkbroker.broker.cli.main``), and any I/O.
+Not here: watching and applying the control nodes (``zkbroker.broker.engine.broker_control``),
+the command line (``zkbroker.broker.cli.main``), any I/O.
 """
 
 from __future__ import annotations

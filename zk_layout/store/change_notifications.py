@@ -1,28 +1,16 @@
 """Kafka's ``ZkNodeChangeNotificationListener``: follows a folder of sequential notification
-znodes (``/config/changes``, ``/kafka-acl-changes``, ``/kafka-acl-extended-changes``,
-``/delegation_token/token_changes``) and hands each new one to its user, in sequence order.
+znodes (``/config/changes``, the two ACL change folders, ``/delegation_token/token_changes``)
+and hands each new one to its user, in sequence order (docs/kafka-behaviour.md §10.7).
 
-* The folder's children are watched (``ZkClient.watch_children``: re-read after every
-  reconnection and on a new session, so notifications written meanwhile are not missed); each
-  delivery keeps the latest list and wakes ONE worker task, which runs passes one at a time.
-* A pass takes the children named ``<prefix><counter>``, sorted by counter, and processes each
-  one above the last processed (-1 at first, so every notification present at ``start()`` is
-  replayed, as a Kafka broker does on start-up; ``skip_existing()`` starts after them
-  instead). The new ones are read at once, then ``handle(path, data)`` runs for each, in order
-  (one deleted meanwhile is skipped); ``flush(names)``, when given, runs once after them with
-  what the handlers returned (what the notifications name, e.g. config entities), each once, in
-  order, so a thing named several times is acted on once.
-* A failure: with ``skip_failed`` the notification whose read or handling failed is logged
-  (``failed_event``, ``path``, ``error``) and passed over, the next ones go on; without, the
-  pass stops and is logged (``failed_event``), and the notifications it had not read yet are
-  read again on the next change.
-* Purging (``Purge``): none; after each pass, every notification this listener has read whose
-  ZooKeeper ctime is older than ``change_expiration_ms`` (Kafka's 15 minutes); or each
-  notification as it is processed, when it is already that old. Any process may delete a
-  notification: a concurrent delete is fine.
+A children watch (re-read after reconnecting and on a new session) wakes ONE worker running
+passes one at a time. A pass reads the notifications above the last processed (-1 at first, so
+all present at ``start()`` are replayed; ``skip_existing()`` starts after them), calls
+``handle(path, data)`` for each in order and then ``flush(names)`` once with what they named,
+each once. A failure is passed over with ``skip_failed``, else it stops the pass and the rest
+is read again at the next change. ``Purge`` says when old notifications (ctime older than
+``change_expiration_ms``) are deleted; a concurrent delete is fine.
 
-Deliberately not here: what a notification means (the ``handle`` callback decodes it with its
-znode class) and writing notifications.
+Not here: what a notification means (``handle`` decodes it with its znode class), writing them.
 """
 
 from __future__ import annotations

@@ -112,17 +112,38 @@ def _parent(path: str) -> str:
     return parent or "/"
 
 
+class _KazooLog(logging.LoggerAdapter):
+    """kazoo's logger for one of zkbroker's sessions. Once zkbroker stops the session on
+    purpose, what kazoo may warn of on the way out (the socket the server already closed,
+    its connection retry giving up) is expected: logged at debug, so a quiet library stays
+    quiet. Until then kazoo's warnings pass unchanged."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.getLogger("kazoo.client"), {})
+        self.stopping = threading.Event()
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        if level >= logging.WARNING and self.stopping.is_set():
+            level = logging.DEBUG
+        super().log(level, msg, *args, **kwargs)
+
+
+def _new_kazoo(hosts: str, session: float, auth: ZkAuth | None) -> KazooClient:
+    return KazooClient(
+        hosts=hosts,
+        timeout=session,
+        handler=SequentialThreadingHandler(),
+        logger=_KazooLog(),
+        **(auth.kazoo_options if auth else {}),
+    )
+
+
 def _ensure_chroot_blocking(
     servers: str, chroot: str, timeout: float, session: float, auth: ZkAuth | None
 ) -> None:
     """Create the chroot (null data, parents too) from a chroot-less session, as Kafka does
     before connecting inside it, with the ACLs of each path. Runs in an executor thread."""
-    client = KazooClient(
-        hosts=servers,
-        timeout=session,
-        handler=SequentialThreadingHandler(),
-        **(auth.kazoo_options if auth else {}),
-    )
+    client = _new_kazoo(servers, session, auth)
     client.start(timeout=timeout)
     secure = auth is not None and auth.set_acl
     try:
@@ -136,8 +157,25 @@ def _ensure_chroot_blocking(
             with contextlib.suppress(kazoo_exc.NodeExistsError):
                 client.create(prefix, None, acl=default_acls(secure, prefix))
     finally:
-        client.stop()
-        client.close()
+        _stop_kazoo(client)
+
+
+def _start_kazoo(client: KazooClient, timeout: float) -> bool:
+    """`KazooClient.start`, telling whether the chroot exists (kazoo asks anyway, to warn
+    about a missing one; here a missing one is created next, so there is nothing to warn of)."""
+    event = client.start_async()
+    event.wait(timeout=timeout)
+    if not client.connected:
+        _stop_kazoo(client)
+        raise client.handler.timeout_exception("Connection time-out")
+    return not client.chroot or client.exists("/") is not None
+
+
+def _stop_kazoo(client: KazooClient) -> None:
+    if isinstance(client.logger, _KazooLog):
+        client.logger.stopping.set()
+    client.stop()
+    client.close()
 
 
 def _data_and_stat(value: Any) -> tuple[bytes, Any]:
@@ -193,17 +231,17 @@ class ZkClient:
         loop = asyncio.get_running_loop()
         servers, chroot = _split_chroot(hosts)
         try:
-            if chroot:
-                await asyncio.to_thread(
-                    _ensure_chroot_blocking, servers, chroot, timeout, session_timeout, auth
-                )
-            client = KazooClient(
-                hosts=servers + chroot,
-                timeout=session_timeout,
-                handler=SequentialThreadingHandler(),
-                **(auth.kazoo_options if auth else {}),
-            )
-            await asyncio.to_thread(client.start, timeout)
+            client = _new_kazoo(servers + chroot, session_timeout, auth)
+            # Only a missing chroot costs the chroot-less session that creates it: every
+            # session of a cluster but the first finds it, and saves that session.
+            if not await asyncio.to_thread(_start_kazoo, client, timeout):
+                try:
+                    await asyncio.to_thread(
+                        _ensure_chroot_blocking, servers, chroot, timeout, session_timeout, auth
+                    )
+                except BaseException:
+                    await asyncio.to_thread(_stop_kazoo, client)
+                    raise
         except (kazoo_exc.AuthFailedError, kazoo_exc.NoAuthError) as exc:
             raise ZkAuthError(
                 f"ZooKeeper at {hosts!r} refused zkbroker's credentials: {exc!r}",
@@ -252,8 +290,7 @@ class ZkClient:
         await asyncio.to_thread(self._stop_client)
 
     def _stop_client(self) -> None:
-        self._client.stop()
-        self._client.close()
+        _stop_kazoo(self._client)
 
     async def __aenter__(self) -> Self:
         return self

@@ -1,23 +1,14 @@
 """Record batch v2 (magic 2, KIP-98): read lazily, rewrite the header, encode.
 
-Layout: baseOffset int64, batchLength int32, partitionLeaderEpoch int32, magic int8,
-crc uint32 (CRC-32C of attributes..end), attributes int16 (bits 0-2 codec, 3 LogAppendTime,
-4 transactional, 5 control, 6 delete horizon, KIP-534), lastOffsetDelta int32,
-baseTimestamp int64, maxTimestamp int64, producerId int64, producerEpoch int16,
-baseSequence int32, recordsCount int32, then the records (compressed as a whole). A record:
-length varint, attributes int8, timestampDelta varlong, offsetDelta varint, key and value
-(varint length, -1 = null), header count varint, headers (varint key length, key, varint
-value length, value).
+`RecordBatchV2` parses the 61-byte header at once and the records only when asked, from a
+memoryview of the bytes as sent. `with_header` changes the fields the broker assigns (base
+offset, leader epoch, max timestamp, timestamp type) and recomputes the CRC-32C only when the
+part it covers changed, as Kafka's `DefaultRecordBatch` setters do: records are never
+re-encoded. The layout and error messages are Kafka 3.x's `DefaultRecordBatch` and
+`DefaultRecord`.
 
-``RecordBatchV2`` parses the 61-byte header at once and the records only when asked, from a
-memoryview of the bytes as sent. ``with_header`` returns the batch's bytes with the fields the
-broker assigns (base offset, leader epoch, max timestamp and timestamp type) changed and the
-CRC recomputed only when the CRC-covered part changed, as Kafka's ``DefaultRecordBatch``
-setters do: the records are never re-encoded. Error messages are Kafka 3.x's
-(``DefaultRecordBatch``, ``DefaultRecord``).
-
-Deliberately not here: validation rules (``zkbroker.broker.rules.log_validation``), control record
-payloads (KIP-98 markers are built by whoever writes them, from ``encode_batch``).
+Not here: validation (`zkbroker.broker.rules.log_validation`), control record payloads (built
+by whoever writes them, with `encode_batch`).
 """
 
 from __future__ import annotations

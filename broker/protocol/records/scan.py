@@ -1,29 +1,16 @@
 """A quick walk over an uncompressed v2 batch's records: their timestamps and keys, no copies.
 
-Validating a produce payload needs, per record, only its structure, its timestamp and whether
-it has a key (Kafka's ``LogValidator.validateRecord`` on top of ``DefaultRecord.readFrom``).
-Decoding every record into a `Record` (``batch_v2.decode_records``) copies each key and value
-and builds an object per record, which is most of a broker's cost per produced byte. This walk
-reads the same fields in the same order and keeps only what validation needs: the smallest
-and largest timestamp delta, the index of the first record with the largest one, and whether
-any record has a null key.
+Validation needs per record only its structure, timestamp and whether it has a key
+(`LogValidator.validateRecord`); decoding every record (`batch_v2.decode_records`) copies keys
+and values and is most of a broker's cost per produced byte. This walk reads the same fields in
+the same order and keeps only the smallest and largest timestamp delta, the index of the first
+record with the largest, and whether any key is null. Runs of records with one size and layout
+are checked as columns of bytes (a few C calls per batch, not one Python iteration per record).
+Anything not exactly well formed, or a record with headers, returns ``None`` and the caller
+decodes with ``decode_records`` (whose errors carry Kafka's messages), so the walk never
+changes an answer: a test compares it with the decoder on random bytes.
 
-A producer's batch is mostly records of one size and layout (same key and value lengths,
-offset deltas 0, 1, 2, ...). After walking one record, the walk checks the records that follow
-as a run: every byte a length is read from must repeat that record's (so each record parses
-exactly as it did) and the delta bytes must keep their varint lengths; these checks, and the
-smallest and largest timestamp delta, are taken on columns of bytes (one byte every record
-size, sliced and tested in C), so a 1,000-record batch costs a few dozen C calls instead of
-1,000 Python iterations. A run that does not hold is walked record by record.
-
-It answers only "these records are exactly well formed, and here is what they say"; for
-anything else (a malformed record, a length running past the batch, a record with headers,
-which are rarely on a hot path) it returns ``None`` and the caller decodes the records with
-``decode_records``, whose errors carry Kafka's messages. So the walk can make an append
-faster but never changes an answer: a test compares it with the decoder on random bytes.
-
-Deliberately not here: compressed bodies (decompression dominates there), legacy v0/v1
-messages, and any rule (``zkbroker.broker.rules.log_validation`` decides what the figures mean).
+Not here: compressed bodies, v0/v1 messages, any rule (``zkbroker.broker.rules.log_validation``).
 """
 
 from __future__ import annotations

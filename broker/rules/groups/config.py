@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from zkbroker.broker.rules.broker_config import configured_int
+from zkbroker.broker.rules.groups.classic_group import ClassicGroup
+from zkbroker.zk_layout.release import Release
 
 OFFSET_METADATA_MAX_BYTES = 4096
 
@@ -35,6 +37,24 @@ class GroupConfig:
     offsets_retention_ms: int = 7 * 24 * 3600 * 1000
     offsets_retention_check_interval_ms: int = 600000
     offset_metadata_max_bytes: int = OFFSET_METADATA_MAX_BYTES
+
+
+class GroupsSide:
+    """What both sides of the coordinator's decisions hold (membership and offsets): the groups
+    of the partitions one coordinator owns (one group object holds both sides' state), the
+    configs, the emulated release and how records reach ``__consumer_offsets``."""
+
+    def __init__(
+        self,
+        groups: dict[str, ClassicGroup],
+        config: GroupConfig,
+        release: Release,
+        write: Writer,
+    ) -> None:
+        self.groups = groups
+        self.config = config
+        self.release = release
+        self._write = write
 
 
 def group_config(value: Callable[[str], str | None]) -> GroupConfig:

@@ -30,10 +30,24 @@ from zkbroker.broker.rules.groups.classic_group import (
     SyncCallback,
     SyncResult,
 )
-from zkbroker.broker.rules.groups.config import GroupConfig, Writer
-from zkbroker.zk_layout.release import Release
+from zkbroker.broker.rules.groups.config import GroupsSide
+from zkbroker.zk_layout.release import Release, release_at_least
 
 _log = get_logger(__name__)
+
+# Rules that arrived with a release (GroupCoordinator.scala at each tag, §16). A release line
+# stands for its last patch release, so a rule of 2.8.1 is 2.8's and one of 2.1.1 is 2.1's.
+# KAFKA-7610 (2.1.1, 2.2.0): a new member's session is NewMemberJoinTimeoutMs until it joins.
+NEW_MEMBER_TIMEOUT_SINCE: Release = (2, 1)
+# KAFKA-8386 (2.3.0): a Dead group answers COORDINATOR_NOT_AVAILABLE (before, UNKNOWN_MEMBER_ID),
+# and Heartbeat checks the member and generation before the group's state.
+DEAD_GROUP_RETRY_SINCE: Release = (2, 3)
+# KAFKA-9885 (2.6.1, 2.7.0): group.max.size counts members awaiting the join (acceptJoiningMember).
+ACCEPT_JOINING_SINCE: Release = (2, 6)
+# KAFKA-10134 (2.7.0): a Heartbeat in CompletingRebalance is a heartbeat (NONE, session kept).
+HEARTBEAT_WHILE_SYNCING_SINCE: Release = (2, 7)
+# KAFKA-12890 (2.8.1, 3.0.0): members owe a SyncGroup within the rebalance timeout.
+PENDING_SYNC_SINCE: Release = (2, 8)
 
 # Kafka's GroupCoordinator.NewMemberJoinTimeoutMs.
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
@@ -66,24 +80,22 @@ class _Join:
     callback: JoinCallback
 
 
-class GroupMembership:
-    """The members of every classic group of the partitions one coordinator owns. `groups` is
-    shared with the offsets side (``zkbroker.broker.rules.groups.offsets``): one group object holds
-    both."""
-
-    def __init__(
-        self, groups: dict[str, ClassicGroup], config: GroupConfig, release: Release, write: Writer
-    ) -> None:
-        self.groups = groups
-        self.config = config
-        self.release = release
-        self._write = write
+class GroupMembership(GroupsSide):
+    """The members of every classic group of the partitions one coordinator owns (the offsets
+    side is ``zkbroker.broker.rules.groups.offsets``)."""
 
     # ---- lookups -------------------------------------------------------------------------
 
     def group(self, group_id: str) -> ClassicGroup | None:
         found = self.groups.get(group_id)
         return found
+
+    def _dead_group_error(self) -> int:
+        """What a request for a Dead group (being unloaded or deleted) gets: before 2.3 the
+        member starts over with UNKNOWN_MEMBER_ID, from 2.3 it looks the coordinator up."""
+        if release_at_least(self.release, DEAD_GROUP_RETRY_SINCE):
+            return ec.COORDINATOR_NOT_AVAILABLE
+        return ec.UNKNOWN_MEMBER_ID
 
     def _get_or_create(self, group_id: str, create: bool, now: int) -> ClassicGroup | None:
         found = self.groups.get(group_id)
@@ -148,6 +160,13 @@ class GroupMembership:
 
     def _accept_joining(self, group: ClassicGroup, member_id: str) -> bool:
         limit = self.config.max_size
+        if not release_at_least(self.release, ACCEPT_JOINING_SINCE):
+            # 2.2-2.6.0: a new member is refused at the cap; a loaded group over it sheds the
+            # members that have not rejoined yet.
+            member = group.members.get(member_id)
+            if member is not None:
+                return group.size <= limit or member.awaiting_join is not None
+            return member_id != UNKNOWN_MEMBER_ID or group.size < limit
         if group.state in (GroupState.EMPTY, GroupState.DEAD):
             return True
         if group.is_state(GroupState.PREPARING_REBALANCE):
@@ -161,7 +180,7 @@ class GroupMembership:
         answer = join.callback
         if group.is_state(GroupState.DEAD):
             # The group is being removed (e.g. its partition moved): look the coordinator up.
-            answer(JoinResult(ec.COORDINATOR_NOT_AVAILABLE, UNKNOWN_MEMBER_ID))
+            answer(JoinResult(self._dead_group_error(), UNKNOWN_MEMBER_ID))
             return
         if not group.supports_protocols(join.protocol_type, join.protocols):
             answer(JoinResult(ec.INCONSISTENT_GROUP_PROTOCOL, UNKNOWN_MEMBER_ID))
@@ -184,7 +203,7 @@ class GroupMembership:
         """Kafka's doCurrentMemberJoinGroup."""
         member_id, answer = join.member_id, join.callback
         if group.is_state(GroupState.DEAD):
-            answer(JoinResult(ec.COORDINATOR_NOT_AVAILABLE, member_id))
+            answer(JoinResult(self._dead_group_error(), member_id))
             return
         if not group.supports_protocols(join.protocol_type, join.protocols):
             answer(JoinResult(ec.INCONSISTENT_GROUP_PROTOCOL, member_id))
@@ -251,7 +270,9 @@ class GroupMembership:
             group.new_member_added = True
         group.add(member, join.callback)
         # A new member cannot heartbeat yet; it gets NewMemberJoinTimeoutMs to be rebalanced in.
-        schedule_heartbeat(member, now, NEW_MEMBER_JOIN_TIMEOUT_MS)
+        # Before KAFKA-7610 its session started only when the join phase completed.
+        if release_at_least(self.release, NEW_MEMBER_TIMEOUT_SINCE):
+            schedule_heartbeat(member, now, NEW_MEMBER_JOIN_TIMEOUT_MS)
         _log.debug("group.member_added", group=group.group_id, member=member_id, reason=join.reason)
         self._maybe_prepare_rebalance(group, now, f"adding member {member_id}")
 
@@ -386,8 +407,12 @@ class GroupMembership:
             )
             schedule_heartbeat(member, now, member.session_timeout_ms)
             member.is_new = False
-            group.pending_sync.add(member.member_id)
-        group.sync_deadline = now + max(m.rebalance_timeout_ms for m in group.members.values())
+            if release_at_least(self.release, PENDING_SYNC_SINCE):
+                group.pending_sync.add(member.member_id)
+        if release_at_least(self.release, PENDING_SYNC_SINCE):
+            # Before KAFKA-12890 a group waits for the leader's SyncGroup as long as sessions
+            # last: a member that never syncs is removed only by its session timeout.
+            group.sync_deadline = now + max(m.rebalance_timeout_ms for m in group.members.values())
 
     def _expire_sync(self, group: ClassicGroup, now: int) -> None:
         group.sync_deadline = None
@@ -477,7 +502,7 @@ class GroupMembership:
         self, group: ClassicGroup, member_id: str, instance_id: str | None, generation_id: int
     ) -> int:
         if group.is_state(GroupState.DEAD):
-            return ec.COORDINATOR_NOT_AVAILABLE
+            return self._dead_group_error()
         error = group.current_member_error(member_id, instance_id)
         if error == ec.NONE and generation_id != group.generation_id:
             error = ec.ILLEGAL_GENERATION
@@ -491,11 +516,22 @@ class GroupMembership:
         group = self.groups.get(group_id)
         if group is None:
             return ec.UNKNOWN_MEMBER_ID
+        if not release_at_least(self.release, DEAD_GROUP_RETRY_SINCE):
+            # Before 2.3 the state decides first: Dead and Empty know no member, and while
+            # the leader's assignment is awaited neither the generation nor the session counts.
+            if group.state in (GroupState.DEAD, GroupState.EMPTY) or not group.has(member_id):
+                return ec.UNKNOWN_MEMBER_ID
+            if group.is_state(GroupState.COMPLETING_REBALANCE):
+                return ec.REBALANCE_IN_PROGRESS
         error = self._validate_member(group, member_id, instance_id, generation_id)
         if error != ec.NONE:
             return error
         if group.is_state(GroupState.EMPTY):
             return ec.UNKNOWN_MEMBER_ID
+        if group.is_state(GroupState.COMPLETING_REBALANCE) and not release_at_least(
+            self.release, HEARTBEAT_WHILE_SYNCING_SINCE
+        ):
+            return ec.REBALANCE_IN_PROGRESS  # 2.3-2.6: no session refresh either
         member = group.members[member_id]
         schedule_heartbeat(member, now, member.session_timeout_ms)
         if group.is_state(GroupState.PREPARING_REBALANCE):
@@ -510,6 +546,8 @@ class GroupMembership:
         if group is None:
             return ec.NONE, [ec.UNKNOWN_MEMBER_ID for _ in leaving]
         if group.is_state(GroupState.DEAD):
+            if not release_at_least(self.release, DEAD_GROUP_RETRY_SINCE):
+                return ec.NONE, [ec.UNKNOWN_MEMBER_ID for _ in leaving]
             return ec.COORDINATOR_NOT_AVAILABLE, []
         errors = []
         for member_id, instance_id, reason in leaving:

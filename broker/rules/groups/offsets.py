@@ -15,6 +15,7 @@ timers, the log and the wire (``zkbroker.broker.groups.coordinator``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from zkbroker.broker.protocol import error_codes as ec
@@ -25,24 +26,36 @@ from zkbroker.broker.rules.groups.classic_group import (
     GroupState,
     TopicPartition,
 )
-from zkbroker.broker.rules.groups.config import CoordinatorRecord, GroupConfig, TxnWriter, Writer
-from zkbroker.broker.rules.groups.membership import UNKNOWN_MEMBER_ID, schedule_heartbeat
+from zkbroker.broker.rules.groups.config import (
+    CoordinatorRecord,
+    GroupConfig,
+    GroupsSide,
+    TxnWriter,
+    Writer,
+)
+from zkbroker.broker.rules.groups.membership import (
+    DEAD_GROUP_RETRY_SINCE,
+    UNKNOWN_MEMBER_ID,
+    schedule_heartbeat,
+)
 from zkbroker.broker.rules.groups.txn_offsets import PendingTxnOffsets
-from zkbroker.zk_layout.release import Release
+from zkbroker.zk_layout.release import Release, release_at_least
+
+# KIP-211 (2.1): an offset without an explicit retention lives as long as its group does; before,
+# every commit was stamped to expire offsets.retention.minutes after it, live group or not.
+GROUP_BOUND_RETENTION_SINCE: Release = (2, 1)
 
 
-class GroupOffsets:
+class GroupOffsets(GroupsSide):
     """The committed (and pending transactional) offsets of every classic group of the
-    partitions one coordinator owns. `groups` is shared with the membership side
-    (``zkbroker.broker.rules.groups.membership``): one group object holds both."""
+    partitions one coordinator owns (the membership side is
+    ``zkbroker.broker.rules.groups.membership``)."""
 
     def __init__(
         self, groups: dict[str, ClassicGroup], config: GroupConfig, release: Release, write: Writer
     ) -> None:
-        self.groups = groups
-        self.config = config
-        self.release = release
-        self._write = write
+        super().__init__(groups, config, release, write)
+        self._group_bound_retention = release_at_least(release, GROUP_BOUND_RETENTION_SINCE)
         self.pending_txn = PendingTxnOffsets()
         # Set by the coordinator: how a TxnOffsetCommit's records are appended.
         self.write_txn: TxnWriter | None = None
@@ -133,6 +146,12 @@ class GroupOffsets:
         for tp, value in offsets.items():
             if len(value.metadata) > limit:
                 codes[tp] = ec.OFFSET_METADATA_TOO_LARGE
+            elif value.expire_timestamp is None and not self._group_bound_retention:
+                # Before KIP-211 the broker stamped the default retention on every commit.
+                retention = self.config.offsets_retention_ms
+                good[tp] = dataclasses.replace(
+                    value, expire_timestamp=value.commit_timestamp + retention
+                )
             else:
                 good[tp] = value
         return codes, good
@@ -183,8 +202,12 @@ class GroupOffsets:
     def _validate_commit(
         self, group: ClassicGroup, member_id: str, instance_id: str | None, generation_id: int
     ) -> int:
+        before_2_3 = not release_at_least(self.release, DEAD_GROUP_RETRY_SINCE)
         if group.is_state(GroupState.DEAD):
-            return ec.COORDINATOR_NOT_AVAILABLE
+            return ec.UNKNOWN_MEMBER_ID if before_2_3 else ec.COORDINATOR_NOT_AVAILABLE
+        if before_2_3 and group.is_state(GroupState.COMPLETING_REBALANCE):
+            # Before 2.3 the awaited assignment was answered before the member was looked at.
+            return ec.REBALANCE_IN_PROGRESS
         if generation_id < 0 and group.is_state(GroupState.EMPTY):
             # An admin client or a consumer managing its own partitions: whatever member id it
             # names, an Empty group takes the commit (Kafka's validateOffsetCommit).
@@ -301,7 +324,14 @@ class GroupOffsets:
         removed = 0
         retention = self.config.offsets_retention_ms
         for group in list(self.groups.values()):
-            expired = self._expired(group, now, retention)
+            if self._group_bound_retention:
+                expired = self._expired(group, now, retention)
+            else:  # every offset carries its expiry, whatever its group's state
+                expired = [
+                    tp
+                    for tp, v in group.offsets.items()
+                    if v.expire_timestamp is not None and now > v.expire_timestamp
+                ]
             if expired or (group.is_state(GroupState.EMPTY) and not group.offsets):
                 removed += len(expired)
                 self._remove_offsets(group, expired, now)

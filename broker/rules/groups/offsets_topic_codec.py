@@ -1,25 +1,14 @@
-"""The records a group coordinator writes to ``__consumer_offsets``, encoded and decoded.
+"""The records a group coordinator writes to `__consumer_offsets`, encoded and decoded.
 
-Kafka keeps every committed offset and every group's membership as records of the offsets
-topic (docs/kafka-behaviour.md §16): the record key names what the record is about, the value
-holds its state, and a null value (a tombstone) deletes it. Both start with an int16 version:
+Keys and values (`OffsetCommitKey`/`Value`, `GroupMetadataKey`/`Value`, every version, v4 the
+flexible one) follow Kafka 3.9's JSON schemas (docs/kafka-behaviour.md §16, "Where a group
+lives"); the version written follows `GroupMetadataManager.offsetCommitValue` and
+`groupMetadataValue` for the release's inter-broker protocol (3.9: OffsetCommitValue v3, or v1
+with an explicit expiry; GroupMetadataValue v3). Written by hand because
+`scripts/generate_messages.py` only handles request/response pairs.
 
-* key version 0 or 1: ``OffsetCommitKey`` (group, topic, partition); Kafka writes 1;
-* key version 2: ``GroupMetadataKey`` (group);
-* ``OffsetCommitValue`` v0-v4 (Kafka 3.9 in ZooKeeper mode writes v3, or v1 when the commit
-  carried an explicit expiry: OffsetCommit v2-v4's retention time);
-* ``GroupMetadataValue`` v0-v4 (3.9 writes v3: static members, KIP-345).
-
-Every version can be encoded and decoded (v4, the first flexible one, with compact lengths and
-empty tagged fields); the coordinator writes the versions its release writes.
-
-Field layouts follow Kafka 3.9's ``OffsetCommitKey/Value.json`` and ``GroupMetadataKey/Value.json``
-(written by hand here because ``scripts/generate_messages.py`` only handles request/response
-pairs); which version is written follows ``GroupMetadataManager.offsetCommitValue`` and
-``groupMetadataValue`` for the emulated release's inter-broker protocol.
-
-Deliberately not here: the new (KIP-848) coordinator's record types (key versions 3+, skipped
-when read), record batches (``zkbroker.broker.protocol.records``) and any group logic.
+Not here: the KIP-848 coordinator's records (key versions 3+, skipped when read), record
+batches (`zkbroker.broker.protocol.records`) and any group logic.
 """
 
 from __future__ import annotations

@@ -223,8 +223,10 @@ def end_txn(
         return EndResult(ec.INVALID_REQUEST)
     if meta is None or meta.producer_id != producer_id:
         return EndResult(ec.INVALID_PRODUCER_ID_MAPPING)
-    # 2.6+: a client's epoch must match exactly (before, only an older epoch was fenced); the
-    # coordinator's own abort may carry the fenced (higher) epoch.
+    # 2.6+: a client's epoch must match exactly; the coordinator's own abort may carry the
+    # fenced (higher) epoch. Before 2.6 only an older epoch is refused here, and a newer one
+    # is refused after the append (`end_txn_appended`). (0.11.0.0 and 0.11.0.1 were strict;
+    # the 0.11 line follows its later patches.)
     strict = from_client and release_at_least(release, (2, 6))
     if (strict and producer_epoch != meta.producer_epoch) or producer_epoch < meta.producer_epoch:
         return EndResult(ec.PRODUCER_FENCED)
@@ -267,7 +269,10 @@ def end_txn_appended(
 ) -> TxnTransit | int:
     """endTransaction after PrepareCommit/PrepareAbort was appended: the transit to
     CompleteCommit/CompleteAbort to write once every marker is written (the client is answered
-    NONE as soon as this returns a transit), or an error for the client."""
+    NONE as soon as this returns a transit), or an error for the client. ``producer_id`` and
+    ``producer_epoch`` are the request's: before 2.6 a client's newer epoch gets here with the
+    state already PrepareCommit/PrepareAbort and is fenced, leaving the transaction prepared
+    without markers until the coordinator loads the log again (Kafka 0.11.0.2 to 2.5)."""
     if coordinator_epoch_at_append != coordinator_epoch_now:
         return ec.NOT_COORDINATOR  # the partition moved while the append was in flight
     if meta.producer_id != producer_id:
