@@ -51,6 +51,7 @@ bench: system-deps $(STAMP) $(BENCH_STAMP)
 	$(PY) bench/partial_requests.py
 	$(PY) bench/analytics.py
 	$(PY) bench/data_plane.py
+	$(PY) bench/request_path.py
 	$(PY) bench/cold_start.py
 
 # The image, docker-compose.yml and ZkBrokerContainer on a real Docker engine: installs Debian's

@@ -15,6 +15,7 @@ combine header and body (``request_codec``).
 
 from __future__ import annotations
 
+import functools
 import struct
 
 from zkbroker.broker.protocol.api_keys import ApiKey
@@ -44,17 +45,22 @@ def decode_header_bytes(data: bytes) -> tuple[RequestHeader, int]:
     """``decode_request_header`` for a buffer already converted to bytes."""
     if len(data) >= 4:
         api_key, api_version = _KEY_AND_VERSION.unpack_from(data, 0)
-        version = request_header_version(api_key, api_version)
-        ctx = Context(
-            f"RequestHeader v{version} (api key {api_key}, version {api_version})",
-            api_key,
-            api_version,
-        )
+        version, ctx = _header_shape(api_key, api_version)
     else:
         version = 1
         ctx = Context("RequestHeader v1", None, None)
     header, offset = decode_with(REQUEST_HEADER, version, data, 0, ctx)
     return header, offset
+
+
+@functools.lru_cache(maxsize=1024)
+def _header_shape(api_key: int, api_version: int) -> tuple[int, Context]:
+    """The header version of a request and what its decoding errors say: the same for every
+    request of a key and version, so not formatted per request (the cache is bounded: the
+    pair comes from the client)."""
+    version = request_header_version(api_key, api_version)
+    label = f"RequestHeader v{version} (api key {api_key}, version {api_version})"
+    return version, Context(label, api_key, api_version)
 
 
 def decode_request_header(buf: Buffer) -> tuple[RequestHeader, int]:

@@ -85,8 +85,13 @@ def encode_response(header: RequestHeader, body: Any) -> bytes:
     """
     spec = _spec(header.api_key)
     _check_body(spec, body, spec.response_type, "response")
-    head = _correlation(header, response_header_version(header.api_key, header.api_version))
-    return encode_with_prefix(head, body, header.api_version)
+    return encode_with_prefix(response_head(header), body, header.api_version)
+
+
+def response_head(header: RequestHeader) -> bytes:
+    """The response header `encode_response` puts before the body: what differs between two
+    answers to the same request body (the correlation id)."""
+    return _correlation(header, response_header_version(header.api_key, header.api_version))
 
 
 def encode_request(header: RequestHeader, body: Any) -> bytes:

@@ -5,7 +5,9 @@
 (`zkbroker.broker.server.hooks`: faults may delay, hold, drop or fail a request; capture and
 metrics see its outcome; with no hooks this costs nothing), calls the handler, applies client
 quotas, and encodes the answer. A handler that raises is answered with UNKNOWN_SERVER_ERROR on
-every item (Kafka's getErrorResponse), logged, and the connection goes on.
+every item (Kafka's getErrorResponse), logged, and the connection goes on. A Metadata answer
+is encoded once and its body sent again while the image has not changed and nothing else
+decides its bytes (`RequestPipeline._reusable`).
 
 A request larger than `LARGE_FRAME_BYTES` is decoded, and its answer encoded, in a worker
 thread (as is an answer with more than `LARGE_ANSWER_ITEMS` top-level entries): the codec is
@@ -36,7 +38,10 @@ from zkbroker.broker.protocol import (
     encode_response,
     error_codes,
 )
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.framing import Answer, Close, route
+from zkbroker.broker.protocol.messages.metadata import MetadataResponse
+from zkbroker.broker.protocol.request_codec import response_head
 from zkbroker.broker.security.quotas import quota_manager_of, set_throttle_time
 from zkbroker.broker.server.hooks import (
     HookChain,
@@ -57,6 +62,12 @@ LARGE_ANSWER_ITEMS = 10_000
 # What `RequestPipeline.answer` returns for a request that gets no answer (never a real
 # encoding: those always hold at least a correlation id).
 UNANSWERED = b""
+
+# Metadata answers kept for reuse (`RequestPipeline._reusable`): at most this many distinct
+# requests per image version, each answer at most this large (the few topics a client polls,
+# not the whole cluster).
+REUSED_ANSWERS = 64
+REUSED_ANSWER_BYTES = 64 << 10
 
 
 class RequestPipeline:
@@ -80,6 +91,10 @@ class RequestPipeline:
         self._log = log
         self._stdlib_log = stdlib_log  # the one `log` writes to: is DEBUG on?
         self.mutes: dict[str, float] = {}
+        # Encoded Metadata bodies by (listener, version, request body), valid while the image,
+        # its version and the settings are those of `_answers_for` (see `_reusable`).
+        self._answers: dict[tuple[str, int, bytes], bytes] = {}
+        self._answers_for: tuple[object, ...] = ()
 
     async def answer(
         self, frame: bytes, conn: ConnectionInfo, log: structlog.stdlib.BoundLogger
@@ -114,24 +129,29 @@ class RequestPipeline:
         except CodecError as e:
             log.warning("connection.closing", reason=f"undecodable request header: {e}")
             return None
-        rlog = log.bind(
-            api_key=header.api_key,
-            api_version=header.api_version,
-            correlation_id=header.correlation_id,
-            client_id=header.client_id,
-        )
         table = self._api_table
-        decision = route(header, table.ranges, self._broker.settings.release_name)
-        if isinstance(decision, Close):
-            rlog.warning("connection.closing", reason=decision.reason)
-            return None
-        if isinstance(decision, Answer):
-            low, high = decision.supported
-            rlog.info("request.unsupported_version", supported=f"{low}-{high}")
-            return decision.data
+        bounds = table.ranges.get(header.api_key)
+        if bounds is None or not bounds[0] <= header.api_version <= bounds[1]:
+            # route() is only asked about refusals: it formats the release name and reasons.
+            decision = route(header, table.ranges, self._broker.settings.release_name)
+            if isinstance(decision, Close):
+                _RequestLog(log, header, None).warning("connection.closing", reason=decision.reason)
+                return None
+            if isinstance(decision, Answer):
+                low, high = decision.supported
+                _RequestLog(log, header, None).info(
+                    "request.unsupported_version", supported=f"{low}-{high}"
+                )
+                return decision.data
         entry = table.entry(header.api_key)
         assert entry is not None  # route() accepted it: the table serves the key
-        rlog = rlog.bind(api=entry.name)
+        # Bound only when something is logged: most requests log nothing.
+        rlog = _RequestLog(log, header, entry.name)
+        reuse_key = self._reusable(header, frame, offset, conn)
+        if reuse_key is not None:
+            body = self._answers.get(reuse_key)
+            if body is not None:
+                return response_head(header) + body
         try:
             if len(frame) > LARGE_FRAME_BYTES:
                 # Decoding megabytes takes long enough to stall every broker of the process;
@@ -179,6 +199,7 @@ class RequestPipeline:
                 response = await entry.handle(ctx, request)
             except Exception:
                 rlog.exception("request.failed")
+                reuse_key = None  # a failure is not the answer to give again
                 response = entry.error_response(
                     request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
                 )
@@ -189,7 +210,8 @@ class RequestPipeline:
             if response.close_reason is not None:
                 rlog.warning("connection.closing", reason=response.close_reason)
                 return None
-            rlog.debug("request.unanswered", duration_ms=_ms_since(started))
+            if self._stdlib_log.isEnabledFor(logging.DEBUG):  # acks=0 Produce: a hot path
+                rlog.debug("request.unanswered", duration_ms=_ms_since(started))
             return UNANSWERED
         try:
             if len(frame) > LARGE_FRAME_BYTES or _many_items(response):
@@ -199,12 +221,15 @@ class RequestPipeline:
                 data = encode_response(header, response)
         except CodecError:
             rlog.exception("response.unencodable")
+            reuse_key = None
             data = encode_response(
                 header,
                 entry.error_response(
                     request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
                 ),
             )
+        if reuse_key is not None:
+            self._keep_answer(reuse_key, header, response, data)
         data = self._throttle(header, conn, len(frame), response, data, started)
         record: RequestRecord | None = None
         if call is not None:
@@ -220,6 +245,48 @@ class RequestPipeline:
                 ),
             )
         return data
+
+    def _reusable(
+        self, header: RequestHeader, frame: bytes, offset: int, conn: ConnectionInfo
+    ) -> tuple[str, int, bytes] | None:
+        """The key under which this request's answer may be reused, None when it may not.
+
+        Only Metadata, and only when nothing but the metadata image decides the answer's bytes:
+        no authorizer (authorized operations, denied topics), no client quotas (throttle time),
+        no hooks (faults, capture and metrics see every request), DEBUG off (the request line
+        lists the answer's error codes). The response header (correlation id) is per request.
+        """
+        if header.api_key != ApiKey.METADATA or len(frame) > REUSED_ANSWER_BYTES or self._hooks:
+            return None
+        broker = self._broker
+        image = broker.image
+        if image.client_quotas or getattr(broker, "authorizer", None) is not None:
+            return None
+        if self._stdlib_log.isEnabledFor(logging.DEBUG):
+            return None
+        stamp = (image, image.version, broker.settings)
+        if self._answers_for != stamp:  # identities first: cheap while nothing changed
+            self._answers.clear()
+            self._answers_for = stamp
+        return conn.listener_name, header.api_version, frame[offset:]
+
+    def _keep_answer(
+        self, key: tuple[str, int, bytes], header: RequestHeader, response: Any, data: bytes
+    ) -> None:
+        """Keep an answer for reuse when it is one Kafka would give again unchanged: every
+        topic answered without error (an auto-created or unknown topic's answer changes as
+        the topic appears), and the image has not changed while it was built."""
+        image = self._broker.image
+        if (
+            not isinstance(response, MetadataResponse)
+            or len(data) > REUSED_ANSWER_BYTES
+            or self._answers_for != (image, image.version, self._broker.settings)
+            or any(topic.error_code != error_codes.NONE for topic in response.topics)
+        ):
+            return
+        if len(self._answers) >= REUSED_ANSWERS:
+            self._answers.clear()
+        self._answers[key] = data[len(response_head(header)) :]
 
     def _throttle(
         self,
@@ -256,6 +323,43 @@ class RequestPipeline:
         if set_throttle_time(response, throttle_ms):
             return encode_response(header, response)
         return data
+
+
+class _RequestLog:
+    """`log` bound to a request's fields on first use: binding builds a logger and a context
+    dict per request, and most requests log nothing."""
+
+    __slots__ = ("_api", "_bound", "_header", "_log")
+
+    def __init__(
+        self, log: structlog.stdlib.BoundLogger, header: RequestHeader, api: str | None
+    ) -> None:
+        self._log, self._header, self._api = log, header, api
+        self._bound: structlog.stdlib.BoundLogger | None = None
+
+    def _get(self) -> structlog.stdlib.BoundLogger:
+        if self._bound is None:
+            header = self._header
+            bound = self._log.bind(
+                api_key=header.api_key,
+                api_version=header.api_version,
+                correlation_id=header.correlation_id,
+                client_id=header.client_id,
+            )
+            self._bound = bound if self._api is None else bound.bind(api=self._api)
+        return self._bound
+
+    def debug(self, event: str, **kw: Any) -> None:
+        self._get().debug(event, **kw)
+
+    def info(self, event: str, **kw: Any) -> None:
+        self._get().info(event, **kw)
+
+    def warning(self, event: str, **kw: Any) -> None:
+        self._get().warning(event, **kw)
+
+    def exception(self, event: str, **kw: Any) -> None:
+        self._get().exception(event, **kw)
 
 
 def _ms_since(started: float) -> float:

@@ -266,6 +266,28 @@ def test_metadata_topic_selection_rules(cluster: Cluster, kazoo) -> None:
         assert sorted(b.node_id for b in response.brokers) == [0, 1, 2]
 
 
+def test_metadata_answer_reused_only_while_the_image_is_unchanged(cluster: Cluster, kazoo) -> None:
+    """A Metadata answer may be encoded once and sent again (issue 35): each copy carries its
+    own correlation id, and a topic created since is in the next answer."""
+    write_topic_like_kafka(kazoo, "kept", {0: [0, 1, 2]})
+    wait_visible(cluster, "kept")
+    with _first(cluster) as client:
+        frames = []
+        for _ in range(3):
+            correlation, frame = client.frame(3, 12, MetadataRequest(topics=None))
+            client.send_raw(frame)
+            answer = client.recv_frame()
+            assert decode_response(3, 12, answer)[0] == correlation
+            frames.append(answer[4:])  # without the correlation id
+        assert frames[0] == frames[1] == frames[2]
+        before = {t.name for t in client.request(12, MetadataRequest(topics=None)).topics}
+        assert "kept" in before and "added" not in before
+        write_topic_like_kafka(kazoo, "added", {0: [1, 2, 0]})
+        wait_visible(cluster, "added")
+        after = {t.name for t in client.request(12, MetadataRequest(topics=None)).topics}
+        assert after == before | {"added"}
+
+
 def test_metadata_leader_not_alive_and_v0_filtering(cluster_factory, kazoo) -> None:
     cluster = cluster_factory(broker_ids=(0, 1))
     write_topic_like_kafka(kazoo, "t", {0: [5, 0], 1: [0, 5]})  # broker 5 does not exist
