@@ -1,27 +1,13 @@
 """AddPartitionsToTxn (key 24), versions 0-5: partitions join a producer's transaction.
 
-Kafka 3.9's ``KafkaApis.handleAddPartitionsToTxnRequest`` (docs/kafka-behaviour.md §17):
+Kafka 3.9's ``KafkaApis.handleAddPartitionsToTxnRequest`` (docs/kafka-behaviour.md §17): v0-v3
+carry one client transaction; v4+ (KIP-890 part 1) a batch from brokers, ``verify_only`` ones
+only checked. An unknown partition fails its whole transaction (OPERATION_NOT_ATTEMPTED for the
+rest); otherwise the coordinator's error goes to every partition (``fenced_error`` for old
+versions and releases). Authorization first: CLUSTER_ACTION for v4+, else WRITE on the
+transactional id, then WRITE per topic (internal topics always refused).
 
-* v0-v3 (clients): one transaction at the top level, answered in ``results_by_topic_v3_and_below``;
-* v4+ (KIP-890 part 1, 3.6+: brokers verifying a produce): a batch of transactions, each
-  answered in ``results_by_transaction``; ``verify_only`` transactions are only checked
-  (``handleVerifyPartitionsInTransaction``: a partition not in the transaction is
-  TRANSACTION_ABORTABLE from 3.8, INVALID_TXN_STATE before), the others added;
-* a partition whose topic or partition this broker does not know fails the whole transaction:
-  it gets UNKNOWN_TOPIC_OR_PARTITION and every other partition OPERATION_NOT_ATTEMPTED;
-* otherwise the coordinator's error (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
-  INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS, ...) goes to every
-  partition of the transaction; PRODUCER_FENCED is INVALID_PRODUCER_EPOCH below v2 and before
-  2.7 (``fenced_error``).
-
-Authorization (as KafkaApis): v4+ needs CLUSTER_ACTION on the cluster (the whole request is
-CLUSTER_AUTHORIZATION_FAILED); v0-3 need WRITE on the transactional id (every partition
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then WRITE per topic: a topic without it, and an
-internal topic always (Kafka leaves internal topics out of the check, even without an
-authorizer), is TOPIC_AUTHORIZATION_FAILED, unknown partitions UNKNOWN_TOPIC_OR_PARTITION and
-the other partitions OPERATION_NOT_ATTEMPTED.
-
-Deliberately not here: the coordinator's decisions.
+Not here: the coordinator's decisions.
 """
 
 from __future__ import annotations

@@ -1,28 +1,14 @@
 """InitProducerId (key 22): producer ids for idempotent and transactional producers (KIP-98,
 KIP-360, KIP-588; docs/kafka-behaviour.md §15 and §17).
 
-Kafka 3.9's flow (`KafkaApis.handleInitProducerIdRequest`,
-`TransactionCoordinator.handleInitProducerId`):
+Kafka 3.9's ``KafkaApis.handleInitProducerIdRequest``: a producer id without an epoch, or the
+reverse (v3+), is INVALID_REQUEST; without a `transactional_id` a new id from the broker's
+ZooKeeper-claimed block, epoch 0; with one, the transaction coordinator
+(`zkbroker.broker.transactions.coordinator`) decides. PRODUCER_FENCED is INVALID_PRODUCER_EPOCH
+below v4 and before 2.7 (`fenced_error`). Authorization first: WRITE on the transactional id,
+else IDEMPOTENT_WRITE on the cluster or WRITE on some topic.
 
-* a producer id given without an epoch, or an epoch without an id (v3+) -> INVALID_REQUEST,
-  before anything else;
-* no `transactional_id`: a new producer id from the broker's ZooKeeper-claimed block, epoch 0,
-  whatever id and epoch the request names (an idempotent producer's epoch bump is a new id);
-* a `transactional_id`: the transaction coordinator (`zkbroker.broker.transactions.coordinator`):
-  INVALID_REQUEST when empty, INVALID_TRANSACTION_TIMEOUT outside (0,
-  `transaction.max.timeout.ms`], NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when this
-  broker does not (yet) coordinate the id, else the epoch bump (fencing older producers), the
-  producer id rotation on an exhausted epoch, or the fence and abort of an ongoing transaction
-  (CONCURRENT_TRANSACTIONS: the client retries); v3+ checks the producer id and epoch the
-  request names (KIP-360);
-* PRODUCER_FENCED is INVALID_PRODUCER_EPOCH for requests below v4 and releases before 2.7
-  (`zkbroker.broker.rules.transactions.decisions.fenced_error`).
-
-Authorization first (with an authorizer): a transactional id needs WRITE on it
-(TRANSACTIONAL_ID_AUTHORIZATION_FAILED); without one, IDEMPOTENT_WRITE on the cluster or WRITE
-on at least one topic (``authorizeByResourceType``), else CLUSTER_AUTHORIZATION_FAILED.
-
-Deliberately not here: the coordinator's decisions.
+Not here: the coordinator's decisions.
 """
 
 from __future__ import annotations

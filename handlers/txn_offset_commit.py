@@ -1,27 +1,15 @@
 """TxnOffsetCommit (key 28), versions 0-4: a consumer group's offsets inside a transaction.
 
-Kafka 3.9's ``KafkaApis.handleTxnOffsetCommitRequest`` and ``GroupCoordinator.
-handleTxnCommitOffsets`` / ``doTxnCommitOffsets`` with ``GroupMetadataManager.storeOffsets``
-(docs/kafka-behaviour.md §17):
-- a partition missing from this broker's metadata: UNKNOWN_TOPIC_OR_PARTITION (the rest go on);
-- the group: an empty id INVALID_GROUP_ID, then the coordinator's status
-  (COORDINATOR_NOT_AVAILABLE without ``__consumer_offsets``, COORDINATOR_LOAD_IN_PROGRESS,
-  NOT_COORDINATOR);
-- from 3.7 (KIP-890 part 1; 3.6 did not verify here), when the producer has no ongoing
-  transaction in the group's ``__consumer_offsets`` partition, the transaction coordinator
-  verifies the partition is in the transaction; a refusal is answered per release
-  (``zkbroker.broker.rules.transactions.verification``);
-- a missing group is created Empty; v3+ generation, member and instance checks (KIP-447);
-  metadata over ``offset.metadata.max.bytes``: OFFSET_METADATA_TOO_LARGE; the rest is written as
-  the producer's transactional records and stays pending until the transaction's marker
-  (``GroupStateMachine.commit_txn_offsets``).
+Kafka 3.9's ``KafkaApis.handleTxnOffsetCommitRequest`` and ``GroupCoordinator``'s
+transactional commit (docs/kafka-behaviour.md §17): authorization first (WRITE on the
+transactional id, READ on the group, READ per topic), unknown partitions, the group's
+coordinator status, from 3.7 the KIP-890 verification
+(``zkbroker.broker.rules.transactions.verification``), then the offsets are written as the
+producer's transactional records, pending until the marker
+(``GroupStateMachine.commit_txn_offsets``).
 
-Authorization first (with an authorizer): WRITE on the transactional id, then READ on the
-group, else the error on every partition (TRANSACTIONAL_ID_ / GROUP_AUTHORIZATION_FAILED); then
-READ per topic: a topic without it is TOPIC_AUTHORIZATION_FAILED, before the unknown check.
-
-Deliberately not here: ZooKeeper-registry groups (transactional offsets live only in
-``__consumer_offsets``, as in Kafka).
+Not here: ZooKeeper-registry groups (transactional offsets live only in ``__consumer_offsets``,
+as in Kafka).
 """
 
 from __future__ import annotations

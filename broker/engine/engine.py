@@ -1,26 +1,15 @@
 """A cluster of N brokers in one process, on an embedded or an existing ZooKeeper.
 
-`ClusterEngine.start()`:
-1. uses `settings.zookeeper` or starts an `EmbeddedZooKeeper` (stopped again by `stop()`);
-2. opens the process's own ZooKeeper session (for the metadata image), creates Kafka's
-   persistent top-level paths and `/cluster/id` if missing, and starts the metadata watcher
-   and the config-change watcher, then the fault injector (`zkbroker.broker.hooks.faults`;
-   `ClusterEngine.faults` adds, lists and clears the faults every process of the cluster
-   shares);
-3. starts the brokers in id order, each with its own session, listener and registration;
-4. starts `BrokerControl` (`zkbroker.broker.engine.broker_control`): the brokers' control nodes
-   `/zkbroker/brokers/<id>` are reset to "running" and watched from then on.
+`ClusterEngine.start()` uses `settings.zookeeper` or starts an `EmbeddedZooKeeper`, opens the
+process's own session (Kafka's persistent paths, `/cluster/id`, the metadata and config-change
+watchers, the fault injector `zkbroker.broker.hooks.faults`), starts the brokers in id order,
+then `BrokerControl` (`zkbroker.broker.engine.broker_control`), which applies the desired state
+of `/zkbroker/brokers/<id>` (`stop_broker` / `start_broker`). Processes on one ZooKeeper form
+one cluster and share nothing else; a broker id held by a live broker raises
+`BrokerIdInUseError` before anything is left behind.
 
-`stop_broker(id)` / `start_broker(id)` stop and start one broker of the running cluster (as
-`zkbroker broker stop|start` does from another process): the desired state is recorded in
-its control node, then applied.
-
-Several processes pointed at the same ZooKeeper form one cluster: they share nothing but
-ZooKeeper, exactly like Kafka brokers. A broker id already registered by a live broker is
-refused with `BrokerIdInUseError` before anything of this process is left behind.
-
-Deliberately not here: command-line parsing (`zkbroker.broker.cli.main`), request handling, and the
-public face (`zkbroker.broker.cluster.Cluster` wraps this class).
+Not here: command-line parsing (`zkbroker.broker.cli.main`), request handling, the public face
+(`zkbroker.broker.cluster.Cluster`).
 """
 
 from __future__ import annotations

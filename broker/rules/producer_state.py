@@ -1,32 +1,16 @@
 """Idempotent producers: per-partition sequence and epoch checks, and duplicate detection.
 
-Follows Kafka 3.9's `ProducerStateManager`, `ProducerStateEntry` and `ProducerAppendInfo`
-(storage module) as `UnifiedLog.analyzeAndValidateProducerState` applies them to a client's
-append (docs/kafka-behaviour.md §15):
+Kafka 3.9's `ProducerStateManager` / `ProducerAppendInfo` as `UnifiedLog` applies them to a
+client's append (docs/kafka-behaviour.md §15; KIP-360 and older releases' rules: §17): a retry
+of one of the producer's last five batches is a duplicate answered with that batch's offsets;
+an older epoch is INVALID_PRODUCER_EPOCH; a bad sequence is OUT_OF_ORDER_SEQUENCE_NUMBER. End
+markers fence older epochs (`check_marker`, `observe_marker`). The table is rebuilt from the
+log's batch headers (`observe`); `synced_to` says from which offset other processes' batches
+must still be observed.
 
-* a batch whose producer id and epoch match one of the last five batches that producer wrote
-  with the same sequence range is a duplicate (a retry after a lost answer): nothing is
-  appended, and the answer repeats that batch's offsets;
-* an epoch older than the last seen -> INVALID_PRODUCER_EPOCH ("Epoch of producer ... is
-  smaller than the last seen epoch ...", since 2.7; PRODUCER_FENCED before);
-* a new epoch must start at sequence 0, unless the producer is unknown (its state may have
-  gone with retention or DeleteRecords: KIP-360, 2.5+; earlier releases' rules and what a
-  moved log start drops: §17) -> OUT_OF_ORDER_SEQUENCE_NUMBER;
-* the same epoch must continue the sequence (last + 1, wrapping after Int32 max to 0), unless
-  no epoch is known for the producer -> OUT_OF_ORDER_SEQUENCE_NUMBER.
-
-The table is rebuilt from the log's batch headers (`observe`), so it survives restarts with
-`--log-dir`, and `synced_to` tells the caller from which offset batches written by another
-process must still be observed.
-
-An end marker (COMMIT/ABORT control batch) carries the producer's epoch as the coordinator
-bumped it: `check_marker` refuses an older one and `observe_marker` makes it the current epoch,
-fencing the producer's older epochs (``ProducerAppendInfo.appendEndTxnMarker``).
-
-Deliberately not here: transactions (ongoing transaction offsets, the last stable offset:
-``zkbroker.broker.storage.transactions``, whose open transactions `expire` is given so it never
-drops their producers), the schedule of producer id expiry (`producer.id.expiration.ms`, 1 day:
-entries are dropped with `expire`), and snapshots (the state is rebuilt by scanning).
+Not here: transactions (``zkbroker.broker.storage.transactions``), the expiry schedule
+(`producer.id.expiration.ms`; entries go with `expire`, which spares open transactions'
+producers), snapshots (the state is rebuilt by scanning).
 """
 
 from __future__ import annotations

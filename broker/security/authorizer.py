@@ -1,43 +1,16 @@
 """Kafka's ZooKeeper ACL authorizer (``kafka.security.authorizer.AclAuthorizer``, 3.9;
 docs/kafka-behaviour.md §21).
 
-- On when ``authorizer.class.name`` is ``kafka.security.authorizer.AclAuthorizer`` (or the
-  pre-2.4 ``kafka.security.auth.SimpleAclAuthorizer``); configured by ``super.users``
-  (``;``-separated principals) and ``allow.everyone.if.no.acl.found``.
-- Start (``configure``): create ``/kafka-acl[-extended/prefixed]/<Type>`` and both change roots,
-  follow ``/kafka-acl-changes`` and ``/kafka-acl-extended-changes``, then load every ACL into the
-  cache. Each notification (``Topic:foo`` for literal patterns, the JSON event for prefixed ones)
-  makes every broker re-read that one resource's znode (``processAclChangeNotification``), so an
-  ACL written by any client in Kafka's format applies in every process. One
-  ``zkbroker.zk_layout.store.ChangeNotificationListener`` per change root
-  (``ZkNodeChangeNotificationListener``) replays the notifications present at start, then
-  processes each new one in order; one that fails is logged
-  (``authorizer.notification_failed``) and passed over; one older than 15 minutes is deleted
-  when processed (``Purge.WHEN_PROCESSED``).
-- Writes (``updateResourceAcls``): read the cached version, then a versioned set, create, or
-  versioned delete when no ACL remains; on a version conflict re-read and retry (at most 10
-  retries, 100-150 ms apart); then update the cache and write a change notification.
-- Create: a name with ``/`` or unknown elements is INVALID_REQUEST "Failed to create ACL";
-  PREFIXED needs ``inter.broker.protocol.version`` >= 2.0 (UNSUPPORTED_VERSION).
-- Matching and the decision: ``zkbroker.broker.rules.acl_matching``.
-- The audit log (``logAuditMessage``): ``decide`` with an ``Audit`` logs the decision as one
-  structlog event ``authorizer.audit`` on the logger ``kafka.authorizer.logger``, denied at
-  INFO and allowed at DEBUG, with the parts of Kafka's line as fields (``principal``, ``result``
-  ``Allowed``/``Denied``, ``operation`` ``Describe``, ``host``, ``resource``
-  ``Topic:LITERAL:name``, ``request`` the ApiKeys name, ``resource_ref_count``) and what its
-  debug lines add (``reason``: ``super_user``, ``no_acls_found``, ``deny_acl``, ``allow_acl``
-  or ``no_matching_allow_acl``; ``acl``: the entry that matched, as AclEntry prints it). Whether
-  a call is logged (``Action.logIfAllowed`` / ``logIfDenied``, the levels) is the caller's
-  ``Audit`` (``zkbroker.handlers.support.authorization``); without one a decision costs what it did.
-  Kafka's TRACE lines (decisions with a log flag off, authorized-operations probes) are not
-  emitted: Python logging has no TRACE level.
+On when ``authorizer.class.name`` names it (or the pre-2.4 ``SimpleAclAuthorizer``).
+``configure`` creates the ACL roots, follows both change roots with one
+``zkbroker.zk_layout.store.ChangeNotificationListener`` each (a failed notification is logged
+as ``authorizer.notification_failed`` and passed over) and loads every ACL into the cache.
+Writes are versioned and retried on conflict, then notified. ``decide`` with an ``Audit`` logs
+``authorizer.audit`` on ``kafka.authorizer.logger`` (§21, "The audit log"); whether a call is
+logged is the caller's ``Audit`` (``zkbroker.handlers.support.authorization``).
 
-Kafka's behaviour followed here: AclAuthorizer.scala, ZkAclStore/ZkAclChangeStore.scala.
-
-Deliberately not here: the request-level rules (KafkaApis/AclApis: SECURITY_DISABLED, the
-CLUSTER name; see ``handlers/*_acls.py``), an ``authorizer.zookeeper.url`` of its own (the
-broker's ZooKeeper session is used), and ``authorizeByResourceType``'s matching
-(``zkbroker.broker.rules.acl_matching``).
+Not here: matching and the decision (``zkbroker.broker.rules.acl_matching``), the request-level
+rules (``handlers/*_acls.py``), an ``authorizer.zookeeper.url`` of its own, TRACE lines.
 """
 
 from __future__ import annotations

@@ -1,35 +1,16 @@
 """`Security`: a secured listener for `Cluster(security=...)` and the toolkit's fixtures, with
-generated test certificates (trustme, imported only when TLS is asked for: `pip install
-'zkbroker[security]'`).
+generated test certificates (trustme, imported only for TLS: `pip install 'zkbroker[security]'`).
 
-`Security(protocol="SASL_SSL", mechanisms=("SCRAM-SHA-512", "PLAIN"), users={"alice": "pw"})`
-becomes, when the cluster starts (`prepare`):
-- the listener name (the protocol's name) and the Kafka broker configs a real broker would be
-  given: `listener.security.protocol.map` (implicit), `sasl.enabled.mechanisms`, the
-  PlainLoginModule JAAS config with every user, `ssl.keystore.type=PEM` and
-  `ssl.keystore.location`, a truststore and `ssl.client.auth` for mTLS,
-  `connections.max.reauth.ms`, `ssl.principal.mapping.rules`;
-- for TLS, a fresh CA, a server certificate for `localhost`/`127.0.0.1`/`::1` and one client
-  certificate (CN=`client_cn`), PEM files in a temporary directory removed with the cluster
-  (or in `certificates_dir`, made once and kept, for clusters of several processes);
-- the SCRAM users' credentials, which the cluster writes to `/config/users/<user>` once it is
-  up (as kafka-configs would) and waits for every broker to know;
-- the brokers' own login towards each other, as a Kafka broker needs it on a secured
-  inter-broker listener (`zkbroker.broker.security.inter_broker`):
-  `sasl.mechanism.inter.broker.protocol` (`inter_broker_mechanism`, default the first mechanism)
-  with the `username`/`password` of `inter_broker_user` (default the first user) in that mechanism's
-  JAAS config, and for TLS the test CA as truststore, so brokers of clusters in other processes on
-  the same ZooKeeper (the same `Security` given to each; with TLS, the same `certificates_dir`, so
-  that they share one CA) reach each other's brokers with no further setup. With
-  the authorizer on, that user needs CLUSTER_ACTION (`super.users`), as in Kafka. With no
-  users at all the brokers log in as `zkbroker-inter-broker` with a random password nobody
-  installed: fine within one process, refused by brokers of another.
+`prepare` turns it into the Kafka broker configs a real broker would get (protocol map,
+`sasl.enabled.mechanisms`, the PlainLoginModule JAAS config, PEM keystore and truststore,
+`ssl.client.auth`, `connections.max.reauth.ms`, `ssl.principal.mapping.rules`), a fresh CA and
+certificates (temporary, or kept in `certificates_dir` for clusters of several processes), the
+SCRAM credentials the cluster writes once up, and the brokers' inter-broker login
+(`inter_broker_mechanism`, `inter_broker_user`; with no users a random login that only works
+within one process). `client_config(kind, user)` gives kafka-python / aiokafka keywords or a
+confluent-kafka config.
 
-`client_config(kind, user)` gives what a client needs: kafka-python / aiokafka keyword
-arguments or a confluent-kafka (librdkafka) config dict.
-
-Deliberately not here: several listeners per broker (one secured listener per cluster), JKS
-keystores, certificate rotation.
+Not here: several listeners per broker, JKS keystores, certificate rotation.
 """
 
 from __future__ import annotations

@@ -1,39 +1,17 @@
 """Delegation tokens (KIP-48) as a ZooKeeper-mode broker keeps them: Kafka 3.9's
-``DelegationTokenManager`` / ``DelegationTokenManagerZk`` and ``DelegationTokenCache``.
+``DelegationTokenManager(Zk)`` and ``DelegationTokenCache`` (docs/kafka-behaviour.md §18).
 
-- Token authentication is on when ``delegation.token.secret.key`` (2.8+; before, and still as a
-  deprecated alias, ``delegation.token.master.key``) is set and not empty; every broker of the
-  cluster must share it. Otherwise every operation answers DELEGATION_TOKEN_AUTH_DISABLED.
-- A token's id is a random UUID in URL-safe base64 without padding (``generateUuidAsBase64``);
-  its HMAC is ``HmacSHA512(key=secret key, data=token id)``, never stored: each broker computes
-  it. The token's information is ``/delegation_token/tokens/<id>``
-  (``zkbroker.zk_layout.nodes.delegation_token``); each change writes a
-  ``/delegation_token/token_changes/token_change_<seq>`` notification, and every broker re-reads
-  that token, so tokens are live across brokers and processes. The notifications are followed
-  by a ``zkbroker.zk_layout.store.ChangeNotificationListener`` (Kafka's
-  ``ZkNodeChangeNotificationListener``): those present at start are replayed, then each new one
-  in order; one that fails is logged (``delegation_tokens.notification_failed``) and passed
-  over; one older than 15 minutes (by the manager's clock) is deleted when processed.
-- create: max lifetime = the request's if > 0, capped by ``delegation.token.max.lifetime.ms``;
-  expiry = min(max, issue + ``delegation.token.expiry.time.ms``).
-  renew: NOT_FOUND (unknown HMAC), OWNER_MISMATCH (neither owner nor renewer), EXPIRED, else
-  expiry = min(max, now + period, the default period when negative).
-  expire: a negative period removes the token at once; else as renew.
-- The active controller removes expired tokens every
-  ``delegation.token.expiry.check.interval.ms`` (KafkaController's token-clean scheduler).
-- SCRAM logins with the ``tokenauth=true`` extension: user name = token id, password = the
-  base64 HMAC; the credential is ``ScramFormatter.generateCredential(hmac, 4096)`` per
-  mechanism, made when the cache takes the token (``DelegationTokenManager.updateCache`` ->
-  ``prepareScramCredentials``: at load, create, renew and on each notification), in a worker
-  thread because PBKDF2 would stall every connection of the event loop; a login only looks
-  the credential up. The session's principal is ``User:<owner name>``, token-authenticated,
-  and it ends no later than the token's expiry.
+On when ``delegation.token.secret.key`` (or ``delegation.token.master.key``) is set, else
+DELEGATION_TOKEN_AUTH_DISABLED. Tokens live in ``/delegation_token/tokens/<id>``
+(``zkbroker.zk_layout.nodes.delegation_token``); each change writes a notification that a
+``zkbroker.zk_layout.store.ChangeNotificationListener`` follows on every broker (a failed one is
+logged as ``delegation_tokens.notification_failed``). Create, renew and expire follow §18; the
+active controller removes expired tokens. The SCRAM credentials of a token are made when the
+cache takes it, in a worker thread (PBKDF2 would stall the event loop); a login only looks
+them up.
 
-Kafka's behaviour followed here: docs/kafka-behaviour.md §18.
-
-Deliberately not here: the request rules that come before the manager (KafkaApis: the
-connection's protocol, authorization; see the handlers), KRaft's token records, and the
-forwarding of token requests to a controller during a ZooKeeper migration.
+Not here: the request rules before the manager (the handlers), KRaft's token records,
+forwarding token requests during a ZooKeeper migration.
 """
 
 from __future__ import annotations

@@ -1,27 +1,15 @@
-"""JAAS configuration: the text of `sasl.jaas.config` (Kafka's `JaasConfig` parser) and JAAS
-files (`java.security.auth.login.config`, the JDK's `ConfigFile`), enough for the login modules
-a ZooKeeper-mode broker's SASL PLAIN and SCRAM use.
+"""JAAS configuration: `sasl.jaas.config` text (Kafka's `JaasConfig` parser) and JAAS files
+(`java.security.auth.login.config`, the JDK's `ConfigFile`), as StreamTokenizer reads them.
 
-`org.apache.kafka.common.security.plain.PlainLoginModule required username="admin"
-password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";` gives the users
-`{"admin": "admin-secret", "alice": "alice-secret"}` (PlainServerCallbackHandler reads the
-`user_<name>` options). Both parsers read as Java's StreamTokenizer does: values are quoted
-(`\\n`, `\\t`, octal and `\\<any other>` escapes) or bare words, `//` and `/* */` are comments,
-each login module ends with `;`. A file holds named sections, `Name { module flag options; ... };`.
+Enough for a ZooKeeper-mode broker's logins: PlainLoginModule's `user_<name>` options (PLAIN's
+users), the `username`/`password` options (read by `zkbroker.broker.security.sasl_client`),
+Krb5LoginModule's (read by `zkbroker.broker.security.gssapi_server`). `server_section` picks
+the broker's server login context as `JaasContext.loadServerContext` does
+(`<listener>.KafkaServer`, else `KafkaServer`; only `KafkaServer` before 1.1).
 
-A broker's server login context (Kafka's `JaasContext.loadServerContext`, 1.1+): the
-`<listener lower-cased>.KafkaServer` section when the file has one, else `KafkaServer`; before
-1.1 only `KafkaServer` (`server_section`). A `listener.name.<l>.<mechanism>.sasl.jaas.config`
-broker config wins over the file (`zkbroker.broker.security.listener_config`).
-
-The `username`/`password` options (a broker's own login towards its peers) are read by
-`zkbroker.broker.security.sasl_client`.
-
-The Krb5LoginModule options (GSSAPI's keytab login) are read by
-`zkbroker.broker.security.gssapi_server`.
-
-Deliberately not here: `${system.property}` expansion in JAAS files, the
-`Client` section's ZooKeeper login (`zkbroker.broker.settings` reads it).
+Not here: `${system.property}` expansion, the `Client` section's ZooKeeper login
+(`zkbroker.broker.settings`), listener-prefixed overrides
+(`zkbroker.broker.security.listener_config`).
 """
 
 from __future__ import annotations

@@ -1,31 +1,15 @@
-"""The security of one listener, from Kafka's own broker config keys (static configs).
+"""The security of one listener, from Kafka's own static broker config keys.
 
-As Kafka's `KafkaConfig` and `ChannelBuilders` read them, a listener-prefixed key
-(`listener.name.<listener lowercased>.<key>`) wins over the plain key, and the SASL mechanism
-keys are looked up per mechanism first (`listener.name.<l>.<mechanism>.sasl.jaas.config`,
-`...connections.max.reauth.ms`):
-- `listener.security.protocol.map`: the listener's protocol (PLAINTEXT, SSL, SASL_PLAINTEXT,
-  SASL_SSL), Kafka's default map naming each protocol after itself;
-- `sasl.enabled.mechanisms`: the mechanisms a SASL listener offers, in order (PLAIN,
-  SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI here: Kafka's default GSSAPI with its Krb5LoginModule
-  keytab login, `sasl.kerberos.service.name` and `sasl.kerberos.principal.to.local.rules`, see
-  `zkbroker.broker.security.gssapi_server`; OAUTHBEARER from 2.0 with its
-  `oauthbearer.sasl.jaas.config` and `sasl.oauthbearer.*` keys, see
-  `zkbroker.broker.security.oauthbearer`);
-- `sasl.jaas.config` with PlainLoginModule `user_<name>="password"` options: PLAIN's users;
-  without it, the JAAS file's server section for the listener (`--jaas-config`, Kafka's
-  `java.security.auth.login.config`: `<listener>.KafkaServer`, else `KafkaServer`), the only
-  source before 1.1;
-- `connections.max.reauth.ms` (KIP-368), `connection.failed.authentication.delay.ms` (KIP-306,
-  2.1+: 100 ms by default; no delay before);
-- `ssl.*` (see `zkbroker.broker.security.tls`) and `ssl.principal.mapping.rules`; on a SASL_SSL
-  listener `ssl.client.auth` counts only as a listener override (Kafka's ChannelBuilders).
+As `KafkaConfig` and `ChannelBuilders` read them, `listener.name.<listener>.<key>` (and the
+per-mechanism `listener.name.<l>.<mechanism>.<key>`) wins over the plain key:
+`listener.security.protocol.map`, `sasl.enabled.mechanisms` (PLAIN, SCRAM, GSSAPI, OAUTHBEARER
+from 2.0), `sasl.jaas.config` else the JAAS file's server section, `connections.max.reauth.ms`
+(KIP-368), `connection.failed.authentication.delay.ms` (KIP-306, 2.1+), `ssl.*` and
+`ssl.principal.mapping.rules`. `listener_security` raises ValueError for a configuration Kafka
+(or zkbroker) would not start with.
 
-`listener_security` raises ValueError with the reason for a configuration Kafka (or zkbroker)
-would not start with.
-
-Deliberately not here: the TLS context itself (`zkbroker.broker.security.tls`), dynamic (ZooKeeper)
-listener reconfiguration.
+Not here: the TLS context (`zkbroker.broker.security.tls`), the mechanisms' own keys
+(`gssapi_server`, `oauthbearer`), dynamic listener reconfiguration.
 """
 
 from __future__ import annotations

@@ -1,33 +1,16 @@
-"""Client quotas of a broker: the quota values of every entity (kept current by the config
-watcher) and the per-broker sensors that turn traffic into throttle times, as Kafka's
-`ClientQuotaManager` (produce, fetch) and `ClientRequestQuotaManager` (request) do
+"""Client quotas of a broker: every entity's quota values and the per-broker sensors that turn
+traffic into throttle times, as Kafka's `ClientQuotaManager` and `ClientRequestQuotaManager`
 (docs/kafka-behaviour.md §22).
 
-* `ClientQuotaConfigs` (one per process, `MetadataImage.client_quotas`): sanitized entity path
-  below /config (`users/alice`, `users/<default>/clients/app`, `clients/<default>`) -> quota
-  key -> value, set by `zkbroker.broker.image.config_watcher` from the znodes, so every broker sees
-  a change written by AlterClientQuotas or `kafka-configs` on any broker;
-* `ClientQuotaManager` (one per broker, `quota_manager_of(broker)`): `throttle_ms(...)` records
-  produce bytes (the request's size), fetch bytes (the response's size) and request time
-  (handler time as a percentage of one second, `request_percentage`) on the sensor of the
-  quota that applies (`zkbroker.broker.rules.quota_rates.find_quota`'s precedence) and returns the
-  throttle time of a violation, 0 without one or without a quota; produce and fetch take the
-  larger of their bandwidth and request throttles, as KafkaApis does;
-* sensors idle for an hour are dropped (Kafka: InactiveSensorExpirationTimeSeconds).
+`ClientQuotaConfigs` (one per process, kept current by `zkbroker.broker.image.config_watcher`)
+maps entity path -> quota key -> value. `ClientQuotaManager` (one per broker,
+`quota_manager_of`) records produce bytes, fetch bytes and request time on the sensor of the
+quota that applies (`zkbroker.broker.rules.quota_rates.find_quota`) and returns the throttle
+time; idle sensors are dropped after an hour. `mutation_quota_for` gives the KIP-599 token
+bucket, `ip_connection_throttle_ms` the KIP-612 per-IP connection throttle.
 
-* controller_mutation_rate (KIP-599): `mutation_quota_for(...)` gives a request's quota, a
-  token bucket per (user, client id) refilled at the rate up to rate x
-  controller.quota.window.num x controller.quota.window.size.seconds; strict (a topic over it
-  is refused with THROTTLING_QUOTA_EXCEEDED) from CreateTopics v6, DeleteTopics v5,
-  CreatePartitions v3, permissive (throttle only) before. Those handlers call it.
-* connection_creation_rate (KIP-612) per IP (`ips/<ip>`, else `ips/<default>`):
-  `ip_connection_throttle_ms` for the listener, which holds a throttled connection unserved
-  and closes it after the throttle time, as Kafka's Acceptor does.
-
-Deliberately not here: where the throttle goes (the listener writes it into throttle_time_ms
-and mutes the connection, `zkbroker.broker.server.listener`), the broker-wide
-max.connection.creation.rate, and replica fetches (zkbroker has no followers fetching over the
-wire).
+Not here: applying the throttle (`zkbroker.broker.server.listener`), the broker-wide
+max.connection.creation.rate, replica fetch quotas.
 """
 
 from __future__ import annotations

@@ -1,31 +1,15 @@
 """The client side of SASL PLAIN and SCRAM, and the login a broker uses towards its peers.
 
-A broker authenticates to another broker's inter-broker listener as Kafka's
-`ChannelBuilders.clientChannelBuilder(..., JaasContext.Type.SERVER, ...)` does: with the
-mechanism `sasl.mechanism.inter.broker.protocol` (Kafka's default GSSAPI) and the `username` /
-`password` options of the listener's JAAS login for that mechanism
-(`listener.name.<l>.<mechanism>.sasl.jaas.config`, or zkbroker's plain `sasl.jaas.config`),
-else the listener's section of the JAAS file (`--jaas-config`: `<listener>.KafkaServer`, else
-`KafkaServer`, as on the server side, see `zkbroker.broker.security.listener_config`). Kafka's
-`SaslClientCallbackHandler` takes the name and password from whichever login module put them
-in the subject, so both `PlainLoginModule` and `ScramLoginModule` entries serve.
+A broker logs in to a peer's inter-broker listener as Kafka's
+`ChannelBuilders.clientChannelBuilder` does (docs/kafka-behaviour.md §17, "The inter-broker
+client"): mechanism `sasl.mechanism.inter.broker.protocol`, and the `username`/`password` of the
+listener's JAAS login for it, else the JAAS file's section. `PlainClient` sends RFC 4616's
+message with an empty authzid; `ScramClient` runs RFC 5802 with `scramp` and verifies the server
+signature. `inter_broker_login` raises ValueError with Kafka's message for a mechanism not
+enabled, and with zkbroker's own when no login gives a user name and password.
 
-- `PlainClient`: RFC 4616's `authzid NUL authcid NUL passwd` with an empty authzid, as Kafka's
-  (the JDK's) PLAIN client sends it;
-- `ScramClient`: RFC 5802 with the `scramp` library (client-first, client-final, then the
-  server signature is verified: a server that cannot prove it knows the credential fails the
-  login); scramp escapes the user name as Kafka's `ScramFormatter.saslName` does (`,` ->
-  `=2C`, `=` -> `=3D`).
-
-`inter_broker_login` raises ValueError with Kafka's message (KafkaConfig.validateValues) when
-the mechanism is not one of the listener's `sasl.enabled.mechanisms`, and with zkbroker's own
-when no JAAS login gives the broker a user name and password. Releases before 1.1 took the
-broker's JAAS login from a file only (`sasl.jaas.config` is no broker config there): without
-`--jaas-config` such a broker has no login and its peer calls fail, logged.
-
-Deliberately not here: the wire (SaslHandshake/SaslAuthenticate, `zkbroker.broker.transactions.
-peer_client`), GSSAPI and OAUTHBEARER, SCRAM extensions (delegation-token logins are for
-clients, not brokers).
+Not here: the wire (`zkbroker.broker.transactions.peer_client`), GSSAPI and OAUTHBEARER, SCRAM
+extensions (token logins are for clients).
 """
 
 from __future__ import annotations

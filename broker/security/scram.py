@@ -1,30 +1,15 @@
 """SCRAM credentials in Kafka's format and the server side of the SCRAM exchange (RFC 5802).
 
-Kafka stores a user's credential for a mechanism in `/config/users/<user>` under the mechanism
-name, as `ScramCredentialUtils.credentialToString` writes it:
-`salt=<base64>,stored_key=<base64>,server_key=<base64>,iterations=<n>`. `ScramMechanism` types
-(1 = SCRAM-SHA-256, 2 = SCRAM-SHA-512) are those of Describe/AlterUserScramCredentials (KIP-554).
+Credentials are read and written as `ScramCredentialUtils.credentialToString` does
+(`salt=...,stored_key=...,server_key=...,iterations=<n>` under `/config/users/<user>`);
+`ScramMechanism` has KIP-554's type numbers. `ScramServer` follows `ScramSaslServer`: `scramp`
+parses the client-first message, the final check is Kafka's own. Failures raise `SaslFailed`
+(the client sees only the generic message), a foreign authorization id `SaslAuthenticationFailed`.
+Extensions are stripped before scramp and kept in the AuthMessage; `tokenauth=true` logs in a
+delegation token through `token_lookup` (docs/kafka-behaviour.md §18).
 
-`ScramServer` runs the exchange with Kafka's `ScramSaslServer` rules: the `scramp` library parses
-the client-first message (saslname, nonce) and makes the server-first one; the final step is
-Kafka's own check (the client's nonce must end with the server's, as some librdkafka releases
-repeat the client nonce there, which scramp refuses), with hashlib's HMACs. An
-unknown user, a credential below the mechanism's 4096 minimum iterations, a bad proof or a
-malformed message all fail with a `SaslFailed` (the client sees only the authenticator's
-generic message, which never reveals whether the user exists); an authorization id other than
-the user name fails with a `SaslAuthenticationFailed` whose message the client sees.
-
-SCRAM extensions (Kafka's `ScramExtensions`, `key=value` attributes after the client-first
-nonce) are taken off before scramp parses the message (it refuses them) and kept in the
-AuthMessage, as Kafka's `ClientFirstMessage` keeps them. With `tokenauth=true` (Kafka's
-`ScramLoginModule.TOKEN_AUTH_CONFIG`) the user name is a delegation token id, looked up through
-`token_lookup` (`zkbroker.broker.security.delegation_tokens`): an unknown token fails with "Token
-Authentication failed: Invalid tokenId : <id>" (the client sees the generic message), and the
-authorization id is the token owner's name; other extensions are ignored, as in Kafka
-(docs/kafka-behaviour.md §18).
-
-Deliberately not here: an authorization id equal to the user name (scramp refuses any; it
-fails with the generic message where Kafka accepts it) and the SCRAM client.
+Not here: an authorization id equal to the user name (scramp refuses it, Kafka accepts it), the
+SCRAM client.
 """
 
 from __future__ import annotations

@@ -1,29 +1,15 @@
 """The TLS contexts of a listener from Kafka's `ssl.*` configs, PEM only (KIP-651): the server
-context a listener accepts with, and the client context a broker dials the inter-broker
-listener of its peers with (Kafka's `SslFactory` in CLIENT mode, as
-`ChannelBuilders.clientChannelBuilder` builds it from the inter-broker listener's configs).
+context a listener accepts with, and the client context a broker dials its peers'
+inter-broker listener with (`SslFactory` in CLIENT mode; docs/kafka-behaviour.md §17, "The
+inter-broker client").
 
-- key and certificate chain: `ssl.keystore.type=PEM` with `ssl.keystore.location` (a PEM file
-  holding the private key and the certificate chain) or `ssl.keystore.key` +
-  `ssl.keystore.certificate.chain` (PEM text); `ssl.key.password` decrypts an encrypted key;
-- trusted CAs for client certificates: `ssl.truststore.type=PEM` with `ssl.truststore.location`
-  or `ssl.truststore.certificates`;
-- `ssl.client.auth`: none / requested (a certificate is asked for and verified when sent) /
-  required (a client without a valid certificate fails the handshake);
-- `ssl.enabled.protocols`: the lowest listed TLS version is the minimum.
+Reads `ssl.keystore.*` and `ssl.key.password`, `ssl.truststore.*` (the system's CAs for a
+client without one), `ssl.client.auth`, `ssl.enabled.protocols` (its lowest version is the
+minimum) and, for the client, `ssl.endpoint.identification.algorithm`. Handshakes run in
+asyncio's SSL protocol, never blocking the event loop.
 
-The client context (`client_context`) trusts the listener's `ssl.truststore.*` (the system's
-CAs without one, as Kafka falls back to the JVM's default truststore), presents the broker's
-own keystore as its client certificate when one is configured (mTLS), verifies the peer's
-host name when `ssl.endpoint.identification.algorithm` is `https` (the default since 2.0,
-KIP-294; empty before, and empty disables it; the chain is verified either way) and takes its
-lowest TLS version from `ssl.enabled.protocols`.
-
-The handshake runs in asyncio's SSL protocol (`loop.connect_accepted_socket`), never blocking
-the event loop for other connections.
-
-Deliberately not here: JKS and PKCS12 keystores (refused with a clear error), cipher suite
-selection, `ssl.engine.factory.class`, CRLs, and dynamic keystore updates.
+Not here: JKS and PKCS12 keystores (refused with a clear error), cipher suites,
+`ssl.engine.factory.class`, CRLs, dynamic keystore updates.
 """
 
 from __future__ import annotations

@@ -1,49 +1,16 @@
 """SASL authentication of one connection, as Kafka's `SaslServerAuthenticator` runs it before
-any request reaches the API layer (KIP-43, KIP-152, KIP-368; docs/kafka-behaviour.md §0).
+any request reaches the API layer (KIP-43, KIP-152, KIP-368; docs/kafka-behaviour.md §0,
+"SASL authentication").
 
-Before authentication only these are read:
-- ApiVersions (once, before the handshake): answered with the broker's whole table;
-- SaslHandshake v0/v1: the mechanism must be one of the listener's `sasl.enabled.mechanisms`,
-  else UNSUPPORTED_SASL_MECHANISM with the enabled list, and the connection is closed;
-- after a v1 handshake, SaslAuthenticate requests carry the mechanism's tokens; after a v0
-  handshake the tokens come raw, size-prefixed, with no Kafka header (and a failure is a bare
-  close, as Kafka can send no error there);
-- any other request closes the connection unanswered during the handshake, and during the
-  SaslAuthenticate exchange is answered with ILLEGAL_SASL_STATE in that request's own error
-  response ("Unexpected Kafka request of type <API> during SASL authentication.") and closed.
+Reads ApiVersions, SaslHandshake v0/v1 and the tokens (in SaslAuthenticate, or raw after v0);
+answers failures after `connection.failed.authentication.delay.ms` and closes; handles
+re-authentication (KIP-368; the expired-session close is in `zkbroker.broker.server.listener`)
+and token logins (KIP-48, `zkbroker.broker.security.delegation_tokens`). GSSAPI
+(`zkbroker.broker.security.gssapi_server`) runs in a worker thread, bounded in time;
+OAUTHBEARER (`zkbroker.broker.security.oauthbearer`) answers a refused token with Kafka's error
+JSON as a challenge.
 
-Failures (wrong password, unknown user, malformed token) are answered with
-SASL_AUTHENTICATION_FAILED and Kafka's message after `connection.failed.authentication.delay.ms`
-(default 100 ms, a sleep of this connection only), then the connection is closed. Mechanism
-failures that could reveal whether a user exists (every SCRAM failure but a foreign
-authorization id) get Kafka's generic message "Authentication failed during authentication due
-to invalid credentials with SASL mechanism <m>".
-
-Re-authentication (KIP-368): with `connections.max.reauth.ms` > 0 the session lifetime is sent
-in SaslAuthenticate v1+ and the session expires then; a SaslHandshake on an authenticated
-connection starts re-authentication (at most once a second, same mechanism and principal, else
-it fails), and a request arriving after the session expired closes the connection
-(`zkbroker.broker.server.listener`).
-
-Delegation tokens (KIP-48): a SCRAM login with the `tokenauth=true` extension authenticates the
-token id with its HMAC against the broker's token cache
-(`zkbroker.broker.security.delegation_tokens`); the session's principal is `User:<token owner>`,
-marked token-authenticated, and the session lifetime is bounded by the token's expiry (Kafka's
-credential lifetime: without `connections.max.reauth.ms` the lifetime is the token's remaining time,
-with it the smaller).
-
-GSSAPI (`zkbroker.broker.security.gssapi_server`): its steps run in a worker thread, bounded in
-time; a connection's first packet that is no Kafka request is a 0.9 client's GSSAPI token
-(raw tokens follow) when GSSAPI is enabled, else the authentication fails unanswered; Kafka's
-transient Kerberos errors close the connection unanswered; a principal with no short name
-closes it after the exchange.
-
-OAUTHBEARER (`zkbroker.broker.security.oauthbearer`): a refused token is answered with Kafka's
-error JSON as a challenge, and the client's `\x01` then fails; the token's expiry bounds the
-session as the release's KIP-368 rule says.
-
-Deliberately not here: `sasl.server.max.receive.size` reconfiguration (fixed at Kafka's
-default 524288 bytes).
+Not here: `sasl.server.max.receive.size` reconfiguration (fixed at 524288 bytes).
 """
 
 from __future__ import annotations

@@ -1,45 +1,17 @@
-"""zkbroker's pytest plugin: Kafka clusters as fixtures, on a real ZooKeeper.
+"""zkbroker's pytest plugin (`pytest11` entry point `zkbroker`): Kafka clusters as fixtures, on a
+real ZooKeeper.
 
-Installed with zkbroker (the `pytest11` entry point `zkbroker`), so any project that
-installs zkbroker gets these fixtures without a conftest.py:
+- `zk_test_zookeeper` (session): from `zkbroker.broker.toolkit.zookeeper.start_zookeeper_for_tests`.
+- `zk_cluster`: a 3-broker `zkbroker.Cluster` started once per session on its own chroot and
+  cleaned, not re-created, after each test: leftover topics deleted as Kafka deletes them,
+  config overrides restored, leftover `/config/topics` and `/consumers` nodes removed, stopped
+  brokers restarted, faults and captured requests cleared (not reset: ACLs, KIP-631 brokers,
+  other processes' additions).
+- `zk_cluster_factory`: a cluster of its own per call (any `Settings` field,
+  `security=Security(...)`), stopped after the test.
+- `zk_secure_cluster`: one broker on a SASL_SSL listener (user `admin` / `admin-secret`).
 
-- `zk_test_zookeeper` (session): the ZooKeeper of the test session, found or started by
-  `zkbroker.broker.toolkit.zookeeper.start_zookeeper_for_tests` ($ZKBROKER_TEST_ZOOKEEPER=host:port,
-  else a Docker container, else a local JVM). Override it in a conftest.py to bring your own.
-- `zk_cluster`: a 3-broker cluster (ids 0, 1, 2, free ports, the default release) started
-  once per session on its own chroot and shared by every test that asks for it. It is a
-  `zkbroker.Cluster` in `with` mode: `zk_cluster.bootstrap_servers`,
-  `zk_cluster.zookeeper_connect`, `zk_cluster.brokers[1].stop()`, `zk_cluster.faults`,
-  `zk_cluster.engine`.
-- `zk_cluster_factory`: `zk_cluster_factory(brokers=3, kafka_version=None,
-  racks=("r1", "r1", "r2"), **settings)` starts a cluster of its own (any `Settings`
-  field as a keyword, e.g. `auto_create_topics=False`) on a fresh chroot of the session
-  ZooKeeper, or on `zookeeper=...` to join another cluster; all are stopped after the test.
-  `security=Security(...)` (`zkbroker.broker.security.cluster_security`, re-exported here) secures
-  its listener: TLS certificates generated for the test, SASL users installed before it returns;
-  `cluster.security.client_config("confluent")` is what a client needs.
-- `zk_secure_cluster`: one broker on a SASL_SSL listener (SCRAM-SHA-512 and PLAIN, the user
-  `admin` / `admin-secret`, generated certificates), started for the test and stopped after;
-  `c.security.client_config("confluent")` holds what librdkafka needs besides the bootstrap.
-
-How `zk_cluster` is isolated between tests: **it is cleaned, not re-created.** After each
-test that used it, every topic the test left is deleted the way Kafka deletes topics
-(`/admin/delete_topics/<t>`, carried out by the controller) and the plugin waits until the
-topics are gone from ZooKeeper and from the brokers' metadata; config overrides written
-during the test (`/config/brokers|clients|users|ips/<entity>`) are written back to what they
-were, with a change notification as `kafka-configs` does (broker overrides are waited for
-until the brokers apply them); leftover `/config/topics/<t>` and `/consumers/<group>` nodes are
-removed; brokers the test stopped are started again. Why not a
-fresh chroot per test: a running cluster cannot move to another chroot (its sessions,
-registrations and controller live in the old one), so a chroot per test means a cluster per
-test -- three brokers, four ZooKeeper sessions, a controller election and new ports each
-time, and clients that cached the old bootstrap servers. Deleting a few topics costs tens of
-milliseconds. A test that needs a pristine or special cluster uses `zk_cluster_factory`.
-Faults and the captured requests kept in memory are cleared too. Not reset: ACLs, KIP-631
-protocol-registered brokers, and anything another process adds.
-
-Deliberately not here: fixtures for Kafka clients (use your own client library), and the
-project's own test fixtures (`tests/conftest.py`).
+Not here: Kafka client fixtures, the project's own fixtures (`tests/conftest.py`).
 """
 
 from __future__ import annotations

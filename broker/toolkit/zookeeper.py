@@ -1,29 +1,15 @@
 """Test support: one real ZooKeeper per test session, one fresh chroot per test.
 
-This module is meant to become zkbroker's public pytest plugin, so it depends
-on nothing under ``tests/`` and defines no fixtures itself yet (the fixtures in
-``tests/conftest.py`` are thin wrappers around these functions).
+Depends on nothing under ``tests/`` and defines no fixtures (``tests/conftest.py`` and
+``zkbroker.broker.toolkit.pytest_plugin`` wrap these functions).
+:func:`start_zookeeper_for_tests` uses ``$ZKBROKER_TEST_ZOOKEEPER`` ("external", never stopped),
+else a ``zookeeper:3.8`` testcontainers container when Docker answers (dropped, with a warning,
+when unreachable within ``CONTAINER_REACH_TIMEOUT``), else
+:class:`zkbroker.broker.zookeeper.embedded.EmbeddedZooKeeper` ("local"). Tests are isolated by
+:func:`fresh_chroot`, not by restarting ZooKeeper.
 
-:func:`start_zookeeper_for_tests` picks, in this order:
-
-1. ``$ZKBROKER_TEST_ZOOKEEPER`` (``host:port``): an already running ZooKeeper,
-   used as is and never stopped ("external");
-2. a ``zookeeper:3.8`` container through testcontainers, when a Docker engine
-   answers ("container"); the address testcontainers picks is probed with the
-   container's other addresses, and when none accepts a connection within
-   ``CONTAINER_REACH_TIMEOUT`` the container is dropped at once, the warning
-   naming ``TESTCONTAINERS_CONNECTION_MODE`` (or ``TESTCONTAINERS_RYUK_DISABLED``
-   when Ryuk could not start);
-3. :class:`zkbroker.broker.zookeeper.embedded.EmbeddedZooKeeper`, a JVM on this machine ("local").
-
-Tests are isolated by chroot (:func:`fresh_chroot`) instead of by restarting
-ZooKeeper, which costs a JVM start per test.
-
-What it deliberately does not do: install Java, ZooKeeper or Docker; pull
-images itself (testcontainers does, and its Ryuk container removes ours if
-this process dies); verify that an external ZooKeeper is reachable (the first
-client to connect reports that); delete chroots on throw-away servers (they
-vanish with the server).
+Not here: installing Java, ZooKeeper or Docker, pulling images, checking that an external
+ZooKeeper is reachable, deleting chroots on throw-away servers.
 """
 
 from __future__ import annotations

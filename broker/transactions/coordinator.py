@@ -1,36 +1,16 @@
 """One broker's transaction coordinator: the asyncio shell around the transaction decisions.
 
 Kafka 3.9's ``TransactionCoordinator`` with ``TransactionStateManager``'s partition handling
-(docs/kafka-behaviour.md §17, KIP-98): a transactional id belongs to partition
-``abs(hashCode(id)) % transaction.state.log.num.partitions`` of ``__transaction_state`` and its
-coordinator is that partition's leader, with the leader epoch as coordinator epoch. This broker
-loads the partitions its metadata image says it leads by replaying their log
-(``zkbroker.broker.transactions.loading``; COORDINATOR_LOAD_IN_PROGRESS meanwhile) and forgets them
-when leadership moves (NOT_COORDINATOR). Every transition is appended to the partition's log before
-it takes effect, so the next leader finds the same state; transactions it finds in
-PrepareCommit/PrepareAbort get their markers written and are completed, as
-``loadTransactionsForTxnTopicPartition`` does.
+(docs/kafka-behaviour.md §17, KIP-98). Owning, loading, unloading, appending and the follow loop
+are ``zkbroker.broker.coordinator_runtime``'s; this module supplies its shard (`_TxnShard`) and
+the transitions: each is appended before it takes effect, EndTxn answers once Prepare is written
+and the markers (`zkbroker.broker.transactions.marker_writer`) complete it, a periodic task
+aborts timed-out transactions and expires idle ids. Decisions run without an ``await`` between
+check and append, so one id's requests never interleave.
 
-EndTxn answers once the Prepare record is written; the markers
-(`zkbroker.broker.transactions.marker_writer`) then go to every partition of the transaction and
-CompleteCommit/CompleteAbort is appended. While that runs, the id's transition is pending and its
-other requests answer CONCURRENT_TRANSACTIONS. A periodic task follows leadership, aborts
-transactions older than their timeout (with Kafka's epoch fence) every
-``transaction.abort.timed.out.transaction.cleanup.interval.ms``, and expires idle ids (a tombstone)
-every ``transaction.remove.expired.transaction.cleanup.interval.ms``.
-
-Which partitions this broker owns, loading, unloading, appending and the follow loop are the
-shared ``zkbroker.broker.coordinator_runtime``'s; this module supplies its shard (`_TxnShard`):
-the data records a load collects, the ids they leave, the markers owed once loaded, and the
-markers to stop writing when a partition moves away.
-
-Decisions run without an ``await`` between the check and the append, so two requests of one id
-never interleave (Kafka holds the metadata lock for the same span).
-
-Deliberately not here: the decisions and error codes
-(``zkbroker.broker.rules.transactions.decisions``), the wire (``handlers``), creating
-``__transaction_state`` (``zkbroker.handlers.find_coordinator``), TV2 (KIP-890 part 2; ZooKeeper
-mode never runs it).
+Not here: the decisions and error codes (``zkbroker.broker.rules.transactions.decisions``), the
+wire (``handlers``), creating ``__transaction_state`` (``zkbroker.handlers.find_coordinator``),
+TV2 (KIP-890 part 2).
 """
 
 from __future__ import annotations

@@ -1,42 +1,16 @@
 """A small asyncio Kafka client a broker uses to reach brokers of other zkbroker processes.
 
-Kafka's coordinator talks to partition leaders over the inter-broker listener: WriteTxnMarkers
-(``TransactionMarkerChannelManager``) and, for KIP-890 part 1 produce verification, a leader
-asks the coordinator with AddPartitionsToTxn v4 ``verify_only`` (``AddPartitionsToTxnManager``).
-Both build their ``NetworkClient`` with ``ChannelBuilders.clientChannelBuilder`` from the
-inter-broker listener's configs, and so does this client (``zkbroker.broker.security.inter_broker``;
-docs/kafka-behaviour.md §17, "The inter-broker client"):
+It dials a peer as Kafka's marker channel and AddPartitionsToTxn verifier do
+(docs/kafka-behaviour.md §17, "The inter-broker client"): the inter-broker listener only (a
+peer without it is logged `peer.listener_missing` and unavailable), TLS from
+``zkbroker.broker.security.inter_broker``, SASL with the broker's login
+(``zkbroker.broker.security.sasl_client``) and in-band re-authentication at 85% of the session.
+One connection per peer endpoint, reused, one request at a time. A failed connection raises
+`PeerUnavailable`; an authentication failure `PeerAuthenticationFailed`. ``close()`` closes
+every connection.
 
-- the peer's endpoint on the inter-broker listener name (``inter.broker.listener.name`` or the
-  listener named after ``security.inter.broker.protocol``), and only that one: Kafka requires
-  every broker to have it and never dials another listener. A peer registered without it is
-  logged (``peer.listener_missing``, once per peer) and treated as unavailable, so the caller
-  retries as Kafka's marker channel keeps such markers queued;
-- TLS (SSL, SASL_SSL) with the listener's truststore, the broker's keystore as client
-  certificate, host name verification per ``ssl.endpoint.identification.algorithm``;
-- SASL (SASL_PLAINTEXT, SASL_SSL) as Kafka's ``SaslClientAuthenticator``: ApiVersions, then
-  SaslHandshake (v1, or v0 with raw tokens when the peer serves no more) with
-  ``sasl.mechanism.inter.broker.protocol``, then the tokens in SaslAuthenticate (the highest
-  version both know, v0..v2) with the broker's JAAS login
-  (``zkbroker.broker.security.sasl_client``). With a session lifetime (KIP-368, SaslAuthenticate
-  v1+) the connection re-authenticates in band (SaslHandshake + SaslAuthenticate) once 85% of it has
-  passed, before the next request, as Kafka's client does between 85% and 95%; a session already
-  over is dialled afresh.
-
-One connection per peer endpoint, authenticated once and reused; requests on it are
-serialized (Kafka's marker channel runs one request in flight per broker). A reused connection
-the peer has closed meanwhile (idle expiry: its EOF already read) is dialled afresh. A
-connection that fails (refused, closed, timed out, undecodable answer) is dropped and the call
-raises `PeerUnavailable`, whose retry is the caller's; authentication failures raise
-`PeerAuthenticationFailed` with the peer's message, as Kafka's InterBrokerSendThread logs an
-authentication error before retrying: a SASL error, a failed TLS handshake, a TLS peer closing
-a fresh connection before its first answer (TLS 1.3 refuses a client certificate only after
-the client's side of the handshake is done), or no login at all (releases before 1.1, see
-``zkbroker.broker.security.sasl_client``). ``close()`` (the coordinator's ``stop``) closes every
-connection.
-
-Deliberately not here: retry policy (the callers'), which brokers lead what (the metadata
-image's), GSSAPI/OAUTHBEARER, pipelining several requests on one connection.
+Not here: retry policy (the callers'), which brokers lead what (the metadata image's),
+GSSAPI/OAUTHBEARER, pipelining.
 """
 
 from __future__ import annotations

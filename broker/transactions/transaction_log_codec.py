@@ -1,30 +1,14 @@
 """The records a transaction coordinator writes to ``__transaction_state``, encoded and decoded.
 
-Kafka keeps each transactional id's state as one compacted record of the transaction log
-(docs/kafka-behaviour.md §17): the key names the transactional id, the value holds the producer
-id and epoch, the timeout, the state and the partitions of the ongoing transaction, and a null
-value (a tombstone) removes an expired transactional id. Both start with an int16 version:
+``TransactionLogKey`` v0 (other versions skipped when read) and ``TransactionLogValue`` v0 and
+v1 (`value_version`; unknown tags skipped), with tombstones, as Kafka 3.9's JSON specs lay them
+out (docs/kafka-behaviour.md §17). Partitions are grouped by topic and sorted, so the bytes are
+deterministic. Written by hand because ``scripts/generate_messages.py`` only generates
+request/response pairs. `value_of` and `metadata_of` translate to and from `TxnTransit` and
+`TxnMetadata` (``zkbroker.broker.rules.transactions.state``).
 
-* ``TransactionLogKey`` v0: the transactional id (other key versions are skipped when read,
-  as 3.9's ``UnknownKey``);
-* ``TransactionLogValue`` v0, what every ZooKeeper-mode release writes by default, and v1
-  (compact lengths and tagged fields), which 3.9 writes once the ``transaction.version``
-  feature is finalized at 1 or more (`value_version`); unknown tags are skipped when read, as
-  Kafka 4.0's tagged producer ids would be.
-
-The partitions are null in an ``Empty`` value and a list otherwise, one entry per topic (Kafka's
-``TransactionLog.valueToBytes`` groups them by topic; this module sorts them so the bytes are
-deterministic). Field layouts follow Kafka 3.9's ``TransactionLogKey.json`` and
-``TransactionLogValue.json``; written by hand (like
-``zkbroker.broker.rules.groups.offsets_topic_codec``) because
-``scripts/generate_messages.py`` only generates request/response pairs.
-
-`value_of` and `metadata_of` translate to and from the state machine's `TxnTransit` and
-`TxnMetadata` (``zkbroker.broker.rules.transactions.state``), as ``valueToBytes`` and
-``readTxnRecordValue`` do.
-
-Deliberately not here: the state machine itself, record batches
-(``zkbroker.broker.protocol.records``), the choice of ``__transaction_state`` partition.
+Not here: the state machine, record batches (``zkbroker.broker.protocol.records``), the choice
+of ``__transaction_state`` partition.
 """
 
 from __future__ import annotations
