@@ -7,7 +7,9 @@ runs in slices of `SLICE_S`: `Pacer` for hand-written loops (`if pacer.due(): aw
 pacer.pause()`), `collect` for an iterable, `gather_bounded` for many awaitables (at most
 `limit` at once, so one loop iteration never runs thousands of first steps), and `gc_paused`
 keeps the cyclic collector off while a large request's objects live. Also: `now_ms()` (Kafka's
-`time.milliseconds()`) and `StartStop`/`AsyncStartStop` (`with`/`async with` over start and stop).
+`time.milliseconds()`), `StartStop`/`AsyncStartStop` (`with`/`async with` over start and stop),
+and `EagerRunner` (coroutines whose first step runs at once, inside a task, as Python 3.12's
+eager tasks do: a request answered without waiting is answered in the callback that read it).
 
 Not here: threads or processes (the work stays on the loop, in order), limits on total work
 (validation refuses what cannot succeed first), anything that knows Kafka. Imports nothing of
@@ -22,8 +24,10 @@ import contextlib
 import gc
 import threading
 import time
-from collections.abc import Awaitable, Iterable, Iterator
-from typing import Any, Final, Self, TypeVar
+import types
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final, Generic, Self, TypeVar
 
 T = TypeVar("T")
 
@@ -194,3 +198,102 @@ class AsyncStartStop(abc.ABC):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.astop()
+
+
+@dataclass(frozen=True, slots=True)
+class Finished(Generic[T]):
+    """What `EagerRunner.run` returns for a coroutine that finished in its first step."""
+
+    value: T
+
+
+class EagerRunner(Generic[T]):
+    """Runs coroutines one at a time, each one's first step at once in the caller's callback
+    (a protocol's `data_received`), as Python 3.12's eager tasks do, so one that needs no
+    waiting costs no task and no extra turn of the loop.
+
+    The runner owns one long-lived task. It is the current task during every first step, so
+    `asyncio.current_task()`, `asyncio.timeout` and cancellation see a real task; and when a
+    coroutine first waits, that same task goes on with it (asyncio's own `_enter_task` and
+    `_leave_task` mark it current, as the eager-task implementation does). `run` returns
+    `Finished(value)` when the coroutine returned in its first step (its exception is raised
+    there), else None: `on_done` then gets the task's outcome (value or exception) later.
+    `close()` cancels what is running. Call `run` only between two coroutines, never from
+    inside a task.
+    """
+
+    def __init__(self, on_done: Callable[[T | None, BaseException | None], None]) -> None:
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        self._on_done = on_done
+        self._handoff: asyncio.Future[_FirstStep] = loop.create_future()
+        self._task = loop.create_task(self._go_on())
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> Finished[T] | None:
+        loop, task = self._loop, self._task
+        try:
+            asyncio.tasks._enter_task(loop, task)  # RuntimeError from inside another task
+        except RuntimeError:
+            coro.close()
+            raise
+        try:
+            yielded = coro.send(None)
+        except StopIteration as done:
+            return Finished(done.value)
+        finally:
+            asyncio.tasks._leave_task(loop, task)
+        self._handoff.set_result(_FirstStep(coro, yielded))
+        return None
+
+    def close(self) -> None:
+        if self._handoff.done():  # handed over, not yet taken up: close it here
+            self._handoff.result().coro.close()
+        self._task.cancel()
+
+    async def _go_on(self) -> None:
+        while True:
+            step = await self._handoff
+            self._handoff = self._loop.create_future()
+            try:
+                value = await _drive(step)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as e:  # the caller's to report
+                self._loop.call_soon(self._on_done, None, e)
+            else:
+                # Soon, not now: `on_done` may `run` the next coroutine, which must not start
+                # inside this task.
+                self._loop.call_soon(self._on_done, value, None)
+
+
+class _FirstStep:
+    """A coroutine whose first step `EagerRunner.run` ran, and what that step yielded."""
+
+    __slots__ = ("coro", "yielded")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any], yielded: Any) -> None:
+        self.coro = coro
+        self.yielded = yielded
+
+
+@types.coroutine
+def _drive(step: _FirstStep) -> Generator[Any, Any, Any]:
+    """Hand what the coroutine yields to the task, and the task's answers back to it (what
+    `await` does, from the second step on)."""
+    coro, yielded = step.coro, step.yielded
+    try:
+        while True:
+            try:
+                sent = yield yielded
+            except BaseException as exc:  # a failed future, or the task being cancelled
+                try:
+                    yielded = coro.throw(exc)
+                except StopIteration as done:
+                    return done.value
+            else:
+                try:
+                    yielded = coro.send(sent)
+                except StopIteration as done:
+                    return done.value
+    finally:
+        coro.close()  # a no-op once it has finished

@@ -56,7 +56,7 @@ from zkbroker.broker.security.sasl import (
     credential_lifetime_applies,
 )
 from zkbroker.broker.security.scram import ScramCredential, ScramServer, TokenCredential
-from zkbroker.broker.server.frame_reading import read_frame_size
+from zkbroker.broker.server.frame_protocol import FrameProtocol
 from zkbroker.handlers.context import BrokerView, ConnectionInfo, RequestContext
 from zkbroker.handlers.registry import ApiTable
 
@@ -111,8 +111,7 @@ class SaslAuthenticator:
         broker: BrokerView,
         api_table: ApiTable,
         conn: ConnectionInfo,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        channel: FrameProtocol,
         log: structlog.stdlib.BoundLogger,
         now: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -121,8 +120,7 @@ class SaslAuthenticator:
         self._broker = broker
         self._api_table = api_table
         self._conn = conn
-        self._reader = reader
-        self._writer = writer
+        self._channel = channel
         self._log = log
         self._now = now
 
@@ -195,13 +193,11 @@ class SaslAuthenticator:
 
     async def _read_frame(self) -> bytes:
         try:
-            try:
-                size = await read_frame_size(self._reader, MAX_RECEIVE_SIZE)
-            except FrameRefused:
-                raise AuthenticationClosed(
-                    "Failing SASL authentication due to invalid receive size"
-                ) from None
-            return await self._reader.readexactly(size)
+            return await self._channel.read_frame(MAX_RECEIVE_SIZE)
+        except FrameRefused:
+            raise AuthenticationClosed(
+                "Failing SASL authentication due to invalid receive size"
+            ) from None
         except asyncio.IncompleteReadError:
             raise AuthenticationClosed("closed by client during SASL authentication") from None
 
@@ -217,8 +213,8 @@ class SaslAuthenticator:
             ) from None
 
     async def _send(self, payload: bytes) -> None:
-        self._writer.write(size_prefixed(payload))
-        await self._writer.drain()
+        self._channel.write(size_prefixed(payload))
+        await self._channel.drain()
 
     async def _fail(self, reason: str, answer: bytes | None = None) -> None:
         """Kafka's delayed close on authentication failure: the failure answer (if any) is

@@ -1,13 +1,13 @@
-"""One broker's TCP listener: accepts connections and reads and writes size-prefixed frames.
+"""One broker's TCP listener: accepts connections, admits them, and owns them until they close.
 
-One task per connection reads a frame, has it answered, writes the answer, then reads the next
-(docs/kafka-behaviour.md §0, "One request at a time per connection"). It applies the admission
-limits (§0, "Connection limits"; README "Limits"), closes a connection whose frame `framing`
-refuses or that does not decode (§0), runs TLS handshakes and SASL authentication
-(`zkbroker.broker.server.authenticator`, KIP-368 re-authentication; README "Security").
+It applies the admission limits (docs/kafka-behaviour.md §0, "Connection limits"; README
+"Limits"), runs TLS handshakes and the first SASL exchange (`zkbroker.broker.server.authenticator`;
+README "Security"), then hands the connection to `zkbroker.broker.server.connection`; one task
+per connection waits for its end, and idle expiry and excess connections close it from here.
 
-Not here: turning a frame into an answer (`zkbroker.broker.server.request_pipeline`), the
-framing decisions (`zkbroker.broker.protocol.framing`), the admission rules as pure code
+Not here: bytes into frames and the memory rules (`zkbroker.broker.server.frame_protocol`), the
+request loop and KIP-368 re-authentication (`zkbroker.broker.server.connection`), turning a frame
+into an answer (`zkbroker.broker.server.request_pipeline`), the admission rules as pure code
 (`zkbroker.broker.server.admission`), connection creation rate limits (KIP-612).
 """
 
@@ -19,16 +19,12 @@ import errno
 import ipaddress
 import itertools
 import logging
-import mmap
 import socket
 import ssl
 import time
 from typing import Any
 
-from zkbroker.broker.asyncutil import SLICE_S
 from zkbroker.broker.log import get_logger
-from zkbroker.broker.protocol.api_keys import ApiKey
-from zkbroker.broker.protocol.framing import FrameRefused, size_prefixed
 from zkbroker.broker.rules.broker_config import BrokerConfig
 from zkbroker.broker.rules.request_description import connection_id as kafka_connection_id
 from zkbroker.broker.rules.request_description import processor_of
@@ -47,15 +43,15 @@ from zkbroker.broker.server.admission import (
     normalize_ip,
 )
 from zkbroker.broker.server.authenticator import (
-    MIN_REAUTH_INTERVAL_S,
     AuthenticationClosed,
     CredentialsOf,
     SaslAuthenticator,
     Session,
 )
-from zkbroker.broker.server.frame_reading import read_frame_size
+from zkbroker.broker.server.connection import Connection
+from zkbroker.broker.server.frame_protocol import FrameProtocol, RequestMemory
 from zkbroker.broker.server.hooks import HookChain
-from zkbroker.broker.server.request_pipeline import UNANSWERED, RequestPipeline
+from zkbroker.broker.server.request_pipeline import RequestPipeline
 from zkbroker.handlers.context import BrokerView, ConnectionInfo
 from zkbroker.handlers.registry import ApiTable
 from zkbroker.zk_layout import DEFAULT_ENTITY
@@ -73,14 +69,6 @@ _TRANSIENT_ERRNOS = frozenset(
 ACCEPT_BACKOFF_S = (0.05, 1.0)
 ACCEPT_ERROR_LOG_INTERVAL_S = 10.0
 REJECTION_LOG_INTERVAL_S = 1.0
-# Requests above this size are read into an anonymous mapping, smaller large ones into a heap
-# buffer (see `BrokerServer._read_into_buffer`). glibc's malloc serves sizes from 32 MiB with
-# mmap anyway, faulting in (and zero-filling) every page at once; below, it reuses heap memory,
-# and mapping instead measured twice as slow to read.
-MAPPED_REQUEST_BYTES = 32 << 20
-# Large requests are read from the stream in pieces of at most this size: asking for more
-# empties the stream's buffer, which then grows again for every piece (measured 2x slower).
-READ_CHUNK_BYTES = 65536
 # How long a TLS handshake may take (asyncio's default is 60 s; Kafka has no separate bound,
 # its idle expiry applies).
 TLS_HANDSHAKE_TIMEOUT_S = 10.0
@@ -138,9 +126,8 @@ class BrokerServer:
         self.limits = AdmissionLimits()
         self._quotas = ConnectionQuotas(self.limits)
         self._idle = IdleConnections(self.limits.connections_max_idle_ms)
-        self._pool = RequestMemoryPool(-1)
+        self._memory = RequestMemory(RequestMemoryPool(-1))
         self._slot_freed = asyncio.Event()
-        self._memory_freed = asyncio.Event()
         self._accept_errors = ReportThrottle(ACCEPT_ERROR_LOG_INTERVAL_S)
         self._rejections = ReportThrottle(REJECTION_LOG_INTERVAL_S)
         # connection id -> seconds its next read waits (client quotas, KIP-219 muting)
@@ -153,7 +140,9 @@ class BrokerServer:
             await self._resolving
         # Static configs: read once, as Kafka's SocketServer does.
         self._idle = IdleConnections(self.limits.connections_max_idle_ms)
-        self._pool = RequestMemoryPool(self.limits.queued_max_request_bytes, UNPOOLED_REQUEST_BYTES)
+        self._memory = RequestMemory(
+            RequestMemoryPool(self.limits.queued_max_request_bytes, UNPOOLED_REQUEST_BYTES)
+        )
         self._sockets = await _bind(self._host, self._requested_port)
         self.port = self._sockets[0].getsockname()[1]
         loop = asyncio.get_running_loop()
@@ -202,7 +191,7 @@ class BrokerServer:
     @property
     def queued_request_bytes(self) -> int:
         """Bytes of requests being read, as counted against queued.max.request.bytes."""
-        pool = self._pool
+        pool = self._memory.pool
         return pool.capacity - pool.available if pool.bounded else 0
 
     # ---- admission ---------------------------------------------------------------------
@@ -424,62 +413,6 @@ class BrokerServer:
             self._close(oldest, "max.connections exceeded (least recently used)")
             excess -= 1
 
-    async def _read_frame(
-        self, reader: asyncio.StreamReader, size: int, connection_id: str, reading: RequestRead
-    ) -> bytes:
-        """The `size` bytes of a request. Up to UNPOOLED_REQUEST_BYTES it is read at once,
-        whatever the pool holds, so no client's unfinished requests keep the others' small
-        requests (Metadata, heartbeats, commits) from being read. A larger one first reserves
-        its announced size in queued.max.request.bytes, waiting unread while the pool is used
-        up, as Kafka's non-strict pool does: all or nothing, so a request that got its share
-        depends only on its own client, and large requests never hold parts of the pool
-        while each waits for more. Released once read (the pipeline parses it next)."""
-        if size <= UNPOOLED_REQUEST_BYTES:
-            return await reader.readexactly(size)
-        pool = self._pool
-        if not pool.try_allocate(size):
-            reading.waiting_for_pool = True
-            while not pool.try_allocate(size):
-                self._memory_freed.clear()
-                await self._memory_freed.wait()
-            reading.waiting_for_pool = False
-        try:
-            return await self._read_into_buffer(reader, size, connection_id, reading)
-        finally:
-            if pool.pooled(size):
-                pool.release(size)
-                self._memory_freed.set()
-
-    async def _read_into_buffer(
-        self, reader: asyncio.StreamReader, size: int, connection_id: str, reading: RequestRead
-    ) -> bytes:
-        """Read a large request into one buffer of its announced size (never a buffer grown
-        chunk by chunk). Above MAPPED_REQUEST_BYTES it is an anonymous mapping: the kernel
-        gives it pages only as bytes arrive (a bare size prefix costs no memory), and closing
-        it gives them back to the system at once, whatever the allocator would keep. Below, a
-        heap buffer, which the allocator reuses request after request (a fresh mapping's page
-        faults made such requests twice as slow to read). Any bytes read are activity for idle
-        expiry, as in Kafka's selector."""
-        now = asyncio.get_running_loop().time
-        touch = self._idle.touch
-        mapped = size > MAPPED_REQUEST_BYTES
-        buffer = mmap.mmap(-1, size) if mapped else bytearray(size)
-        try:
-            with memoryview(buffer) as view:
-                got = reading.received = 0
-                while got < size:
-                    chunk = await reader.read(min(size - got, READ_CHUNK_BYTES))
-                    if not chunk:  # the caller only needs to know it ended early
-                        raise asyncio.IncompleteReadError(b"", size)
-                    view[got : got + len(chunk)] = chunk
-                    got += len(chunk)
-                    reading.received = got
-                    touch(connection_id, now())
-                return bytes(view)
-        finally:
-            if isinstance(buffer, mmap.mmap):
-                buffer.close()
-
     # ---- one connection ----------------------------------------------------------------
 
     def _kafka_names(self, sock: socket.socket) -> tuple[int, str]:
@@ -509,34 +442,33 @@ class BrokerServer:
         peer: str,
         kafka_names: tuple[int, str] = (0, ""),
     ) -> None:
+        reading = self._reading[connection_id] = RequestRead()
+        protocol = FrameProtocol(connection_id, self._memory, self._idle, reading)
         try:
             if self._ssl_context is not None:
-                opened = await self._open_tls(sock, connection_id, peer)
-                if opened is None:
+                principal = await self._open_tls(sock, protocol, connection_id, peer)
+                if principal is None:
                     return
-                reader, writer, principal = opened
             else:
                 try:
-                    reader, writer = await asyncio.open_connection(sock=sock)
+                    await asyncio.get_running_loop().connect_accepted_socket(lambda: protocol, sock)
                 except BaseException:
                     sock.close()
                     raise
                 principal = ANONYMOUS
-            await self._serve(reader, writer, connection_id, peer, principal, kafka_names)
+            await self._serve(protocol, connection_id, peer, principal, kafka_names)
         except (ConnectionError, OSError, asyncio.CancelledError):
             pass
         finally:
             self._closed(connection_id, ip)
 
     async def _open_tls(
-        self, sock: socket.socket, connection_id: str, peer: str
-    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, str] | None:
+        self, sock: socket.socket, protocol: FrameProtocol, connection_id: str, peer: str
+    ) -> str | None:
         """The TLS handshake of an accepted socket (asyncio's SSL protocol: the loop keeps
         serving others meanwhile) and the principal of its client certificate; None when the
         handshake failed (logged, socket closed)."""
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=2**16)
-        protocol = asyncio.StreamReaderProtocol(reader)
         try:
             transport, _ = await loop.connect_accepted_socket(
                 lambda: protocol,
@@ -553,7 +485,6 @@ class BrokerServer:
                 reason=f"SSL handshake failed: {e}",
             )
             return None
-        writer = asyncio.StreamWriter(transport, protocol, reader, loop)
         principal = ANONYMOUS
         ssl_object = transport.get_extra_info("ssl_object")
         cert = ssl_object.getpeercert() if ssl_object is not None else None
@@ -569,14 +500,13 @@ class BrokerServer:
                     peer=peer,
                     reason=f"SSL authentication failed: {e}",
                 )
-                writer.close()
+                transport.close()
                 return None
-        return reader, writer, principal
+        return principal
 
     async def _serve(
         self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        protocol: FrameProtocol,
         connection_id: str,
         peer: str,
         principal: str = ANONYMOUS,
@@ -596,28 +526,13 @@ class BrokerServer:
         log.debug("connection.opened")
         session: Session | None = None
         authenticator: SaslAuthenticator | None = None
-        idle = self._idle
-        answer = self._pipeline.answer
-        now = asyncio.get_running_loop().time
+        connection: Connection | None = None
         reason = "closed by client"
-        # Fairness: bytes a client pipelined are already buffered, so reading its next
-        # request does not suspend, and a client with thousands of requests queued would be
-        # answered back to back while every other connection of the process waits. After a
-        # slice of work the connection lets the loop run everything else that is ready.
-        slice_ends = now() + SLICE_S
-        reading = self._reading[connection_id] = RequestRead()
         try:
             security = self._security
             if security is not None and security.sasl:
                 authenticator = SaslAuthenticator(
-                    security,
-                    self._credentials,
-                    self._broker,
-                    self._api_table,
-                    conn,
-                    reader,
-                    writer,
-                    log,
+                    security, self._credentials, self._broker, self._api_table, conn, protocol, log
                 )
                 try:
                     session = await authenticator.authenticate()
@@ -630,83 +545,33 @@ class BrokerServer:
                 conn.token_authenticated = session.token_authenticated
                 log = log.bind(principal=principal)
                 log.debug("sasl.authenticated", mechanism=session.mechanism)
-                idle.touch(connection_id, now())
-            while True:
-                if now() >= slice_ends:
-                    await asyncio.sleep(0)
-                    slice_ends = now() + SLICE_S
-                try:
-                    size = await read_frame_size(reader, self._max_request_bytes)
-                except asyncio.IncompleteReadError as e:
-                    if e.partial:
-                        reason = "connection ended inside a size prefix"
-                    break
-                except FrameRefused as e:
-                    reason = e.reason
-                    log.warning("connection.closing", reason=reason)
-                    break
-                idle.touch(connection_id, now())
-                reading.size, reading.received = size, -1
-                try:
-                    frame = await self._read_frame(reader, size, connection_id, reading)
-                except asyncio.IncompleteReadError:
-                    reason = "connection ended inside a request"
-                    break
-                reading.size = 0
-                idle.remove(connection_id)  # a request in flight is not idle
-                if session is not None and authenticator is not None:
-                    clock = time.monotonic()
-                    if (
-                        _api_key_of(frame) == ApiKey.SASL_HANDSHAKE
-                        and session.expires_at is not None
-                        and clock - session.last_reauth_started >= MIN_REAUTH_INTERVAL_S
-                    ):
-                        # KIP-368: Kafka's maybeBeginServerReauthentication.
-                        try:
-                            session = await authenticator.reauthenticate(session, frame)
-                        except AuthenticationClosed as e:
-                            reason = f"SASL re-authentication: {e.reason}"
-                            log.info("connection.closing", reason=reason)
-                            break
-                        log.debug("sasl.reauthenticated", mechanism=session.mechanism)
-                        conn.token_authenticated = session.token_authenticated
-                        idle.touch(connection_id, now())
-                        continue
-                    if session.expired(clock):
-                        reason = "SASL session expired (connections.max.reauth.ms)"
-                        log.info("connection.closing", reason=reason)
-                        break
-                response = await answer(frame, conn, log)
-                if response is None:
-                    reason = "request refused"
-                    break
-                if response == UNANSWERED:
-                    idle.touch(connection_id, now())
-                    continue
-                mute_s = self._mutes.pop(connection_id, 0.0)
-                if mute_s and self._broker.settings.kafka_version < (2, 0):
-                    await asyncio.sleep(mute_s)  # before KIP-219 the response itself waits
-                    mute_s = 0.0
-                writer.write(size_prefixed(response))
-                await writer.drain()
-                if mute_s:
-                    await asyncio.sleep(mute_s)  # KIP-219: answered at once, then muted
-                idle.touch(connection_id, now())
+                self._idle.touch(connection_id, asyncio.get_running_loop().time())
+            connection = Connection(
+                protocol,
+                conn,
+                log,
+                self._pipeline.answer,
+                idle=self._idle,
+                mutes=self._mutes,
+                max_request_bytes=self._max_request_bytes,
+                kafka_version=self._broker.settings.kafka_version,
+                session=session,
+                authenticator=authenticator,
+            )
+            connection.start()
+            reason = await connection.finished
         except (ConnectionError, OSError) as e:
             reason = f"socket error: {e}"
         except asyncio.CancelledError:
             reason = self._close_reasons.pop(connection_id, "broker stopping")
         finally:
+            if connection is not None:
+                connection.close()
             self._mutes.pop(connection_id, None)
-            writer.close()
+            protocol.close()
             with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(writer.wait_closed(), 1.0)
+                await asyncio.wait_for(asyncio.shield(protocol.lost), 1.0)
             log.debug("connection.closed", reason=reason)
-
-
-def _api_key_of(frame: bytes) -> int:
-    """The api key of a request frame (its first two bytes), -1 when too short."""
-    return int.from_bytes(frame[:2], "big", signed=True) if len(frame) >= 2 else -1
 
 
 def _is_ip(text: str) -> bool:

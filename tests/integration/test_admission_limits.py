@@ -27,6 +27,7 @@ from zkbroker import Cluster
 from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
 from zkbroker.broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from zkbroker.broker.server import listener as listener_module
+from zkbroker.broker.server.frame_protocol import MAPPED_REQUEST_BYTES
 from zkbroker.broker.toolkit.wire import WireClient
 
 
@@ -244,6 +245,26 @@ def test_unfinished_large_requests_hold_back_large_requests_but_never_small_ones
         first.close()
         second.close()
     wait_until(lambda: server.queued_request_bytes == 0)
+
+
+def test_a_mapped_request_whose_client_leaves_midway_returns_its_share(
+    cluster_factory: Callable[..., Cluster],
+) -> None:
+    # Regression: a request above MAPPED_REQUEST_BYTES (read into an anonymous mapping) whose
+    # client closed midway kept its share of queued.max.request.bytes, so once the budget was
+    # used up no large request was ever read again.
+    cluster = cluster_factory(broker_ids=(0,))
+    server = cluster.engine.brokers[0]._server
+    assert server is not None
+    size = MAPPED_REQUEST_BYTES + 1
+    for _ in range(4):  # 4 x 32 MiB: over the default 100 MiB budget if any share leaked
+        with _client(cluster) as client:
+            client.send_raw(size.to_bytes(4, "big") + bytes(1000))
+            wait_until(lambda: server.queued_request_bytes == size)
+        wait_until(lambda: server.queued_request_bytes == 0)
+    with _client(cluster) as client:  # a large request is still read and answered
+        client.send_raw(_metadata_frame(client, 150_000))
+        assert len(client.recv_frame()) > 150_000
 
 
 def test_stalled_unfinished_request_is_closed_after_connections_max_idle_ms(

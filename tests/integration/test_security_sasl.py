@@ -18,7 +18,7 @@ from kazoo.client import KazooClient
 
 from tests.integration.helpers import wait_until
 from zkbroker import Cluster
-from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol import decode_response, error_codes
 from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
 from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from zkbroker.broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
@@ -495,3 +495,54 @@ def test_older_releases_authenticate_as_they_did(
                 _, data = client.frame(36, 1, SaslAuthenticateRequest(auth_bytes=b"x"))
                 client.send_raw(data)  # v1 came with 2.2 (KIP-368): closed
                 assert client.is_closed_by_peer()
+
+
+def test_request_in_the_same_write_as_sasl_authenticate_is_answered(sasl_cluster: Cluster) -> None:
+    """A client may send its first request right behind SaslAuthenticate, in one TCP write:
+    the request is already buffered when authentication completes and must be answered (it
+    once failed with "Cannot enter into task" and closed the connection)."""
+    with WireClient.to(sasl_cluster.bootstrap_servers) as client:
+        assert _handshake(client, "PLAIN").error_code == error_codes.NONE
+        login = SaslAuthenticateRequest(auth_bytes=b"\0bob\0bob-secret")
+        auth_id, auth = client.frame(36, 2, login)
+        meta_id, meta = client.frame(3, 9, MetadataRequest(topics=None))
+        versions_id, versions = client.frame(18, 3, ApiVersionsRequest(
+            client_software_name="t", client_software_version="1"))  # fmt: skip
+        client.send_raw(auth + meta + versions)  # one sendall: a single write
+        got, ok = decode_response(36, 2, client.recv_frame())
+        assert (got, ok.error_code, ok.error_message) == (auth_id, error_codes.NONE, None)
+        got, metadata = decode_response(3, 9, client.recv_frame())
+        assert got == meta_id
+        port = sasl_cluster.brokers[0].port
+        assert [(b.node_id, b.port) for b in metadata.brokers] == [(0, port)]
+        got, api_versions = decode_response(18, 3, client.recv_frame())
+        assert (got, api_versions.error_code) == (versions_id, error_codes.NONE)
+        # The connection stays usable afterwards.
+        assert client.request(9, MetadataRequest(topics=[])).brokers[0].node_id == 0
+        assert not client.is_closed_by_peer(timeout=0.2)
+
+
+def test_pipelined_requests_after_sasl_are_answered_in_order(sasl_cluster: Cluster) -> None:
+    with WireClient.to(sasl_cluster.bootstrap_servers) as client:
+        assert _handshake(client, "PLAIN").error_code == error_codes.NONE
+        assert _authenticate(client, b"\0alice\0alice-secret").error_code == error_codes.NONE
+        frames = []
+        expected = []
+        for i in range(30):
+            if i % 2:
+                body = ApiVersionsRequest(client_software_name="t", client_software_version="1")
+                correlation, frame = client.frame(18, i % 4, body)
+                expected.append((correlation, 18, i % 4))
+            else:
+                version = 1 + i % 12  # topics=None (all topics) needs v1+
+                correlation, frame = client.frame(3, version, MetadataRequest(topics=None))
+                expected.append((correlation, 3, version))
+            frames.append(frame)
+        client.send_raw(b"".join(frames))  # one sendall: all requests in a single write
+        for correlation, api_key, version in expected:
+            got, response = decode_response(api_key, version, client.recv_frame())
+            assert got == correlation
+            if api_key == 3:
+                assert [b.node_id for b in response.brokers] == [0]
+            else:
+                assert response.error_code == error_codes.NONE

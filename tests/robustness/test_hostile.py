@@ -40,6 +40,7 @@ from tests.robustness.probes import (
 from zkbroker import Cluster
 from zkbroker.broker.protocol import decode_response
 from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
+from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from zkbroker.broker.protocol.messages.metadata import MetadataRequest
 
 pytestmark = [pytest.mark.robustness, pytest.mark.integration]
@@ -118,6 +119,28 @@ def test_size_beyond_the_data_closes_at_eof(
             conn.recv_frame()  # Kafka waits for the 10 missing bytes
         conn.sock.shutdown(socket.SHUT_WR)
         conn.sock.settimeout(10)
+        assert conn.closed_by_peer()
+    _clean(health, log_watch)
+
+
+def test_requests_read_before_a_half_close_are_answered(
+    fuzz_cluster: Cluster, health: HealthMonitor, log_watch: LogWatch
+) -> None:
+    """Regression: a request whose answer waits (CreateTopics waits for the controller)
+    pipelined before the client's EOF is answered, in order, and only then is the connection
+    closed (the transport once closed itself at EOF, dropping the waiting answer)."""
+    topic = CreatableTopic(name="half-closed", num_partitions=1, replication_factor=1)
+    create = CreateTopicsRequest(topics=[topic], timeout_ms=10_000)
+    with FrameConn(*target(fuzz_cluster), timeout=15) as conn:
+        conn.send(
+            frame_of(19, 5, create, 7, "hostile")
+            + frame_of(18, 3, ApiVersionsRequest("probe", "1.0"), 8, "hostile")
+        )
+        conn.sock.shutdown(socket.SHUT_WR)
+        got, created = decode_response(19, 5, conn.recv_frame())
+        assert got == 7 and created.topics[0].error_code == 0
+        got, versions = decode_response(18, 3, conn.recv_frame())
+        assert got == 8 and versions.error_code == 0
         assert conn.closed_by_peer()
     _clean(health, log_watch)
 
