@@ -4,7 +4,8 @@ Behaviour (docs/kafka-behaviour.md §9, KIP-35, KIP-511):
 - The answer lists every key of the broker's `ApiTable` (the handler table narrowed to the
   emulated release), so it never advertises an API zkbroker cannot answer.
 - v3+: the client's software name and version must match Kafka's pattern; otherwise
-  INVALID_REQUEST with an empty key list. Valid ones are recorded on the connection.
+  INVALID_REQUEST with an empty key list. Valid ones are recorded on the connection by the
+  request pipeline (Kafka's network layer), not here.
 - v3+ tagged fields: finalized features and their epoch come from the `/feature` znode as
   the metadata image holds it (epoch -1 when feature versioning is off or the node is
   absent); supported features are empty, as every ZooKeeper-mode broker of 2.7-3.9 reports
@@ -19,8 +20,6 @@ Not emulated: throttling (throttle_time_ms is always 0) and KIP-866's zk_migrati
 
 from __future__ import annotations
 
-import re
-
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.api_versions import (
     ApiVersion,
@@ -28,13 +27,12 @@ from zkbroker.broker.protocol.messages.api_versions import (
     ApiVersionsResponse,
     FinalizedFeatureKey,
 )
+from zkbroker.broker.rules.client_software import valid_software
 from zkbroker.handlers.context import RequestContext
 
 API_KEY = 18
 MIN_VERSION = 0
 MAX_VERSION = 4
-
-_SOFTWARE_PATTERN = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 def api_keys(ctx: RequestContext) -> list[ApiVersion]:
@@ -45,12 +43,12 @@ def api_keys(ctx: RequestContext) -> list[ApiVersion]:
 
 
 async def handle(ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsResponse:
-    if ctx.version >= 3:
-        name, version = request.client_software_name, request.client_software_version
-        if not (_SOFTWARE_PATTERN.fullmatch(name) and _SOFTWARE_PATTERN.fullmatch(version)):
-            return ApiVersionsResponse(error_code=error_codes.INVALID_REQUEST)
-        ctx.connection.client_software_name = name
-        ctx.connection.client_software_version = version
+    # The connection's client software is recorded by the request pipeline (Kafka's network
+    # layer), so a reused answer records it too.
+    if not valid_software(
+        ctx.version, request.client_software_name, request.client_software_version
+    ):
+        return ApiVersionsResponse(error_code=error_codes.INVALID_REQUEST)
     image = ctx.image
     return ApiVersionsResponse(
         error_code=error_codes.NONE,

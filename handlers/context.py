@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from zkbroker.broker.protocol import RequestHeader
+from zkbroker.broker.rules.client_software import registered_software
 
 if TYPE_CHECKING:
     from zkbroker.broker.controller.controller import Controller
@@ -141,6 +142,13 @@ class ConnectionInfo:
     # processor its Acceptor would have chosen and SocketServer's `local-remote-index` id.
     processor: int = 0
     kafka_connection_id: str = ""
+
+    def record_software(self, version: int, name: str, software_version: str) -> None:
+        """Record the client software a valid ApiVersions v3+ request names (KIP-511; Kafka's
+        network layer does it for every such request, before it is handled)."""
+        software = registered_software(version, name, software_version)
+        if software is not None:
+            self.client_software_name, self.client_software_version = software
 
 
 @dataclass

@@ -39,8 +39,8 @@ from zkbroker.broker.protocol.framing import (
     FrameRefused,
     api_name,
     route,
-    size_prefixed,
 )
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
 from zkbroker.broker.protocol.messages.sasl_authenticate import SaslAuthenticateResponse
 from zkbroker.broker.protocol.messages.sasl_handshake import SaslHandshakeResponse
 from zkbroker.broker.security.gssapi_server import GssapiServer
@@ -213,7 +213,7 @@ class SaslAuthenticator:
             ) from None
 
     async def _send(self, payload: bytes) -> None:
-        self._channel.write(size_prefixed(payload))
+        self._channel.write_frame(payload)
         await self._channel.drain()
 
     async def _fail(self, reason: str, answer: bytes | None = None) -> None:
@@ -247,6 +247,10 @@ class SaslAuthenticator:
         if not await self._routed(header):
             return False
         request = self._decode(header, frame, offset)
+        assert isinstance(request, ApiVersionsRequest)
+        self._conn.record_software(
+            header.api_version, request.client_software_name, request.client_software_version
+        )
         entry = self._api_table.entry(ApiKey.API_VERSIONS)
         assert entry is not None
         ctx = RequestContext(header=header, broker=self._broker, connection=self._conn)

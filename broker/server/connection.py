@@ -24,7 +24,7 @@ import structlog
 
 from zkbroker.broker.asyncutil import SLICE_S, EagerRunner
 from zkbroker.broker.protocol.api_keys import ApiKey
-from zkbroker.broker.protocol.framing import FrameRefused, size_prefixed
+from zkbroker.broker.protocol.framing import FrameRefused
 from zkbroker.broker.server.admission import IdleConnections
 from zkbroker.broker.server.authenticator import (
     MIN_REAUTH_INTERVAL_S,
@@ -185,7 +185,7 @@ class Connection:
             if mute_s and self._mute_before_answer:
                 await asyncio.sleep(mute_s)
                 mute_s = 0.0
-            protocol.write(size_prefixed(response))
+            protocol.write_frame(response)
             await protocol.drain()
             if mute_s:
                 await asyncio.sleep(mute_s)  # KIP-219: answered at once, then muted

@@ -26,7 +26,7 @@ import mmap
 from collections.abc import Callable
 from typing import cast
 
-from zkbroker.broker.protocol.framing import SIZE_BYTES, frame_size
+from zkbroker.broker.protocol.framing import SIZE_BYTES, frame_size, size_prefixed
 from zkbroker.broker.server.admission import (
     IdleConnections,
     RequestMemoryPool,
@@ -41,6 +41,9 @@ MAPPED_REQUEST_BYTES = 32 << 20
 # Bytes of later requests buffered while one is in flight before reading pauses (what an
 # asyncio stream with its default limit buffers).
 BUFFERED_BYTES = 128 << 10
+# Answers above this size are written after their size prefix, not copied behind it: a second
+# send costs less than copying them.
+UNCOPIED_ANSWER_BYTES = 64 << 10
 
 
 class RequestMemory:
@@ -97,7 +100,9 @@ class FrameProtocol(asyncio.Protocol):
         self._write_paused = False
         self._drained: asyncio.Future[None] | None = None
         self._waiter: asyncio.Future[None] | None = None
-        # Set by the consumer: called when a frame may be ready, and while it handles one.
+        # Set by the consumer: called once the transport is attached; when a frame may be
+        # ready; and while it handles one.
+        self.on_made: Callable[[], None] | None = None
         self.on_frames: Callable[[], None] | None = None
         self.in_flight = False
         self.ended = False  # the peer closed, or the connection was lost
@@ -109,6 +114,8 @@ class FrameProtocol(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # Not an isinstance check: uvloop's transports are not asyncio.Transport subclasses.
         self.transport = cast(asyncio.Transport, transport)
+        if self.on_made is not None:
+            self.on_made()
 
     def data_received(self, data: bytes) -> None:
         if not self.in_flight:
@@ -215,9 +222,17 @@ class FrameProtocol(asyncio.Protocol):
             self._waiter = asyncio.get_running_loop().create_future()
             await self._waiter
 
-    def write(self, data: bytes) -> None:
-        if self.transport is not None:
-            self.transport.write(data)
+    def write_frame(self, payload: bytes) -> None:
+        """Send `payload` behind its size prefix. A large answer (a Fetch's records) is
+        written after the prefix rather than copied behind it."""
+        transport = self.transport
+        if transport is None:
+            return
+        if len(payload) > UNCOPIED_ANSWER_BYTES:
+            transport.write(len(payload).to_bytes(SIZE_BYTES, "big"))
+            transport.write(payload)
+        else:
+            transport.write(size_prefixed(payload))
 
     async def drain(self) -> None:
         """Wait while the transport's write buffer is above its high-water mark."""

@@ -4,6 +4,9 @@ It applies the admission limits (docs/kafka-behaviour.md §0, "Connection limits
 "Limits"), runs TLS handshakes and the first SASL exchange (`zkbroker.broker.server.authenticator`;
 README "Security"), then hands the connection to `zkbroker.broker.server.connection`; one task
 per connection waits for its end, and idle expiry and excess connections close it from here.
+Connections are accepted in the listening socket's reader callback, and a plain connection is
+started from its protocol's `connection_made`, so its first request is read without waiting
+for a task.
 
 Not here: bytes into frames and the memory rules (`zkbroker.broker.server.frame_protocol`), the
 request loop and KIP-368 re-authentication (`zkbroker.broker.server.connection`), turning a frame
@@ -127,7 +130,10 @@ class BrokerServer:
         self._quotas = ConnectionQuotas(self.limits)
         self._idle = IdleConnections(self.limits.connections_max_idle_ms)
         self._memory = RequestMemory(RequestMemoryPool(-1))
-        self._slot_freed = asyncio.Event()
+        # accepting, waiting_for_slot, backing_off (after an accept error) or stopped
+        self._accept_state = "stopped"
+        self._backoff = ACCEPT_BACKOFF_S[0]
+        self._retry_accept: asyncio.TimerHandle | None = None
         self._accept_errors = ReportThrottle(ACCEPT_ERROR_LOG_INTERVAL_S)
         self._rejections = ReportThrottle(REJECTION_LOG_INTERVAL_S)
         # connection id -> seconds its next read waits (client quotas, KIP-219 muting)
@@ -146,8 +152,7 @@ class BrokerServer:
         self._sockets = await _bind(self._host, self._requested_port)
         self.port = self._sockets[0].getsockname()[1]
         loop = asyncio.get_running_loop()
-        for sock in self._sockets:
-            self._background.append(loop.create_task(self._accept_loop(sock)))
+        self._start_accepting()
         self._background.append(loop.create_task(self._housekeeping()))
         self._log.info(
             "listener.started",
@@ -161,6 +166,10 @@ class BrokerServer:
         return self.port
 
     async def stop(self) -> None:
+        self._stop_accepting("stopped")
+        if self._retry_accept is not None:
+            self._retry_accept.cancel()
+            self._retry_accept = None
         background, self._background = self._background, []
         if self._resolving is not None:
             background.append(self._resolving)
@@ -246,7 +255,7 @@ class BrokerServer:
             self._resolving = asyncio.get_running_loop().create_task(
                 self._resolve_overrides(limits, addresses, names)
             )
-        self._slot_freed.set()
+        self._resume_if_slot()
 
     async def _resolve_overrides(
         self, limits: AdmissionLimits, addresses: dict[str, int], names: dict[str, int]
@@ -266,53 +275,90 @@ class BrokerServer:
         if self.limits is limits:
             self._quotas.update(limits, resolved)
 
-    async def _wait_for_slot(self) -> None:
+    # ---- accepting ---------------------------------------------------------------------
+    # Our own accepting rather than asyncio's server, so that it can stop at max.connections
+    # and back off (logged once per interval) on resource errors. Connections are accepted in
+    # the listening socket's reader callback, with no task per accept.
+
+    def _start_accepting(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sock in self._sockets:
+            loop.add_reader(sock.fileno(), self._accept_ready, sock)
+        self._accept_state = "accepting"
+
+    def _stop_accepting(self, state: str) -> None:
+        if self._accept_state == "accepting":
+            loop = asyncio.get_running_loop()
+            for sock in self._sockets:
+                loop.remove_reader(sock.fileno())
+        self._accept_state = state
+
+    def _accept_ready(self, sock: socket.socket) -> None:
+        """Accept what is pending (at most a backlog's worth per turn of the loop)."""
+        for _ in range(LISTEN_BACKLOG):
+            if not self._quotas.slot_available():
+                self._wait_for_slot()
+                return
+            try:
+                conn, address = sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as e:
+                if e.errno in _TRANSIENT_ERRNOS:
+                    continue
+                self._accept_failed(e)
+                return
+            self._backoff = ACCEPT_BACKOFF_S[0]
+            try:
+                conn.setblocking(False)
+                self._admit(conn, address)
+            except Exception:  # never let one connection stop accepting
+                conn.close()
+                self._log.exception("listener.admit_failed")
+
+    def _wait_for_slot(self) -> None:
         """Kafka's waitForConnectionSlot: stop accepting while at max.connections."""
-        if self._quotas.slot_available():
-            return
+        self._stop_accepting("waiting_for_slot")
         self._log.info(
             "listener.accept_paused",
             reason="max.connections reached",
             max_connections=self.limits.max_connections,
             open_connections=self._quotas.total,
         )
-        while not self._quotas.slot_available():
-            self._slot_freed.clear()
-            await self._slot_freed.wait()
-        self._log.info("listener.accept_resumed", open_connections=self._quotas.total)
 
-    async def _accept_loop(self, sock: socket.socket) -> None:
-        # Our own accept loop rather than asyncio's, so that it can stop accepting at
-        # max.connections; resource errors back off and are logged once per interval.
+    def _resume_if_slot(self) -> None:
+        """Accept again once a connection slot is free (a connection closed, or
+        max.connections was raised)."""
+        if self._accept_state == "waiting_for_slot" and self._quotas.slot_available():
+            self._log.info("listener.accept_resumed", open_connections=self._quotas.total)
+            self._start_accepting()
+
+    def _accept_failed(self, e: OSError) -> None:
+        """Out of file descriptors (or another failure of the listening socket): the pending
+        connection stays in the backlog, so accepting again at once would spin. Stop for a
+        backoff that doubles up to its maximum."""
         loop = asyncio.get_running_loop()
-        backoff = ACCEPT_BACKOFF_S[0]
-        while True:
-            await self._wait_for_slot()
-            try:
-                conn, address = await loop.sock_accept(sock)
-            except OSError as e:
-                if e.errno in _TRANSIENT_ERRNOS:
-                    continue
-                # Out of file descriptors (or another failure of the listening socket): the
-                # pending connection stays in the backlog, so retrying at once would spin.
-                if self._accept_errors.failed(loop.time()):
-                    self._log.warning(
-                        "listener.accept_failed",
-                        error=f"{errno.errorcode.get(e.errno or 0, e.errno)}: {e.strerror}",
-                        out_of_resources=e.errno in _RESOURCE_ERRNOS,
-                        not_logged_since_last=self._accept_errors.take_suppressed(),
-                        retry_in_s=backoff,
-                        log_interval_s=ACCEPT_ERROR_LOG_INTERVAL_S,
-                    )
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, ACCEPT_BACKOFF_S[1])
-                continue
-            backoff = ACCEPT_BACKOFF_S[0]
-            try:
-                self._admit(conn, address)
-            except Exception:  # never let one connection stop the accept loop
-                conn.close()
-                self._log.exception("listener.admit_failed")
+        if self._accept_errors.failed(loop.time()):
+            self._log.warning(
+                "listener.accept_failed",
+                error=f"{errno.errorcode.get(e.errno or 0, e.errno)}: {e.strerror}",
+                out_of_resources=e.errno in _RESOURCE_ERRNOS,
+                not_logged_since_last=self._accept_errors.take_suppressed(),
+                retry_in_s=self._backoff,
+                log_interval_s=ACCEPT_ERROR_LOG_INTERVAL_S,
+            )
+        self._stop_accepting("backing_off")
+        self._retry_accept = loop.call_later(self._backoff, self._accept_again)
+        self._backoff = min(self._backoff * 2, ACCEPT_BACKOFF_S[1])
+
+    def _accept_again(self) -> None:
+        self._retry_accept = None
+        if self._accept_state != "backing_off":
+            return
+        if self._quotas.slot_available():
+            self._start_accepting()
+        else:
+            self._wait_for_slot()
 
     def _admit(self, conn: socket.socket, address: Any) -> None:
         self._refresh_limits()
@@ -354,7 +400,7 @@ class BrokerServer:
         self._reading.pop(connection_id, None)
         self._idle.remove(connection_id)
         self._quotas.release(ip)
-        self._slot_freed.set()
+        self._resume_if_slot()
 
     def _close(self, connection_id: str, reason: str) -> None:
         """Close an idle connection (its task waits for a request, nothing is in flight)."""
@@ -449,14 +495,9 @@ class BrokerServer:
                 principal = await self._open_tls(sock, protocol, connection_id, peer)
                 if principal is None:
                     return
+                await self._serve(protocol, connection_id, peer, principal, kafka_names)
             else:
-                try:
-                    await asyncio.get_running_loop().connect_accepted_socket(lambda: protocol, sock)
-                except BaseException:
-                    sock.close()
-                    raise
-                principal = ANONYMOUS
-            await self._serve(protocol, connection_id, peer, principal, kafka_names)
+                await self._serve(protocol, connection_id, peer, ANONYMOUS, kafka_names, sock)
         except (ConnectionError, OSError, asyncio.CancelledError):
             pass
         finally:
@@ -511,7 +552,11 @@ class BrokerServer:
         peer: str,
         principal: str = ANONYMOUS,
         kafka_names: tuple[int, str] = (0, ""),
+        sock: socket.socket | None = None,
     ) -> None:
+        """Serve a connection until it ends. `sock`, a plain socket not yet attached to
+        `protocol`, is attached once the connection is ready, and the protocol starts it from
+        `connection_made`: its first request is then read in the callback that brings it."""
         conn = ConnectionInfo(
             connection_id=connection_id,
             peer=peer,
@@ -530,7 +575,11 @@ class BrokerServer:
         reason = "closed by client"
         try:
             security = self._security
-            if security is not None and security.sasl:
+            sasl = security is not None and security.sasl
+            if sock is not None and sasl:  # the SASL exchange reads the first frames
+                await self._attach(protocol, sock)
+                sock = None
+            if security is not None and sasl:
                 authenticator = SaslAuthenticator(
                     security, self._credentials, self._broker, self._api_table, conn, protocol, log
                 )
@@ -558,7 +607,11 @@ class BrokerServer:
                 session=session,
                 authenticator=authenticator,
             )
-            connection.start()
+            if sock is not None:
+                protocol.on_made = connection.start
+                await self._attach(protocol, sock)
+            else:
+                connection.start()
             reason = await connection.finished
         except (ConnectionError, OSError) as e:
             reason = f"socket error: {e}"
@@ -569,9 +622,19 @@ class BrokerServer:
                 connection.close()
             self._mutes.pop(connection_id, None)
             protocol.close()
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(protocol.lost), 1.0)
+            if protocol.transport is not None:
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await asyncio.wait_for(asyncio.shield(protocol.lost), 1.0)
             log.debug("connection.closed", reason=reason)
+
+    @staticmethod
+    async def _attach(protocol: FrameProtocol, sock: socket.socket) -> None:
+        """Give an accepted plain socket its transport, with `protocol` as its protocol."""
+        try:
+            await asyncio.get_running_loop().connect_accepted_socket(lambda: protocol, sock)
+        except BaseException:
+            sock.close()
+            raise
 
 
 def _is_ip(text: str) -> bool:

@@ -5,9 +5,10 @@
 (`zkbroker.broker.server.hooks`: faults may delay, hold, drop or fail a request; capture and
 metrics see its outcome; with no hooks this costs nothing), calls the handler, applies client
 quotas, and encodes the answer. A handler that raises is answered with UNKNOWN_SERVER_ERROR on
-every item (Kafka's getErrorResponse), logged, and the connection goes on. A Metadata answer
-is encoded once and its body sent again while the image has not changed and nothing else
-decides its bytes (`RequestPipeline._reusable`).
+every item (Kafka's getErrorResponse), logged, and the connection goes on. A Metadata or
+ApiVersions answer is encoded once and its body sent again while the image has not changed and
+nothing else decides its bytes (`RequestPipeline._reusable`). Like Kafka's network layer, the
+pipeline records the client software an ApiVersions request names on its connection (KIP-511).
 
 A request larger than `LARGE_FRAME_BYTES` is decoded, and its answer encoded, in a worker
 thread (as is an answer with more than `LARGE_ANSWER_ITEMS` top-level entries): the codec is
@@ -24,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -39,9 +40,12 @@ from zkbroker.broker.protocol import (
     error_codes,
 )
 from zkbroker.broker.protocol.api_keys import ApiKey
+from zkbroker.broker.protocol.codec import definition_of
 from zkbroker.broker.protocol.framing import Answer, Close, route
+from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
 from zkbroker.broker.protocol.messages.metadata import MetadataResponse
 from zkbroker.broker.protocol.request_codec import response_head
+from zkbroker.broker.rules.client_software import registered_software
 from zkbroker.broker.security.quotas import quota_manager_of, set_throttle_time
 from zkbroker.broker.server.hooks import (
     HookChain,
@@ -63,11 +67,14 @@ LARGE_ANSWER_ITEMS = 10_000
 # encoding: those always hold at least a correlation id).
 UNANSWERED = b""
 
-# Metadata answers kept for reuse (`RequestPipeline._reusable`): at most this many distinct
-# requests per image version, each answer at most this large (the few topics a client polls,
-# not the whole cluster).
+# Answers kept for reuse (`RequestPipeline._reusable`): at most this many distinct requests per
+# image version, each answer at most this large (the few topics a client polls, not the whole
+# cluster).
 REUSED_ANSWERS = 64
 REUSED_ANSWER_BYTES = 64 << 10
+# The APIs whose answers may be reused: nothing but the request's bytes, its version, the
+# listener, the settings and the metadata image decides them.
+REUSED_APIS = frozenset({ApiKey.METADATA, ApiKey.API_VERSIONS})
 
 
 class RequestPipeline:
@@ -91,9 +98,9 @@ class RequestPipeline:
         self._log = log
         self._stdlib_log = stdlib_log  # the one `log` writes to: is DEBUG on?
         self.mutes: dict[str, float] = {}
-        # Encoded Metadata bodies by (listener, version, request body), valid while the image,
-        # its version and the settings are those of `_answers_for` (see `_reusable`).
-        self._answers: dict[tuple[str, int, bytes], bytes] = {}
+        # Encoded answer bodies by (listener, api key, version, request body), valid while the
+        # image, its version and the settings are those of `_answers_for` (see `_reusable`).
+        self._answers: dict[tuple[str, int, int, bytes], _Reused] = {}
         self._answers_for: tuple[object, ...] = ()
 
     async def answer(
@@ -149,9 +156,11 @@ class RequestPipeline:
         rlog = _RequestLog(log, header, entry.name)
         reuse_key = self._reusable(header, frame, offset, conn)
         if reuse_key is not None:
-            body = self._answers.get(reuse_key)
-            if body is not None:
-                return response_head(header) + body
+            reused = self._answers.get(reuse_key)
+            if reused is not None:
+                if reused.software is not None:
+                    conn.client_software_name, conn.client_software_version = reused.software
+                return response_head(header) + reused.body
         try:
             if len(frame) > LARGE_FRAME_BYTES:
                 # Decoding megabytes takes long enough to stall every broker of the process;
@@ -162,6 +171,10 @@ class RequestPipeline:
         except CodecError as e:
             rlog.warning("connection.closing", reason=f"undecodable request: {e}")
             return None
+        if header.api_key == ApiKey.API_VERSIONS:
+            conn.record_software(
+                header.api_version, request.client_software_name, request.client_software_version
+            )
 
         hooks = self._hooks
         call: RequestCall | None = None
@@ -229,7 +242,7 @@ class RequestPipeline:
                 ),
             )
         if reuse_key is not None:
-            self._keep_answer(reuse_key, header, response, data)
+            self._keep_answer(reuse_key, header, request, response, data)
         data = self._throttle(header, conn, len(frame), response, data, started)
         record: RequestRecord | None = None
         if call is not None:
@@ -248,15 +261,16 @@ class RequestPipeline:
 
     def _reusable(
         self, header: RequestHeader, frame: bytes, offset: int, conn: ConnectionInfo
-    ) -> tuple[str, int, bytes] | None:
+    ) -> tuple[str, int, int, bytes] | None:
         """The key under which this request's answer may be reused, None when it may not.
 
-        Only Metadata, and only when nothing but the metadata image decides the answer's bytes:
-        no authorizer (authorized operations, denied topics), no client quotas (throttle time),
-        no hooks (faults, capture and metrics see every request), DEBUG off (the request line
-        lists the answer's error codes). The response header (correlation id) is per request.
+        Only REUSED_APIS, and only when nothing but the metadata image decides the answer's
+        bytes: no authorizer (authorized operations, denied topics), no client quotas (throttle
+        time), no hooks (faults, capture and metrics see every request), DEBUG off (the request
+        line lists the answer's error codes). The response header (correlation id) is per
+        request.
         """
-        if header.api_key != ApiKey.METADATA or len(frame) > REUSED_ANSWER_BYTES or self._hooks:
+        if header.api_key not in REUSED_APIS or len(frame) > REUSED_ANSWER_BYTES or self._hooks:
             return None
         broker = self._broker
         image = broker.image
@@ -268,25 +282,38 @@ class RequestPipeline:
         if self._answers_for != stamp:  # identities first: cheap while nothing changed
             self._answers.clear()
             self._answers_for = stamp
-        return conn.listener_name, header.api_version, frame[offset:]
+        return conn.listener_name, header.api_key, header.api_version, frame[offset:]
 
     def _keep_answer(
-        self, key: tuple[str, int, bytes], header: RequestHeader, response: Any, data: bytes
+        self,
+        key: tuple[str, int, int, bytes],
+        header: RequestHeader,
+        request: Any,
+        response: Any,
+        data: bytes,
     ) -> None:
-        """Keep an answer for reuse when it is one Kafka would give again unchanged: every
-        topic answered without error (an auto-created or unknown topic's answer changes as
-        the topic appears), and the image has not changed while it was built."""
+        """Keep an answer for reuse when it is one Kafka would give again unchanged: for
+        Metadata, every topic answered without error (an auto-created or unknown topic's
+        answer changes as the topic appears); and the image has not changed while it was
+        built. An ApiVersions answer keeps the client software its request records."""
         image = self._broker.image
         if (
-            not isinstance(response, MetadataResponse)
-            or len(data) > REUSED_ANSWER_BYTES
+            len(data) > REUSED_ANSWER_BYTES
             or self._answers_for != (image, image.version, self._broker.settings)
-            or any(topic.error_code != error_codes.NONE for topic in response.topics)
+            or (
+                isinstance(response, MetadataResponse)
+                and any(topic.error_code != error_codes.NONE for topic in response.topics)
+            )
         ):
             return
+        software = None
+        if isinstance(request, ApiVersionsRequest):
+            software = registered_software(
+                header.api_version, request.client_software_name, request.client_software_version
+            )
         if len(self._answers) >= REUSED_ANSWERS:
             self._answers.clear()
-        self._answers[key] = data[len(response_head(header)) :]
+        self._answers[key] = _Reused(data[len(response_head(header)) :], software)
 
     def _throttle(
         self,
@@ -378,27 +405,54 @@ def _record(
     return RequestRecord(call, response, None, received_at, latency_us, intervention)
 
 
-def _many_items(message: object) -> bool:
+@dataclass(frozen=True, slots=True)
+class _Reused:
+    """A kept answer's body, and the client software its request records (ApiVersions)."""
+
+    body: bytes
+    software: tuple[str, str] | None
+
+
+def _many_items(message: Any) -> bool:
     """Whether an answer holds so many entries that encoding it would hold the loop for long:
     its top-level lists (topics, resources, results, ...) and the lists inside their entries
-    (a topic's partitions), counted until the limit is passed."""
+    (a topic's partitions), counted until the limit is passed. Which fields are lists comes
+    from the message's definition, so entries without lists (ApiVersions' keys) are not
+    walked."""
     total = 0
-    for name in _fields_of(message):
+    for name, inner in _list_fields(type(message)):
         value = getattr(message, name, None)
-        if not isinstance(value, list):
+        if not value:
             continue
         total += len(value)
         if total > LARGE_ANSWER_ITEMS:
             return True
+        if not inner:
+            continue
         for item in value:
-            for inner in _fields_of(item):
-                nested = getattr(item, inner, None)
-                if isinstance(nested, list):
+            for inner_name in inner:
+                nested = getattr(item, inner_name, None)
+                if nested:
                     total += len(nested)
             if total > LARGE_ANSWER_ITEMS:
                 return True
     return False
 
 
-def _fields_of(message: object) -> Iterable[str]:
-    return getattr(message, "__slots__", ()) or getattr(message, "__dict__", {})
+def _list_fields(cls: type) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """A message class's array fields, each with the array fields of its entries (worked out
+    once per class from its definition)."""
+    known = _LIST_FIELDS.get(cls)
+    if known is None:
+        known = _LIST_FIELDS[cls] = tuple(
+            (
+                field.attr,
+                tuple(f.attr for f in field.struct.fields if f.is_array) if field.struct else (),
+            )
+            for field in definition_of(cls).struct.fields
+            if field.is_array
+        )
+    return known
+
+
+_LIST_FIELDS: dict[type, tuple[tuple[str, tuple[str, ...]], ...]] = {}

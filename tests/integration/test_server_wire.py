@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import struct
 import uuid
 
 import pytest
+import structlog
 
 from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
 from zkbroker import Cluster
@@ -16,6 +18,9 @@ from zkbroker.broker.protocol.messages.describe_cluster import DescribeClusterRe
 from zkbroker.broker.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from zkbroker.broker.protocol.releases import advertised_range
 from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.handlers.context import ConnectionInfo
+
+LISTENER_LOGGER = "zkbroker.broker.server.listener"
 
 
 def _first(cluster: Cluster) -> WireClient:
@@ -266,9 +271,13 @@ def test_metadata_topic_selection_rules(cluster: Cluster, kazoo) -> None:
         assert sorted(b.node_id for b in response.brokers) == [0, 1, 2]
 
 
-def test_metadata_answer_reused_only_while_the_image_is_unchanged(cluster: Cluster, kazoo) -> None:
+def test_metadata_answer_reused_only_while_the_image_is_unchanged(
+    cluster: Cluster, kazoo, caplog: pytest.LogCaptureFixture
+) -> None:
     """A Metadata answer may be encoded once and sent again (issue 35): each copy carries its
     own correlation id, and a topic created since is in the next answer."""
+    caplog.set_level(logging.INFO, logger=LISTENER_LOGGER)  # at DEBUG nothing is reused
+    pipeline = cluster.engine.brokers[min(cluster.brokers)]._server._pipeline
     write_topic_like_kafka(kazoo, "kept", {0: [0, 1, 2]})
     wait_visible(cluster, "kept")
     with _first(cluster) as client:
@@ -280,6 +289,7 @@ def test_metadata_answer_reused_only_while_the_image_is_unchanged(cluster: Clust
             assert decode_response(3, 12, answer)[0] == correlation
             frames.append(answer[4:])  # without the correlation id
         assert frames[0] == frames[1] == frames[2]
+        assert len(pipeline._answers) == 1  # encoded once, sent three times
         before = {t.name for t in client.request(12, MetadataRequest(topics=None)).topics}
         assert "kept" in before and "added" not in before
         write_topic_like_kafka(kazoo, "added", {0: [1, 2, 0]})
@@ -383,3 +393,41 @@ def test_raw_socket_half_frame_then_close_does_not_disturb_others(cluster: Clust
     s.close()
     with _first(cluster) as client:
         assert client.request(2, ApiVersionsRequest()).error_code == 0
+
+
+async def test_api_versions_answer_reused_and_the_client_software_still_recorded(
+    zk_connect: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An ApiVersions answer is encoded once and sent again while nothing that decides it has
+    changed (issue 35); the client software each request names is recorded on its connection
+    all the same, as Kafka's network layer does (KIP-511), reused answer or not."""
+    caplog.set_level(logging.INFO, logger=LISTENER_LOGGER)  # at DEBUG nothing is reused
+    async with Cluster(broker_ids=(0,), port=0, zookeeper=zk_connect) as cluster:
+        pipeline = cluster.engine.brokers[0]._server._pipeline
+        header = RequestHeader(api_key=18, api_version=3, correlation_id=1, client_id="t")
+        request = ApiVersionsRequest(
+            client_software_name="reuse-client", client_software_version="2.0"
+        )
+        frame = encode_request(header, request)
+        log = structlog.get_logger("test")
+        first, second = (
+            ConnectionInfo(connection_id=f"reuse-{i}", peer="test", listener_name="PLAINTEXT")
+            for i in range(2)
+        )
+        answer = await pipeline.answer(frame, first, log)
+        assert len(pipeline._answers) == 1  # kept
+        assert await pipeline.answer(frame, second, log) == answer
+        for conn in (first, second):
+            assert (conn.client_software_name, conn.client_software_version) == (
+                "reuse-client",
+                "2.0",
+            )
+        # An invalid name is answered INVALID_REQUEST, and records nothing.
+        bad = encode_request(
+            header, ApiVersionsRequest(client_software_name="-bad", client_software_version="1")
+        )
+        third = ConnectionInfo(connection_id="reuse-3", peer="test", listener_name="PLAINTEXT")
+        for _ in range(2):
+            _, refused = decode_response(18, 3, (await pipeline.answer(bad, third, log)) or b"")
+            assert refused.error_code == error_codes.INVALID_REQUEST
+        assert third.client_software_name is None
