@@ -24,8 +24,10 @@ run: run-deps $(RUN_STAMP)
 	$(VENV)/bin/zkbroker run --brokers 3 --host 127.0.0.1 --port 9092 \
 	  $(if $(KAFKA_VERSION),--kafka-version $(KAFKA_VERSION))
 
+# pytest keeps core files; when it dies by a signal, gdb prints every thread's backtrace from
+# them before `make test` fails with pytest's status (scripts/ci/pytest-with-cores.sh).
 test: system-deps $(STAMP) $(JS_STAMP) lint
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	scripts/ci/pytest-with-cores.sh $(VENV)/bin/pytest $(PYTEST_ARGS)
 
 # The long robustness run (tests/robustness): 1,000,000 mutated frames and hundreds of
 # hypothesis examples per API version; prints its seed first and its figures last.
@@ -74,10 +76,11 @@ report: system-deps $(STAMP)
 
 # Debian/Ubuntu packages. Running needs Python's venv module and ZooKeeper (which brings Java);
 # the tests also need kcat, Node.js and MIT Kerberos (the GSSAPI tests' KDC, kinit and kcat's
-# Cyrus SASL GSSAPI plugin; libkrb5-dev builds the gssapi package of the security extra).
+# Cyrus SASL GSSAPI plugin; libkrb5-dev builds the gssapi package of the security extra), and
+# gdb (backtraces from the core file of a pytest that crashed).
 RUN_PACKAGES := python3-venv zookeeper default-jre-headless
 TEST_PACKAGES := kcat nodejs npm libkrb5-dev krb5-kdc krb5-admin-server krb5-user \
-  libsasl2-modules-gssapi-mit
+  libsasl2-modules-gssapi-mit gdb
 define apt_install
 	@missing=""; \
 	for pkg in $(1); do \

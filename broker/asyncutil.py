@@ -10,10 +10,13 @@ keeps the cyclic collector off while a large request's objects live. Also: `now_
 `time.milliseconds()`), `StartStop`/`AsyncStartStop` (`with`/`async with` over start and stop),
 and `EagerRunner` (coroutines whose first step runs at once, inside a task, as Python 3.12's
 eager tasks do: a request answered without waiting is answered in the callback that read it).
+Waiting and stopping that never lose a cancellation: `wait_for` (what `asyncio.wait_for` is from
+Python 3.12; every bounded wait of zkbroker uses it) and `cancel_and_wait` (cancel tasks and
+wait for them within a bound; what did not end is logged, the caller's own cancellation raised).
 
 Not here: threads or processes (the work stays on the loop, in order), limits on total work
 (validation refuses what cannot succeed first), anything that knows Kafka. Imports nothing of
-zkbroker.
+zkbroker but its logging.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable,
 from dataclasses import dataclass
 from typing import Any, Final, Generic, Self, TypeVar
 
+from zkbroker.broker.log import get_logger
+
 T = TypeVar("T")
 
 #: Longest stretch of work between two yields to the loop (seconds).
@@ -37,6 +42,11 @@ SLICE_S: Final = 0.005
 CHECK_EVERY: Final = 64
 #: Awaitables running at once in `gather_bounded`.
 GATHER_LIMIT: Final = 256
+#: How long `cancel_and_wait` waits for cancelled tasks to end (seconds): a task that honours
+#: its cancellation ends within a loop turn or two; one still running after this is stuck.
+CANCEL_WAIT_S: Final = 5.0
+
+_log = get_logger(__name__)
 
 
 def now_ms() -> int:
@@ -165,6 +175,78 @@ async def gather_bounded(
                 close()
         raise
     return results
+
+
+async def wait_for(aw: Awaitable[T], timeout: float | None) -> T:
+    """`await aw`, raising TimeoutError once `timeout` seconds passed (None: no limit): what
+    `asyncio.wait_for` is from Python 3.12 on, for 3.11 too.
+
+    Python 3.11's `asyncio.wait_for` runs `aw` in a task of its own; when the caller is
+    cancelled in the loop turn in which that task completes, it returns the result and the
+    cancellation is lost (CPython gh-86296; 3.12 rebuilt `wait_for` on `asyncio.timeout`). A
+    loop around it, woken often, can then never end. Here `aw` runs in the caller's own task
+    under `asyncio.timeout`, which tells its own cancellation from any other by the task's
+    cancel count (`Task.uncancel`): a cancellation always reaches the caller, even one that
+    arrives together with the timeout or with `aw`'s completion."""
+    async with asyncio.timeout(timeout):
+        return await aw
+
+
+async def cancel_and_wait(
+    tasks: Iterable[asyncio.Future[Any]],
+    *,
+    within: float | None = None,
+    what: str = "tasks",
+    log: Any = None,
+) -> list[asyncio.Future[Any]]:
+    """Cancel the tasks, then wait for them to end, `within` seconds at most; how each ended
+    (cancelled, failed, returned) is its own affair and is dropped. Returns the tasks still
+    running at the deadline, after logging them as `tasks.did_not_end` (`what` says whose
+    tasks, with each one's name and coroutine): they stay cancelled and the caller goes on
+    without them, so a task that swallowed its cancellation cannot hold a stop forever.
+
+    The caller's own cancellation is never swallowed: if the caller is cancelled while it
+    waits here, CancelledError is raised at once (`asyncio.wait` raises nothing of the tasks'
+    own outcomes, so a CancelledError out of it is the caller's), the tasks left cancelled.
+    `within` defaults to `CANCEL_WAIT_S`; `log` is a bound logger for the event (default:
+    this module's)."""
+    if within is None:
+        within = CANCEL_WAIT_S
+    tasks = list(tasks)
+    for task in tasks:
+        task.cancel()
+    pending = {task for task in tasks if not task.done()}
+    try:
+        if pending:
+            _done, pending = await asyncio.wait(pending, timeout=within)
+    finally:
+        for task in tasks:
+            if task.done():
+                _drop_outcome(task)
+            else:
+                task.add_done_callback(_drop_outcome)
+    if not pending:
+        return []
+    stuck = [task for task in tasks if task in pending]
+    (log or _log).error(
+        "tasks.did_not_end",
+        what=what,
+        seconds=within,
+        tasks=[_describe(task) for task in stuck],
+    )
+    return stuck
+
+
+def _drop_outcome(task: asyncio.Future[Any]) -> None:
+    """Retrieve a finished task's exception, so asyncio does not report it as never retrieved."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _describe(task: asyncio.Future[Any]) -> str:
+    if isinstance(task, asyncio.Task):
+        return f"{task.get_name()}: {task.get_coro()!r}"
+    return repr(task)
 
 
 class StartStop(abc.ABC):

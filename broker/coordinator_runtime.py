@@ -16,14 +16,13 @@ Not here: what records mean and the checks before an append (the shards:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Generic, Protocol, TypeVar
 
-from zkbroker.broker.asyncutil import Pacer, now_ms
+from zkbroker.broker.asyncutil import Pacer, cancel_and_wait, now_ms
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
@@ -122,7 +121,9 @@ class CoordinatorRuntime(Generic[D, A]):
     def start(self) -> None:
         """Active, and the follow loop started (call from the coordinator's start)."""
         self.active = True
-        self._follow_task = asyncio.get_running_loop().create_task(self._follow())
+        self._follow_task = asyncio.get_running_loop().create_task(
+            self._follow(), name=f"{self._prefix}-follow-{self.broker_id}"
+        )
 
     def take_tasks(self) -> list[asyncio.Task[None]]:
         """Inactive; the follow loop and the running loads, for the caller to cancel (with its
@@ -200,7 +201,9 @@ class CoordinatorRuntime(Generic[D, A]):
             self._finish_load(owned, acc, time.monotonic())
             return owned
         self.partitions[partition] = owned
-        self._loads[partition] = asyncio.get_running_loop().create_task(self._load(owned))
+        self._loads[partition] = asyncio.get_running_loop().create_task(
+            self._load(owned), name=f"{self._prefix}-load-{self.broker_id}-{partition}"
+        )
         return owned
 
     def unload(self, partition: int) -> None:
@@ -314,11 +317,11 @@ class CoordinatorRuntime(Generic[D, A]):
             await asyncio.sleep(CHECK_INTERVAL_S)
 
 
-async def cancel_all(tasks: Iterable[asyncio.Task[None]]) -> None:
-    """Cancel the tasks, then wait for each to end (its failure ignored)."""
-    tasks = list(tasks)
-    for task in tasks:
-        task.cancel()
-    for task in tasks:
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
+async def cancel_all(
+    tasks: Iterable[asyncio.Task[None]], *, what: str = "coordinator", log: Any = None
+) -> None:
+    """Cancel the tasks, then wait for them to end (their failures ignored), within
+    `zkbroker.broker.asyncutil.CANCEL_WAIT_S`: one that does not end is logged
+    (`tasks.did_not_end`) and left behind, so a coordinator's stop always ends. The caller's
+    own cancellation is raised (`cancel_and_wait`)."""
+    await cancel_and_wait(tasks, what=what, log=log)

@@ -2,13 +2,16 @@
 
 Every module takes its logger from `get_logger(__name__)`: a structlog bound logger over the
 stdlib logger of that name (`zkbroker.*`) with zkbroker's own processors, so importing zkbroker
-changes neither structlog's nor `logging`'s configuration. In someone else's process the
-events reach that process's handlers (pytest's caplog included) at INFO and above unless the
-`zkbroker` logger is set lower. A record's `msg` is the event's fields, an `Event` dict whose
-text is `name key=value ...`; structlog's `ProcessorFormatter` renders it as its own event.
+changes neither structlog's nor `logging`'s configuration. As Python's logging HOWTO asks of a
+library, the `zkbroker` logger gets a `NullHandler` (in `zkbroker/__init__.py`) and no level:
+in someone else's process the events go where that process's configuration sends them, at the
+level it sets (`logging.basicConfig(level=...)`, or `logging.getLogger("zkbroker").setLevel(...)`
+for zkbroker alone; pytest's `log_level` and caplog included), and with no configuration at
+all nothing is printed. A record's `msg` is the event's fields, an `Event` dict whose text is
+`name key=value ...`; structlog's `ProcessorFormatter` renders it as its own event.
 
-`configure_logging` is for the `zkbroker` command only: one handler on the root logger, stderr,
-console lines or JSON lines.
+`configure_logging` is for the `zkbroker` command only, the one place that configures output:
+one handler on the root logger, stderr, console lines or JSON lines.
 
 Deliberately not here: per-request context (the server binds correlation id, client id, api
 and version on its own logger), log files or rotation.
@@ -25,10 +28,8 @@ import structlog
 
 LogFormat = Literal["console", "json"]
 
-#: The logger every zkbroker module's logger descends from.
+#: The logger every zkbroker module's logger descends from (the import package's name).
 ROOT_LOGGER = "zkbroker"
-#: Level of the `zkbroker` logger until the user (or the CLI) sets one.
-DEFAULT_LEVEL = logging.INFO
 
 # Frames from `logging`'s call up to the module that logged, through structlog's bound logger.
 _CALLER_DEPTH = 4
@@ -93,15 +94,6 @@ def get_logger(name: str) -> Any:
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
     )
-
-
-def _default_level() -> None:
-    root = logging.getLogger(ROOT_LOGGER)
-    if root.level == logging.NOTSET:
-        root.setLevel(DEFAULT_LEVEL)
-
-
-_default_level()
 
 
 def configure_logging(level: str = "info", fmt: LogFormat = "console") -> None:

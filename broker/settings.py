@@ -11,6 +11,10 @@ nothing; `unknown_broker_configs` names them and `unused_configs_message` is Kaf
 (`OWN_OPTIONS`) are refused here; the command line maps them to those fields
 (`zkbroker.broker.cli.config_options`).
 
+Importing this module is light, and the checks that need no catalog come first: the config
+catalog, the release table and the security modules are imported where they are used, so the
+`zkbroker` command refuses a bad broker id or rack count at once (before anything starts).
+
 Deliberately not here: Kafka's full server.properties (only the knobs zkbroker emulates
 exist), per-broker overrides other than racks, and anything that changes at run time.
 """
@@ -21,24 +25,30 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
-from zkbroker.broker.protocol.releases import DEFAULT_RELEASE, RELEASES, Release, release_name
 from zkbroker.broker.rules.acl_matching import AUTHORIZER_ONLY_CONFIGS, parse_super_users
-from zkbroker.broker.rules.broker_config_catalog import broker_config_key
-from zkbroker.broker.rules.config_catalog import InvalidConfig, validate_value
-from zkbroker.broker.security.inter_broker import (
-    InterBrokerSecurity,
-    inter_broker_listener_name,
-    inter_broker_security,
-)
 from zkbroker.broker.security.jaas import JaasFile, read_jaas_file
-from zkbroker.broker.security.listener_config import PROTOCOLS, ListenerSecurity, listener_security
-from zkbroker.broker.security.tls import server_context
-from zkbroker.zk_layout.store.client import ZkAuth
+
+if TYPE_CHECKING:
+    from zkbroker.broker.security.inter_broker import InterBrokerSecurity
+    from zkbroker.broker.security.listener_config import ListenerSecurity
+    from zkbroker.zk_layout.release import Release
+    from zkbroker.zk_layout.store.client import ZkAuth
 
 # Kafka's socket.request.max.bytes default.
 DEFAULT_MAX_REQUEST_BYTES = 104_857_600
+#: The embedded ZooKeeper's data directory inside a log dir (a name no partition directory
+#: can have).
+EMBEDDED_ZOOKEEPER_DIR: Final = "zookeeper"
 DEFAULT_LISTENER = "PLAINTEXT"
+
+
+def _default_release() -> Release:
+    from zkbroker.broker.protocol.releases import DEFAULT_RELEASE
+
+    return DEFAULT_RELEASE
 
 
 @dataclass(frozen=True)
@@ -54,7 +64,8 @@ class Settings:
     racks: tuple[str | None, ...] = ()
     # host:port[,host:port][/chroot] of an existing ensemble; None = start an embedded one.
     zookeeper: str | None = None
-    kafka_version: Release = DEFAULT_RELEASE
+    # Default: `zkbroker.broker.protocol.releases.DEFAULT_RELEASE` (3.9).
+    kafka_version: Release = field(default_factory=_default_release)
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     listener_name: str = DEFAULT_LISTENER
     # Further listeners of every broker besides `listener_name` on host:port, as Kafka's
@@ -157,8 +168,6 @@ class Settings:
             raise ValueError("--leader-imbalance-check-interval-s must be positive")
         if not 0 <= self.leader_imbalance_per_broker_percentage <= 100:
             raise ValueError("--leader-imbalance-per-broker-percentage must be within 0..100")
-        if self.kafka_version not in RELEASES:
-            raise ValueError(f"unknown Kafka release {self.kafka_version!r}")
         if self.log_format not in ("console", "json"):
             raise ValueError("--log-format is console or json")
         if self.statsd is not None:
@@ -181,8 +190,16 @@ class Settings:
             raise ValueError("--broker-config log.dirs: use --log-dir instead")
         _check_admission_configs(self.known_broker_configs, self.max_request_bytes)
         _check_listeners(self)
+        # The checks above need no release table (the catalog takes any release), so a bad
+        # value is refused before the table (the codec's package) is imported.
+        from zkbroker.broker.protocol.releases import RELEASES
+
+        if self.kafka_version not in RELEASES:
+            raise ValueError(f"unknown Kafka release {self.kafka_version!r}")
         # Kafka refuses to start with a listener it cannot secure: so does zkbroker, with
         # the reason (a missing keystore, an unsupported mechanism, a bad mapping rule).
+        from zkbroker.broker.security.tls import server_context
+
         for name, _, _ in self.listeners:
             security = self.security_of(name)
             if security.tls:
@@ -220,6 +237,8 @@ class Settings:
     def _protocol_map_default(self) -> str | None:
         """The map written when listeners have names other than protocols and none is given:
         each such listener PLAINTEXT (zkbroker's behaviour before security existed)."""
+        from zkbroker.broker.security.listener_config import PROTOCOLS
+
         names = [name for name, _, _ in self.listeners]
         if all(n in PROTOCOLS for n in names):
             return None
@@ -228,6 +247,8 @@ class Settings:
     def security_of(self, listener: str) -> ListenerSecurity:
         """The security of a listener (`listener.security.protocol.map`, `sasl.*`, `ssl.*`
         from `--broker-config`); ValueError when Kafka would not start with it."""
+        from zkbroker.broker.security.listener_config import listener_security
+
         configs = self.known_broker_configs
         default_map = self._protocol_map_default()
         if default_map is not None and "listener.security.protocol.map" not in configs:
@@ -237,11 +258,15 @@ class Settings:
     @property
     def inter_broker_listener(self) -> str:
         """The listener brokers reach each other on (`zkbroker.broker.security.inter_broker`)."""
+        from zkbroker.broker.security.inter_broker import inter_broker_listener_name
+
         return inter_broker_listener_name(self.known_broker_configs, self.listener_name)
 
     def inter_broker_security(self) -> InterBrokerSecurity:
         """How a broker dials its peers' inter-broker listener; ValueError when Kafka would
         not start with it."""
+        from zkbroker.broker.security.inter_broker import inter_broker_security
+
         return inter_broker_security(
             self.security_of(self.inter_broker_listener), self.kafka_version
         )
@@ -263,14 +288,34 @@ class Settings:
         """The credentials of zkbroker's ZooKeeper sessions, None without `zookeeper_digest`."""
         if self.zookeeper_digest is None:
             return None
+        from zkbroker.zk_layout.store.client import ZkAuth
+
         return ZkAuth.parse(
             self.zookeeper_digest,
             set_acl=self.secure_zookeeper_acls,
             scheme=self.zookeeper_auth_scheme,
         )
 
-    @property
+    def embedded_zookeeper_options(self) -> dict[str, Any]:
+        """The `EmbeddedZooKeeper` options of these settings: the command starts its server
+        early with them and the cluster takes over a server made with the same ones."""
+        auth = self.zookeeper_auth
+        # SASL to ZooKeeper: the embedded server knows zkbroker's one user.
+        sasl = auth is not None and auth.scheme == "sasl"
+        return {
+            # With a log dir the cluster is kept beside the logs (None: a temporary directory).
+            "data_dir": None
+            if self.log_dir is None
+            else Path(self.log_dir) / EMBEDDED_ZOOKEEPER_DIR,
+            "max_buffer_bytes": self.zookeeper_max_buffer_bytes,
+            "sasl_users": {auth.user: auth.password} if auth is not None and sasl else None,
+        }
+
+    @cached_property
     def release_name(self) -> str:
+        """`kafka_version` as Kafka names it ("2.8"); read per request by the server."""
+        from zkbroker.zk_layout.release import release_name
+
         return release_name(self.kafka_version)
 
     @property
@@ -300,6 +345,8 @@ class Settings:
         """What this broker's server.properties would hold: the settings Kafka requires or
         zkbroker sets away from Kafka's default, then `--broker-config` entries. `port` is the
         first listener's, `ports` the others' (by name) when they are bound already."""
+        from zkbroker.broker.rules.broker_config_catalog import broker_config_key
+
         listener = self.listener_name
         bound = {listener: port, **(ports or {})}
         addresses = [
@@ -531,7 +578,11 @@ def _whole(seconds: float) -> str:
 
 
 def _known(name: str, release: Release) -> bool:
-    return name in AUTHORIZER_ONLY_CONFIGS or broker_config_key(name, release) is not None
+    if name in AUTHORIZER_ONLY_CONFIGS:
+        return True
+    from zkbroker.broker.rules.broker_config_catalog import broker_config_key
+
+    return broker_config_key(name, release) is not None
 
 
 def unused_configs_message(names: Iterable[str], release: Release) -> list[str]:
@@ -560,6 +611,9 @@ def _check_broker_configs(configs: tuple[tuple[str, str], ...], release: Release
             if name == "super.users":
                 parse_super_users(value)  # AclAuthorizer.configure fails on a bad principal
             continue
+        from zkbroker.broker.rules.broker_config_catalog import broker_config_key
+        from zkbroker.broker.rules.config_catalog import InvalidConfig, validate_value
+
         key = broker_config_key(name, release)
         if key is None:
             continue  # unknown to the release: used by nothing (unknown_broker_configs)

@@ -14,13 +14,14 @@ controller).
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from zkbroker.broker.asyncutil import Pacer
-from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.image.metadata_image import MetadataImage, TopicImage
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.fetch import (
     AbortedTransaction,
@@ -102,6 +103,15 @@ def _error(index: int, code: int) -> PartitionData:
     )
 
 
+def _topic_by_id(image: MetadataImage, topic_id: uuid.UUID) -> TopicImage | None:
+    """The topic of an id as Kafka's metadata cache knows it: not one being deleted, whose id
+    the cache forgot with its partitions (UpdateMetadata with leader -2)."""
+    found = image.topic_by_id(topic_id)
+    if found is None or found.name in image.topics_being_deleted:
+        return None
+    return found
+
+
 class _TopicNames(Mapping[uuid.UUID, str]):
     """Topic names by id as this broker's metadata knows them, looked up one at a time."""
 
@@ -109,16 +119,21 @@ class _TopicNames(Mapping[uuid.UUID, str]):
         self._image = image
 
     def __getitem__(self, topic_id: uuid.UUID) -> str:
-        found = self._image.topic_by_id(topic_id)
+        found = _topic_by_id(self._image, topic_id)
         if found is None:
             raise KeyError(topic_id)
         return found.name
 
     def __contains__(self, topic_id: object) -> bool:
-        return isinstance(topic_id, uuid.UUID) and self._image.topic_by_id(topic_id) is not None
+        return isinstance(topic_id, uuid.UUID) and _topic_by_id(self._image, topic_id) is not None
 
     def __iter__(self) -> Iterator[uuid.UUID]:
-        return (t.topic_id for t in self._image.topics.values() if t.topic_id is not None)
+        deleting = self._image.topics_being_deleted
+        return (
+            t.topic_id
+            for t in self._image.topics.values()
+            if t.topic_id is not None and t.name not in deleting
+        )
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -221,7 +236,7 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
             return FetchPartitionKey(None, topic, partition)
         # An id this broker does not know stays in the session without a name: it is
         # answered UNKNOWN_TOPIC_ID until the topic shows up in the metadata.
-        found = image.topic_by_id(topic_id)
+        found = _topic_by_id(image, topic_id)
         return FetchPartitionKey(topic_id, "" if found is None else found.name, partition)
 
     wanted: list[tuple[FetchPartitionKey, FetchPartitionRequest]] = []
@@ -260,15 +275,34 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
     total_max = request.max_bytes if version >= 3 else (1 << 31) - 1
     readable = _read_access(ctx, from_follower) if auth.has_authorizer(ctx) else None
     while True:
+        # Taken before reading, so a metadata change while the partitions are read counts.
+        changed = image.next_change()
         reads = await _read_all(ctx, session, request, from_follower, total_max, readable)
         size = sum(r.size for r in reads.values())
         errors = any(r.data.error_code != error_codes.NONE for r in reads.values())
         remaining = deadline - time.monotonic()
         if size >= request.min_bytes or errors or remaining <= 0:
             break
-        # DelayedFetch: complete early once an append may have brought enough bytes.
-        await ctx.broker.logs.wait_for_append(remaining)
+        await _wait_for_news(ctx, changed, remaining)
     return _response(ctx, session, reads)
+
+
+async def _wait_for_news(
+    ctx: RequestContext, changed: asyncio.Future[None], remaining: float
+) -> None:
+    """DelayedFetch: return once an append may have brought enough bytes, or once the metadata
+    changed (`changed` is done: a partition may have lost its leader here, or its topic begun
+    being deleted; Kafka then completes a waiting fetch at once, `ReplicaManager.stopPartitions`
+    and `makeFollowers` calling `completeDelayedFetchOrProduceRequests`), or after `remaining`
+    seconds. The caller reads again and decides. `changed` is shared by every waiter
+    (`MetadataImage.next_change`): `asyncio.wait` never cancels it."""
+    appended = asyncio.ensure_future(ctx.broker.logs.wait_for_append(remaining))
+    try:
+        await asyncio.wait((appended, changed), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        appended.cancel()
+    if appended.done() and not appended.cancelled():
+        appended.result()  # its failure is the request's, as when it was awaited
 
 
 def _read_access(ctx: RequestContext, from_follower: bool) -> Callable[[str], bool]:

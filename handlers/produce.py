@@ -223,7 +223,10 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
             answer = await _partition(
                 ctx,
                 topic.name,
-                known is not None and data.index in known.partitions,
+                # Kafka checks its metadata cache first, which forgot a topic being deleted.
+                known is not None
+                and data.index in known.partitions
+                and topic.name not in image.topics_being_deleted,
                 data.index,
                 data.records or b"",
                 acks,

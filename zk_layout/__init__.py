@@ -10,6 +10,9 @@ ZooKeeper.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from zkbroker.zk_layout import nodes as _nodes
 from zkbroker.zk_layout.codec_json import dumps as json_dumps
 from zkbroker.zk_layout.errors import (
@@ -32,16 +35,6 @@ from zkbroker.zk_layout.nodes import *  # noqa: F403
 from zkbroker.zk_layout.paths import check_path, invalid_path_reason
 from zkbroker.zk_layout.release import Release, normalize_release, release_at_least, release_name
 from zkbroker.zk_layout.sanitizer import desanitize, sanitize
-from zkbroker.zk_layout.store import (
-    ElectionResult,
-    SessionState,
-    TxOp,
-    Watch,
-    ZkClient,
-    ZkStore,
-    ZkTransaction,
-    ZnodeStat,
-)
 from zkbroker.zk_layout.uuid_text import (
     METADATA_TOPIC_ID,
     ZERO_UUID,
@@ -50,6 +43,42 @@ from zkbroker.zk_layout.uuid_text import (
     uuid_from_text,
     uuid_to_text,
 )
+
+if TYPE_CHECKING:
+    from zkbroker.zk_layout.store import (
+        ElectionResult,
+        SessionState,
+        TxOp,
+        Watch,
+        ZkClient,
+        ZkStore,
+        ZkTransaction,
+        ZnodeStat,
+    )
+
+# The store (kazoo and its threads' machinery) is loaded on first use (PEP 562): the znode
+# classes alone, which the command's option checks use, must not pay for it.
+_STORE_NAMES = frozenset(
+    {
+        "ElectionResult",
+        "SessionState",
+        "TxOp",
+        "Watch",
+        "ZkClient",
+        "ZkStore",
+        "ZkTransaction",
+        "ZnodeStat",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _STORE_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.store"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "METADATA_TOPIC_ID",

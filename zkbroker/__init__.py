@@ -9,11 +9,22 @@ Inside, three packages, kept at the repository's root and linked here: `zkbroker
 server, controller, coordinators, CLI and toolkit), `zkbroker.handlers` (one module per API key)
 and `zkbroker.zk_layout` (Kafka's znodes and the ZooKeeper store). "Where things are" in
 README.md maps them.
+
+Logging follows Python's convention for a library: the `zkbroker` logger (every module logs
+under `zkbroker.*`) has a `NullHandler` and no level, set here so that any import of zkbroker
+does it; what is printed, and from which level, is the application's choice (see
+`zkbroker.broker.log`). Only the `zkbroker` command configures output.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
+
+# No level, no output: Python's "configuring logging for a library". Without a handler of its
+# own, zkbroker's warnings would reach `logging.lastResort` (stderr) in a process that
+# configured nothing.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = [
     "BrokerHandle",

@@ -2,17 +2,25 @@
 raises `argparse.ArgumentTypeError` with a message that says what was expected, so argparse
 prints it and exits 2.
 
+Light on purpose: parsing imports nothing of zkbroker beyond the standard library, so a refused
+command line returns at once. The release lines `--kafka-version` accepts are therefore the
+keys of `KAFKA_PATCH_RELEASES` here, not `zkbroker.broker.protocol.releases.RELEASES` (whose
+import loads the codec); a unit test holds the two equal, and `Settings` checks the release
+again.
+
 Deliberately not here: the parsers themselves (`zkbroker.broker.cli.main`,
-`zkbroker.broker.cli.fault_command`).
+`zkbroker.broker.cli.run_options`, `zkbroker.broker.cli.fault_command`).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from zkbroker.broker.protocol.releases import RELEASES, Release, parse_release, release_name
+if TYPE_CHECKING:
+    from zkbroker.zk_layout.release import Release
 
 T = TypeVar("T")
 
@@ -87,8 +95,9 @@ def key_value(text: str) -> tuple[str, str]:
     return name.strip(), value
 
 
-# The patch releases of each release line Apache published, as `--kafka-version` accepts them
-# (a line's own name, such as 2.8, means its latest behaviour).
+# Every release line zkbroker emulates, oldest first, with the patch releases of each that
+# Apache published, as `--kafka-version` accepts them (a line's own name, such as 2.8, means its
+# latest behaviour). The lines are `zkbroker.broker.protocol.releases.RELEASES`.
 KAFKA_PATCH_RELEASES: dict[Release, tuple[int, ...]] = {
     (0, 10, 0): (0, 1),
     (0, 10, 1): (0, 1),
@@ -116,14 +125,23 @@ KAFKA_PATCH_RELEASES: dict[Release, tuple[int, ...]] = {
     (3, 8): (0, 1),
     (3, 9): (0, 1),
 }
+#: What `--kafka-version` defaults to: the newest line, the last with ZooKeeper mode
+#: (`zkbroker.broker.protocol.releases.DEFAULT_RELEASE`).
+DEFAULT_KAFKA_RELEASE: Release = max(KAFKA_PATCH_RELEASES)
+
+_VERSION_RE = re.compile(r"(?:0|[1-9][0-9]*)(?:\.(?:0|[1-9][0-9]*))*")
+
+
+def release_text(release: Release) -> str:
+    """`(2, 8)` -> `2.8`, as Kafka names its releases."""
+    return ".".join(str(part) for part in release)
 
 
 def accepted_releases() -> str:
     """The accepted `--kafka-version` values, one line: each line and its patch range."""
     parts = []
-    for line in RELEASES:
-        name = release_name(line)
-        patches = KAFKA_PATCH_RELEASES.get(line, ())
+    for line, patches in KAFKA_PATCH_RELEASES.items():
+        name = release_text(line)
         parts.append(f"{name} ({name}.{patches[0]}-{patches[-1]})" if patches else name)
     return ", ".join(parts)
 
@@ -131,14 +149,16 @@ def accepted_releases() -> str:
 def kafka_release(text: str) -> Release:
     """A release line (`2.8`, `0.11.0`) or one of its published patch releases (`2.8.2`,
     `0.11.0.3`); ArgumentTypeError listing the accepted ones otherwise."""
-    refused = argparse.ArgumentTypeError(
+    version = text.strip()
+    if _VERSION_RE.fullmatch(version) is not None:
+        parts = tuple(int(p) for p in version.split("."))
+        # 0.x lines are named by three numbers (0.10.1), later ones by two (2.8); one more
+        # number is the patch release.
+        line = parts[: 3 if parts[0] == 0 else 2]
+        patches = KAFKA_PATCH_RELEASES.get(line)
+        patch = parts[len(line) :]
+        if patches is not None and (not patch or (len(patch) == 1 and patch[0] in patches)):
+            return line
+    raise argparse.ArgumentTypeError(
         f"unknown Kafka release {text!r}; accepted: {accepted_releases()}"
     )
-    try:
-        line = parse_release(text.strip())
-    except ValueError:
-        raise refused from None
-    parts = tuple(int(p) for p in text.strip().split("."))
-    if len(parts) > len(line) and parts[-1] not in KAFKA_PATCH_RELEASES.get(line, ()):
-        raise refused
-    return line

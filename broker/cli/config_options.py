@@ -10,7 +10,10 @@ about; an invalid value is refused with Kafka's ConfigDef message. Also here: th
 (`--jaas-config`, else `-Djava.security.auth.login.config=` in `$KAFKA_OPTS`) and its `Client`
 section, the ZooKeeper SASL login.
 
-Not here: the options themselves (`zkbroker.broker.cli.main`), the properties syntax
+Importing this module is light (`parse_listener` is an argument type of the parser): the
+config catalog and the JAAS reader are imported where entries are checked.
+
+Not here: the options themselves (`zkbroker.broker.cli.run_options`), the properties syntax
 (`zkbroker.broker.cli.properties_file`), what Settings checks on its own.
 """
 
@@ -21,12 +24,10 @@ import os
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zkbroker.broker.protocol.releases import Release
-from zkbroker.broker.rules.broker_config_catalog import broker_config_key
-from zkbroker.broker.rules.config_catalog import InvalidConfig, validate_value
-from zkbroker.broker.security.jaas import read_jaas_file
+if TYPE_CHECKING:
+    from zkbroker.zk_layout.release import Release
 
 #: The environment variable Kafka's scripts hand to the JVM (kafka-run-class.sh).
 KAFKA_OPTS_ENV = "KAFKA_OPTS"
@@ -144,10 +145,15 @@ class _Applier:
         self.given: dict[str, Entry] = {}
 
     def known(self, key: str) -> bool:
+        from zkbroker.broker.rules.broker_config_catalog import broker_config_key
+
         return broker_config_key(key, self.release) is not None
 
     def checked(self, entry: Entry) -> str:
         """The entry's value after ConfigDef's checks (Kafka refuses it at start)."""
+        from zkbroker.broker.rules.broker_config_catalog import broker_config_key
+        from zkbroker.broker.rules.config_catalog import InvalidConfig, validate_value
+
         key = broker_config_key(entry.key, self.release)
         if key is not None:
             try:
@@ -324,6 +330,8 @@ def zookeeper_login(jaas_path: str | None) -> tuple[str, str] | None:
     options), None without one."""
     if jaas_path is None:
         return None
+    from zkbroker.broker.security.jaas import read_jaas_file
+
     section = read_jaas_file(jaas_path).sections.get(_ZOOKEEPER_CLIENT_SECTION, ())
     for _, _, options in section:
         user, password = options.get("username"), options.get("password")

@@ -35,10 +35,9 @@ _non_negative = int_at_least(0)
 _positive = int_at_least(1)
 
 
-def add_fault_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    fault = sub.add_parser(
-        "fault", help="inject errors, latency, drops or blackholes (through ZooKeeper)"
-    )
+def add_fault_arguments(fault: argparse.ArgumentParser) -> None:
+    """The actions of `zkbroker fault` and their options (`fault` itself is made by
+    `zkbroker.broker.cli.main.build_parser`)."""
     actions = fault.add_subparsers(dest="fault_command", required=True, metavar="ACTION")
     zk_help = "host:port[/chroot] of the cluster's ZooKeeper"
 

@@ -7,6 +7,14 @@ cannot start. `broker stop|start|list`, `fault ...` (`zkbroker.broker.cli.fault_
 `user add` (`zkbroker.broker.cli.user_command`) start nothing: one short-lived ZooKeeper
 session each. `report` analyses captures on Spark (`zkbroker.broker.report`, the `report` extra).
 
+A `run` checks everything before it starts anything: parsing imports nothing of the server
+(`zkbroker.broker.cli.run_options`), then `settings_from_args` reads the config and JAAS files
+and builds the `Settings`, whose checks import the config catalog and the security settings.
+Only then may the embedded ZooKeeper start (`start_zookeeper`, given by
+`zkbroker.broker.cli.launch`), and the engine is imported while its JVM boots. A refused command
+line exits 2 having started no JVM, opened no socket and made no directory. The other
+subcommands' modules are imported only when one of them runs (`build_parser(command)`).
+
 Not here: Kafka's keys in `--broker-config-file` (`zkbroker.broker.cli.config_options`), what a
 cluster does (`zkbroker.broker.engine.engine`), how a process applies a broker's desired state
 (`zkbroker.broker.engine.broker_control`).
@@ -15,55 +23,35 @@ cluster does (`zkbroker.broker.engine.engine`), how a process applies a broker's
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import os
-import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zkbroker.broker.cli.arguments import (
-    int_at_least,
-    int_list,
-    kafka_release,
-    key_value,
-    parsed_by,
-    positive_seconds,
-)
+from zkbroker.broker.cli.arguments import int_at_least, positive_seconds
 from zkbroker.broker.cli.config_options import (
     CONFIG_KEYS,
-    KAFKA_OPTS_ENV,
     Entry,
     apply_config_keys,
     jaas_config_path,
-    parse_listener,
     zookeeper_login,
 )
-from zkbroker.broker.cli.fault_command import add_fault_parser, run_fault_command
 from zkbroker.broker.cli.properties_file import read_broker_config_file
-from zkbroker.broker.cli.user_command import add_user_parser, run_user_command
-from zkbroker.broker.engine.broker_control import BrokerStatus, list_brokers, request_broker_state
-from zkbroker.broker.engine.engine import ClusterEngine
-from zkbroker.broker.log import configure_logging, get_logger
-from zkbroker.broker.protocol.releases import DEFAULT_RELEASE, RELEASES, release_name
-from zkbroker.broker.report.options import add_report_arguments
-from zkbroker.broker.rules.broker_config_catalog import broker_config_key
-from zkbroker.broker.security.listener_config import protocol_map
-from zkbroker.broker.settings import (
-    DEFAULT_MAX_REQUEST_BYTES,
-    Settings,
-    check_broker_config,
-    unused_configs_message,
+from zkbroker.broker.cli.run_options import (
+    DESCRIPTION,
+    EPILOG,
+    RUN_HELP,
+    ZOOKEEPER_AUTH_ENV,
+    ZOOKEEPER_DIGEST_ENV,
+    add_run_arguments,
 )
-from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper, ZooKeeperError
-from zkbroker.zk_layout import BrokerIdInUseError, BrokerState, ZkConnectionError, ZkStore
-from zkbroker.zk_layout.store.client import ZkAuth
 
-#: Digest credentials (user:password) of zkbroker's ZooKeeper sessions, kept off command lines.
-ZOOKEEPER_DIGEST_ENV = "ZKBROKER_ZOOKEEPER_DIGEST"
-#: How they log in (digest or sasl), for the commands that have no --zookeeper-auth.
-ZOOKEEPER_AUTH_ENV = "ZKBROKER_ZOOKEEPER_AUTH"
+if TYPE_CHECKING:
+    from zkbroker.broker.engine.broker_control import BrokerStatus
+    from zkbroker.broker.settings import Settings
+    from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
+    from zkbroker.zk_layout import ZkStore
 
 #: What --authorizer sets (--broker-config entries come after it and win).
 AUTHORIZER_CONFIG = ("authorizer.class.name", "kafka.security.authorizer.AclAuthorizer")
@@ -71,21 +59,29 @@ AUTHORIZER_CONFIG = ("authorizer.class.name", "kafka.security.authorizer.AclAuth
 # How long `zkbroker broker|fault ...` waits for a ZooKeeper connection at most.
 _ZK_COMMAND_CONNECT_TIMEOUT_S = 10.0
 
-
-_listener = parsed_by(parse_listener)
-LOG_LEVELS = ("debug", "info", "warning", "error")
 #: The attribute of a parsed namespace naming the parser of its subcommand, whose usage an
 #: error found after parsing is printed with.
 _COMMAND_PARSER = "command_parser"
 
+#: The subcommands, as `zkbroker --help` lists them.
+COMMANDS = {
+    "run": RUN_HELP,
+    "broker": "stop, start or list brokers of a running cluster (through ZooKeeper)",
+    "fault": "inject errors, latency, drops or blackholes (through ZooKeeper)",
+    "user": "add SCRAM users in ZooKeeper (as kafka-configs did)",
+    "report": "analyse request captures on Spark (zkbroker[report])",
+}
 
 _broker_id = int_at_least(0, "a broker id (an integer >= 0)")
+StartZooKeeper = Callable[["Settings"], "EmbeddedZooKeeper | None"]
 
 
-def _add_broker_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    broker = sub.add_parser(
-        "broker", help="stop, start or list brokers of a running cluster (through ZooKeeper)"
-    )
+def _run_arguments(run: argparse.ArgumentParser) -> None:
+    run.set_defaults(**{_COMMAND_PARSER: run})
+    add_run_arguments(run)
+
+
+def _broker_arguments(broker: argparse.ArgumentParser) -> None:
     actions = broker.add_subparsers(dest="broker_command", required=True, metavar="ACTION")
     zk_help = "host:port[/chroot] of the cluster's ZooKeeper"
     for action, verb in (("stop", "stop"), ("start", "start again")):
@@ -108,7 +104,39 @@ def _add_broker_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     listing.add_argument("--zookeeper", required=True, help=zk_help)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _fault_arguments(fault: argparse.ArgumentParser) -> None:
+    from zkbroker.broker.cli.fault_command import add_fault_arguments
+
+    add_fault_arguments(fault)
+
+
+def _user_arguments(user: argparse.ArgumentParser) -> None:
+    from zkbroker.broker.cli.user_command import add_user_arguments
+
+    add_user_arguments(user)
+
+
+def _report_arguments(report: argparse.ArgumentParser) -> None:
+    # Capture analytics on Spark (zkbroker.broker.report; PySpark is imported only when it runs).
+    from zkbroker.broker.report.options import add_report_arguments
+
+    report.set_defaults(**{_COMMAND_PARSER: report})
+    add_report_arguments(report)
+
+
+_ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
+    "run": _run_arguments,
+    "broker": _broker_arguments,
+    "fault": _fault_arguments,
+    "user": _user_arguments,
+    "report": _report_arguments,
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command's parser, every subcommand built; with `command`, only that one gets its
+    arguments (the others are listed by `zkbroker --help` but left empty, so their modules
+    are not imported to parse this one)."""
     parser = argparse.ArgumentParser(
         prog="zkbroker",
         description="A Kafka mock broker and controller of a ZooKeeper-mode cluster, in Python: "
@@ -118,208 +146,19 @@ def build_parser() -> argparse.ArgumentParser:
         "ZooKeeper in Kafka's own znode layout. Without a command: run.",
     )
     sub = parser.add_subparsers(dest="command")
-    # Options that a --broker-config-file key can also set default to None ("not given"):
-    # a file's value applies unless the command line gives another (settings_from_args).
-    run = sub.add_parser(
-        "run",
-        help="start a cluster (the default command)",
-        description="Start a cluster of Kafka brokers on a ZooKeeper and run until SIGINT/SIGTERM.",
-    )
-    run.set_defaults(**{_COMMAND_PARSER: run})
-    ids = run.add_mutually_exclusive_group()
-    ids.add_argument("--brokers", type=int, help="number of brokers, ids 0..N-1 (3)")
-    ids.add_argument("--broker-ids", type=int_list, help="explicit broker ids, e.g. 1,2,3")
-    run.add_argument("--host", help="address to listen on (127.0.0.1)")
-    run.add_argument(
-        "--advertised-host", help="host written to ZooKeeper and answered in Metadata (--host)"
-    )
-    run.add_argument("--port", type=int, help="port of the first broker; 0 = any free ports (9092)")
-    run.add_argument(
-        "--listener",
-        type=_listener,
-        action="append",
-        metavar="NAME://HOST:PORT",
-        help="a listener as Kafka's `listeners` names it (repeatable; instead of --host/--port), "
-        "e.g. SASL_SSL://127.0.0.1:9092; broker i listens on PORT + i; its protocol comes from "
-        "listener.security.protocol.map (the name itself by default); the first is the one "
-        "bootstrap_servers prints",
-    )
-    run.add_argument(
-        "--advertised-listener",
-        type=_listener,
-        action="append",
-        metavar="NAME://HOST:PORT",
-        help="Kafka's advertised.listeners, one listener each (repeatable): what /brokers/ids "
-        "and Metadata give for it; broker i advertises PORT + i, or its bound port for 0; "
-        "listeners not named are not advertised",
-    )
-    run.add_argument("--racks", help="comma-separated rack per broker, e.g. r1,r1,r2")
-    run.add_argument(
-        "--zookeeper",
-        help="host:port[/chroot] of a running ZooKeeper; without it an embedded one is started",
-    )
-    run.add_argument(
-        "--zookeeper-set-acl",
-        action="store_true",
-        help="Kafka's zookeeper.set.acl: znodes zkbroker creates are writable only by its "
-        "ZooKeeper identity, credentials and tokens not world-readable (needs "
-        "--zookeeper-digest)",
-    )
-    run.add_argument(
-        "--zookeeper-digest",
-        metavar="USER:PASSWORD",
-        default=os.environ.get(ZOOKEEPER_DIGEST_ENV),
-        help="digest credentials of zkbroker's ZooKeeper sessions (default: "
-        f"${ZOOKEEPER_DIGEST_ENV}, which the broker/fault/user commands also use)",
-    )
-    run.add_argument(
-        "--zookeeper-auth",
-        choices=("digest", "sasl"),
-        help="how --zookeeper-digest's credentials log in: digest (addauth; identity "
-        "digest:USER:<hash>) or sasl (SASL DIGEST-MD5, checked by the server; identity "
-        f"sasl:USER; the embedded ZooKeeper gets that user); default: ${ZOOKEEPER_AUTH_ENV} "
-        "or digest",
-    )
-    run.add_argument(
-        "--kafka-version",
-        type=kafka_release,
-        default=DEFAULT_RELEASE,
-        help="Kafka release to emulate: "
-        + ", ".join(release_name(r) for r in RELEASES)
-        + f", or one of their patch releases such as 2.8.2 ({release_name(DEFAULT_RELEASE)})",
-    )
-    run.add_argument(
-        "--max-request-bytes",
-        type=int,
-        help=f"largest request accepted, socket.request.max.bytes ({DEFAULT_MAX_REQUEST_BYTES})",
-    )
-    run.add_argument(
-        "--auto-create-topics",
-        action=argparse.BooleanOptionalAction,
-        help="create topics a Metadata request names (auto.create.topics.enable; on)",
-    )
-    run.add_argument(
-        "--delete-topic-enable",
-        action=argparse.BooleanOptionalAction,
-        help="allow DeleteTopics (delete.topic.enable; on)",
-    )
-    run.add_argument("--num-partitions", type=int, help="default partitions (num.partitions; 1)")
-    run.add_argument(
-        "--default-replication-factor",
-        type=int,
-        help="default replication factor (default.replication.factor; 1)",
-    )
-    run.add_argument(
-        "--broker-config",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        type=key_value,
-        help="a static broker config, as a server.properties line; repeatable "
-        "(shown as STATIC_BROKER_CONFIG by DescribeConfigs)",
-    )
-    run.add_argument(
-        "--broker-config-file",
-        metavar="PATH",
-        help="a Kafka server.properties as it is (java.util.Properties syntax): its entries "
-        "apply like --broker-config entries, which win over it; broker.id, listeners, "
-        "zookeeper.connect, log.dirs, ... set what their options set (a different value given "
-        "on the command line is refused); keys the release does not know are warned about",
-    )
-    run.add_argument(
-        "--jaas-config",
-        metavar="FILE",
-        help="Kafka's JAAS file (the JVM's java.security.auth.login.config; default: "
-        f"-Djava.security.auth.login.config=FILE in ${KAFKA_OPTS_ENV}): KafkaServer and "
-        "<listener>.KafkaServer sections give PLAIN users (PlainLoginModule user_NAME) and the "
-        "brokers' own login (username/password), Client the ZooKeeper SASL login",
-    )
-    run.add_argument(
-        "--authorizer",
-        action="store_true",
-        help="turn on Kafka's ZooKeeper ACL authorizer (authorizer.class.name="
-        "kafka.security.authorizer.AclAuthorizer); super.users and "
-        "allow.everyone.if.no.acl.found through --broker-config",
-    )
-    run.add_argument(
-        "--zookeeper-session-timeout-ms",
-        type=int,
-        help="each broker's ZooKeeper session timeout (zookeeper.session.timeout.ms; 18000)",
-    )
-    run.add_argument(
-        "--zookeeper-max-buffer-bytes",
-        type=int,
-        default=0xFFFFF,
-        help="the ZooKeeper servers' jute.maxbuffer: larger writes are refused before they are "
-        "sent (1048575)",
-    )
-    run.add_argument(
-        "--broker-session-timeout-ms",
-        type=int,
-        help="how long a broker registered over the protocol (KIP-631) stays without a "
-        "heartbeat (broker.session.timeout.ms; 9000)",
-    )
-    run.add_argument(
-        "--replica-catchup-ms",
-        type=int,
-        help="time a new or returning replica takes to join the ISR; 0 = at once (default: "
-        "300 ms plus the partition's bytes at 100 MiB/s)",
-    )
-    run.add_argument(
-        "--auto-leader-rebalance",
-        action=argparse.BooleanOptionalAction,
-        help="move leadership back to preferred replicas (auto.leader.rebalance.enable; on)",
-    )
-    run.add_argument(
-        "--leader-imbalance-check-interval-s",
-        type=float,
-        help="seconds between rebalance checks (leader.imbalance.check.interval.seconds; 300)",
-    )
-    run.add_argument(
-        "--leader-imbalance-per-broker-percentage",
-        type=int,
-        help="imbalance above which a broker's leaders are moved back "
-        "(leader.imbalance.per.broker.percentage; 10)",
-    )
-    run.add_argument(
-        "--log-dir",
-        metavar="DIR",
-        help="keep partition logs on disk in Kafka's layout (<topic>-<partition>/*.log), across "
-        "restarts and shared by every zkbroker process given the same directory (log.dirs; "
-        "default: in memory)",
-    )
-    run.add_argument(
-        "--capture",
-        metavar="FILE.jsonl",
-        help="append one JSON line per request answered (request capture) to this file",
-    )
-    run.add_argument(
-        "--statsd",
-        metavar="HOST:PORT",
-        help="send StatsD metrics (UDP) to this address: request counts and latencies, "
-        "connections, topics, partitions, controller epoch, injected faults",
-    )
-    run.add_argument(
-        "--statsd-interval-s",
-        type=positive_seconds,
-        default=10.0,
-        help="seconds between StatsD gauges (10)",
-    )
-    run.add_argument(
-        "--log-level",
-        type=str.lower,
-        choices=LOG_LEVELS,
-        default="info",
-        help="debug, info, warning, error (info)",
-    )
-    run.add_argument("--log-format", choices=("console", "json"), default="console")
-    _add_broker_parser(sub)
-    add_fault_parser(sub)
-    add_user_parser(sub)
-    # Capture analytics on Spark (zkbroker.broker.report; PySpark is imported only when it runs).
-    report = sub.add_parser("report", help="analyse request captures on Spark (zkbroker[report])")
-    report.set_defaults(**{_COMMAND_PARSER: report})
-    add_report_arguments(report)
+    for name, help_text in COMMANDS.items():
+        if name == "run":
+            subparser = sub.add_parser(
+                name,
+                help=help_text,
+                description=DESCRIPTION,
+                epilog=EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+            )
+        else:
+            subparser = sub.add_parser(name, help=help_text)
+        if command is None or command == name:
+            _ARGUMENTS[name](subparser)
     return parser
 
 
@@ -329,7 +168,10 @@ def _config_entries(args: argparse.Namespace) -> list[Entry]:
     entries: list[Entry] = []
     path = args.broker_config_file
     if path is not None:
-        for name, value, line in read_broker_config_file(path):
+        read = read_broker_config_file(path)
+        from zkbroker.broker.settings import check_broker_config
+
+        for name, value, line in read:
             entry = Entry(name, value, f"--broker-config-file {path}, line {line}")
             if name in CONFIG_KEYS:  # checked where they are applied (config_options)
                 entries.append(entry)
@@ -349,7 +191,8 @@ def _config_entries(args: argparse.Namespace) -> list[Entry]:
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """The Settings of `zkbroker run`: its options, with what the config file's (and
     `--broker-config`'s) option keys set where the command line says nothing; an option not
-    given at all keeps Settings' default. ValueError with a one-line reason."""
+    given at all keeps Settings' default. ValueError with a one-line reason. Reads files (the
+    config file, the JAAS file, TLS key stores) and creates nothing."""
     entries = _config_entries(args)
     # What the user wrote, before the file's keys fill options: a legacy `port` or
     # `advertised.host.name` line is its own key, not `listeners` / `advertised.listeners`.
@@ -363,46 +206,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         if typed or key in keys
     }
     args, broker_configs = apply_config_keys(args, entries, args.kafka_version)
-    options: dict[str, Any] = {"configured_keys": frozenset(configured)}
-
-    def given(field: str, value: Any) -> None:
-        if value is not None:
-            options[field] = value
-
-    if args.broker_ids:
-        options["broker_ids"] = tuple(args.broker_ids)
-    elif args.brokers is not None:
-        options["broker_ids"] = tuple(range(args.brokers))
-    if args.racks:
-        options["racks"] = tuple(r.strip() or None for r in args.racks.split(","))
-    if args.listener:
-        (name, host, port), *others = args.listener
-        options.update(listener_name=name, host=host, port=port, extra_listeners=tuple(others))
-    else:
-        given("host", args.host)
-        given("port", args.port)
-    given("advertised_host", args.advertised_host)
-    options["advertised_listeners"] = tuple(args.advertised_listener or ())
-    for field in (
-        "zookeeper",
-        "max_request_bytes",
-        "auto_create_topics",
-        "delete_topic_enable",
-        "num_partitions",
-        "default_replication_factor",
-        "replica_catchup_ms",
-        "broker_session_timeout_ms",
-        "auto_leader_rebalance",
-        "leader_imbalance_check_interval_s",
-        "leader_imbalance_per_broker_percentage",
-        "zookeeper_max_buffer_bytes",
-        "statsd",
-        "statsd_interval_s",
-        "log_dir",
-    ):
-        given(field, getattr(args, field))
-    if args.zookeeper_session_timeout_ms is not None:
-        options["zk_session_timeout_s"] = args.zookeeper_session_timeout_ms / 1000
+    options = _given_options(args)
     _check_listener_names(args, broker_configs)
     jaas = jaas_config_path(args)
     digest, scheme = args.zookeeper_digest, args.zookeeper_auth
@@ -410,8 +214,11 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     if login is not None:
         # Kafka's ZooKeeper client logs in with the JAAS file's Client section, over SASL.
         digest, scheme = ":".join(login), scheme or "sasl"
+    from zkbroker.broker.settings import Settings
+
     return Settings(
         **options,
+        configured_keys=frozenset(configured),
         kafka_version=args.kafka_version,
         log_level=args.log_level,
         log_format=args.log_format,
@@ -424,18 +231,74 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     )
 
 
+#: Settings fields taken from the option of the same name when it is given.
+_SAME_NAME_FIELDS = (
+    "zookeeper",
+    "max_request_bytes",
+    "auto_create_topics",
+    "delete_topic_enable",
+    "num_partitions",
+    "default_replication_factor",
+    "replica_catchup_ms",
+    "broker_session_timeout_ms",
+    "auto_leader_rebalance",
+    "leader_imbalance_check_interval_s",
+    "leader_imbalance_per_broker_percentage",
+    "zookeeper_max_buffer_bytes",
+    "statsd",
+    "statsd_interval_s",
+    "log_dir",
+)
+
+
+def _given_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The Settings fields the options (config keys applied) give; the rest keep defaults."""
+    options: dict[str, Any] = {
+        field: getattr(args, field)
+        for field in _SAME_NAME_FIELDS
+        if getattr(args, field) is not None
+    }
+    if args.broker_ids:
+        options["broker_ids"] = tuple(args.broker_ids)
+    elif args.brokers is not None:
+        options["broker_ids"] = tuple(range(args.brokers))
+    if args.racks:
+        options["racks"] = tuple(r.strip() or None for r in args.racks.split(","))
+    if args.listener:
+        (name, host, port), *others = args.listener
+        options.update(listener_name=name, host=host, port=port, extra_listeners=tuple(others))
+    else:
+        options.update(
+            {f: getattr(args, f) for f in ("host", "port") if getattr(args, f) is not None}
+        )
+    if args.advertised_host is not None:
+        options["advertised_host"] = args.advertised_host
+    options["advertised_listeners"] = tuple(args.advertised_listener or ())
+    if args.zookeeper_session_timeout_ms is not None:
+        options["zk_session_timeout_s"] = args.zookeeper_session_timeout_ms / 1000
+    return options
+
+
 def _check_listener_names(
     args: argparse.Namespace, broker_configs: tuple[tuple[str, str], ...]
 ) -> None:
     """Kafka refuses a listener its listener.security.protocol.map does not name (the default
     map names the four protocols). `Settings` maps other names to PLAINTEXT for the Python
     API's convenience; the command takes Kafka's configuration, so it refuses as Kafka does."""
+    names = [name for name, _, _ in [*(args.listener or ()), *(args.advertised_listener or ())]]
+    if not names:
+        return
+    from zkbroker.broker.security.listener_config import protocol_map
+
     map_key = "listener.security.protocol.map"
     configs = {n: v for n, v in broker_configs if n == map_key}
-    if broker_config_key(map_key, args.kafka_version) is None:
-        configs = {}  # before 0.10.2 (KIP-103) listener names were protocol names
+    if configs:
+        from zkbroker.broker.rules.broker_config_catalog import broker_config_key
+
+        if broker_config_key(map_key, args.kafka_version) is None:
+            configs = {}  # before 0.10.2 (KIP-103) listener names were protocol names
     protocols = protocol_map(configs)
-    for name, _, _ in [*(args.listener or ()), *(args.advertised_listener or ())]:
+    for name in names:
         if name not in protocols:
             # Kafka's text (EndPoint.createEndPoint / CoreUtils.listenerListToEndPoints).
             raise ValueError(f"No security protocol defined for listener {name}")
@@ -461,6 +324,16 @@ def tune_collector_for_a_server() -> None:
 async def run_until_signalled(
     settings: Settings, *, early_zookeeper: EmbeddedZooKeeper | None = None
 ) -> int:
+    """Start the cluster (the engine is imported here, while an early ZooKeeper's JVM boots),
+    print its addresses, run until SIGINT/SIGTERM; the exit code."""
+    import asyncio
+    import signal
+
+    from zkbroker.broker.engine.engine import ClusterEngine
+    from zkbroker.broker.log import get_logger
+    from zkbroker.broker.zookeeper.embedded import ZooKeeperError
+    from zkbroker.zk_layout import BrokerIdInUseError, ZkConnectionError
+
     log = get_logger(__name__)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -494,6 +367,9 @@ def _status_line(status: BrokerStatus) -> str:
 
 async def run_broker_command(store: ZkStore, args: argparse.Namespace) -> int:
     """`zkbroker broker stop|start|list` on `store`; returns the exit code."""
+    from zkbroker.broker.engine.broker_control import list_brokers, request_broker_state
+    from zkbroker.zk_layout import BrokerState
+
     if args.broker_command == "list":
         for status in await list_brokers(store):
             print(_status_line(status), flush=True)
@@ -521,6 +397,9 @@ async def run_zookeeper_command(
 ) -> int:
     """Run `zkbroker broker|fault ...` on one short-lived ZooKeeper session, closed before
     returning; exit code 1 when ZooKeeper cannot be reached."""
+    from zkbroker.zk_layout import ZkConnectionError, ZkStore
+    from zkbroker.zk_layout.store.client import ZkAuth
+
     timeout = min(getattr(args, "timeout", 30.0), _ZK_COMMAND_CONNECT_TIMEOUT_S)
     try:
         # Kafka's tools run secured (secure ACLs on what they create) when they have
@@ -541,49 +420,79 @@ async def run_zookeeper_command(
         await store.close()
 
 
-def main(
-    argv: Sequence[str] | None = None, *, early_zookeeper: EmbeddedZooKeeper | None = None
-) -> int:
-    """The command; `early_zookeeper` is the embedded ZooKeeper `zkbroker.broker.cli.launch`
-    began to start for a `run` (the cluster takes it over or stops it)."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list or (args_list[0].startswith("-") and args_list[0] not in ("-h", "--help")):
-        args_list.insert(0, "run")
-    parser = build_parser()
-    args = parser.parse_args(args_list)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    # Errors found after parsing: argparse's own format with the subcommand's usage.
-    command_parser: argparse.ArgumentParser = getattr(args, _COMMAND_PARSER, parser)
-    if args.command == "report":
-        from zkbroker.broker.report.job import run_cli
-        from zkbroker.broker.report.options import options_from_args
+def _zookeeper_subcommand(args: argparse.Namespace) -> int:
+    """`zkbroker broker|fault|user ...`."""
+    import asyncio
 
-        try:
-            report_options = options_from_args(args)
-        except ValueError as e:
-            command_parser.error(_one_line(e))
-        return run_cli(report_options)
-    if args.command in ("broker", "fault", "user"):
-        # Only warnings (kazoo's connection trouble) on stderr; stdout carries the answer.
-        configure_logging("warning", "console")
-        command = {
-            "broker": run_broker_command,
-            "fault": run_fault_command,
-            "user": run_user_command,
-        }[args.command]
-        return asyncio.run(run_zookeeper_command(args, command))
+    from zkbroker.broker.log import configure_logging
+
+    # Only warnings (kazoo's connection trouble) on stderr; stdout carries the answer.
+    configure_logging("warning", "console")
+    command: Callable[[ZkStore, argparse.Namespace], Awaitable[int]]
+    if args.command == "fault":
+        from zkbroker.broker.cli.fault_command import run_fault_command as command
+    elif args.command == "user":
+        from zkbroker.broker.cli.user_command import run_user_command as command
+    else:
+        command = run_broker_command
+    return asyncio.run(run_zookeeper_command(args, command))
+
+
+def _report(args: argparse.Namespace, command_parser: argparse.ArgumentParser) -> int:
+    from zkbroker.broker.report.job import run_cli
+    from zkbroker.broker.report.options import options_from_args
+
     try:
-        settings = settings_from_args(args)
+        report_options = options_from_args(args)
     except ValueError as e:
         command_parser.error(_one_line(e))
+    return run_cli(report_options)
+
+
+def _run(settings: Settings, start_zookeeper: StartZooKeeper | None) -> int:
+    """`zkbroker run` once its Settings are built: logging, the unused-config warnings, the
+    early ZooKeeper (if `start_zookeeper` starts one), then the cluster."""
+    import asyncio
+
+    from zkbroker.broker.log import configure_logging, get_logger
+    from zkbroker.broker.settings import unused_configs_message
+
     configure_logging(settings.log_level, settings.log_format)  # type: ignore[arg-type]
     log = get_logger(__name__)
     for message in unused_configs_message(settings.unknown_broker_configs, settings.kafka_version):
         # AbstractConfig.logUnused: Kafka keeps such keys (DescribeConfigs lists them) and starts.
         log.warning("config.unused", message=message)
-    return asyncio.run(run_until_signalled(settings, early_zookeeper=early_zookeeper))
+    early = None if start_zookeeper is None else start_zookeeper(settings)
+    return asyncio.run(run_until_signalled(settings, early_zookeeper=early))
+
+
+def main(
+    argv: Sequence[str] | None = None, *, start_zookeeper: StartZooKeeper | None = None
+) -> int:
+    """The command. `start_zookeeper` (`zkbroker.broker.cli.launch` gives it) may start a
+    `run`'s embedded ZooKeeper once its Settings are built, so the JVM boots while the engine
+    is imported; the cluster takes that server over."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or (args_list[0].startswith("-") and args_list[0] not in ("-h", "--help")):
+        args_list.insert(0, "run")
+    parser = build_parser(args_list[0])
+    args, unknown = parser.parse_known_args(args_list)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    # Errors found after parsing: argparse's own format with the subcommand's usage.
+    command_parser: argparse.ArgumentParser = getattr(args, _COMMAND_PARSER, parser)
+    if unknown:
+        command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if args.command == "report":
+        return _report(args, command_parser)
+    if args.command in ("broker", "fault", "user"):
+        return _zookeeper_subcommand(args)
+    try:
+        settings = settings_from_args(args)
+    except ValueError as e:
+        command_parser.error(_one_line(e))
+    return _run(settings, start_zookeeper)
 
 
 def _one_line(error: Exception) -> str:

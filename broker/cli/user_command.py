@@ -14,15 +14,20 @@ from __future__ import annotations
 
 import argparse
 
-from zkbroker.broker.cli.arguments import int_between, kafka_release
-from zkbroker.broker.protocol.releases import DEFAULT_RELEASE, release_name
+from zkbroker.broker.cli.arguments import (
+    DEFAULT_KAFKA_RELEASE,
+    int_between,
+    kafka_release,
+    release_text,
+)
 from zkbroker.broker.security.scram import MAX_ITERATIONS, MECHANISM_TYPES, MIN_ITERATIONS
 from zkbroker.broker.security.scram_users import add_scram_user
 from zkbroker.zk_layout import ZkStore
 
 
-def add_user_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    user = sub.add_parser("user", help="add SCRAM users in ZooKeeper (as kafka-configs did)")
+def add_user_arguments(user: argparse.ArgumentParser) -> None:
+    """`zkbroker user add` and its options (`user` itself is made by
+    `zkbroker.broker.cli.main.build_parser`)."""
     actions = user.add_subparsers(dest="user_command", required=True, metavar="ACTION")
     add = actions.add_parser("add", help="set a user's SCRAM credentials")
     add.set_defaults(command_parser=add)  # errors found after parsing show its usage
@@ -45,8 +50,9 @@ def add_user_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add.add_argument(
         "--kafka-version",
         type=kafka_release,
-        default=DEFAULT_RELEASE,
-        help=f"the release whose notification format is written ({release_name(DEFAULT_RELEASE)})",
+        default=DEFAULT_KAFKA_RELEASE,
+        help="the release whose notification format is written "
+        f"({release_text(DEFAULT_KAFKA_RELEASE)})",
     )
     add.add_argument(
         "--zookeeper", required=True, help="host:port[/chroot] of the cluster's ZooKeeper"

@@ -11,7 +11,6 @@ events live in `topics`, `partitions` and `reassignment` beside this module.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -20,7 +19,7 @@ from typing import Any, TypeVar, cast
 
 from kazoo.protocol.states import ZnodeStat
 
-from zkbroker.broker.asyncutil import gather_bounded
+from zkbroker.broker.asyncutil import cancel_and_wait, gather_bounded
 from zkbroker.broker.controller import partitions as controller_partitions
 from zkbroker.broker.controller import reassignment as controller_reassignment
 from zkbroker.broker.controller import topics as controller_topics
@@ -157,15 +156,15 @@ class Controller:
         return dropped
 
     async def stop(self) -> None:
+        """`halt()`, then wait for the controller task and the rebalance timer to end, at most
+        `CANCEL_WAIT_S`: one still running then (an event that swallowed its cancellation) is
+        logged as `tasks.did_not_end` and left behind, cancelled. The caller's own
+        cancellation is raised (`cancel_and_wait`)."""
         self.halt()
-        if self._rebalance is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._rebalance
-            self._rebalance = None
-        if self._task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        tasks = [t for t in (self._rebalance, self._task) if t is not None]
+        await cancel_and_wait(tasks, what="controller", log=self._log)
+        self._rebalance = None
+        self._task = None
 
     def submit(self, name: str, run: EventFn) -> None:
         """Queue `run` as the controller event `name` (in order with all others)."""
@@ -544,8 +543,11 @@ class ControllerElector:
 
     async def stop(self) -> None:
         self._stopped = True
-        for task in list(self._checks):
-            task.cancel()
+        stuck = await cancel_and_wait(list(self._checks), what="controller_election", log=self._log)
+        if stuck:
+            # A check that did not end (logged) may hold the lock for good: resign without it.
+            await self._resign()
+            return
         async with self._lock:
             await self._resign()
 

@@ -22,6 +22,7 @@ from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from zkbroker.broker.asyncutil import cancel_and_wait, wait_for
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.server.broker_node import BrokerNode
 from zkbroker.zk_layout import (
@@ -114,11 +115,7 @@ class BrokerControl:
         if self._remove_session_listener is not None:
             self._remove_session_listener()
             self._remove_session_listener = None
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(list(self._tasks), what="broker_control", log=self._log)
         # Give up ownership at once: a `zkbroker broker start` from now on must time out
         # rather than wait on a process that is shutting down.
         for broker_id in self._brokers:
@@ -262,7 +259,7 @@ async def request_broker_state(
     await write_desired_state(store, broker_id, state)
     watches = [await store.watch_exists(p, watcher(p)) for p in (owner, registration)]
     try:
-        await asyncio.wait_for(done.wait(), timeout)
+        await wait_for(done.wait(), timeout)
         return True
     except TimeoutError:
         return False

@@ -20,7 +20,9 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
+from zkbroker.broker.asyncutil import cancel_and_wait
 from zkbroker.broker.engine import records as records_access
 from zkbroker.broker.engine.broker_control import BrokerControl
 from zkbroker.broker.engine.log_retention import LogRetention
@@ -44,17 +46,19 @@ from zkbroker.zk_layout import BrokerState, ZkStore
 SLOW_STOP_STEP_S = 2.0
 
 
-async def _close_sessions(sessions: asyncio.Task[list[ZkStore]]) -> None:
-    """Close what `ClusterEngine._open_sessions` opened and no broker took over."""
-    if not sessions.done():
-        sessions.cancel()
-    try:
-        unused = await sessions
-    except BaseException:  # cancelled, or failed (then it closed its own)
-        return
-    for store in unused:
-        with contextlib.suppress(Exception):
+async def _close_sessions(sessions: asyncio.Task[list[ZkStore]], log: Any) -> None:
+    """Close what `ClusterEngine._open_sessions` opened and no broker took over. The task is
+    cancelled if still running and waited for at most `CANCEL_WAIT_S` (`cancel_and_wait`: if
+    it does not end, that is logged and it is left behind); the caller's own cancellation is
+    raised."""
+    await cancel_and_wait([sessions], what="zookeeper_sessions", log=log)
+    if not sessions.done() or sessions.cancelled() or sessions.exception() is not None:
+        return  # still running, cancelled, or failed (then it closed its own)
+    for store in sessions.result():
+        try:
             await store.close()
+        except Exception:
+            log.exception("zookeeper_session.close_failed")
 
 
 class ClusterEngine:
@@ -135,19 +139,11 @@ class ClusterEngine:
             early, self._early_zookeeper = self._early_zookeeper, None
             if self._zookeeper is None:
                 # The embedded server takes the request-size limit the brokers check against.
-                auth = self.settings.zookeeper_auth
-                # SASL to ZooKeeper: the embedded server knows zkbroker's one user.
-                sasl = auth is not None and auth.scheme == "sasl"
-                options = {
-                    # With a log dir the cluster is kept beside the logs (None: temporary).
-                    "data_dir": self.logs.zookeeper_data_dir,
-                    "max_buffer_bytes": self.settings.zookeeper_max_buffer_bytes,
-                    "sasl_users": {auth.user: auth.password} if auth and sasl else None,
-                }
+                options = self.settings.embedded_zookeeper_options()
                 if early is not None and early.configured_as(**options):
                     embedded, early = early, None
                 else:
-                    embedded = EmbeddedZooKeeper(**options)  # type: ignore[arg-type]
+                    embedded = EmbeddedZooKeeper(**options)
                 self._embedded = embedded
                 if early is not None:
                     await early.astop()
@@ -199,7 +195,7 @@ class ClusterEngine:
             self._retention.start()
         except BaseException:
             if sessions is not None:
-                await _close_sessions(sessions)
+                await _close_sessions(sessions, self._log)
             await self.stop()
             raise
         self._log.info(
@@ -245,6 +241,8 @@ class ClusterEngine:
         return self._control
 
     async def stop(self) -> None:
+        """Stop everything, in order; each step runs even when one before it failed (logged
+        as `<step>.stop_failed` or `.close_failed`, never dropped silently)."""
         if self._control is not None:
             # First, so that no control change starts a broker while they are being stopped.
             control, self._control = self._control, None
@@ -266,8 +264,11 @@ class ClusterEngine:
                     await broker.stop()
             except Exception:
                 self._log.exception("broker.stop_failed", broker_id=broker_id)
-        with self._slow_step("log_retention"):
-            await self._retention.stop()
+        try:
+            with self._slow_step("log_retention"):
+                await self._retention.stop()
+        except Exception:
+            self._log.exception("log_retention.stop_failed")
         # Nothing reads or writes a log any more: a stopped cluster holds no log file open
         # (another process may own the directory next, or the test may remove it).
         self.logs.release_files()
@@ -289,8 +290,11 @@ class ClusterEngine:
             except Exception:
                 self._log.exception("statsd.stop_failed")
         if self._config_watcher is not None:
-            with self._slow_step("config_watcher"):
-                await self._config_watcher.stop()
+            try:
+                with self._slow_step("config_watcher"):
+                    await self._config_watcher.stop()
+            except Exception:
+                self._log.exception("config_watcher.stop_failed")
             self._config_watcher = None
         try:
             with self._slow_step("faults"):
@@ -298,20 +302,30 @@ class ClusterEngine:
         except Exception:
             self._log.exception("faults.stop_failed")
         if self._watcher is not None:
-            with self._slow_step("metadata_watcher"):
-                await self._watcher.stop()
+            try:
+                with self._slow_step("metadata_watcher"):
+                    await self._watcher.stop()
+            except Exception:
+                self._log.exception("metadata_watcher.stop_failed")
             self._watcher = None
         if self._store is not None:
-            with contextlib.suppress(Exception), self._slow_step("zookeeper_session"):
-                await self._store.close()
+            try:
+                with self._slow_step("zookeeper_session"):
+                    await self._store.close()
+            except Exception:
+                self._log.exception("zookeeper_session.close_failed")
             self._store = None
         if self._early_zookeeper is not None:
             early, self._early_zookeeper = self._early_zookeeper, None
-            with contextlib.suppress(Exception):
+            try:
                 await early.astop()
+            except Exception:
+                self._log.exception("embedded_zookeeper.stop_failed", which="early")
         if self._embedded is not None:
-            with contextlib.suppress(Exception):
+            try:
                 await self._embedded.astop()
+            except Exception:
+                self._log.exception("embedded_zookeeper.stop_failed", which="cluster")
             self._embedded = None
             self._zookeeper = None
         self._log.info("cluster.stopped")

@@ -17,11 +17,10 @@ what a segment is (`zkbroker.broker.storage`, `zkbroker.broker.storage.cleaner`)
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable
 
-from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.asyncutil import Pacer, cancel_and_wait
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.rules.broker_config import BrokerConfig
@@ -52,14 +51,12 @@ class LogRetention:
 
     def start(self) -> None:
         if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run())
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="log-retention")
 
     async def stop(self) -> None:
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait([task], what="log_retention", log=self._log)
 
     def _interval_s(self) -> float:
         config = self._broker_config()

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from zkbroker.broker.asyncutil import now_ms
+from zkbroker.broker.asyncutil import now_ms, wait_for
 from zkbroker.broker.coordinator_runtime import (
     CoordinatorRuntime,
     OwnedPartition,
@@ -166,13 +166,22 @@ class GroupCoordinator:
         self._runtime.active = True
         self._wake = asyncio.Event()
         self._last_expiry = now_ms()
-        self._tasks = [asyncio.get_running_loop().create_task(self._timers())]
+        self._tasks = [
+            asyncio.get_running_loop().create_task(
+                self._timers(), name=f"group-timers-{self.broker_id}"
+            )
+        ]
         self._runtime.start()
 
     async def stop(self) -> None:
         tasks = self._tasks + self._runtime.take_tasks()
         self._tasks = []
-        await cancel_all(tasks)
+        # The timer loop runs while `_wake` is its own event: a loop that lost its
+        # cancellation still ends at its next wake-up, which this gives it.
+        wake, self._wake = self._wake, None
+        if wake is not None:
+            wake.set()
+        await cancel_all(tasks, what="group_coordinator", log=self._log)
         self.machine.unload(list(self.machine.groups))
         self._runtime.clear()
         self._heap.clear()
@@ -261,8 +270,11 @@ class GroupCoordinator:
                 self._wake.set()
 
     async def _timers(self) -> None:
-        assert self._wake is not None
-        while True:
+        wake = self._wake
+        assert wake is not None
+        # Woken by every `touch`: the wait must never lose a cancellation that arrives in the
+        # turn it is woken in (`asyncutil.wait_for`), and a stopped coordinator's loop ends.
+        while self._wake is wake:
             now = now_ms()
             due: set[str] = set()
             while self._heap and self._heap[0][0] <= now:
@@ -273,7 +285,7 @@ class GroupCoordinator:
                 except Exception:
                     self._log.exception("group.tick_failed", group=group_id)
                 self.touch(group_id)
-            self._wake.clear()
+            wake.clear()
             timeout = None if not self._heap else max(self._heap[0][0] - now_ms(), 0) / 1000
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+                await wait_for(wake.wait(), timeout)

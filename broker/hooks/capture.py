@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import dataclasses
 import enum
 import json
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Any
 
+from zkbroker.broker.asyncutil import cancel_and_wait
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol.jsonable import message_converter
 from zkbroker.broker.server.hooks import Intervention, RequestCall, RequestRecord
@@ -309,16 +309,19 @@ class RequestCapture:
             self._file = os.fdopen(fd, "a", encoding="utf-8")
 
     async def aclose(self) -> None:
-        """Write every queued record, then close the file. In-memory records stay."""
+        """Write every queued record, then close the file. In-memory records stay. The writer
+        task is cancelled and waited for, at most `CANCEL_WAIT_S` (`cancel_and_wait`); the
+        file is written and closed even when the caller is cancelled meanwhile (then
+        CancelledError is raised)."""
         writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await writer
-        if self._file is not None:
-            self._drain_now()
-            self._file.close()
-            self._file = None
+        try:
+            if writer is not None:
+                await cancel_and_wait([writer], what="capture", log=log)
+        finally:
+            if self._file is not None:
+                self._drain_now()
+                self._file.close()
+                self._file = None
 
     async def flushed(self) -> None:
         """Wait until every record observed so far is written to the file."""

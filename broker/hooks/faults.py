@@ -24,6 +24,7 @@ from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, Final, Protocol, TypeVar
 
+from zkbroker.broker.asyncutil import cancel_and_wait
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.releases import API_NAMES
@@ -310,16 +311,16 @@ class FaultInjector:
         if self._watch is not None:
             self._watch.cancel()
             self._watch = None
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
-        for cached in self._cache.values():
-            cached.released.set()
-        self._cache.clear()
-        self._in_chain()
-        self._store = None
+        # The refreshes: waited for at most `CANCEL_WAIT_S` (`cancel_and_wait`: one that does
+        # not end is logged); held requests are released even when the caller is cancelled.
+        try:
+            await cancel_and_wait(list(self._tasks), what="faults", log=self._log)
+        finally:
+            for cached in self._cache.values():
+                cached.released.set()
+            self._cache.clear()
+            self._in_chain()
+            self._store = None
 
     # ---- cache --------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import asyncio_dgram
 
+from zkbroker.broker.asyncutil import cancel_and_wait, wait_for
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol.error_codes import name_of
 from zkbroker.broker.server.hooks import Intervention, RequestCall, RequestRecord
@@ -160,9 +161,7 @@ class StatsdMetrics:
         """Stop the sender; what is still queued is sent once more (best effort)."""
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait([task], what="statsd", log=log)
             await self._send_lines(self._drain_queue())
         if self._stream is not None:
             self._stream.close()
@@ -202,7 +201,7 @@ class StatsdMetrics:
             timeout = next_gauges - loop.time()
             if timeout > 0:
                 with contextlib.suppress(TimeoutError):
-                    sample = await asyncio.wait_for(self._queue.get(), timeout)
+                    sample = await wait_for(self._queue.get(), timeout)
                     lines.extend(_format_sample(sample, self.prefix))
             lines.extend(self._drain_queue())
             if loop.time() >= next_gauges:
@@ -216,7 +215,7 @@ class StatsdMetrics:
             try:
                 if self._stream is None:
                     self._stream = await asyncio_dgram.connect(self.address)
-                await asyncio.wait_for(self._stream.send(packet), _SEND_TIMEOUT_S)
+                await wait_for(self._stream.send(packet), _SEND_TIMEOUT_S)
                 self.packets_sent += 1
             except asyncio.CancelledError:
                 raise

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
+from zkbroker.broker.asyncutil import wait_for
 from zkbroker.broker.image.topic_configs import TopicConfigCache
 from zkbroker.broker.security.quotas import ClientQuotaConfigs
 from zkbroker.zk_layout import BrokerInfo, PartitionState, TopicAssignment
@@ -115,6 +116,7 @@ class MetadataImage:
     _assignment_versions: dict[str, int] = field(default_factory=dict, repr=False)
     _state_versions: dict[tuple[str, int], int] = field(default_factory=dict, repr=False)
     _changed: asyncio.Event | None = field(default=None, repr=False)
+    _next_change: asyncio.Future[None] | None = field(default=None, repr=False)
 
     # ---- reads -------------------------------------------------------------------------
 
@@ -146,10 +148,19 @@ class MetadataImage:
                 return False
             event = self._event()
             try:
-                await asyncio.wait_for(event.wait(), remaining)
+                await wait_for(event.wait(), remaining)
             except TimeoutError:
                 return predicate(self)
         return True
+
+    def next_change(self) -> asyncio.Future[None]:
+        """A future that is done at the image's next change. Every caller until then gets the
+        same one: give it to `asyncio.wait` (which never cancels what it waits for), never
+        await or cancel it directly."""
+        future = self._next_change
+        if future is None or future.done():
+            future = self._next_change = asyncio.get_running_loop().create_future()
+        return future
 
     # ---- writes (the metadata watcher only) ----------------------------------------------
 
@@ -320,6 +331,9 @@ class MetadataImage:
 
     def _bump(self) -> None:
         self.version += 1
+        future, self._next_change = self._next_change, None
+        if future is not None and not future.done():
+            future.set_result(None)
         if self._changed is not None:
             # Wake every waiter once; each re-checks its predicate and waits on a new event.
             self._changed.set()

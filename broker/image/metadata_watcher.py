@@ -19,7 +19,7 @@ import collections
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
-from zkbroker.broker.asyncutil import Pacer
+from zkbroker.broker.asyncutil import Pacer, cancel_and_wait
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.zk_layout import ZkStore, ZnodeFormatError
@@ -79,12 +79,15 @@ class MetadataWatcher:
         )
 
     async def stop(self) -> None:
-        for task in list(self._starting):
-            task.cancel()
-        await asyncio.gather(*self._starting, return_exceptions=True)
-        for watch in self._watches.values():
-            watch.cancel()
-        self._watches.clear()
+        """Cancel the watches being started, waiting for them at most `CANCEL_WAIT_S`
+        (`cancel_and_wait`: one that does not end is logged), then every watch, even when the
+        caller is cancelled meanwhile (its cancellation is raised)."""
+        try:
+            await cancel_and_wait(list(self._starting), what="metadata_watcher", log=self._log)
+        finally:
+            for watch in self._watches.values():
+                watch.cancel()
+            self._watches.clear()
 
     # ---- cluster-wide nodes ------------------------------------------------------------
 

@@ -18,22 +18,60 @@ sockets (``zkbroker.broker.server.listener``), and which versions a given Kafka 
 
 from __future__ import annotations
 
-from zkbroker.broker.protocol import error_codes
-from zkbroker.broker.protocol.api_keys import API_KEYS, ApiKey
-from zkbroker.broker.protocol.codec import decode_message, encode_message
-from zkbroker.broker.protocol.errors import CodecError
-from zkbroker.broker.protocol.headers import decode_request_header
-from zkbroker.broker.protocol.jsonable import message_to_dict
-from zkbroker.broker.protocol.messages import API_SPECS
-from zkbroker.broker.protocol.messages.headers import RequestHeader, ResponseHeader
-from zkbroker.broker.protocol.request_codec import (
-    decode_request,
-    decode_request_body,
-    decode_response,
-    encode_request,
-    encode_response,
-)
-from zkbroker.broker.protocol.schema import ApiSpec
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zkbroker.broker.protocol import error_codes
+    from zkbroker.broker.protocol.api_keys import API_KEYS, ApiKey
+    from zkbroker.broker.protocol.codec import decode_message, encode_message
+    from zkbroker.broker.protocol.errors import CodecError
+    from zkbroker.broker.protocol.headers import decode_request_header
+    from zkbroker.broker.protocol.jsonable import message_to_dict
+    from zkbroker.broker.protocol.messages import API_SPECS
+    from zkbroker.broker.protocol.messages.headers import RequestHeader, ResponseHeader
+    from zkbroker.broker.protocol.request_codec import (
+        decode_request,
+        decode_request_body,
+        decode_response,
+        encode_request,
+        encode_response,
+    )
+    from zkbroker.broker.protocol.schema import ApiSpec
+
+# Where each public name lives. Loaded on first use (PEP 562): importing one light submodule
+# (`error_codes`, `api_keys`, ...) must not compile the whole codec, which the command's
+# option checks would otherwise pay before refusing a bad command line.
+_HOMES = {
+    "API_KEYS": "api_keys",
+    "ApiKey": "api_keys",
+    "API_SPECS": "messages",
+    "ApiSpec": "schema",
+    "CodecError": "errors",
+    "RequestHeader": "messages.headers",
+    "ResponseHeader": "messages.headers",
+    "decode_message": "codec",
+    "encode_message": "codec",
+    "decode_request": "request_codec",
+    "decode_request_body": "request_codec",
+    "decode_response": "request_codec",
+    "encode_request": "request_codec",
+    "encode_response": "request_codec",
+    "decode_request_header": "headers",
+    "message_to_dict": "jsonable",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "error_codes":
+        return importlib.import_module(f"{__name__}.error_codes")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "API_KEYS",

@@ -40,6 +40,7 @@ from zkbroker.broker.rules.jvm_collections import (
     java_hashmap_order,
     java_properties_order,
     scala_mutable_hashset_text,
+    scala_set_concat_text,
     scala_set_text,
 )
 from zkbroker.zk_layout.release import Release, normalize_release
@@ -1020,16 +1021,20 @@ def validate_broker_configs(
 
     if not per_broker:
         cluster_level = _cluster_level_listener_configs(r)
+        # Kafka's perBrokerConfigs: `names.intersect(PerBrokerConfigs) ++ names.filter(
+        # listener override)`, two Sets joined (their order differs from one Set's only for
+        # names of equal hash).
         listed = [n for n in names if (k := index.get(n)) is not None
                   and k.scope is DynamicScope.PER_BROKER]  # fmt: skip
+        overrides = []
         for n in names:
             m = _LISTENER_PREFIX.fullmatch(n)
             if m is not None and r >= (1, 1) and m.group(1) not in cluster_level:
-                listed.append(n)
-        if listed:
+                overrides.append(n)
+        if listed or overrides:
             raise InvalidConfig(
                 "Cannot update these configs at default cluster level, broker id must be "
-                f"specified: {scala_set_text(listed)}",
+                f"specified: {scala_set_concat_text(listed, overrides)}",
                 config_exception=True,
             )
 

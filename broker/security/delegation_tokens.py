@@ -26,6 +26,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
+from zkbroker.broker.asyncutil import cancel_and_wait
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.security.scram import MECHANISM_TYPES, MIN_ITERATIONS, ScramCredential
@@ -242,12 +243,15 @@ class DelegationTokenManager:
         self._cleaner = asyncio.create_task(self._expiry_loop(), name="delegation-token-cleaner")
 
     async def stop(self) -> None:
-        await self._changes.stop()
-        if self._cleaner is not None:
-            self._cleaner.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._cleaner
-        self._cleaner = None
+        """The change listener, then the expiry check: cancelled and waited for, at most
+        `CANCEL_WAIT_S` (`cancel_and_wait`: one that does not end is logged); the caller's
+        own cancellation is raised."""
+        cleaner, self._cleaner = self._cleaner, None
+        try:
+            await self._changes.stop()
+        finally:
+            if cleaner is not None:
+                await cancel_and_wait([cleaner], what="delegation_tokens", log=self._log)
 
     # ---- ZooKeeper ----------------------------------------------------------------------------
 

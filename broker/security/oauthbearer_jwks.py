@@ -27,6 +27,7 @@ from typing import Any
 
 import structlog
 
+from zkbroker.broker.asyncutil import cancel_and_wait, wait_for
 from zkbroker.broker.security.oauthbearer import InvalidToken, JwksOptions, Token
 from zkbroker.broker.security.tls import client_context
 
@@ -109,12 +110,14 @@ class JwksKeys:
             self._refresh_task = asyncio.create_task(self._refresh_loop())
 
     async def stop(self) -> None:
+        """Cancel the refreshes and wait for them at most `CANCEL_WAIT_S` (`cancel_and_wait`:
+        one that does not end, e.g. in a fetch that ignores it, is logged); the caller's own
+        cancellation is raised."""
         tasks = [*self._early, *([self._refresh_task] if self._refresh_task else [])]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
         self._refresh_task = None
         self._early.clear()
+        # Logged through zkbroker's logging (asyncutil's logger), as every stop's leftovers.
+        await cancel_and_wait(tasks, what="oauthbearer_jwks")
 
     def _read(self) -> bytes:
         """Blocking: runs in a worker thread."""
@@ -131,7 +134,7 @@ class JwksKeys:
             return bytes(response.read(MAX_JWKS_BYTES + 1))
 
     async def _load(self) -> list[dict[str, Any]]:
-        data = await asyncio.wait_for(asyncio.to_thread(self._read), FETCH_TIMEOUT_S + 5)
+        data = await wait_for(asyncio.to_thread(self._read), FETCH_TIMEOUT_S + 5)
         if len(data) > MAX_JWKS_BYTES:
             raise ValueError(f"JWKS at {self.options.url}: larger than {MAX_JWKS_BYTES} bytes")
         return parse_jwks(data, self.options.url)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from zkbroker.broker.asyncutil import wait_for
 from zkbroker.broker.protocol import (
     CodecError,
     RequestHeader,
@@ -313,7 +314,7 @@ class SaslAuthenticator:
             )
         step = asyncio.get_running_loop().run_in_executor(_blocking_steps, server.evaluate, token)
         try:
-            return await asyncio.wait_for(step, BLOCKING_STEP_TIMEOUT_S)
+            return await wait_for(step, BLOCKING_STEP_TIMEOUT_S)
         except TimeoutError:
             raise AuthenticationClosed(
                 f"{server.mechanism} step took longer than {BLOCKING_STEP_TIMEOUT_S:g} s"

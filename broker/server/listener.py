@@ -27,6 +27,7 @@ import ssl
 import time
 from typing import Any
 
+from zkbroker.broker.asyncutil import cancel_and_wait, wait_for
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.rules.broker_config import BrokerConfig
 from zkbroker.broker.rules.request_description import connection_id as kafka_connection_id
@@ -174,18 +175,19 @@ class BrokerServer:
         if self._resolving is not None:
             background.append(self._resolving)
             self._resolving = None
-        for task in background:
-            task.cancel()
-        if background:
-            await asyncio.gather(*background, return_exceptions=True)
-        sockets, self._sockets = self._sockets, []
-        for sock in sockets:
-            sock.close()
-        tasks = list(self._connections)
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        # Each wait is bounded (`cancel_and_wait`: a task that does not end is logged and left
+        # behind) and the caller's own cancellation is raised; the sockets are closed and the
+        # connections cancelled whatever happens.
+        try:
+            await cancel_and_wait(background, what="listener", log=self._log)
+        finally:
+            sockets, self._sockets = self._sockets, []
+            for sock in sockets:
+                sock.close()
+            connections = list(self._connections)
+            for task in connections:
+                task.cancel()
+        await cancel_and_wait(connections, what="connections", log=self._log)
         self._log.info("listener.stopped", port=self.port)
 
     @property
@@ -624,7 +626,7 @@ class BrokerServer:
             protocol.close()
             if protocol.transport is not None:
                 with contextlib.suppress(Exception, asyncio.CancelledError):
-                    await asyncio.wait_for(asyncio.shield(protocol.lost), 1.0)
+                    await wait_for(asyncio.shield(protocol.lost), 1.0)
             log.debug("connection.closed", reason=reason)
 
     @staticmethod

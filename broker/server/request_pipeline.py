@@ -10,6 +10,14 @@ ApiVersions answer is encoded once and its body sent again while the image has n
 nothing else decides its bytes (`RequestPipeline._reusable`). Like Kafka's network layer, the
 pipeline records the client software an ApiVersions request names on its connection (KIP-511).
 
+A testing aid checks that reuse: with `ZKBROKER_CHECK_REUSED_ANSWERS` set (to anything but
+empty, `0` or `false`; zkbroker's own test suite sets it) when a pipeline is made, every reused
+answer is also built afresh (handler and encoder, as if nothing were kept) and the two bodies
+compared. A difference is logged at ERROR (`request.reused_answer_differs`, both byte strings
+in hex) and kept in `REUSE_CHECKS`, where the suite's autouse fixture finds it and fails the
+test that caused it; the client still gets the reused answer, as it would without the check.
+Off, the mode costs one attribute read per reused answer.
+
 A request larger than `LARGE_FRAME_BYTES` is decoded, and its answer encoded, in a worker
 thread (as is an answer with more than `LARGE_ANSWER_ITEMS` top-level entries): the codec is
 pure, and the loop thread gets the GIL back every switch interval, so a Metadata naming a
@@ -24,6 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -76,6 +86,17 @@ REUSED_ANSWER_BYTES = 64 << 10
 # listener, the settings and the metadata image decides them.
 REUSED_APIS = frozenset({ApiKey.METADATA, ApiKey.API_VERSIONS})
 
+#: Testing aid (see the module's docstring): set when a pipeline is made, every reused answer is
+#: compared with one built afresh.
+CHECK_REUSED_ANSWERS_ENV = "ZKBROKER_CHECK_REUSED_ANSWERS"
+
+
+def check_reused_answers() -> bool:
+    """Whether the environment asks for the reused-answer check (any value but empty, `0`,
+    `false`, `no` or `off`)."""
+    value = os.environ.get(CHECK_REUSED_ANSWERS_ENV, "").strip().lower()
+    return value not in ("", "0", "false", "no", "off")
+
 
 class RequestPipeline:
     """The request path of one broker's listener: frame in, answer bytes out.
@@ -102,6 +123,8 @@ class RequestPipeline:
         # image, its version and the settings are those of `_answers_for` (see `_reusable`).
         self._answers: dict[tuple[str, int, int, bytes], _Reused] = {}
         self._answers_for: tuple[object, ...] = ()
+        # Testing aid: read once here, never per request.
+        self._check_reused = check_reused_answers()
 
     async def answer(
         self, frame: bytes, conn: ConnectionInfo, log: structlog.stdlib.BoundLogger
@@ -155,12 +178,15 @@ class RequestPipeline:
         # Bound only when something is logged: most requests log nothing.
         rlog = _RequestLog(log, header, entry.name)
         reuse_key = self._reusable(header, frame, offset, conn)
+        checking: _Reused | None = None
         if reuse_key is not None:
             reused = self._answers.get(reuse_key)
             if reused is not None:
-                if reused.software is not None:
-                    conn.client_software_name, conn.client_software_version = reused.software
-                return response_head(header) + reused.body
+                if not self._check_reused:
+                    if reused.software is not None:
+                        conn.client_software_name, conn.client_software_version = reused.software
+                    return response_head(header) + reused.body
+                checking = reused  # built afresh below, compared, then sent as kept
         try:
             if len(frame) > LARGE_FRAME_BYTES:
                 # Decoding megabytes takes long enough to stall every broker of the process;
@@ -241,6 +267,8 @@ class RequestPipeline:
                     request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
                 ),
             )
+        if checking is not None:
+            return self._checked(checking, header, request, data, conn, rlog, frame[offset:])
         if reuse_key is not None:
             self._keep_answer(reuse_key, header, request, response, data)
         data = self._throttle(header, conn, len(frame), response, data, started)
@@ -315,6 +343,56 @@ class RequestPipeline:
             self._answers.clear()
         self._answers[key] = _Reused(data[len(response_head(header)) :], software)
 
+    def _checked(
+        self,
+        kept: _Reused,
+        header: RequestHeader,
+        request: Any,
+        fresh: bytes,
+        conn: ConnectionInfo,
+        rlog: _RequestLog,
+        request_body: bytes,
+    ) -> bytes:
+        """The testing aid: the kept answer, sent as it would be without the check, once
+        compared with `fresh`, the same request's answer built anew. A difference (body or
+        the client software recorded) is logged at ERROR and kept in `REUSE_CHECKS`. When the
+        image changed while the fresh answer was built, the two cannot be compared."""
+        head = response_head(header)
+        image = self._broker.image
+        if self._answers_for == (image, image.version, self._broker.settings):
+            fresh_software = None
+            if isinstance(request, ApiVersionsRequest):
+                fresh_software = registered_software(
+                    header.api_version,
+                    request.client_software_name,
+                    request.client_software_version,
+                )
+            mismatch = None
+            if fresh[len(head) :] != kept.body or fresh_software != kept.software:
+                mismatch = ReusedAnswerMismatch(
+                    broker_id=self._broker.broker_id,
+                    listener=conn.listener_name,
+                    api_key=header.api_key,
+                    api_version=header.api_version,
+                    request_body=request_body,
+                    kept=kept.body,
+                    fresh=fresh[len(head) :],
+                    kept_software=kept.software,
+                    fresh_software=fresh_software,
+                )
+                rlog.error(
+                    "request.reused_answer_differs",
+                    first_difference=mismatch.first_difference,
+                    kept=kept.body.hex(),
+                    fresh=mismatch.fresh.hex(),
+                    kept_software=kept.software,
+                    fresh_software=fresh_software,
+                )
+            REUSE_CHECKS.add(header.api_key, mismatch)
+        if kept.software is not None:
+            conn.client_software_name, conn.client_software_version = kept.software
+        return head + kept.body
+
     def _throttle(
         self,
         header: RequestHeader,
@@ -385,6 +463,9 @@ class _RequestLog:
     def warning(self, event: str, **kw: Any) -> None:
         self._get().warning(event, **kw)
 
+    def error(self, event: str, **kw: Any) -> None:
+        self._get().error(event, **kw)
+
     def exception(self, event: str, **kw: Any) -> None:
         self._get().exception(event, **kw)
 
@@ -411,6 +492,69 @@ class _Reused:
 
     body: bytes
     software: tuple[str, str] | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReusedAnswerMismatch:
+    """A reused answer that differs from the one built afresh (the testing aid's finding)."""
+
+    broker_id: int
+    listener: str
+    api_key: int
+    api_version: int
+    request_body: bytes
+    kept: bytes
+    fresh: bytes
+    kept_software: tuple[str, str] | None
+    fresh_software: tuple[str, str] | None
+
+    @property
+    def first_difference(self) -> int:
+        """The offset of the first byte where the bodies differ (the shorter one's length
+        when one is a prefix of the other; -1 when only the software differs)."""
+        for i, (a, b) in enumerate(zip(self.kept, self.fresh, strict=False)):
+            if a != b:
+                return i
+        return -1 if len(self.kept) == len(self.fresh) else min(len(self.kept), len(self.fresh))
+
+    def describe(self) -> str:
+        try:
+            api = ApiKey(self.api_key).name
+        except ValueError:
+            api = str(self.api_key)
+        return (
+            f"broker {self.broker_id}, listener {self.listener}: a reused {api} "
+            f"v{self.api_version} answer differs from the one built afresh "
+            f"(first difference at body byte {self.first_difference})\n"
+            f"  request body: {self.request_body.hex()}\n"
+            f"  kept  ({len(self.kept)} bytes): {self.kept.hex()}\n"
+            f"  fresh ({len(self.fresh)} bytes): {self.fresh.hex()}"
+            + (
+                f"\n  client software: kept {self.kept_software}, fresh {self.fresh_software}"
+                if self.kept_software != self.fresh_software
+                else ""
+            )
+        )
+
+
+class ReuseChecks:
+    """What the testing aid found in this process, across every broker: how many reused
+    answers were compared, by API key, and those that differed (in order)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.compared: dict[int, int] = {}
+        self.mismatches: list[ReusedAnswerMismatch] = []
+
+    def add(self, api_key: int, mismatch: ReusedAnswerMismatch | None) -> None:
+        with self._lock:
+            self.compared[api_key] = self.compared.get(api_key, 0) + 1
+            if mismatch is not None:
+                self.mismatches.append(mismatch)
+
+
+#: The testing aid's findings in this process (`CHECK_REUSED_ANSWERS_ENV`).
+REUSE_CHECKS = ReuseChecks()
 
 
 def _many_items(message: Any) -> bool:

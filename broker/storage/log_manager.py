@@ -7,8 +7,8 @@ Follows Kafka's ``LogManager`` for the layout, ``log-start-offset-checkpoint``, 
 a log directory goes", "Retention"); compaction is `zkbroker.broker.storage.cleaner.clean_log`.
 `wait_for_append` is the long-poll primitive of Fetch (Kafka's ``DelayedFetch`` reduced to
 "something was appended": O(1) per append, waiters re-check; on disk they also poll the
-directory for other processes' appends). A log dir also holds `EMBEDDED_ZOOKEEPER_DIR`, the
-embedded ZooKeeper's data, a name that can never be a partition directory.
+directory for other processes' appends). A log dir also holds the embedded ZooKeeper's data
+(`zkbroker.broker.settings.EMBEDDED_ZOOKEEPER_DIR`), a name no partition directory can have.
 
 Not here: recovery points, several log dirs (JBOD), moving logs between dirs, choosing
 retention configs (the caller passes them).
@@ -44,8 +44,6 @@ _log = get_logger(__name__)
 
 #: How often waiters look for other processes' appends (disk mode).
 POLL_INTERVAL_S: Final = 0.1
-#: The embedded ZooKeeper's data directory inside a log dir (`LogManager.zookeeper_data_dir`).
-EMBEDDED_ZOOKEEPER_DIR: Final = "zookeeper"
 
 
 class LogManager:
@@ -79,11 +77,6 @@ class LogManager:
         self._appended = asyncio.Event()
         self._last_poll = 0.0
         self._closed = False
-
-    @property
-    def zookeeper_data_dir(self) -> Path | None:
-        """Where an embedded ZooKeeper keeps the cluster beside these logs (disk mode)."""
-        return None if self.log_dir is None else self.log_dir / EMBEDDED_ZOOKEEPER_DIR
 
     @staticmethod
     def _load_set_aside_dirs(log_dir: Path) -> None:
@@ -255,4 +248,4 @@ class LogManager:
         return changed
 
 
-__all__ = ["EMBEDDED_ZOOKEEPER_DIR", "POLL_INTERVAL_S", "LogManager", "partition_dir_name"]
+__all__ = ["POLL_INTERVAL_S", "LogManager", "partition_dir_name"]

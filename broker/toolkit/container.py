@@ -217,13 +217,14 @@ class ZkBrokerContainer(DockerContainer):
             }
             self.with_kwargs(network_mode="host")
         else:
-            # A network alias other containers can dial on the INTERNAL listener.
+            # A name other containers can dial on the INTERNAL listener (not published: they
+            # reach the container's ports on their network directly).
             env["ZKBROKER_INTERNAL_HOST"] = self._internal_host()
             for i in range(self.brokers):
-                # docker-py takes (host ip, port): published on loopback only.
-                binding = cast(Any, (self._host, self.port + i))
-                self.with_bind_ports(self.port + i, binding)
-                self.with_exposed_ports(self.internal_port + i)
+                # docker-py's (host ip, port) binding: published on loopback only. Set on
+                # `ports` itself: testcontainers' with_bind_ports (4.15) takes a bare port
+                # number, which docker-py publishes on every interface.
+                self.ports[f"{self.port + i}/tcp"] = cast(Any, (self._host, self.port + i))
         env["ZKBROKER_INTERNAL_PORT"] = str(self.internal_port)
         if self.security_spec is not None:
             self.security = self.security_spec.prepare()
@@ -244,6 +245,10 @@ class ZkBrokerContainer(DockerContainer):
         if not hasattr(self, "_alias"):
             self._alias = f"zkbroker-{secrets.token_hex(4)}"
             self.with_kwargs(hostname=self._alias)
+            network = getattr(self, "_network", None)  # testcontainers' Network, when given
+            if network is not None:
+                # A network alias: how other containers on the network resolve it.
+                self.with_network_aliases(*(self._network_aliases or []), self._alias)
         return self._alias
 
     def _start_error(self, exc: Exception) -> ZkBrokerContainerError:

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from zkbroker.broker.asyncutil import wait_for
 from zkbroker.broker.cluster import Cluster, settings_from_options
 from zkbroker.broker.security.cluster_security import Security
 from zkbroker.broker.settings import Settings
@@ -76,7 +77,7 @@ class ClusterReset:
         return cluster.call(snapshot())
 
     def reset(self, timeout: float = RESET_TIMEOUT_S) -> None:
-        self.cluster.call(asyncio.wait_for(self._reset(), timeout), timeout=timeout + 5)
+        self.cluster.call(wait_for(self._reset(), timeout), timeout=timeout + 5)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

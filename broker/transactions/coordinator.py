@@ -226,7 +226,7 @@ class TransactionCoordinator:
         tasks = self._runtime.take_tasks()
         tasks += [t for ts in self._completions.values() for t in ts]
         self._completions = {}
-        await cancel_all(tasks)
+        await cancel_all(tasks, what="transaction_coordinator", log=self._log)
         self._runtime.clear()
         # After the tasks: none of them can open a connection again.
         await self.markers.close()
@@ -546,7 +546,10 @@ class TransactionCoordinator:
         transit: TxnTransit,
         commit: bool,
     ) -> None:
-        task = asyncio.get_running_loop().create_task(self._complete(held, meta, transit, commit))
+        task = asyncio.get_running_loop().create_task(
+            self._complete(held, meta, transit, commit),
+            name=f"txn-complete-{self.broker_id}-{meta.transactional_id}",
+        )
         tasks = self._completions.setdefault(partition, set())
         tasks.add(task)
         task.add_done_callback(tasks.discard)

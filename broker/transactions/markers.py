@@ -2,9 +2,9 @@
 
 Kafka 3.9's ``KafkaApis.handleWriteTxnMarkersRequest`` / ``ReplicaManager.appendRecords`` with
 ``AppendOrigin.COORDINATOR`` (docs/kafka-behaviour.md §17): a partition this broker does not
-know or does not host is UNKNOWN_TOPIC_OR_PARTITION, one it does not lead
-NOT_LEADER_OR_FOLLOWER; otherwise a COMMIT or ABORT control batch is appended at the log end
-under the partition's append lock, stamped with the leader epoch, through
+know or does not host, or whose topic is being deleted, is UNKNOWN_TOPIC_OR_PARTITION, one it
+does not lead NOT_LEADER_OR_FOLLOWER; otherwise a COMMIT or ABORT control batch is appended
+at the log end under the partition's append lock, stamped with the leader epoch, through
 ``zkbroker.broker.storage.transactions.append_end_txn_marker``. The log's
 ``ProducerAppendInfo.appendEndTxnMarker`` checks answer INVALID_PRODUCER_EPOCH (an epoch older
 than the log's for the producer) and TRANSACTION_COORDINATOR_FENCED (a zombie coordinator); the
@@ -69,7 +69,8 @@ async def apply_marker(
     """Append the marker if `target` leads the partition; the error code otherwise."""
     image_topic = target.image.topics.get(topic)
     state = None if image_topic is None else image_topic.partitions.get(partition)
-    if image_topic is None or state is None:
+    if image_topic is None or state is None or topic in target.image.topics_being_deleted:
+        # A topic being deleted: StopReplica with delete took the partition out.
         return ec.UNKNOWN_TOPIC_OR_PARTITION
     if target.broker_id not in state.replicas:
         # Not hosted here (ReplicaManager.onlinePartition is empty): Kafka skips the marker.

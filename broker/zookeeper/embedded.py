@@ -524,18 +524,37 @@ def _file_size(path: Path) -> int:
 # --------------------------------------------------------------------------
 
 # Run as `sh -c SCRIPT zookeeper-watchdog JAVA ARGS...` with the pipe's read end as stdin.
-# The pipe moves to fd 3 and stdin becomes /dev/null; the subshell (which stays in the
+# The pipe moves to fd P and stdin becomes /dev/null; the subshell (which stays in the
 # JVM's process group and so keeps the pid $$ from being reused while it lives) ignores
 # the group's SIGTERM from `stop`, blocks until EOF, then signals $$, the JVM that the
 # shell became with `exec`, until it is gone or a zombie (an init that does not reap
 # orphans must not keep the watchdog, and the data dir lock it holds, for the whole
-# grace). dash allows only one-digit fds in redirections, hence 3. A pipe rather than
-# PR_SET_PDEATHSIG, which fires when the forking *thread* exits (`astart` forks from a worker
-# thread); it also covers this process being SIGKILLed.
-_WATCHDOG_SCRIPT: Final = f"""exec 3<&0 </dev/null
+# grace). A pipe rather than PR_SET_PDEATHSIG, which fires when the forking *thread* exits
+# (`astart` forks from a worker thread); it also covers this process being SIGKILLed.
+# P is a digit (dash allows only one-digit fds in redirections) that is none of the fds
+# handed down (`pass_fds`): `exec P<&0` would close such an fd in the shell, so that neither
+# the watchdog nor the JVM would hold it. In a fresh process the data dir's lock is the
+# first file opened, fd 3.
+
+
+def _watchdog_pipe_fd(pass_fds: Sequence[int]) -> int:
+    """The fd the watchdog's pipe moves to: the lowest one-digit fd above stderr that is
+    not handed down."""
+    for fd in range(3, 10):
+        if fd not in pass_fds:
+            return fd
+    raise ValueError(f"no one-digit fd is left for the watchdog's pipe: {sorted(pass_fds)}")
+
+
+def _watchdog_script(pipe_fd: int) -> str:
+    """The watchdog's shell script with its pipe on `pipe_fd` (3 to 9)."""
+    if not 3 <= pipe_fd <= 9:
+        raise ValueError(f"the watchdog's pipe needs a one-digit fd above 2, not {pipe_fd}")
+    p = pipe_fd
+    return f"""exec {p}<&0 </dev/null
 (
   trap '' TERM INT HUP
-  while read -r _ <&3; do :; done
+  while read -r _ <&{p}; do :; done
   kill -TERM $$ 2>/dev/null || exit 0
   n=0
   while kill -0 $$ 2>/dev/null && [ $n -lt {WATCHDOG_GRACE_S * 10} ]; do
@@ -545,8 +564,9 @@ _WATCHDOG_SCRIPT: Final = f"""exec 3<&0 </dev/null
   done
   kill -KILL $$ 2>/dev/null
 ) &
-exec "$@" 3<&-
+exec "$@" {p}<&-
 """
+
 
 # Write ends of the watchdogs' pipes held by this process. A child made by os.fork()
 # (multiprocessing) would keep them open, and the JVMs alive, until it exits: it closes
@@ -555,6 +575,8 @@ _lifelines: set[int] = set()
 
 
 def _close_lifelines_in_child() -> None:
+    # Not logged: this runs in a fork's child before it does anything else, and a copy that
+    # cannot be closed keeps nothing alive that the parent's own close does not end.
     for fd in list(_lifelines):
         with contextlib.suppress(OSError):
             os.close(fd)
@@ -575,7 +597,13 @@ def _spawn_with_watchdog(
         # foreground group, and ZooKeeper must not die before the brokers that use it
         # have shut down; stop() signals it explicitly.
         process = subprocess.Popen(
-            ["/bin/sh", "-c", _WATCHDOG_SCRIPT, "zookeeper-watchdog", *command],
+            [
+                "/bin/sh",
+                "-c",
+                _watchdog_script(_watchdog_pipe_fd(pass_fds)),
+                "zookeeper-watchdog",
+                *command,
+            ],
             stdin=read_end,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -597,8 +625,10 @@ def _close_lifeline(fd: int | None) -> None:
     if fd is None:
         return
     _lifelines.discard(fd)
-    with contextlib.suppress(OSError):
+    try:
         os.close(fd)
+    except OSError as exc:  # EBADF: closed by someone else, a bug worth a line
+        log.warning("zookeeper.lifeline_close_failed", fd=fd, error=repr(exc))
 
 
 def _lock_data_dir(data_dir: Path, deadline_s: float = DATA_DIR_LOCK_WAIT_S) -> int:
@@ -882,7 +912,9 @@ class EmbeddedZooKeeper(StartStop, AsyncStartStop):
         """Stop ZooKeeper (SIGTERM, SIGKILL after 10 s) and remove a temporary data dir.
 
         Idempotent; a never-started instance is a no-op. A start in progress (another
-        thread's) is ended: it raises `ZooKeeperStartError`.
+        thread's) is ended: it raises `ZooKeeperStartError`. When signalling or reaping the
+        JVM fails, that is logged (``zookeeper.stop_failed``) and raised, and the instance is
+        stopped all the same: the watchdog ends the JVM once its pipe is closed.
         """
         self._abort.set()
         with self._lock:
@@ -890,24 +922,30 @@ class EmbeddedZooKeeper(StartStop, AsyncStartStop):
             if process is None:
                 return
             self._process = None
-            forced = _terminate(process)
-            _close_lifeline(self._lifeline)
-            self._lifeline = None
-            self._finish_archive(None if forced else process.returncode)
-            self._release_data_dir_lock()
-            log.info(
-                "zookeeper.stopped",
-                pid=process.pid,
-                port=self._port,
-                returncode=process.returncode,
-                forced=forced,
-            )
-            self._remove_data_dir_if_owned()
-            if self._requested_port is None:
-                # A restart picks a new port; reporting the old one would mislead.
-                self._port = None
-            with _running_lock:
-                _running.discard(self)
+            stopped, forced = False, False
+            try:
+                forced = _terminate_logged(process, self._port, self._data_dir)
+                stopped = True
+            finally:
+                _close_lifeline(self._lifeline)
+                self._lifeline = None
+                self._finish_archive(process.returncode if stopped and not forced else None)
+                # The JVM and its watchdog hold the lock too while they live.
+                self._release_data_dir_lock()
+                if stopped:
+                    log.info(
+                        "zookeeper.stopped",
+                        pid=process.pid,
+                        port=self._port,
+                        returncode=process.returncode,
+                        forced=forced,
+                    )
+                self._remove_data_dir_if_owned()
+                if self._requested_port is None:
+                    # A restart picks a new port; reporting the old one would mislead.
+                    self._port = None
+                with _running_lock:
+                    _running.discard(self)
 
     async def astart(self) -> Self:
         """:meth:`start` in a worker thread, so the event loop keeps running."""
@@ -954,9 +992,16 @@ class EmbeddedZooKeeper(StartStop, AsyncStartStop):
 
     def _release_data_dir_lock(self) -> None:
         if self._lock_fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._lock_fd)
-            self._lock_fd = None
+            fd, self._lock_fd = self._lock_fd, None
+            try:
+                os.close(fd)
+            except OSError as exc:  # EBADF: closed by someone else, a bug worth a line
+                log.warning(
+                    "zookeeper.data_dir_lock_release_failed",
+                    fd=fd,
+                    data_dir=str(self._data_dir),
+                    error=repr(exc),
+                )
 
     def _remove_data_dir_if_owned(self) -> None:
         if not self._owns_data_dir or self._data_dir is None:
@@ -1093,9 +1138,11 @@ class EmbeddedZooKeeper(StartStop, AsyncStartStop):
             self._process = None
             with _running_lock:
                 _running.discard(self)
-            _terminate(process)
-            _close_lifeline(self._lifeline)
-            self._lifeline = None
+            try:
+                _terminate_logged(process, port, data_dir)
+            finally:
+                _close_lifeline(self._lifeline)
+                self._lifeline = None
             if isinstance(exc, _Aborted):
                 raise
             log_text = _read_from(log_file, log_offset)
@@ -1172,6 +1219,27 @@ def _terminate(process: subprocess.Popen[bytes]) -> bool:
         return True
 
 
+def _terminate_logged(
+    process: subprocess.Popen[bytes], port: int | None, data_dir: Path | None
+) -> bool:
+    """`_terminate`, logging (``zookeeper.stop_failed``) what it raises before raising it:
+    whoever stops several things may go on with the others and drop the exception
+    (ClusterEngine.stop suppresses what `astop` raises)."""
+    try:
+        return _terminate(process)
+    except Exception as exc:
+        log.error(
+            "zookeeper.stop_failed",
+            pid=process.pid,
+            port=port,
+            data_dir=None if data_dir is None else str(data_dir),
+            error=repr(exc),
+        )
+        raise
+
+
 def _signal_group(pgid: int, signum: signal.Signals) -> None:
+    # ESRCH is no failure: the group ended between `poll` and the signal. Anything else
+    # (EPERM) is raised, and `stop` logs it.
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signum)

@@ -2,11 +2,12 @@
 
 Follows `ReplicaManager.getPartitionOrError` and `Partition.localLogWithEpochOrThrow`
 (docs/kafka-behaviour.md §15): a partition this broker's metadata does not know is
-UNKNOWN_TOPIC_OR_PARTITION; one it knows but does not host, or hosts without leading it when
-the request needs the leader, is NOT_LEADER_OR_FOLLOWER; a topic being deleted has had its
-replicas stopped, so it is NOT_LEADER_OR_FOLLOWER as well until it is gone. A request that
-names the leader epoch it expects (KIP-320) gets FENCED_LEADER_EPOCH when its epoch is older
-than the partition's, UNKNOWN_LEADER_EPOCH when newer.
+UNKNOWN_TOPIC_OR_PARTITION, and so is every partition of a topic being deleted (the
+controller's UpdateMetadata with leader -2 took it out of every broker's metadata cache, and
+StopReplica with delete out of its replicas); one it knows but does not host, or hosts without
+leading it when the request needs the leader, is NOT_LEADER_OR_FOLLOWER. A request that names
+the leader epoch it expects (KIP-320) gets FENCED_LEADER_EPOCH when its epoch is older than the
+partition's, UNKNOWN_LEADER_EPOCH when newer.
 
 Every replica reads the one log of the partition (`zkbroker.broker.storage`), so "hosting" a
 partition means being in its replica set: leadership moves, the log does not.
@@ -49,9 +50,9 @@ def locate(
     """The partition, or the error code Kafka answers for it on this broker."""
     found = image.topics.get(topic)
     state = None if found is None else found.partitions.get(partition)
-    if found is None or state is None:
+    if found is None or state is None or topic in image.topics_being_deleted:
         return error_codes.UNKNOWN_TOPIC_OR_PARTITION
-    if topic in image.topics_being_deleted or broker_id not in state.replicas:
+    if broker_id not in state.replicas:
         return error_codes.NOT_LEADER_OR_FOLLOWER
     if current_leader_epoch != NO_EPOCH:
         if current_leader_epoch < state.leader_epoch:

@@ -5,10 +5,12 @@
 #                                               # neither $DOCKER_HOST nor the default socket answers
 #   scripts/docker/dockerd.sh stop              # stops the engine this script started, nothing else
 #
-# The engine is Debian's dockerd run as root with --bridge=none --iptables=false (no NAT, no
-# firewall changes; containers use --network host or user-defined bridges), its own socket, pid
-# file and exec root under $ZKBROKER_DOCKER_RUN, and its own data root (kept, so images and the
-# build cache survive between runs). It does not install Docker (the Makefile does).
+# The engine is Debian's dockerd run as root with --bridge=none --iptables=false
+# --ip-forward=false (no NAT, no firewall changes, and the host's IPv4 forwarding left as it
+# is; containers use --network host or user-defined bridges, which tests/docker seals: see its
+# conftest.py), its own socket, pid file and exec root under $ZKBROKER_DOCKER_RUN, and its own
+# data root (kept, so images and the build cache survive between runs). Published ports work
+# through docker-proxy. It does not install Docker (the Makefile does).
 set -euo pipefail
 
 RUN=${ZKBROKER_DOCKER_RUN:-/run/zkbroker-docker}
@@ -33,7 +35,7 @@ start() {
   $SUDO mkdir -p "$RUN" "$DATA"
   echo "starting dockerd on unix://$SOCKET (log: $RUN/dockerd.log)" >&2
   # setsid: the engine outlives this shell; `stop` ends it by its pid file.
-  $SUDO setsid dockerd --bridge=none --iptables=false --ip6tables=false \
+  $SUDO setsid dockerd --bridge=none --iptables=false --ip6tables=false --ip-forward=false \
     --data-root "$DATA" --exec-root "$RUN/exec" --pidfile "$PIDFILE" \
     -H "unix://$SOCKET" >"$RUN/dockerd.log" 2>&1 < /dev/null &
   for _ in $(seq 150); do

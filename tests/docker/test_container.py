@@ -1,22 +1,73 @@
-"""`ZkBrokerContainer` (testcontainers) started from a test, plain and secured."""
+"""`ZkBrokerContainer` (testcontainers) started from a test: with published ports (its default)
+on a bridge network, a testcontainers `Network` sealed as conftest.py explains (the private
+engine has no default bridge), and with `host_network=True`; plain and secured."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from tests.docker.conftest import (
+    LABELS,
+    SealedNetwork,
+    metadata_from_a_container,
+    new_bridge_name,
+    seal_bridge,
+)
 from zkbroker import Security, ZkBrokerContainer
 from zkbroker.broker.toolkit.container import ZkBrokerContainerError
 
 
-def test_plain_cluster_bootstrap_produce_consume_and_fault() -> None:
+@contextlib.contextmanager
+def placement(mode: str) -> Iterator[dict[str, Any]]:
+    """ZkBrokerContainer's arguments for `mode`: a sealed testcontainers Network for "bridge"."""
+    if mode == "host":
+        yield {"host_network": True, "labels": LABELS}
+        return
+    from testcontainers.core.network import Network
+
+    bridge = new_bridge_name()
+    network_kw = {
+        "driver": "bridge",
+        "options": SealedNetwork.options(bridge),
+        "labels": LABELS,
+    }
+    with Network(docker_network_kw=network_kw) as network:
+        seal_bridge(bridge)
+        yield {"network": network, "labels": LABELS}
+
+
+@pytest.mark.parametrize("mode", ["bridge", "host"])
+def test_plain_cluster_bootstrap_produce_consume_and_fault(mode: str) -> None:
+    from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.admin import AdminClient, NewTopic
     from kafka import KafkaConsumer, KafkaProducer
 
-    with ZkBrokerContainer(brokers=3, kafka_version="3.9", host_network=True) as kafka:
+    with (
+        placement(mode) as where,
+        ZkBrokerContainer(brokers=3, kafka_version="3.9", **where) as kafka,
+    ):
         bootstrap = kafka.get_bootstrap_server()
-        assert len(bootstrap.split(",")) == 3
+        assert bootstrap == ",".join(f"127.0.0.1:{kafka.port + i}" for i in range(3))
+        if mode == "bridge":
+            wrapped = kafka.get_wrapped_container()
+            wrapped.reload()
+            bindings = wrapped.attrs["HostConfig"]["PortBindings"]
+            assert {
+                (key, b["HostIp"], b["HostPort"]) for key, found in bindings.items() for b in found
+            } == {(f"{kafka.port + i}/tcp", "127.0.0.1", str(kafka.port + i)) for i in range(3)}
+            assert wrapped.attrs["HostConfig"]["NetworkMode"] == where["network"].name
+            # Other containers on the network: the INTERNAL listener under the advertised name.
+            internal = kafka.get_internal_bootstrap_server()
+            host = internal.split(",")[0].rsplit(":", 1)[0]
+            assert host.startswith("zkbroker-"), internal
+            listed = metadata_from_a_container(where["network"].name, internal.split(",")[0])
+            assert listed == [[host, kafka.internal_port + i] for i in range(3)]
+
         topic = f"t-{uuid.uuid4().hex[:8]}"
         producer = KafkaProducer(bootstrap_servers=bootstrap)
         producer.send(topic, b"hello").get(timeout=20)  # auto-created
@@ -35,8 +86,9 @@ def test_plain_cluster_bootstrap_produce_consume_and_fault() -> None:
         )
         admin = AdminClient(kafka.client_config("confluent"))
         future = admin.create_topics([NewTopic("refused", 1, 1)])["refused"]
-        with pytest.raises(Exception, match=r"(?i)policy"):
+        with pytest.raises(KafkaException) as refused:
             future.result(20)
+        assert refused.value.args[0].code() == KafkaError.POLICY_VIOLATION, refused.value
         assert "CreateTopics" not in kafka.fault("list")  # consumed
 
 
@@ -47,7 +99,7 @@ def test_sasl_scram_and_plain_over_tls() -> None:
     security = Security(
         protocol="SASL_SSL", mechanisms=("SCRAM-SHA-512", "PLAIN"), users={"alice": "alice-pw"}
     )
-    with ZkBrokerContainer(brokers=2, host_network=True, security=security) as kafka:
+    with ZkBrokerContainer(brokers=2, host_network=True, security=security, labels=LABELS) as kafka:
         conf = kafka.client_config("confluent")
         assert conf["security.protocol"] == "SASL_SSL"
         assert len(AdminClient(conf).list_topics(timeout=15).brokers) == 2

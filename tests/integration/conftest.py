@@ -54,17 +54,3 @@ def kazoo(zk_connect: str) -> Iterator[KazooClient]:
     client.stop()
     client.close()
 
-
-@pytest.fixture(autouse=True, scope="session")
-def _debug_logging() -> Iterator[None]:
-    """zkbroker's events at debug level, so every request's log line (and its error-code walk)
-    is exercised; they reach pytest's own handlers, as they would a user's."""
-    import logging
-
-    from zkbroker.broker.log import ROOT_LOGGER
-
-    logger = logging.getLogger(ROOT_LOGGER)
-    saved = logger.level
-    logger.setLevel(logging.DEBUG)
-    yield
-    logger.setLevel(saved)

@@ -5,7 +5,6 @@ User:ANONYMOUS against a broker that allows everyone but what explicit DENY ACLs
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +20,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
+from tests.integration.helpers import wait_until
 from zkbroker import Cluster
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.security.cluster_security import Security
@@ -478,20 +478,12 @@ def test_list_and_describe_transactions_hide_undescribable_ids(denying: Cluster)
     from zkbroker.broker.protocol.messages.list_transactions import ListTransactionsRequest
 
     with WireClient.to(denying.bootstrap_servers) as client:
-        for _ in range(100):  # __transaction_state is created by the first lookup
-            found = client.request(3, FindCoordinatorRequest(key="t-open", key_type=1))
-            if found.error_code == ec.NONE:
-                break
-            time.sleep(0.1)
+        # __transaction_state is created by the first lookup.
+        find = FindCoordinatorRequest(key="t-open", key_type=1)
+        wait_until(lambda: client.request(3, find).error_code == ec.NONE, interval=0.1)
         for tid in ("t-open", "t-hidden"):
-            for _ in range(100):
-                init = client.request(
-                    4, InitProducerIdRequest(transactional_id=tid, transaction_timeout_ms=60000)
-                )
-                if init.error_code == ec.NONE:
-                    break
-                time.sleep(0.1)
-            assert init.error_code == ec.NONE
+            init = InitProducerIdRequest(transactional_id=tid, transaction_timeout_ms=60000)
+            wait_until(lambda i=init: client.request(4, i).error_code == ec.NONE, interval=0.1)
         listed = client.request(0, ListTransactionsRequest())
         assert [t.transactional_id for t in listed.transaction_states] == ["t-open"]
         described = client.request(0, DescribeTransactionsRequest(["t-hidden", "t-open"]))

@@ -9,7 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 
 import pytest
@@ -19,6 +18,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from tests.integration.helpers import wait_until
+from tests.log_events import capture_events
 from zkbroker import Cluster
 
 
@@ -171,8 +171,13 @@ def test_control_node_written_by_any_tool_is_applied(
     kazoo.set("/zkbroker/brokers/2", b'{"version":1,"state":"stopped"}')
     wait_until(lambda: registration(kazoo, 2) is None and not node.running)
     # An undecodable control node expresses no wish: the broker stays as it is.
-    kazoo.set("/zkbroker/brokers/2", b'{"version":1,"state":"paused"}')
-    time.sleep(0.5)
+    with capture_events() as events:
+        kazoo.set("/zkbroker/brokers/2", b'{"version":1,"state":"paused"}')
+        wait_until(
+            lambda: any(
+                e["event"] == "broker.control_invalid" and e["broker_id"] == 2 for e in events
+            )
+        )
     assert not node.running
     kazoo.set("/zkbroker/brokers/2", b'{"version":1,"state":"running"}')
     wait_until(lambda: registration(kazoo, 2) is not None and node.running)

@@ -13,12 +13,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer
+import pytest
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, Producer
 from confluent_kafka import TopicPartition as CTP
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.helpers import wait_until, wait_visible
 from zkbroker import Cluster
+from zkbroker.broker.engine.log_retention import LogRetention
 
 FAST_PASSES = ("log.retention.check.interval.ms", "200")
 
@@ -155,23 +157,32 @@ def test_consumer_offsets_shrinks_and_still_loads_after_a_restart(
     cluster.stop()
     again = cluster_factory(log_dir=str(tmp_path), broker_configs=configs)
     admin = AdminClient({"bootstrap.servers": again.bootstrap_servers})
-    deadline = time.monotonic() + 60
-    while True:
+
+    def committed() -> int | None:
         try:
             got = admin.list_consumer_group_offsets(
                 [ConsumerGroupTopicPartitions("committer", [CTP("src", 0)])]
             )["committer"].result(10)
-            if got.topic_partitions[0].offset == 300:
-                break
-        except Exception:
-            pass
-        assert time.monotonic() < deadline, "the committed offset did not load"
-        time.sleep(0.5)
+        except (KafkaException, TimeoutError):  # the coordinator is still loading
+            return None
+        return int(got.topic_partitions[0].offset)
+
+    wait_until(lambda: committed() == 300, timeout=60, interval=0.5)
 
 
 def test_log_cleaner_enable_false_keeps_every_record(
-    cluster_factory: Callable[..., Cluster],
+    cluster_factory: Callable[..., Cluster], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    passes = 0
+    run_once = LogRetention.run_once
+
+    async def counted(self: LogRetention) -> int:
+        nonlocal passes
+        freed = await run_once(self)
+        passes += 1
+        return freed
+
+    monkeypatch.setattr(LogRetention, "run_once", counted)
     cluster = cluster_factory(
         broker_configs=(FAST_PASSES, ("log.cleaner.enable", "false")),
     )
@@ -182,5 +193,8 @@ def test_log_cleaner_enable_false_keeps_every_record(
     )
     for i in range(60):
         cluster.produce("kept", b"v%d" % i, key=b"same")
-    time.sleep(1.0)  # five retention passes
+    # A negative check: five retention passes, each of which would clean the log if the
+    # cleaner were enabled (the tests above), have run.
+    after = passes
+    wait_until(lambda: passes >= after + 5)
     assert [r.offset for r in cluster.records("kept")] == list(range(60))

@@ -15,9 +15,11 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.integration.helpers import wait_until
 from tests.unit.test_cli_config_file import JAAS, stock_file
 from zkbroker import Cluster
 from zkbroker.broker.cli.main import build_parser, settings_from_args
@@ -115,7 +117,7 @@ def test_stock_server_properties_serves_a_client(
 def test_jaas_file_plain_users_log_in(
     zk_test_zookeeper: ZooKeeperEndpoint, tmp_path: Path, release: str
 ) -> None:
-    from confluent_kafka import KafkaException
+    from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.admin import AdminClient
 
     jaas = tmp_path / "kafka_server_jaas.conf"
@@ -141,5 +143,26 @@ def test_jaas_file_plain_users_log_in(
 
         metadata = AdminClient(conf("alice", 'alice "quoted" secret')).list_topics(timeout=20)
         assert list(metadata.brokers) == [0]
+        # The wrong password is refused by the broker, not merely unanswered: librdkafka
+        # reports an authentication error (with the broker's message since KIP-152, 1.0;
+        # before it Kafka closes the connection in the middle of the SASL exchange). Its
+        # metadata request fails alike either way, so the error is what tells them apart.
+        errors: list[KafkaError] = []
+        wrong: dict[str, Any] = {**conf("alice", "wrong"), "error_cb": errors.append}
+        admin = AdminClient(wrong)
         with pytest.raises(KafkaException):
-            AdminClient(conf("alice", "wrong")).list_topics(timeout=3)
+            admin.list_topics(timeout=5)
+
+        def refusals() -> list[str]:
+            admin.poll(0.1)
+            return [e.str() for e in errors if e.code() == KafkaError._AUTHENTICATION]
+
+        refused = wait_until(refusals)
+        if release == "0.11.0":
+            assert "SASL authentication failure: Disconnected" in refused[0], refused
+            assert "in state AUTH_LEGACY" in refused[0], refused
+        else:
+            assert (
+                "SASL authentication error: Authentication failed: Invalid username or password"
+                in refused[0]
+            ), refused

@@ -20,6 +20,7 @@ from kafka.admin import KafkaAdminClient
 from kazoo.client import KazooClient
 
 from tests.integration.helpers import wait_until, wait_visible
+from tests.log_events import capture_events
 from zkbroker import Cluster
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.messages.alter_partition_reassignments import (
@@ -85,6 +86,21 @@ def create_topic(
         (result,) = client.request(version, request).topics
     assert result.error_code == ec.NONE, result
     wait_visible(cluster, name)
+
+
+def handled(events: list[dict[str, Any]], event_name: str, after: Callable[[Any], bool]) -> bool:
+    """The controller has finished an event `event_name` after logging an event that `after`
+    matches (`events` from `capture_events()`, whose DEBUG level turns on the controller's
+    `controller.event` lines)."""
+    marks = [i for i, e in enumerate(events) if after(e)]
+    return bool(marks) and any(
+        e["event"] == "controller.event" and e["event_name"] == event_name
+        for e in events[marks[0] + 1 :]
+    )
+
+
+def brokers_started(broker_id: int) -> Callable[[Any], bool]:
+    return lambda e: e["event"] == "controller.brokers_started" and e["brokers"] == [broker_id]
 
 
 def state(zk: KazooClient, topic: str, partition: int) -> dict[str, Any]:
@@ -211,8 +227,15 @@ def test_admin_node_with_unknown_partitions_is_pruned_and_bad_json_is_left(
         "version": 1,
         "partitions": [{"topic": "prune", "partition": 0, "replicas": [2], "log_dirs": ["any"]}],
     }
-    kazoo.create(REASSIGN, json.dumps(bad).encode())
-    time.sleep(1.0)
+    with capture_events() as events:
+        kazoo.create(REASSIGN, json.dumps(bad).encode())
+        wait_until(
+            lambda: handled(
+                events,
+                "ZkPartitionReassignment",
+                lambda e: e["event"] == "controller.zk_reassignment_undecodable",
+            )
+        )
     assert kazoo.exists(REASSIGN) is not None
     assert topic_znode(kazoo, "prune")["partitions"] == {"0": [1]}
 
@@ -339,8 +362,15 @@ def test_deletion_waits_for_reassignment(
     create_topic(cluster, "doomed", {0: [0]})
     with controller_client(cluster) as client:
         alter(client, "doomed", {0: [1]})
-    kazoo.create("/admin/delete_topics/doomed")
-    time.sleep(0.5)
+    with capture_events() as events:
+        kazoo.create("/admin/delete_topics/doomed")
+        wait_until(
+            lambda: any(
+                e["event"] == "controller.deletion_waiting"
+                and (e["topic"], e["reason"]) == ("doomed", "reassignment in progress")
+                for e in events
+            )
+        )
     assert kazoo.exists("/brokers/topics/doomed") is not None  # waits for the reassignment
     wait_until(lambda: kazoo.exists("/brokers/topics/doomed") is None, timeout=20)
     assert kazoo.exists("/admin/delete_topics/doomed") is None
@@ -438,8 +468,9 @@ def test_offline_partition_and_unclean_election(cluster: Cluster, kazoo: KazooCl
     # No live ISR replica and unclean election disabled: offline, the last ISR member kept.
     wait_until(leader_is(kazoo, "unclean", 0, -1))
     assert state(kazoo, "unclean", 0)["isr"] == [2]
-    cluster.start_broker(1)
-    time.sleep(0.5)
+    with capture_events() as events:
+        cluster.start_broker(1)
+        wait_until(lambda: handled(events, "BrokerChange", brokers_started(1)))
     assert state(kazoo, "unclean", 0)["leader"] == -1  # 1 is not in the ISR
     with controller_client(cluster) as client:
         assert elect(client, 1, {"unclean": [0]}) == {("unclean", 0): (0, None)}
@@ -531,8 +562,15 @@ def test_preferred_replica_election_znode_is_consumed(
     assert state(kazoo, "znodepref", 0)["leader"] == 0
     assert state(kazoo, "znodepref", 1)["leader_epoch"] == 0  # already preferred
     # Valid JSON without `partitions`: Kafka's processing throws and leaves the node.
-    kazoo.create(PREFERRED, b'{"version":1}')
-    time.sleep(0.5)
+    with capture_events() as events:
+        kazoo.create(PREFERRED, b'{"version":1}')
+        wait_until(
+            lambda: handled(
+                events,
+                "ReplicaLeaderElection",
+                lambda e: e["event"] == "controller.preferred_election_undecodable",
+            )
+        )
     assert kazoo.exists(PREFERRED) is not None
 
 
@@ -557,7 +595,11 @@ def test_no_auto_rebalance_when_disabled(
     wait_until(leader_is(kazoo, "manual", 0, 1))
     cluster.start_broker(0)
     wait_until(lambda: state(kazoo, "manual", 0)["isr"] == [1, 0])
-    time.sleep(1.5)
+    # A negative check, so a window: five check intervals, in which an enabled rebalance runs
+    # its check (an event) at least once, whether or not it elects.
+    with capture_events() as events:
+        time.sleep(1.5)
+    assert not [e for e in events if e.get("event_name") == "AutoPreferredReplicaLeaderElection"]
     assert state(kazoo, "manual", 0)["leader"] == 1
 
 
@@ -608,8 +650,9 @@ def test_turning_unclean_election_on_elects_offline_partitions(
     wait_until(lambda: state(kazoo, "later", 0)["isr"] == [2])
     cluster.stop_broker(2)
     wait_until(leader_is(kazoo, "later", 0, -1))
-    cluster.start_broker(1)
-    time.sleep(0.3)
+    with capture_events() as events:
+        cluster.start_broker(1)
+        wait_until(lambda: handled(events, "BrokerChange", brokers_started(1)))
     assert state(kazoo, "later", 0)["leader"] == -1
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
     resource = ConfigResource(
@@ -656,7 +699,8 @@ def test_every_observed_state_keeps_kafkas_invariants(
     cluster.stop_broker(cluster.engine.controller_id)
     wait_until(lambda: cluster.engine.controller_id >= 0)
     wait_until(lambda: set(state(kazoo, "watched", 0)["isr"]) == {1, 2})
-    time.sleep(0.3)  # let the watch deliver the last versions
+    # The watch has delivered the last version.
+    wait_until(lambda: bool(seen) and seen[-1] == state(kazoo, "watched", 0))
     for before, after in itertools.pairwise(seen):
         assert after["leader"] == -1 or after["leader"] in after["isr"], after
         assert after["leader_epoch"] >= before["leader_epoch"], (before, after)

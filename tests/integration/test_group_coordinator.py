@@ -16,11 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, Producer
 from confluent_kafka import TopicPartition as CTP
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
 from kazoo.client import KazooClient
 
+from tests.integration.helpers import wait_until
 from zkbroker import Cluster, OffsetsUnavailable
 from zkbroker.broker.protocol.error_codes import COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 from zkbroker.broker.protocol.messages.find_coordinator import FindCoordinatorRequest
@@ -250,18 +251,17 @@ def test_offsets_survive_restart_with_log_dir(
     cluster.stop()
     again = _start(cluster_factory, log_dir=str(tmp_path))
     admin = AdminClient({"bootstrap.servers": _bootstrap(again)})
-    deadline = time.monotonic() + 60
-    while True:
+
+    def committed() -> int | None:
         try:
             got = admin.list_consumer_group_offsets(
                 [ConsumerGroupTopicPartitions("keeper", [CTP("keep", 0)])]
             )["keeper"].result(10)
-            if got.topic_partitions[0].offset == 7:
-                break
-        except Exception:
-            pass
-        assert time.monotonic() < deadline
-        time.sleep(0.5)
+        except (KafkaException, TimeoutError):  # the coordinator is still loading
+            return None
+        return int(got.topic_partitions[0].offset)
+
+    wait_until(lambda: committed() == 7, timeout=60, interval=0.5)
 
 
 def test_offset_fetch_returns_committed_metadata_and_leader_epoch(
@@ -382,19 +382,18 @@ def test_coordinator_moves_when_its_broker_stops(
             f"{b.host}:{b.port}" for i, b in cluster.engine.brokers.items() if i != old
         )
         admin = AdminClient({"bootstrap.servers": alive})
-        deadline = time.monotonic() + 60
-        while True:
+
+        def fetched() -> dict[int, int] | None:
+            c.poll(0.2)  # the consumer goes on meanwhile
             try:
                 listed = admin.list_consumer_group_offsets(
                     [ConsumerGroupTopicPartitions("mover", [CTP("mv", p) for p in range(3)])]
                 )["mover"].result(10)
-                fetched = {tp.partition: tp.offset for tp in listed.topic_partitions}
-                if fetched == before:
-                    break
-            except Exception:
-                pass
-            assert time.monotonic() < deadline, "offsets not fetched from the new coordinator"
-            c.poll(0.2)
+            except (KafkaException, TimeoutError):  # the new coordinator is still loading
+                return None
+            return {tp.partition: tp.offset for tp in listed.topic_partitions}
+
+        wait_until(lambda: fetched() == before, timeout=60, interval=0)
 
         # The consumer carries on: new records arrive, and it commits to the new coordinator.
         _produce(alive, "mv", 3, 9)

@@ -1,6 +1,7 @@
 """zkbroker inside someone else's process, and its command at a normal stop: nothing on stdout
-from the library, events through `logging` under `zkbroker.*` at INFO unless asked for more, no
-error at a Ctrl-C, and the process-wide collector pause shared safely by two clusters."""
+from the library, events through `logging` under `zkbroker.*` at the level the application
+configures (none of zkbroker's own: a NullHandler, no level), no error at a Ctrl-C, and the
+process-wide collector pause shared safely by two clusters."""
 
 from __future__ import annotations
 
@@ -47,21 +48,85 @@ def test_a_cluster_in_a_script_writes_nothing_to_stdout(zk_connect: str, tmp_pat
     assert result.stderr == ""
 
 
+# A user's script: a cluster of one broker answers a Metadata request, then a frame whose
+# header cannot be decoded (a WARNING event: the connection is closed), under the logging
+# configuration the test puts first.
+_SERVING_SCRIPT = """
+import socket, struct
+from zkbroker import Cluster
+from zkbroker.broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.toolkit.wire import WireClient
+
+with Cluster(brokers=1, port=0, zookeeper={zookeeper!r}) as cluster:
+    with WireClient.to(cluster.bootstrap_servers) as client:
+        assert client.request(9, MetadataRequest(topics=[])).brokers
+    with WireClient.to(cluster.bootstrap_servers) as client:
+        client.send_raw(struct.pack(">i", 1) + b"\\x00")
+        assert client.is_closed_by_peer()
+"""
+
+
+def _serve_in_a_script(tmp_path: Path, zk_connect: str, logging_setup: str) -> tuple[str, str]:
+    script = tmp_path / "user_script.py"
+    script.write_text(logging_setup + _SERVING_SCRIPT.format(zookeeper=zk_connect))
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout, result.stderr
+
+
+def test_an_application_at_critical_hears_nothing_from_a_serving_cluster(
+    zk_connect: str, tmp_path: Path
+) -> None:
+    setup = "import logging\nlogging.basicConfig(level=logging.CRITICAL)\n"
+    stdout, stderr = _serve_in_a_script(tmp_path, zk_connect, setup)
+    assert (stdout, stderr) == ("", "")
+
+
+def test_an_application_at_info_gets_the_events_under_zkbroker_names(
+    zk_connect: str, tmp_path: Path
+) -> None:
+    setup = "import logging\nlogging.basicConfig(level=logging.INFO)\n"
+    stdout, stderr = _serve_in_a_script(tmp_path, zk_connect, setup)
+    assert stdout == ""
+    # basicConfig's format: LEVEL:logger name:message (the event's text).
+    lines = stderr.splitlines()
+    assert any(
+        line.startswith("INFO:zkbroker.broker.server.broker_node:broker.started ") for line in lines
+    ), stderr[-3000:]
+    assert any(
+        line.startswith("WARNING:zkbroker.broker.server.listener:connection.closing ")
+        for line in lines
+    ), stderr[-3000:]
+    ours = [line for line in lines if ":zkbroker." in line.split(" ")[0]]
+    assert ours and not any(line.startswith("DEBUG:") for line in ours)
+
+
+def test_zkbroker_alone_turned_up_or_quieted(zk_connect: str, tmp_path: Path) -> None:
+    # The README's recipe: the application at WARNING, zkbroker alone at INFO.
+    setup = (
+        "import logging\nlogging.basicConfig(level=logging.WARNING)\n"
+        'logging.getLogger("zkbroker").setLevel(logging.INFO)\n'
+    )
+    _, stderr = _serve_in_a_script(tmp_path, zk_connect, setup)
+    assert "INFO:zkbroker.broker.server.broker_node:broker.started " in stderr
+    # ... or quieted below the application's level: not even its warnings.
+    setup = (
+        "import logging\nlogging.basicConfig(level=logging.INFO)\n"
+        'logging.getLogger("zkbroker").setLevel(logging.ERROR)\n'
+    )
+    _, stderr = _serve_in_a_script(tmp_path, zk_connect, setup)
+    assert ":zkbroker." not in stderr
+
+
 def test_events_reach_logging_under_zkbroker_names_at_info(
     cluster_factory: Callable[..., Cluster], caplog: pytest.LogCaptureFixture
 ) -> None:
-    logger = logging.getLogger(ROOT_LOGGER)
-    saved = logger.level
-    logger.setLevel(logging.NOTSET)  # as a user's process has it: the library's default applies
-    try:
-        from zkbroker.broker import log as log_module
-
-        log_module._default_level()
-        assert logger.level == logging.INFO
-        caplog.set_level(logging.DEBUG)  # the root: the user asks nothing of zkbroker
-        cluster = cluster_factory(broker_ids=(0,))
-    finally:
-        logger.setLevel(saved)
+    # The suite's application level is INFO (pytest's log_level); zkbroker sets none.
+    assert logging.getLogger(ROOT_LOGGER).level == logging.NOTSET
+    caplog.set_level(logging.INFO)  # the root: the user asks nothing of zkbroker
+    cluster = cluster_factory(broker_ids=(0,))
     ours = [r for r in caplog.records if r.name.startswith("zkbroker.")]
     started = [r for r in ours if r.msg["event"] == "broker.started"]
     assert started and started[0].name == "zkbroker.broker.server.broker_node"

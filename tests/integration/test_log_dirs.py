@@ -304,9 +304,11 @@ def test_topic_being_deleted_is_not_hosted(cluster: Cluster, kazoo: Any) -> None
                 dirs=[AlterReplicaLogDir(path=KAFKA_DEFAULT_DIR, topics=[_topic("gone", 0)])]
             ),
         )
-        # Kafka has stopped the replica: NOT_LEADER_OR_FOLLOWER, answered for compatibility
-        # as REPLICA_NOT_AVAILABLE.
-        assert _codes(moved) == {("gone", 0): error_codes.REPLICA_NOT_AVAILABLE}
+        # Deletion began with leader -2 in UpdateMetadata: the broker's metadata cache forgot
+        # the partition and StopReplica removed it, so getPartitionOrException finds neither
+        # (UNKNOWN_TOPIC_OR_PARTITION, not the NOT_LEADER_OR_FOLLOWER that a known partition
+        # hosted elsewhere gets and that this API answers as REPLICA_NOT_AVAILABLE).
+        assert _codes(moved) == {("gone", 0): error_codes.UNKNOWN_TOPIC_OR_PARTITION}
         # Its log is gone from the broker's log dir too.
         described = client.request(4, DescribeLogDirsRequest(topics=None))
         assert _sizes(described) == {}

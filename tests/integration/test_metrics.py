@@ -155,6 +155,7 @@ def test_request_counters_timers_gauges_and_faults(
 
 
 @pytest.mark.kafka_version("2.8")
+@pytest.mark.debug_logging  # each event's `controller.event` line is logged at DEBUG
 def test_controller_events_are_named_and_timed(
     cluster_factory: Callable[..., Cluster],
     statsd: StatsdListener,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaProducer
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaProducer
 
@@ -154,8 +154,10 @@ def test_timed_out_transaction_is_aborted(txn_cluster: Cluster) -> None:
         timeout=30,
     )
     assert state.producer_epoch == epoch + 1
-    with pytest.raises(KafkaException):
+    with pytest.raises(KafkaException) as failure:
         producer.commit_transaction(30)
+    # Fenced by the bumped epoch (fatal), not a timeout.
+    assert failure.value.args[0].code() == KafkaError._FENCED, failure.value
     assert _read(txn_cluster, "read_committed") == []
 
 

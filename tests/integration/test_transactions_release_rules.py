@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.helpers import wait_until, wait_visible
@@ -221,8 +221,9 @@ def test_a_transactional_producer_after_delete_records(
         producer.commit_transaction(30)
         assert _values(cluster) == [b"after"]
     else:
-        with pytest.raises(KafkaException):
+        with pytest.raises(KafkaException) as failure:
             producer.commit_transaction(30)
+        assert failure.value.args[0].code() == KafkaError.UNKNOWN_PRODUCER_ID, failure.value
         assert _values(cluster) == []
 
 
@@ -301,6 +302,8 @@ def test_before_2_6_end_txn_with_a_newer_epoch_leaves_the_commit_prepared(
         # Prepared, never completed: the producer's own commit and a new instance both wait.
         assert _end(coordinator, pid, epoch) == ec.CONCURRENT_TRANSACTIONS
         again = InitProducerIdRequest(transactional_id=TXN, transaction_timeout_ms=60_000)
+        # A negative check, so a window: nothing is left to complete the commit (no markers
+        # are sent); half a second later it is still prepared.
         time.sleep(0.5)
         assert coordinator.request(0, again).error_code == ec.CONCURRENT_TRANSACTIONS
     old = next(b for b, h in cluster.brokers.items() if h.port == port)

@@ -16,7 +16,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.helpers import wait_until, wait_visible
@@ -186,17 +192,15 @@ def test_consumer_offsets_with_transactional_commits_reload_after_compaction(
     cluster.stop()
     again = cluster_factory(log_dir=str(tmp_path), broker_configs=configs, kafka_version="3.9")
     admin = AdminClient({"bootstrap.servers": again.bootstrap_servers})
-    deadline = time.monotonic() + 60
-    got = None
-    while time.monotonic() < deadline:
+
+    def committed() -> int | None:
         try:
             answer = admin.list_consumer_group_offsets(
                 [ConsumerGroupTopicPartitions(group, [TopicPartition("src", 0)])]
             )[group].result(10)
-            got = answer.topic_partitions[0].offset
-            if got >= 0:
-                break
-        except Exception:
-            pass
-        time.sleep(0.5)
-    assert got == 40
+        except (KafkaException, TimeoutError):  # the coordinator is still loading
+            return None
+        offset = int(answer.topic_partitions[0].offset)
+        return offset if offset >= 0 else None
+
+    assert wait_until(committed, timeout=60, interval=0.5) == 40

@@ -169,6 +169,20 @@ async def eventually(predicate: Callable[[], bool], timeout: float = 10.0) -> No
         await asyncio.sleep(0.01)
 
 
+async def fence(store: ZkStore) -> None:
+    """For a negative check: wait until `store` has delivered a change made now. ZooKeeper
+    sends a session's watch events in the order of the changes and the store re-reads and
+    delivers them in that order, so whatever an earlier change would have called (on any
+    watch of `store`) has been called by then."""
+    path = f"/fence-{uuid.uuid4().hex}"
+    seen: list[Any] = []
+    watch = await store.watch_exists(path, seen.append)
+    await store.create(path)
+    await eventually(lambda: seen[-1] is not None)
+    watch.cancel()
+    await store.delete(path)
+
+
 def _broker(broker_id: int) -> BrokerInfo:
     return BrokerInfo.create(broker_id, [Endpoint.plaintext("127.0.0.1", 9092 + broker_id)])
 
@@ -522,15 +536,16 @@ async def test_children_watch_runs_on_the_loop_and_is_persistent(
     await eventually(lambda: seen[-1] is None)
     await store.create("/w/x", makepath=True)
     await eventually(lambda: seen[-1] == ["x"])
-    # a data change of the watched node is not a children change
+    # a data change of the watched node is not a children change (negative checks: the
+    # fence waits for what these changes would have called)
     count = len(seen)
     await store.set("/w", b"data")
-    await asyncio.sleep(0.2)
+    await fence(store)
     assert len(seen) == count
     watch.cancel()
     assert watch.cancelled
     await store.create("/w/y")
-    await asyncio.sleep(0.2)
+    await fence(store)
     assert len(seen) == count
 
 
@@ -567,7 +582,7 @@ async def test_watch_callback_returning_false_cancels(store: ZkStore) -> None:
     assert calls[0] is None and calls[1] is not None
     await eventually(lambda: watch.cancelled)
     await store.delete("/e")
-    await asyncio.sleep(0.2)
+    await fence(store)  # a negative check: what the deletion would have called has been
     assert len(calls) == 2
 
 
@@ -676,7 +691,7 @@ async def test_get_many_and_watch_reports_later_changes_only(
     for watch in watches:
         watch.cancel()
     raw.set("/watched/a", b"3")
-    await asyncio.sleep(0.3)
+    await fence(store)  # a negative check: what the change would have called has been
     assert seen["a"] == [b"2"]
 
 

@@ -31,9 +31,24 @@ from kazoo.client import KazooClient
 from tests.integration.helpers import wait_until
 from zkbroker import Cluster
 from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.server.hooks import Intervention, RequestCall, RequestRecord
 from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper, pick_free_port
 
 BUDGET_S = 60.0
+
+
+class Arrivals:
+    """A request hook that notes the API of every request as it reaches its handler."""
+
+    def __init__(self) -> None:
+        self.apis: list[str] = []
+
+    async def intervene(self, call: RequestCall) -> Intervention | None:
+        self.apis.append(call.api_name)
+        return None
+
+    def observe(self, record: RequestRecord) -> None:
+        pass
 
 
 class Outage:
@@ -46,6 +61,8 @@ class Outage:
         self.cluster = cluster_factory(zookeeper=self.zk.connect_string + "/trouble")
         wait_until(lambda: self.cluster.engine.controller_id >= 0)
         self.cluster.capture()
+        self.arrivals = Arrivals()
+        self.cluster.engine.hooks.add(self.arrivals)
 
     def kazoo(self) -> KazooClient:
         client = KazooClient(hosts=self.zk.connect_string + "/trouble")
@@ -96,8 +113,19 @@ def _retrying(call: Callable[[], Any], seen: list[KafkaError]) -> Any:
             time.sleep(0.2)
 
 
-def _during_outage(outage: Outage, call: Callable[[], Any]) -> tuple[Any, list[KafkaError]]:
-    """Run `call` (with retries) while ZooKeeper is frozen, killed and restarted."""
+def _all_sent(cluster: Cluster) -> bool:
+    """Nothing is left in the queues of the cluster's ZooKeeper sessions (kazoo's `_queue`:
+    requests not yet written to the socket)."""
+    engine = cluster.engine
+    stores = [engine._store, *(b.store for b in engine.brokers.values() if b.running)]
+    return all(not store.client._queue for store in stores if store is not None)
+
+
+def _during_outage(
+    outage: Outage, api: str, call: Callable[[], Any]
+) -> tuple[Any, list[KafkaError]]:
+    """Run `call` (with retries) while ZooKeeper is frozen, killed and restarted; `api` is
+    the request whose handler waits for ZooKeeper."""
     seen: list[KafkaError] = []
     result: list[Any] = []
     failure: list[BaseException] = []
@@ -109,9 +137,15 @@ def _during_outage(outage: Outage, call: Callable[[], Any]) -> tuple[Any, list[K
             failure.append(e)
 
     outage.freeze()
+    before = outage.arrivals.apis.count(api)
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    time.sleep(1.0)  # the handler's ZooKeeper request is pending now
+    # The request reached its handler, the loop has run the handler up to where it waits (a
+    # loop turn after it), and kazoo has written what it queued: the handler's ZooKeeper
+    # request is pending now, so killing ZooKeeper fails it with a connection loss.
+    wait_until(lambda: outage.arrivals.apis.count(api) > before, timeout=30)
+    outage.cluster.run_sync(lambda: None)
+    wait_until(lambda: _all_sent(outage.cluster))
     outage.kill_and_restart()
     thread.join(BUDGET_S)
     assert not thread.is_alive(), "the client never succeeded"
@@ -136,7 +170,7 @@ def test_topic_admin_answers_request_timed_out_and_the_retry_creates_the_topic(
     try:
         admin.list_topics()
         _, seen = _during_outage(
-            outage, lambda: admin.create_topics([NewTopic("after-outage", 2, 1)])
+            outage, "CreateTopics", lambda: admin.create_topics([NewTopic("after-outage", 2, 1)])
         )
     finally:
         admin.close()
@@ -156,7 +190,9 @@ def test_configs_answer_request_timed_out_and_the_retry_describes(outage: Outage
         resource = ConfigResource(ConfigResourceType.TOPIC, "configured")
         wait_until(lambda: "configured" in outage.cluster.engine.image.topics)
         described, _ = _during_outage(
-            outage, lambda: admin.describe_configs([resource], config_filter="all")
+            outage,
+            "DescribeConfigs",
+            lambda: admin.describe_configs([resource], config_filter="all"),
         )
     finally:
         admin.close()
@@ -177,7 +213,7 @@ def test_groups_answer_coordinator_not_available_and_the_retry_fetches_offsets(
     try:
         # The first lookup creates __consumer_offsets (COORDINATOR_NOT_AVAILABLE, as Kafka).
         _retrying(lambda: admin.list_group_offsets("g1"), [])
-        offsets, _ = _during_outage(outage, lambda: admin.list_group_offsets("g1"))
+        offsets, _ = _during_outage(outage, "OffsetFetch", lambda: admin.list_group_offsets("g1"))
     finally:
         admin.close()
     assert _answered(outage, "OffsetFetch", ec.COORDINATOR_NOT_AVAILABLE)
@@ -194,7 +230,11 @@ def test_reassignment_answers_request_timed_out_and_the_retry_reassigns(
         current = outage.cluster.engine.image.topics["moving"].assignment[0][0]
         target = next(b for b in (0, 1, 2) if b != current)
         tp = TopicPartition("moving", 0)
-        _during_outage(outage, lambda: admin.alter_partition_reassignments({tp: [target]}))
+        _during_outage(
+            outage,
+            "AlterPartitionReassignments",
+            lambda: admin.alter_partition_reassignments({tp: [target]}),
+        )
     finally:
         admin.close()
     assert _answered(outage, "AlterPartitionReassignments", ec.REQUEST_TIMED_OUT)

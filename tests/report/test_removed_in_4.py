@@ -3,7 +3,7 @@
 Read with this test's own small loader: every zkBroker *Request.json with a
 deprecatedVersions, and for REMOVED_IN_4_0 Kafka 4.x's own request specs as kafka-python
 ships them (the versions 3.9 defined and 4.x no longer does), for the APIs zkbroker serves.
-Skips without ../shared/kafka-message-specs.
+The spec comparisons need ../shared/kafka-message-specs (tests/shared_data.py).
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.shared_data import kafka_message_specs
 from zkbroker.broker.protocol import API_SPECS
 from zkbroker.broker.protocol.removed_in_4 import DEPRECATED_IN_3_9, REMOVED_IN_4_0
 
 REPO = Path(__file__).resolve().parents[2]
-SPEC_DIR = REPO.parent / "shared" / "kafka-message-specs"
-needs_specs = pytest.mark.skipif(not SPEC_DIR.is_dir(), reason=f"no specs at {SPEC_DIR}")
+SPEC_DIR = kafka_message_specs()
+needs_specs = pytest.mark.needs_shared
 
 
 def _load(path: Path) -> dict:
@@ -50,7 +51,7 @@ def test_deprecated_ranges_are_the_specs() -> None:
 @needs_specs
 def test_generated_module_is_up_to_date() -> None:
     result = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "generate_messages.py"), "--check"],
+        [sys.executable, str(REPO / "scripts" / "generate_messages.py"), str(SPEC_DIR), "--check"],
         capture_output=True,
         text=True,
     )

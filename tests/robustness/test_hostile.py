@@ -42,6 +42,7 @@ from zkbroker.broker.protocol import decode_response
 from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
 from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from zkbroker.broker.protocol.messages.metadata import MetadataRequest
+from zkbroker.broker.server.admission import RequestRead
 
 pytestmark = [pytest.mark.robustness, pytest.mark.integration]
 
@@ -145,6 +146,12 @@ def test_requests_read_before_a_half_close_are_answered(
     _clean(health, log_watch)
 
 
+BOMBERS = 20
+# The RSS growth the bombs may cost (see the test): 5.4 MiB measured; 22 MiB with the pool
+# broken, 29 MiB with the waiting connections read on, 104 MiB with eager buffers.
+BOMB_RSS_LIMIT = 12 * MiB
+
+
 def test_announced_100_mib_that_never_comes_holds_only_its_connection(
     fuzz_cluster: Cluster, health: HealthMonitor, log_watch: LogWatch
 ) -> None:
@@ -153,19 +160,46 @@ def test_announced_100_mib_that_never_comes_holds_only_its_connection(
     wait unread; memory is taken only for what arrived, and small requests are read whatever
     the budget holds, so everyone else is served."""
     host, port = target(fuzz_cluster)
+    (server,) = [node._server for node in fuzz_cluster.engine.brokers.values() if node.port == port]
+    assert server is not None
+    # The pool is zkbroker's default queued.max.request.bytes (= socket.request.max.bytes).
+    assert server.limits.queued_max_request_bytes == MAX_REQUEST_BYTES
+
+    def bombs() -> list[RequestRead]:
+        return [r for r in server._reading.values() if r.size == MAX_REQUEST_BYTES]
+
     rss_before = rss_bytes()
-    bombers = [FrameConn(host, port) for _ in range(20)]
+    bombers = [FrameConn(host, port) for _ in range(BOMBERS)]
     try:
         chunk = b"\x00" * MiB
         for conn in bombers:
             conn.send(_SIZE.pack(MAX_REQUEST_BYTES) + chunk)
+        # Until the broker has done all it will with them: each bomb either waits for the pool
+        # or has been read as far as its client sent it (also what a broken pool would do).
+        _wait_for(
+            lambda: (
+                len(bombs()) == BOMBERS
+                and all(r.waiting_for_pool or r.received == MiB for r in bombs())
+            ),
+            f"the broker did not settle on the {BOMBERS} bombs",
+        )
         with FrameConn(host, port) as bystander:
             _api_versions(bystander)
         grown = rss_bytes() - rss_before
+        # Exactly one bomb holds the pool (all of it: the announced size, read lazily); the
+        # others wait unread.
+        assert server.queued_request_bytes == MAX_REQUEST_BYTES
+        assert sorted(r.waiting_for_pool for r in bombs()) == [False] + [True] * (BOMBERS - 1)
     finally:
         for conn in bombers:
             conn.close()
-    FIGURES.append(f"20 x 1 MiB of announced 100 MiB requests: RSS {grown / MiB:+.1f} MiB")
+    FIGURES.append(f"{BOMBERS} x 1 MiB of announced 100 MiB requests: RSS {grown / MiB:+.1f} MiB")
+    # What the broker may hold: the 1 MiB that arrived of the request holding the pool, and a
+    # read's worth (asyncio's 256 KiB) on each waiting connection before it stops reading:
+    # about 6 MiB. Had the broker read every bomb (no pool), it would hold the 20 MiB sent;
+    # had it allocated the announced sizes, 100 MiB each (2 GB for all of them).
+    assert grown < BOMB_RSS_LIMIT, f"RSS grew {grown / MiB:.1f} MiB for {BOMBERS} bombs"
+    _wait_for(lambda: server.queued_request_bytes == 0, "the bombs' pool share was not freed")
     _clean(health, log_watch)
 
 

@@ -1,9 +1,10 @@
 """The API key table (`zkbroker.broker.protocol.api_keys`, generated) against Kafka's specs, and
 every per-key table of zkbroker against it: a key missing anywhere fails here.
 
-The specs live beside the repo (``../shared/kafka-message-specs``); without them the spec
-comparisons skip. Nothing here re-types the list of keys: it comes from the specs and from the
-release history (`zkbroker.broker.protocol.releases`).
+The specs live beside the repo (``../shared/kafka-message-specs``, tests/shared_data.py);
+the spec comparisons take the `kafka_message_specs` fixture. Nothing here re-types the list
+of keys: it comes from the specs and from the release history
+(`zkbroker.broker.protocol.releases`).
 """
 
 from __future__ import annotations
@@ -29,15 +30,12 @@ from zkbroker.handlers.registry import HANDLERS
 from zkbroker.handlers.support import zk_trouble
 
 REPO = Path(__file__).resolve().parents[2]
-SPEC_DIR = REPO.parent / "shared" / "kafka-message-specs"
 
 
 @pytest.fixture(scope="module")
-def requests_by_key() -> dict[int, dict[str, Any]]:
-    if not SPEC_DIR.is_dir():
-        pytest.skip(f"{SPEC_DIR}: kafka-message-specs not found beside the repo")
+def requests_by_key(kafka_message_specs: Path) -> dict[int, dict[str, Any]]:
     found: dict[int, dict[str, Any]] = {}
-    for path in sorted(SPEC_DIR.glob("*Request.json")):
+    for path in sorted(kafka_message_specs.glob("*Request.json")):
         text = re.sub(r"(?m)^\s*//.*$", "", path.read_text(encoding="utf-8"))
         raw = json.loads(text)
         if raw.get("type") == "request":

@@ -79,6 +79,9 @@ class Events:
     def info(self, event: str, **fields: Any) -> None:
         self.lines.append(("info", event, fields))
 
+    def warning(self, event: str, **fields: Any) -> None:
+        self.lines.append(("warning", event, fields))
+
     def error(self, event: str, **fields: Any) -> None:
         self.lines.append(("error", event, fields))
 
@@ -282,3 +285,60 @@ async def test_no_purge_by_default() -> None:
 def test_sequence_number(name: str, number: int | None) -> None:
     listener = _listener(FakeFolder(), Recorder(), Events())
     assert listener.sequence_number(name) == number
+
+
+class Stubborn:
+    """A handler that swallows the cancellation of the worker running it, until released."""
+
+    def __init__(self) -> None:
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def handle(self, path: str, data: bytes) -> str | None:
+        self.entered.set()
+        while not self.release.is_set():
+            try:
+                await self.release.wait()
+            except asyncio.CancelledError:
+                continue
+        return None
+
+
+async def test_stop_is_bounded_when_the_worker_swallows_its_cancellation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from zkbroker.zk_layout.store import change_notifications
+
+    monkeypatch.setattr(change_notifications, "STOP_WAIT_S", 0.2)
+    folder, events, stubborn = FakeFolder(), Events(), Stubborn()
+    folder.add(1, b"one", notify=False)
+    listener = ChangeNotificationListener(
+        cast(Any, folder), FOLDER, PREFIX, stubborn.handle, log=events, failed_event="test.failed"
+    )
+    await listener.start()
+    await asyncio.wait_for(stubborn.entered.wait(), 5)
+    try:
+        await asyncio.wait_for(listener.stop(), 5)  # returns after its bound, not never
+        assert [(level, event) for level, event, _ in events.lines] == [
+            ("warning", "change_notifications.worker_did_not_end")
+        ]
+    finally:
+        stubborn.release.set()
+
+
+async def test_a_cancelled_stop_raises_its_callers_cancellation() -> None:
+    folder, events, stubborn = FakeFolder(), Events(), Stubborn()
+    folder.add(1, b"one", notify=False)
+    listener = ChangeNotificationListener(
+        cast(Any, folder), FOLDER, PREFIX, stubborn.handle, log=events, failed_event="test.failed"
+    )
+    await listener.start()
+    await asyncio.wait_for(stubborn.entered.wait(), 5)
+    stopping = asyncio.create_task(listener.stop())
+    try:
+        await _settle()
+        stopping.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(stopping, 5)
+    finally:
+        stubborn.release.set()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,6 +21,13 @@ from zkbroker.broker.storage import LogManager
 
 TOPIC = "__test_state"
 ME = 1
+
+
+async def _until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Let the loop run until `condition()` holds; TimeoutError after `timeout` seconds."""
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.005)
 
 
 class Shard:
@@ -137,10 +145,7 @@ async def test_a_large_log_loads_in_a_task_meanwhile_load_in_progress(
     assert runtime.status("0") == ec.COORDINATOR_LOAD_IN_PROGRESS
     assert runtime.partitions[0].state is PartitionState.LOADING
     assert shard.calls == []
-    for _ in range(100):
-        if runtime.partitions[0].state is PartitionState.LOADED:
-            break
-        await asyncio.sleep(0)
+    await _until(lambda: runtime.partitions[0].state is PartitionState.LOADED)
     assert runtime.status("0") == ec.NONE
     assert runtime.partitions[0].data == [b"0", b"1", b"2", b"3", b"4"]
     assert shard.calls == [("replayed", 0, 1), ("loaded", 0, 5)]
@@ -156,7 +161,7 @@ async def test_unloading_cancels_a_running_load(monkeypatch: pytest.MonkeyPatch)
     assert runtime.status("0") == ec.COORDINATOR_LOAD_IN_PROGRESS
     (task,) = runtime._loads.values()
     runtime.unload(0)
-    await asyncio.sleep(0)
+    await asyncio.wait([task], timeout=10)
     assert task.cancelled()
     assert shard.calls == [("unloaded", 0, 0)]
 
@@ -187,13 +192,12 @@ async def test_the_follow_loop_loads_unloads_and_runs_the_shards_periodic_work()
     runtime = _runtime(image, logs, shard)
     runtime.start()
     assert runtime.active
-    await asyncio.sleep(0.05)
+    # One pass loads what the broker leads, then runs the shard's periodic work.
+    await _until(lambda: shard.periodic_runs >= 1)
     assert sorted(runtime.partitions) == [0, 1]
-    assert shard.periodic_runs == 1
     _lead(image, {0: (ME, 1)})  # the topic shrank
-    await asyncio.sleep(rt.CHECK_INTERVAL_S + 0.05)
+    await _until(lambda: ("unloaded", 1, 0) in shard.calls)
     assert sorted(runtime.partitions) == [0]
-    assert ("unloaded", 1, 0) in shard.calls
     tasks = runtime.take_tasks()
     assert not runtime.active and len(tasks) == 1
     await rt.cancel_all(tasks)

@@ -1,11 +1,14 @@
 """`zkbroker.broker.log`: events as `logging` records (their text, fields, traceback and caller),
-the library's default level, and the command's one-line-per-event output."""
+the library's manners (no level, a NullHandler), and the command's one-line-per-event output."""
 
 from __future__ import annotations
 
 import io
 import json
 import logging
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 
 import pytest
@@ -69,18 +72,24 @@ def test_below_the_level_nothing_is_built(kept: _Keep) -> None:
     assert kept.records == []
 
 
-def test_the_library_default_is_info_and_a_users_level_wins() -> None:
-    logger = logging.getLogger(ROOT_LOGGER)
-    saved = logger.level
-    try:
-        logger.setLevel(logging.NOTSET)
-        log_module._default_level()
-        assert logger.level == logging.INFO
-        logger.setLevel(logging.WARNING)
-        log_module._default_level()
-        assert logger.level == logging.WARNING
-    finally:
-        logger.setLevel(saved)
+def test_importing_zkbroker_sets_no_level_and_only_a_null_handler() -> None:
+    # In a fresh process: this one's loggers have been through the suite's fixtures.
+    script = textwrap.dedent(
+        """
+        import logging
+        import zkbroker
+        from zkbroker import Cluster
+        import zkbroker.broker.log, zkbroker.broker.toolkit.pytest_plugin
+
+        ours, root = logging.getLogger("zkbroker"), logging.getLogger()
+        print(ours.level, [type(h).__name__ for h in ours.handlers], root.level, root.handlers)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.split() == ["0", "['NullHandler']", "30", "[]"]
+    assert not hasattr(log_module, "DEFAULT_LEVEL")
 
 
 def test_structlogs_global_configuration_is_left_alone() -> None:

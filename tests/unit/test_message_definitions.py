@@ -1,8 +1,9 @@
 """The generated definitions match Kafka 3.9's JSON specs, field by field, and are reproducible.
 
-The specs live beside the repo (``../shared/kafka-message-specs``); without them these tests
-skip. The comparison reads the JSON with its own small loader and its own default rules, so a
-bug in the generator cannot hide by being repeated here.
+The specs live beside the repo (``../shared/kafka-message-specs``, tests/shared_data.py); the
+tests comparing with them take the `kafka_message_specs` fixture. The comparison reads the JSON
+with its own small loader and its own default rules, so a bug in the generator cannot hide by
+being repeated here.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from zkbroker.broker.protocol.releases import API_VERSION_RANGES
 from zkbroker.broker.protocol.schema import MAX_VERSION, MessageDef, StructDef, Versions
 
 REPO = Path(__file__).resolve().parents[2]
-SPEC_DIR = REPO.parent / "shared" / "kafka-message-specs"
 MESSAGES_DIR = REPO / "broker" / "protocol" / "messages"
 GENERATOR = REPO / "scripts" / "generate_messages.py"
 
@@ -44,10 +44,8 @@ INT_TYPES = {"int8", "int16", "uint16", "int32", "int64"}
 
 
 @pytest.fixture(scope="module")
-def spec_dir() -> Path:
-    if not SPEC_DIR.is_dir():
-        pytest.skip(f"{SPEC_DIR}: kafka-message-specs not found beside the repo")
-    return SPEC_DIR
+def spec_dir(kafka_message_specs: Path) -> Path:
+    return kafka_message_specs
 
 
 def load(spec_dir: Path, name: str) -> dict[str, Any]:
@@ -196,10 +194,11 @@ def test_api_table(spec_dir: Path) -> None:
         assert spec.first_flexible_version == flexible_from(raw["flexibleVersions"]), raw["name"]
 
 
-def test_no_spec_text_is_copied() -> None:
+def test_no_spec_file_is_in_the_package() -> None:
     assert not list((REPO / "broker").rglob("*.json"))
-    if not SPEC_DIR.is_dir():
-        pytest.skip(f"{SPEC_DIR}: kafka-message-specs not found beside the repo")
+
+
+def test_no_spec_text_is_copied(spec_dir: Path) -> None:
     generated = "\n".join(p.read_text(encoding="utf-8") for p in MESSAGES_DIR.glob("*.py"))
     abouts: list[str] = []
 
@@ -210,7 +209,7 @@ def test_no_spec_text_is_copied() -> None:
             collect(f.get("fields", []))
 
     for definition in MESSAGE_DEFS:
-        collect(load(SPEC_DIR, definition.name)["fields"])
+        collect(load(spec_dir, definition.name)["fields"])
     assert abouts
     assert [a for a in abouts if a in generated] == []
     assert "Licensed to the Apache Software Foundation" not in generated

@@ -4,7 +4,7 @@ schemas, and groups loaded back from them (docs/kafka-behaviour.md §16).
 
 Every version of ``OffsetCommitKey``, ``GroupMetadataKey``, ``OffsetCommitValue`` and
 ``GroupMetadataValue`` is encoded and compared with bytes laid out independently by a small
-walker over the schema files in /work/shared/kafka-message-specs (Kafka 3.9's
+walker over the schema files in ../shared/kafka-message-specs (Kafka 3.9's
 ``group-coordinator/src/main/resources/common/message``), then decoded: fields a version lacks
 come back as the schema's default. Then a group built by the state machine (two members, static
 and dynamic, committed offsets with metadata and leader epochs, a deleted offset) is replayed
@@ -21,11 +21,11 @@ import json
 import re
 import struct
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.shared_data import kafka_message_specs
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.consumer_protocol import encode_subscription
 from zkbroker.broker.rules.groups import offsets_topic_codec as rec
@@ -36,9 +36,9 @@ from zkbroker.broker.rules.groups.state_machine import (
     GroupStateMachine,
 )
 
-SPECS = Path("/work/shared/kafka-message-specs")
-
-pytestmark = pytest.mark.skipif(not SPECS.is_dir(), reason="Kafka's message specs not present")
+# The tests comparing with the schema files say so (tests/shared_data.py).
+SPECS = kafka_message_specs()
+needs_shared = pytest.mark.needs_shared
 
 
 # ---- an independent writer driven by the schema files ---------------------------------------
@@ -161,6 +161,7 @@ GROUP_VALUE = rec.GroupValue(
 )
 
 
+@needs_shared
 def test_schema_versions_are_the_ones_handled() -> None:
     assert list(_versions("OffsetCommitKey")) == [0, 1]
     assert list(_versions("GroupMetadataKey")) == [2]
@@ -168,6 +169,7 @@ def test_schema_versions_are_the_ones_handled() -> None:
     assert list(_versions("GroupMetadataValue")) == [0, 1, 2, 3, 4]
 
 
+@needs_shared
 @pytest.mark.parametrize("version", [0, 1])
 def test_offset_commit_key(version: int) -> None:
     key = rec.OffsetKey("group-ü", "topic.a", 17)
@@ -176,6 +178,7 @@ def test_offset_commit_key(version: int) -> None:
     assert rec.decode_key(encoded) == key
 
 
+@needs_shared
 def test_group_metadata_key_and_unknown_keys() -> None:
     key = rec.GroupKey("group-ü")
     encoded = rec.encode_group_key(key)
@@ -187,6 +190,7 @@ def test_group_metadata_key_and_unknown_keys() -> None:
         rec.decode_key(encoded[:-1])
 
 
+@needs_shared
 @pytest.mark.parametrize("version", range(5))
 def test_offset_commit_value(version: int) -> None:
     encoded = rec.encode_offset_value(OFFSET_VALUE, version)
@@ -196,6 +200,7 @@ def test_offset_commit_value(version: int) -> None:
     )
 
 
+@needs_shared
 @pytest.mark.parametrize("version", range(5))
 def test_group_metadata_value(version: int) -> None:
     encoded = rec.encode_group_value(GROUP_VALUE, version)

@@ -20,9 +20,6 @@ from zkbroker.broker.protocol.releases import (
     release_name,
 )
 
-SPECS_DIR = Path("/work/shared/kafka-message-specs")
-
-
 # --- parse_release / release_name ------------------------------------------
 
 
@@ -394,12 +391,9 @@ def _range(valid_versions: str) -> tuple[int, int]:
     return int(lo), int(hi or lo)
 
 
-def test_3_9_matches_shared_message_specs() -> None:
-    if not SPECS_DIR.is_dir():
-        pytest.skip(f"{SPECS_DIR} is absent; cannot compare 3.9 with Kafka's message specs")
-    files = sorted(SPECS_DIR.glob("*Request.json"))
-    if not files:
-        pytest.skip(f"no *Request.json in {SPECS_DIR}")
+def test_3_9_matches_shared_message_specs(kafka_message_specs: Path) -> None:
+    files = sorted(kafka_message_specs.glob("*Request.json"))
+    assert files, f"no *Request.json in {kafka_message_specs}"
     table = API_VERSION_RANGES[(3, 9)]
     seen: set[int] = set()
     for path in files:
@@ -424,10 +418,8 @@ def test_3_9_matches_shared_message_specs() -> None:
     assert not missing, f"no spec file for covered keys {sorted(missing)}"
 
 
-def test_controller_only_specs_are_not_advertised() -> None:
-    if not SPECS_DIR.is_dir():
-        pytest.skip(f"{SPECS_DIR} is absent")
-    for path in sorted(SPECS_DIR.glob("*Request.json")):
+def test_controller_only_specs_are_not_advertised(kafka_message_specs: Path) -> None:
+    for path in sorted(kafka_message_specs.glob("*Request.json")):
         spec = _load_spec(path)
         listeners = spec.get("listeners")
         if isinstance(listeners, list) and "zkBroker" not in listeners:

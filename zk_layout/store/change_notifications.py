@@ -35,6 +35,8 @@ class EventLog(Protocol):
 
     def info(self, event: str, **fields: Any) -> Any: ...
 
+    def warning(self, event: str, **fields: Any) -> Any: ...
+
     def error(self, event: str, **fields: Any) -> Any: ...
 
     def exception(self, event: str, **fields: Any) -> Any: ...
@@ -59,6 +61,10 @@ class Purge(enum.Enum):
     #: A notification already older than the expiration when it is processed, right after
     #: its handler succeeded.
     WHEN_PROCESSED = "when_processed"
+
+
+#: How long `stop` waits for its cancelled worker.
+STOP_WAIT_S: Final = 5.0
 
 
 def _wall_clock_ms() -> float:
@@ -140,10 +146,20 @@ class ChangeNotificationListener:
         if self._watch is not None:
             self._watch.cancel()
             self._watch = None
-        if self._worker is not None:
-            self._worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._worker
+        worker = self._worker
+        if worker is not None:
+            worker.cancel()
+            # Bounded, and only the caller's own cancellation is raised here (asyncio.wait
+            # never raises the awaited task's): a worker that swallowed its cancellation must
+            # not hold the stop of the broker forever.
+            done, _ = await asyncio.wait([worker], timeout=STOP_WAIT_S)
+            if done:
+                if not worker.cancelled():
+                    worker.exception()  # its failure was logged by the worker; retrieved here
+            else:
+                self._log.warning(
+                    "change_notifications.worker_did_not_end", path=self.path, seconds=STOP_WAIT_S
+                )
             self._worker = None
 
     # ---- internals ---------------------------------------------------------------------
