@@ -304,19 +304,26 @@ class Stubborn:
         return None
 
 
-async def test_stop_is_bounded_when_the_worker_swallows_its_cancellation(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from zkbroker.zk_layout.store import change_notifications
-
-    monkeypatch.setattr(change_notifications, "STOP_WAIT_S", 0.2)
-    folder, events, stubborn = FakeFolder(), Events(), Stubborn()
+async def _held_in_its_handler(events: Events, stubborn: Stubborn) -> ChangeNotificationListener:
+    """A started listener whose worker is inside the stubborn handler."""
+    folder = FakeFolder()
     folder.add(1, b"one", notify=False)
     listener = ChangeNotificationListener(
         cast(Any, folder), FOLDER, PREFIX, stubborn.handle, log=events, failed_event="test.failed"
     )
     await listener.start()
     await asyncio.wait_for(stubborn.entered.wait(), 5)
+    return listener
+
+
+async def test_stop_is_bounded_when_the_worker_swallows_its_cancellation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from zkbroker.zk_layout.store import change_notifications
+
+    monkeypatch.setattr(change_notifications, "STOP_WAIT_S", 0.2)
+    events, stubborn = Events(), Stubborn()
+    listener = await _held_in_its_handler(events, stubborn)
     try:
         await asyncio.wait_for(listener.stop(), 5)  # returns after its bound, not never
         assert [(level, event) for level, event, _ in events.lines] == [
@@ -327,13 +334,8 @@ async def test_stop_is_bounded_when_the_worker_swallows_its_cancellation(
 
 
 async def test_a_cancelled_stop_raises_its_callers_cancellation() -> None:
-    folder, events, stubborn = FakeFolder(), Events(), Stubborn()
-    folder.add(1, b"one", notify=False)
-    listener = ChangeNotificationListener(
-        cast(Any, folder), FOLDER, PREFIX, stubborn.handle, log=events, failed_event="test.failed"
-    )
-    await listener.start()
-    await asyncio.wait_for(stubborn.entered.wait(), 5)
+    events, stubborn = Events(), Stubborn()
+    listener = await _held_in_its_handler(events, stubborn)
     stopping = asyncio.create_task(listener.stop())
     try:
         await _settle()
