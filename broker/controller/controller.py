@@ -583,20 +583,28 @@ class ControllerElector:
     async def check(self) -> None:
         """Elect if /controller is vacant; resign if it names another broker."""
         async with self._lock:
-            if self._stopped or self._session_lost:
-                if self.controller is not None and self.controller.moved.is_set():
-                    await self._resign()
-                return
-            node = await self.store.get(ControllerNode.path())
-            if node is None:
+            while True:
+                if self._stopped or self._session_lost:
+                    if self.controller is not None and self.controller.moved.is_set():
+                        await self._resign()
+                    return
+                node = await self.store.get(ControllerNode.path())
+                if node is not None:
+                    break
                 result = await self.store.elect_controller(
                     self.broker_id, self.settings.kafka_version
                 )
                 if result.won:
                     await self._become_controller(result.epoch, result.epoch_zk_version)
-                elif self.controller is not None:
+                    return
+                if self.controller is not None:
                     await self._resign()
-                return
+                if result.controller_id is not None:
+                    return
+                # Lost to a broker that has already resigned: /controller went from vacant to
+                # vacant, which the watch (level-triggered) may never deliver. Elect again, as
+                # Kafka's Reelect would on the deletion.
+                self._log.info("controller.reelecting", reason="the election's winner left")
             try:
                 current: ControllerInfo | None = ControllerNode.decode(node[0])
             except Exception:

@@ -200,6 +200,15 @@ class MetadataImage:
         self._bump()
 
     def put_assignment(self, name: str, assignment: TopicAssignment, zk_version: int = -1) -> None:
+        previous = self._assignments.get(name)
+        if (
+            previous is not None
+            and assignment.topic_id is not None
+            and previous.topic_id not in (None, assignment.topic_id)
+        ):
+            # Deleted and created again while the children watch saw no gap: a new topic, whose
+            # znode versions start again at 0, so the old topic's versions must not outrank it.
+            self.remove_topic(name)
         if zk_version >= 0:
             known = self._assignment_versions.get(name, -1)
             if zk_version < known:
@@ -241,7 +250,11 @@ class MetadataImage:
         key = (name, partition)
         states = self._states.setdefault(name, {})
         if state is None:
-            self._state_versions.pop(key, None)
+            if key in self._state_versions:
+                # A state znode goes only with its topic (`remove_topic`), so an absent read of
+                # one whose state is known is stale: a watch's first read, sent before the
+                # controller created the znode and delivered after it published the state.
+                return
             states.pop(partition, None)
         else:
             if zk_version >= 0:

@@ -379,6 +379,42 @@ def test_deletion_waits_for_reassignment(
 # ---- broker failure and return, elections --------------------------------------------------
 
 
+def test_an_election_lost_to_a_winner_already_gone_is_run_again(
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (CI, stop 47): a broker lost the election to one that stopped at once;
+    /controller went from vacant to vacant, the level-triggered watch delivered nothing, and
+    the cluster stayed without a controller. The rival here wins and leaves in one multi, between
+    the broker's read of /controller_epoch and its own multi."""
+    cluster = cluster_factory(brokers=1)
+    store = cluster.engine.brokers[0].store
+    read_epoch = store._read_or_create_controller_epoch
+    rivals: list[int] = []
+
+    async def raced() -> tuple[int, int]:
+        epoch, version = await read_epoch()
+        if not rivals:
+            rivals.append(epoch + 1)
+            rival = json.dumps({"version": 2, "brokerid": 7, "timestamp": "0"}).encode()
+            tx = kazoo.transaction()
+            tx.create("/controller", rival, ephemeral=True)
+            tx.set_data("/controller_epoch", b"%d" % (epoch + 1), version=version)
+            tx.delete("/controller")
+            assert all(r is not False and not isinstance(r, Exception) for r in tx.commit())
+        return epoch, version
+
+    monkeypatch.setattr(store, "_read_or_create_controller_epoch", raced)
+    kazoo.delete("/controller")
+
+    def controller() -> Any:
+        got = kazoo.exists("/controller") and json.loads(kazoo.get("/controller")[0])
+        return got and (got["brokerid"], kazoo.get("/controller_epoch")[0])
+
+    assert wait_until(controller, timeout=15) == (0, b"3")
+    assert rivals == [2]
+    assert cluster.engine.brokers[0].is_controller
+
+
 def test_broker_failure_moves_leaders_shrinks_isrs_and_election_restores(
     cluster: Cluster, kazoo: KazooClient
 ) -> None:

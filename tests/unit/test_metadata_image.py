@@ -114,3 +114,34 @@ def test_an_assignment_already_applied_changes_nothing() -> None:
     image.put_assignment("t", assignment(), zk_version=3)
     image.put_assignment("t", assignment(), zk_version=2)  # and an older one
     assert image.topics["t"] is topic and image.version == version
+
+
+def test_an_absent_state_read_after_the_published_state_is_stale() -> None:
+    """Regression (CI, stop 47): the watcher's first read of a new partition's state znode,
+    sent before the controller created it, arrived after the controller had published the
+    state; the image dropped the partition and a Produce got UNKNOWN_TOPIC_OR_PARTITION."""
+    image = MetadataImage()
+    image.put_assignment("t", assignment(), zk_version=0)
+    image.put_partition_state("t", 0, state(0), 0)
+    image.put_partition_state("t", 0, None)
+    assert image.topics["t"].partitions[0].leader == 0
+    # Before any state is known, an absent read leaves the partition unled, as before.
+    image.put_partition_state("t", 1, None)
+    assert 1 not in image.topics["t"].partitions
+
+
+def test_a_topic_created_again_under_its_name_is_a_new_topic() -> None:
+    """Deleted and created again between two children reads: the new topic's znode versions
+    start at 0 again and must not lose to the old topic's."""
+    image = MetadataImage()
+    image.put_assignment("t", assignment(), zk_version=4)
+    image.put_partition_state("t", 0, state(0), 7)
+    new_id = uuid.UUID("0f3b8b0e-54c4-4a1f-9d0e-7a4a8c3e2b11")
+    image.put_assignment(
+        "t", TopicAssignment(partitions={0: (1,)}, adding={}, removing={}, topic_id=new_id), 0
+    )
+    assert image.topic_by_id(TOPIC_ID) is None
+    assert not image.topics["t"].visible  # the old topic's state is gone with it
+    image.put_partition_state("t", 0, state(1), 0)
+    assert image.topics["t"].partitions[0].leader == 1
+    assert image.topic_by_id(new_id) is not None
