@@ -11,7 +11,7 @@
 #
 # Layers: the apt, venv and dependency layers change only with the dependency list; a source
 # edit rebuilds the package stage and the image's last layer alone (zkbroker's package, a few
-# MB; README.md gives the measured rebuild times).
+# MB; bench/README.md gives the measured rebuild times).
 ARG BASE=debian:bookworm-slim
 
 # ---- python: Debian's Python with two virtual environments, zkbroker's and the build tools'.

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from zkbroker.broker.jvm import class_archive  # noqa: E402
 from zkbroker.broker.protocol.messages.metadata import MetadataRequest  # noqa: E402
 from zkbroker.broker.toolkit.wire import WireClient  # noqa: E402
-from zkbroker.broker.zookeeper import embedded  # noqa: E402
+from zkbroker.broker.zookeeper import jvm_launch  # noqa: E402
 from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper  # noqa: E402
 
 ZKBROKER = Path(sys.executable).parent / "zkbroker"
@@ -171,7 +171,7 @@ VARIANTS: dict[str, tuple[bool, Variant]] = {
     "archive without CRC check": (True, _without("-XX:+VerifySharedSpaces")),
     "archive, C1+C2 JIT": (True, _without("-XX:TieredStopAtLevel=1")),
     "archive, G1 GC": (True, _without("-XX:+UseSerialGC")),
-    "archive, -Xmx64m": (True, _replace(f"-Xmx{embedded.DEFAULT_HEAP}", "-Xmx64m")),
+    "archive, -Xmx64m": (True, _replace(f"-Xmx{jvm_launch.DEFAULT_HEAP}", "-Xmx64m")),
     "archive, -Xshare:off (no JDK archive)": (
         True,
         lambda c: [c[0], "-Xshare:off", *_without_prefix("-XX:SharedArchiveFile")(c)[1:]],
@@ -181,16 +181,16 @@ VARIANTS: dict[str, tuple[bool, Variant]] = {
 
 @contextlib.contextmanager
 def _java_command_changed(variant: Variant) -> Iterator[None]:
-    original = embedded.build_java_command
+    original = jvm_launch.build_java_command
 
     def changed(**kwargs: object) -> list[str]:
         return variant(original(**kwargs))  # type: ignore[arg-type]
 
-    embedded.build_java_command = changed  # type: ignore[assignment]
+    jvm_launch.build_java_command = changed  # type: ignore[assignment]
     try:
         yield
     finally:
-        embedded.build_java_command = original
+        jvm_launch.build_java_command = original
 
 
 def _cpu_s(pid: int | None) -> float:

@@ -1,5 +1,5 @@
 """zkbroker.broker: the server, the controller, the coordinators, the CLI and the toolkit.
 
-Users import `zkbroker` (its `Cluster`), not this package; "Where things are" in README.md maps
-the folders below.
+Users import `zkbroker` (its `Cluster`), not this package; "Layers" in docs/design.md maps the
+folders below.
 """

@@ -20,7 +20,6 @@ from typing import Any, Self, TypeVar
 from zkbroker.broker.asyncutil import AsyncStartStop, StartStop
 from zkbroker.broker.engine import records as records_access
 from zkbroker.broker.engine.engine import ClusterEngine
-from zkbroker.broker.engine.records import OffsetsUnavailable, ProduceFailed
 from zkbroker.broker.engine.thread import EngineThread
 from zkbroker.broker.hooks.capture import CapturedRequest, RequestCapture
 from zkbroker.broker.hooks.faults import Faults, SyncFaults
@@ -34,9 +33,6 @@ from zkbroker.broker.settings import Settings
 __all__ = [
     "BrokerHandle",
     "Cluster",
-    "OffsetsUnavailable",
-    "ProduceFailed",
-    "Security",
     "settings_from_options",
 ]
 

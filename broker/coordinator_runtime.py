@@ -1,28 +1,34 @@
-"""The partitions of a coordinator's internal topic: the runtime both coordinators share.
+"""The partitions of a coordinator's internal topic: the base both coordinators build on.
 
-In the spirit of Kafka's `CoordinatorRuntime` / `CoordinatorShard`: a key (group id,
-transactional id) belongs to a partition of `__consumer_offsets` or `__transaction_state`,
-coordinated by its leader. The runtime follows which partitions this broker leads (metadata
-image, on every request and from a periodic loop), loads one when it becomes led (replaying its
-log; LOADING meanwhile, COORDINATOR_LOAD_IN_PROGRESS to callers), unloads it when leadership
-moves, and appends batches. A small log is replayed at once; a larger one by a task in slices
+In the spirit of Kafka's `CoordinatorRuntime` / `CoordinatorShard` (docs/kafka-behaviour.md
+§16 "Where a group lives", §17): a key (group id, transactional id) belongs to a partition of
+`__consumer_offsets` or `__transaction_state`, coordinated by its leader. `CoordinatorRuntime`
+follows which partitions this broker leads (metadata image, on every request and from a
+periodic loop), loads one when it becomes led (replaying its log; LOADING meanwhile,
+COORDINATOR_LOAD_IN_PROGRESS to callers), unloads it when leadership moves, and appends
+batches. A small log is replayed at once; a larger one by a task in slices
 (`zkbroker.broker.asyncutil.Pacer`), so the event loop is not held.
 
-Not here: what records mean and the checks before an append (the shards:
-`zkbroker.broker.groups`, `zkbroker.broker.transactions`), creating the internal topics
-(`zkbroker.handlers.find_coordinator`).
+A coordinator is a subclass: it is the shard, and implements the hooks below (what a replayed
+batch, a finished load, an unload and the periodic pass mean to its state), so the runtime
+never reaches into another object and a coordinator is whole once constructed.
+
+Not here: what records mean and the checks before an append (the coordinators:
+`zkbroker.broker.groups.coordinator`, `zkbroker.broker.transactions.coordinator`), creating
+the internal topics (`zkbroker.handlers.find_coordinator`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
-from zkbroker.broker.asyncutil import Pacer, cancel_and_wait, now_ms
+from zkbroker.broker.asyncutil import Pacer, now_ms
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
@@ -55,38 +61,13 @@ class OwnedPartition(Generic[D]):
     data: D
 
 
-class CoordinatorShard(Protocol[D, A]):
-    """What a coordinator supplies to the runtime. A load runs `begin_load` once, then
+class CoordinatorRuntime(ABC, Generic[D, A]):
+    """One internal topic's partitions as this broker leads them, for a coordinator that
+    subclasses it and implements the shard's hooks. A load runs `begin_load` once, then
     `replay` for every data or control batch read (in offset order, with the offset the read
     started from: records before it were replayed already), then `replayed`, after which the
     runtime marks the partition LOADED, then `loaded`."""
 
-    def new_data(self) -> D:
-        """The shard's data of a partition about to load."""
-        ...
-
-    def begin_load(self) -> A:
-        """What one load accumulates while replaying."""
-        ...
-
-    def replay(self, batch: RecordBatchV2, offset: int, acc: A, now: int) -> None: ...
-
-    def replayed(self, owned: OwnedPartition[D], acc: A) -> None: ...
-
-    def loaded(self, owned: OwnedPartition[D], acc: A, start: float) -> None:
-        """The partition is LOADED (`start`: `time.monotonic()` when its load began)."""
-        ...
-
-    def unloaded(self, partition: int, owned: OwnedPartition[D] | None) -> None:
-        """Leadership moved away (or the topic shrank): forget the partition's keys."""
-        ...
-
-    def periodic(self) -> None:
-        """The follow loop's own work after following leadership (expiry, timeouts)."""
-        ...
-
-
-class CoordinatorRuntime(Generic[D, A]):
     def __init__(
         self,
         *,
@@ -100,9 +81,9 @@ class CoordinatorRuntime(Generic[D, A]):
     ) -> None:
         self.topic = topic
         self.broker_id = broker_id
-        self.shard: CoordinatorShard[D, A] | None = None
         self.active = False
-        #: partition -> the partition as loaded (LOADING or LOADED); read it, never write it.
+        #: partition -> the partition as loaded (LOADING or LOADED); only the runtime adds or
+        #: removes one.
         self.partitions: dict[int, OwnedPartition[D]] = {}
         self._prefix = event_prefix
         self._image = image
@@ -112,14 +93,40 @@ class CoordinatorRuntime(Generic[D, A]):
         self._follow_task: asyncio.Task[None] | None = None
         self._log = log
 
-    def _shard(self) -> CoordinatorShard[D, A]:
-        assert self.shard is not None, "the coordinator sets the runtime's shard"
-        return self.shard
+    # ---- the shard's hooks ---------------------------------------------------------------
+
+    @abstractmethod
+    def new_data(self) -> D:
+        """The shard's data of a partition about to load."""
+
+    @abstractmethod
+    def begin_load(self) -> A:
+        """What one load accumulates while replaying."""
+
+    @abstractmethod
+    def replay(self, batch: RecordBatchV2, offset: int, acc: A, now: int) -> None:
+        """One batch of the partition's log, read from `offset`."""
+
+    @abstractmethod
+    def replayed(self, owned: OwnedPartition[D], acc: A) -> None:
+        """The log is replayed; the partition is still LOADING."""
+
+    @abstractmethod
+    def loaded(self, owned: OwnedPartition[D], acc: A, start: float) -> None:
+        """The partition is LOADED (`start`: `time.monotonic()` when its load began)."""
+
+    @abstractmethod
+    def unloaded(self, partition: int, owned: OwnedPartition[D] | None) -> None:
+        """Leadership moved away (or the topic shrank): forget the partition's keys."""
+
+    @abstractmethod
+    def periodic(self) -> None:
+        """The follow loop's own work after following leadership (expiry, timeouts)."""
 
     # ---- lifecycle -----------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Active, and the follow loop started (call from the coordinator's start)."""
+    def start_following(self) -> None:
+        """Active, and the follow loop started (the coordinator's start calls it)."""
         self.active = True
         self._follow_task = asyncio.get_running_loop().create_task(
             self._follow(), name=f"{self._prefix}-follow-{self.broker_id}"
@@ -127,7 +134,7 @@ class CoordinatorRuntime(Generic[D, A]):
 
     def take_tasks(self) -> list[asyncio.Task[None]]:
         """Inactive; the follow loop and the running loads, for the caller to cancel (with its
-        own tasks, `cancel_all`) before `clear`."""
+        own tasks, `zkbroker.broker.asyncutil.cancel_and_wait`) before `clear`."""
         self.active = False
         tasks = [] if self._follow_task is None else [self._follow_task]
         tasks += list(self._loads.values())
@@ -189,11 +196,10 @@ class CoordinatorRuntime(Generic[D, A]):
             return owned
         if owned is not None:
             self.unload(partition)
-        shard = self._shard()
         log = self.open(partition)
-        owned = OwnedPartition(partition, epoch, PartitionState.LOADING, shard.new_data())
+        owned = OwnedPartition(partition, epoch, PartitionState.LOADING, self.new_data())
         if log.size_bytes <= LOAD_AT_ONCE_BYTES:
-            acc = shard.begin_load()
+            acc = self.begin_load()
             try:
                 self._replay(log, log.log_start_offset, acc, now_ms(), None)
             except Exception:
@@ -211,14 +217,14 @@ class CoordinatorRuntime(Generic[D, A]):
         if task is not None:
             task.cancel()
         owned = self.partitions.pop(partition, None)
-        self._shard().unloaded(partition, owned)
+        self.unloaded(partition, owned)
 
     async def _load(self, owned: OwnedPartition[D]) -> None:
         pacer = Pacer()
         start = time.monotonic()
         log = self.open(owned.partition)
         offset = log.log_start_offset
-        acc = self._shard().begin_load()
+        acc = self.begin_load()
         try:
             while offset < log.log_end_offset:
                 next_offset = self._replay(log, offset, acc, now_ms(), READ_BYTES)
@@ -235,7 +241,6 @@ class CoordinatorRuntime(Generic[D, A]):
     def _replay(self, log: PartitionLog, offset: int, acc: A, now: int, limit: int | None) -> int:
         """Replay the batches from `offset` (one read of `limit` bytes, or to the log end);
         returns the offset after the last batch replayed."""
-        shard = self._shard()
         while offset < log.log_end_offset:
             data = log.read(offset, limit or READ_BYTES)
             if not data:
@@ -243,7 +248,7 @@ class CoordinatorRuntime(Generic[D, A]):
             for batch in iter_batches(data):
                 if batch.last_offset < offset or not isinstance(batch, RecordBatchV2):
                     continue
-                shard.replay(batch, offset, acc, now)
+                self.replay(batch, offset, acc, now)
                 offset = batch.last_offset + 1
             if limit is not None:
                 break
@@ -256,11 +261,10 @@ class CoordinatorRuntime(Generic[D, A]):
         self._log.exception(f"{self._prefix}.load_failed", partition=partition)
 
     def _finish_load(self, owned: OwnedPartition[D], acc: A, start: float) -> None:
-        shard = self._shard()
-        shard.replayed(owned, acc)
+        self.replayed(owned, acc)
         owned.state = PartitionState.LOADED
         self.partitions[owned.partition] = owned
-        shard.loaded(owned, acc, start)
+        self.loaded(owned, acc, start)
 
     def open(self, partition: int) -> PartitionLog:
         topic = self._image.topics.get(self.topic)
@@ -311,17 +315,7 @@ class CoordinatorRuntime(Generic[D, A]):
                     self.ensure(partition)
                 for partition in [p for p in self.partitions if p >= count]:
                     self.unload(partition)
-                self._shard().periodic()
+                self.periodic()
             except Exception:
                 self._log.exception(f"{self._prefix}.follow_failed")
             await asyncio.sleep(CHECK_INTERVAL_S)
-
-
-async def cancel_all(
-    tasks: Iterable[asyncio.Task[None]], *, what: str = "coordinator", log: Any = None
-) -> None:
-    """Cancel the tasks, then wait for them to end (their failures ignored), within
-    `zkbroker.broker.asyncutil.CANCEL_WAIT_S`: one that does not end is logged
-    (`tasks.did_not_end`) and left behind, so a coordinator's stop always ends. The caller's
-    own cancellation is raised (`cancel_and_wait`)."""
-    await cancel_and_wait(tasks, what=what, log=log)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from zkbroker.broker.security.inter_broker import InterBrokerSecurity
     from zkbroker.broker.security.listener_config import ListenerSecurity
     from zkbroker.zk_layout.release import Release
-    from zkbroker.zk_layout.store.client import ZkAuth
+    from zkbroker.zk_layout.store.auth import ZkAuth
 
 # Kafka's socket.request.max.bytes default.
 DEFAULT_MAX_REQUEST_BYTES = 104_857_600
@@ -137,43 +137,8 @@ class Settings:
     log_format: str = "console"
 
     def __post_init__(self) -> None:
-        if not self.broker_ids:
-            raise ValueError("at least one broker id is needed")
-        if len(set(self.broker_ids)) != len(self.broker_ids):
-            raise ValueError(f"broker ids must be distinct, got {list(self.broker_ids)}")
-        if any(b < 0 for b in self.broker_ids):
-            raise ValueError(f"broker ids must be >= 0, got {list(self.broker_ids)}")
-        if self.racks and len(self.racks) != len(self.broker_ids):
-            raise ValueError(
-                f"--racks names {len(self.racks)} racks for {len(self.broker_ids)} brokers; "
-                "give one rack per broker"
-            )
-        if not 0 <= self.port <= 65535 or (
-            self.port and self.port + len(self.broker_ids) - 1 > 65535
-        ):
-            raise ValueError(f"port {self.port} leaves no room for {len(self.broker_ids)} brokers")
-        if self.num_partitions < 1 or self.default_replication_factor < 1:
-            raise ValueError("--num-partitions and --default-replication-factor must be >= 1")
-        if self.max_request_bytes <= 0:
-            raise ValueError("--max-request-bytes must be positive")
-        if self.zookeeper_max_buffer_bytes < 4096:
-            raise ValueError("--zookeeper-max-buffer-bytes must be at least 4096")
-        if self.zk_session_timeout_s <= 0:
-            raise ValueError("--zookeeper-session-timeout-ms must be positive")
-        if self.broker_session_timeout_ms <= 0:
-            raise ValueError("--broker-session-timeout-ms must be positive")
-        if self.replica_catchup_ms is not None and self.replica_catchup_ms < 0:
-            raise ValueError("--replica-catchup-ms must be >= 0")
-        if self.leader_imbalance_check_interval_s <= 0:
-            raise ValueError("--leader-imbalance-check-interval-s must be positive")
-        if not 0 <= self.leader_imbalance_per_broker_percentage <= 100:
-            raise ValueError("--leader-imbalance-per-broker-percentage must be within 0..100")
-        if self.log_format not in ("console", "json"):
-            raise ValueError("--log-format is console or json")
-        if self.statsd is not None:
-            parse_address(self.statsd)
-        if self.statsd_interval_s <= 0:
-            raise ValueError("--statsd-interval-s must be positive")
+        self._check_brokers()
+        self._check_values()
         _check_broker_configs(self.broker_configs, self.kafka_version)
         if self.secure_zookeeper_acls and self.zookeeper_digest is None:
             # Kafka: "zookeeper.set.acl is true, but ... the verification of the JAAS login
@@ -196,8 +161,54 @@ class Settings:
 
         if self.kafka_version not in RELEASES:
             raise ValueError(f"unknown Kafka release {self.kafka_version!r}")
-        # Kafka refuses to start with a listener it cannot secure: so does zkbroker, with
-        # the reason (a missing keystore, an unsupported mechanism, a bad mapping rule).
+        self._check_security()
+
+    def _check_brokers(self) -> None:
+        """The broker ids, their racks and the room their ports need."""
+        if not self.broker_ids:
+            raise ValueError("at least one broker id is needed")
+        if len(set(self.broker_ids)) != len(self.broker_ids):
+            raise ValueError(f"broker ids must be distinct, got {list(self.broker_ids)}")
+        if any(b < 0 for b in self.broker_ids):
+            raise ValueError(f"broker ids must be >= 0, got {list(self.broker_ids)}")
+        if self.racks and len(self.racks) != len(self.broker_ids):
+            raise ValueError(
+                f"--racks names {len(self.racks)} racks for {len(self.broker_ids)} brokers; "
+                "give one rack per broker"
+            )
+        if not 0 <= self.port <= 65535 or (
+            self.port and self.port + len(self.broker_ids) - 1 > 65535
+        ):
+            raise ValueError(f"port {self.port} leaves no room for {len(self.broker_ids)} brokers")
+
+    def _check_values(self) -> None:
+        """The numeric and named options, each on its own."""
+        if self.num_partitions < 1 or self.default_replication_factor < 1:
+            raise ValueError("--num-partitions and --default-replication-factor must be >= 1")
+        if self.max_request_bytes <= 0:
+            raise ValueError("--max-request-bytes must be positive")
+        if self.zookeeper_max_buffer_bytes < 4096:
+            raise ValueError("--zookeeper-max-buffer-bytes must be at least 4096")
+        if self.zk_session_timeout_s <= 0:
+            raise ValueError("--zookeeper-session-timeout-ms must be positive")
+        if self.broker_session_timeout_ms <= 0:
+            raise ValueError("--broker-session-timeout-ms must be positive")
+        if self.replica_catchup_ms is not None and self.replica_catchup_ms < 0:
+            raise ValueError("--replica-catchup-ms must be >= 0")
+        if self.leader_imbalance_check_interval_s <= 0:
+            raise ValueError("--leader-imbalance-check-interval-s must be positive")
+        if not 0 <= self.leader_imbalance_per_broker_percentage <= 100:
+            raise ValueError("--leader-imbalance-per-broker-percentage must be within 0..100")
+        if self.log_format not in ("console", "json"):
+            raise ValueError("--log-format is console or json")
+        if self.statsd is not None:
+            parse_address(self.statsd)
+        if self.statsd_interval_s <= 0:
+            raise ValueError("--statsd-interval-s must be positive")
+
+    def _check_security(self) -> None:
+        """Kafka refuses to start with a listener it cannot secure: so does zkbroker, with the
+        reason (a missing keystore, an unsupported mechanism, a bad mapping rule)."""
         from zkbroker.broker.security.tls import server_context
 
         for name, _, _ in self.listeners:
@@ -288,7 +299,7 @@ class Settings:
         """The credentials of zkbroker's ZooKeeper sessions, None without `zookeeper_digest`."""
         if self.zookeeper_digest is None:
             return None
-        from zkbroker.zk_layout.store.client import ZkAuth
+        from zkbroker.zk_layout.store.auth import ZkAuth
 
         return ZkAuth.parse(
             self.zookeeper_digest,
@@ -347,6 +358,34 @@ class Settings:
         first listener's, `ports` the others' (by name) when they are bound already."""
         from zkbroker.broker.rules.broker_config_catalog import broker_config_key
 
+        # broker.id and zookeeper.connect are always lines of a ZooKeeper-mode broker's
+        # server.properties: Kafka refuses to start without zookeeper.connect, and only a
+        # configured broker.id gives ids such as 0 (a generated one starts above 1000).
+        configs = {"broker.id": str(broker_id), "zookeeper.connect": zookeeper_connect}
+        configs.update(self._listener_configs(broker_id, port, ports))
+        rack = self.rack_of(broker_id)
+        if rack is not None:
+            configs["broker.rack"] = rack
+        configs.update(self._changed_defaults())
+        # --log-dir is the broker's log.dirs, as an absolute path: DescribeLogDirs names the
+        # dir so, and AlterReplicaLogDirs accepts only that exact text (Kafka compares a
+        # request's path with each configured dir's absolute path).
+        if self.log_dir is not None:
+            configs["log.dirs"] = os.path.abspath(self.log_dir)
+        # zkbroker bounds the bytes of requests being read (Kafka's default -1 is unbounded).
+        if broker_config_key("queued.max.request.bytes", self.kafka_version) is not None:
+            configs["queued.max.request.bytes"] = str(self.max_request_bytes)
+        if self.zookeeper_set_acl:
+            configs["zookeeper.set.acl"] = "true"
+        configs.update(self.broker_configs)
+        return configs
+
+    def _listener_configs(
+        self, broker_id: int, port: int, ports: dict[str, int] | None
+    ) -> dict[str, str]:
+        """The listener lines of `static_broker_configs`: `listeners` and
+        `advertised.listeners` when the user set them, the default protocol map, and the
+        inter-broker listener when it is not PLAINTEXT."""
         listener = self.listener_name
         bound = {listener: port, **(ports or {})}
         addresses = [
@@ -358,10 +397,7 @@ class Settings:
             if self.advertised_listeners
             else [(n, self.advertised_host or h, p) for n, h, p in addresses]
         )
-        # broker.id and zookeeper.connect are always lines of a ZooKeeper-mode broker's
-        # server.properties: Kafka refuses to start without zookeeper.connect, and only a
-        # configured broker.id gives ids such as 0 (a generated one starts above 1000).
-        configs = {"broker.id": str(broker_id), "zookeeper.connect": zookeeper_connect}
+        configs: dict[str, str] = {}
         if self.sets_key("listeners"):
             configs["listeners"] = ",".join(f"{n}://{_host_text(h)}:{p}" for n, h, p in addresses)
         if self.sets_key("advertised.listeners"):
@@ -376,15 +412,21 @@ class Settings:
             self.broker_configs
         ):  # Kafka refuses both keys together
             configs["inter.broker.listener.name"] = listener
-        rack = self.rack_of(broker_id)
-        if rack is not None:
-            configs["broker.rack"] = rack
+        return configs
+
+    def _changed_defaults(self) -> dict[str, str]:
+        """The options whose value differs from Kafka's default for the emulated release, in
+        `static_broker_configs`' order."""
+        from zkbroker.broker.rules.broker_config_catalog import broker_config_key
+
+        brokers = len(self.broker_ids)
+        configs: dict[str, str] = {}
         for name, value, default in (
             ("num.partitions", str(self.num_partitions), "1"),
             ("default.replication.factor", str(self.default_replication_factor), "1"),
             # Kafka's own config/server.properties sets 1 for its one-broker quickstart; with
             # the default 3 a cluster of fewer brokers never creates __consumer_offsets.
-            ("offsets.topic.replication.factor", str(min(3, len(self.broker_ids))), "3"),
+            ("offsets.topic.replication.factor", str(min(3, brokers)), "3"),
             ("auto.create.topics.enable", str(self.auto_create_topics).lower(), "true"),
             ("delete.topic.enable", str(self.delete_topic_enable).lower(), "true"),
             ("socket.request.max.bytes", str(self.max_request_bytes), "104857600"),
@@ -404,32 +446,20 @@ class Settings:
                 configs[name] = value
         # The same for __transaction_state (0.11+), with its min.isr as the quickstart sets it.
         for key, wanted, kafka_default in (
-            ("transaction.state.log.replication.factor", min(3, len(self.broker_ids)), 3),
-            ("transaction.state.log.min.isr", min(2, len(self.broker_ids)), 2),
+            ("transaction.state.log.replication.factor", min(3, brokers), 3),
+            ("transaction.state.log.min.isr", min(2, brokers), 2),
         ):
             if wanted != kafka_default and broker_config_key(key, self.kafka_version) is not None:
                 configs[key] = str(wanted)
-        session_ms = str(round(self.zk_session_timeout_s * 1000))
-        session_key = broker_config_key("zookeeper.session.timeout.ms", self.kafka_version)
         # Kafka's default went from 6000 to 18000 in 2.5 (KIP-537); zkbroker uses 18000.
-        if session_key is not None and session_key.default != session_ms:
-            configs["zookeeper.session.timeout.ms"] = session_ms
         # broker.session.timeout.ms exists from 2.8 (KIP-631; internal in 2.8).
-        lease_ms = str(self.broker_session_timeout_ms)
-        lease_key = broker_config_key("broker.session.timeout.ms", self.kafka_version)
-        if lease_key is not None and lease_key.default != lease_ms:
-            configs["broker.session.timeout.ms"] = lease_ms
-        # --log-dir is the broker's log.dirs, as an absolute path: DescribeLogDirs names the
-        # dir so, and AlterReplicaLogDirs accepts only that exact text (Kafka compares a
-        # request's path with each configured dir's absolute path).
-        if self.log_dir is not None:
-            configs["log.dirs"] = os.path.abspath(self.log_dir)
-        # zkbroker bounds the bytes of requests being read (Kafka's default -1 is unbounded).
-        if broker_config_key("queued.max.request.bytes", self.kafka_version) is not None:
-            configs["queued.max.request.bytes"] = str(self.max_request_bytes)
-        if self.zookeeper_set_acl:
-            configs["zookeeper.set.acl"] = "true"
-        configs.update(self.broker_configs)
+        for key, value in (
+            ("zookeeper.session.timeout.ms", str(round(self.zk_session_timeout_s * 1000))),
+            ("broker.session.timeout.ms", str(self.broker_session_timeout_ms)),
+        ):
+            known = broker_config_key(key, self.kafka_version)
+            if known is not None and known.default != value:
+                configs[key] = value
         return configs
 
     def sets_key(self, key: str) -> bool:
@@ -612,7 +642,7 @@ def _check_broker_configs(configs: tuple[tuple[str, str], ...], release: Release
                 parse_super_users(value)  # AclAuthorizer.configure fails on a bad principal
             continue
         from zkbroker.broker.rules.broker_config_catalog import broker_config_key
-        from zkbroker.broker.rules.config_catalog import InvalidConfig, validate_value
+        from zkbroker.broker.rules.config_def import InvalidConfig, validate_value
 
         key = broker_config_key(name, release)
         if key is None:

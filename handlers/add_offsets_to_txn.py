@@ -1,4 +1,4 @@
-"""AddOffsetsToTxn (key 25), versions 0-4: a consumer group's offsets join a transaction.
+"""AddOffsetsToTxn: a consumer group's offsets join a transaction.
 
 Kafka 3.9's ``KafkaApis.handleAddOffsetsToTxnRequest`` (docs/kafka-behaviour.md §16, §17):
 the group's partition of ``__consumer_offsets`` (``abs(hashCode(group)) %
@@ -16,6 +16,7 @@ Deliberately not here: the pending offsets themselves (``zkbroker.handlers.txn_o
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.add_offsets_to_txn import (
     AddOffsetsToTxnRequest,
     AddOffsetsToTxnResponse,
@@ -25,10 +26,11 @@ from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.group_coordination import coordinator as group_coordinator
 from zkbroker.handlers.support.internal_topics import OFFSETS_TOPIC
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 25
-MIN_VERSION = 0
-MAX_VERSION = 4
+API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = "the group's `__consumer_offsets` partition joins the transaction"
 
 
 def offsets_partition(ctx: RequestContext, group_id: str) -> int:

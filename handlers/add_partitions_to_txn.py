@@ -1,4 +1,4 @@
-"""AddPartitionsToTxn (key 24), versions 0-5: partitions join a producer's transaction.
+"""AddPartitionsToTxn: partitions join a producer's transaction.
 
 Kafka 3.9's ``KafkaApis.handleAddPartitionsToTxnRequest`` (docs/kafka-behaviour.md §17): v0-v3
 carry one client transaction; v4+ (KIP-890 part 1) a batch from brokers, ``verify_only`` ones
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from zkbroker.broker.image.metadata_image import INTERNAL_TOPICS
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnPartitionResult,
     AddPartitionsToTxnRequest,
@@ -28,10 +29,15 @@ from zkbroker.broker.rules.transactions.state import TopicPartition
 from zkbroker.broker.transactions.coordinator import unknown_partitions
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 24
-MIN_VERSION = 0
-MAX_VERSION = 5
+API_KEY = ApiKey.ADD_PARTITIONS_TO_TXN
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "partitions join the transaction; unknown partitions fail it "
+    "(UNKNOWN_TOPIC_OR_PARTITION / OPERATION_NOT_ATTEMPTED); v4+ batched, `verify_only` "
+    "(KIP-890, 3.6+)"
+)
 
 
 def _partitions(topics: list[AddPartitionsToTxnTopic]) -> list[TopicPartition]:

@@ -1,5 +1,4 @@
-"""AlterClientQuotas (key 49), versions 0-1 (KIP-546, Kafka 2.6+): quota entity configs
-altered in ZooKeeper.
+"""AlterClientQuotas (KIP-546): quota entity configs altered in ZooKeeper.
 
 Follows docs/kafka-behaviour.md §22 ("AlterClientQuotas"; nodes §1.8), authorization included;
 entities are parsed by `zkbroker.broker.rules.quota_entities.entity_target`, and each node is
@@ -15,6 +14,7 @@ import asyncio
 import socket
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.alter_client_quotas import (
     AlterClientQuotasRequest,
     AlterClientQuotasResponse,
@@ -37,12 +37,17 @@ from zkbroker.broker.rules.quota_entities import (
 from zkbroker.broker.rules.quota_entities import entity_target as target_of
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout import DEFAULT_ENTITY, ConfigEntityNode, ZnodeFormatError, desanitize
 from zkbroker.zk_layout.store.admin_zk import change_entity_config
 
-API_KEY = 49
-MIN_VERSION = 0
-MAX_VERSION = 1
+API_KEY = ApiKey.ALTER_CLIENT_QUOTAS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "writes the entity's `/config/...` znode and a change notification (validate_only too); "
+    "applied live as throttling by every broker; CLUSTER_AUTHORIZATION_FAILED without "
+    "ALTER_CONFIGS"
+)
 
 
 async def _resolvable(host: str) -> bool:

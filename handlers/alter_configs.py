@@ -1,4 +1,4 @@
-"""AlterConfigs (key 33), versions 0-2: replaces a resource's whole override set.
+"""AlterConfigs: replaces a resource's whole override set.
 
 Follows docs/kafka-behaviour.md §4.1 (2.8 `ZkAdminManager.alterConfigs`, 3.2+
 `ConfigAdminManager.preprocess`), authorization included. Answered by any broker; the controller
@@ -11,6 +11,7 @@ Not emulated: alter-config policies (`alter.config.policy.class.name`).
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.alter_configs import (
     AlterConfigsRequest,
     AlterConfigsResource,
@@ -36,10 +37,11 @@ from zkbroker.handlers.support.config_resources import (
     WholeRequestError,
     type_name,
 )
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 33
-MIN_VERSION = 0
-MAX_VERSION = 2
+API_KEY = ApiKey.ALTER_CONFIGS
+ZK_TROUBLE_FAMILY = Family.CONFIGS
+README_NOTE = "replaces a resource's whole override set; validate_only; Kafka's errors per release"
 
 
 def _request_level_check(request: AlterConfigsRequest, release: tuple[int, ...]) -> None:

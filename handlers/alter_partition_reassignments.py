@@ -1,7 +1,10 @@
-"""AlterPartitionReassignments (key 45), version 0 (KIP-455; docs/kafka-behaviour.md §7).
+"""AlterPartitionReassignments (KIP-455; docs/kafka-behaviour.md §7): start, replace or cancel
+partition reassignments.
 
 Kafka 2.8 (KafkaApis.handleAlterPartitionReassignmentsRequest,
 KafkaController.processApiPartitionReassignment):
+- ALTER on the cluster first, else a top-level CLUSTER_AUTHORIZATION_FAILED with Kafka's
+  message (`zkbroker.handlers.support.controller_requests`);
 - not the active controller: top-level NOT_CONTROLLER, no per-partition answers;
 - per partition, on the controller: a target list is validated (empty, duplicates, negative
   ids, added replicas on brokers not alive -> INVALID_REPLICA_ASSIGNMENT with Kafka's
@@ -10,15 +13,14 @@ KafkaController.processApiPartitionReassignment):
   otherwise NONE as soon as the reassignment has started (`timeout_ms` is ignored, as in
   ZooKeeper mode). Partitions named here leave `/admin/reassign_partitions` first.
 
-Messages follow Java's ApiError (successes carry null). A partition named twice: the last
-entry wins, answered once, as Kafka's map of requests gives.
-
-Not emulated: authorization.
+Messages follow Java's ApiError (successes carry null). A partition named twice: the last entry
+wins, answered once, as Kafka's map of requests gives.
 """
 
 from __future__ import annotations
 
 from zkbroker.broker.controller import reassignment as controller_reassignment
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.alter_partition_reassignments import (
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
@@ -29,10 +31,14 @@ from zkbroker.broker.rules.api_error import ApiError
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.controller_requests import on_controller
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 45
-MIN_VERSION = 0
-MAX_VERSION = 0
+API_KEY = ApiKey.ALTER_PARTITION_REASSIGNMENTS
+ZK_TROUBLE_FAMILY = Family.CONTROLLER
+README_NOTE = (
+    "start, replace or cancel (null replicas); Kafka's validation and messages; NONE once "
+    "started"
+)
 
 TP = tuple[str, int]
 

@@ -1,5 +1,4 @@
-"""AlterReplicaLogDirs (key 34): move a replica's log to another log dir of the broker
-(KIP-113).
+"""AlterReplicaLogDirs: move a replica's log to another log dir of the broker (KIP-113).
 
 Follows Kafka 3.9's checks, authorization included (docs/kafka-behaviour.md §15, "Log dirs").
 A zkbroker broker has one log dir (`zkbroker.handlers.support.log_dirs`), so a hosted partition
@@ -13,6 +12,7 @@ from __future__ import annotations
 
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.alter_replica_log_dirs import (
     AlterReplicaLogDirPartitionResult,
     AlterReplicaLogDirsRequest,
@@ -23,10 +23,14 @@ from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.log_dirs import log_dir
 from zkbroker.handlers.support.partitions import Located, locate
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 34
-MIN_VERSION = 0
-MAX_VERSION = 2
+API_KEY = ApiKey.ALTER_REPLICA_LOG_DIRS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "NONE for the broker's own dir (nothing moves); LOG_DIR_NOT_FOUND, "
+    "UNKNOWN_TOPIC_OR_PARTITION, REPLICA_NOT_AVAILABLE as Kafka answers them"
+)
 
 # A file name's limit, and what `LocalLog.logFutureDirName` adds to "<topic>-<partition>":
 # "." + a dashless UUID (32) + "-future" (7).

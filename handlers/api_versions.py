@@ -1,4 +1,4 @@
-"""ApiVersions (key 18), versions 0-4: which API keys and versions this broker serves.
+"""ApiVersions: which API keys and versions this broker serves.
 
 Behaviour (docs/kafka-behaviour.md §9, KIP-35, KIP-511):
 - The answer lists every key of the broker's `ApiTable` (the handler table narrowed to the
@@ -21,6 +21,7 @@ Not emulated: throttling (throttle_time_ms is always 0) and KIP-866's zk_migrati
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.api_versions import (
     ApiVersion,
     ApiVersionsRequest,
@@ -29,10 +30,14 @@ from zkbroker.broker.protocol.messages.api_versions import (
 )
 from zkbroker.broker.rules.client_software import valid_software
 from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 18
-MIN_VERSION = 0
-MAX_VERSION = 4
+API_KEY = ApiKey.API_VERSIONS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "unsupported version → v0 answer with UNSUPPORTED_VERSION (KIP-511); v3+ client "
+    "software name/version validated"
+)
 
 
 def api_keys(ctx: RequestContext) -> list[ApiVersion]:

@@ -1,30 +1,32 @@
-"""BrokerHeartbeat (key 63), versions 0-1 (KIP-631): extends a lease
-(`zkbroker.broker.controller.broker_leases`).
+"""BrokerHeartbeat (KIP-631): extends a lease (`zkbroker.broker.controller.broker_leases`).
 
-Served on every listener by the active controller; any other broker answers NOT_CONTROLLER.
-A broker with no lease, or a heartbeat with another broker epoch, gets STALE_BROKER_EPOCH
-(Kafka's checkBrokerEpoch answers both that way). Otherwise the lease runs for another
-broker.session.timeout.ms; WantFence maps to IsFenced, WantShutDown to ShouldShutDown (and
-removes the registration, as the end of a controlled shutdown does). IsCaughtUp is always
+Served on every listener: CLUSTER_ACTION on the cluster first (else CLUSTER_AUTHORIZATION_FAILED,
+`zkbroker.handlers.support.controller_requests`); then the active controller answers and any other
+broker answers NOT_CONTROLLER. A broker with no lease, or a heartbeat with another broker epoch,
+gets STALE_BROKER_EPOCH (Kafka's checkBrokerEpoch answers both that way). Otherwise the lease runs
+for another broker.session.timeout.ms; WantFence maps to IsFenced, WantShutDown to ShouldShutDown
+(and removes the registration, as the end of a controlled shutdown does). IsCaughtUp is always
 true: there is no metadata log to catch up with.
 
-Not emulated: authorization, metadata offsets, offline log directories.
+Not emulated: metadata offsets, offline log directories.
 """
 
 from __future__ import annotations
 
 from zkbroker.broker.controller.broker_leases import HeartbeatReply
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.broker_heartbeat import (
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
 )
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support.controller_requests import on_controller
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 63
-MIN_VERSION = 0
-MAX_VERSION = 1
+API_KEY = ApiKey.BROKER_HEARTBEAT
+ZK_TROUBLE_FAMILY = Family.CONTROLLER
+README_NOTE = "extends the lease; WantFence/WantShutDown → IsFenced/ShouldShutDown"
 
 
 async def handle(ctx: RequestContext, request: BrokerHeartbeatRequest) -> BrokerHeartbeatResponse:

@@ -1,5 +1,5 @@
-"""ConsumerGroupDescribe (key 69, KIP-848): describing consumer-protocol groups. Its JSON lists
-zkBroker, so a ZooKeeper-mode broker advertises v0 from 3.8.
+"""ConsumerGroupDescribe (KIP-848): describing consumer-protocol groups. Its JSON lists zkBroker,
+so a ZooKeeper-mode broker advertises it.
 
 As a ZooKeeper-mode broker answers it (KafkaApis.handleConsumerGroupDescribe,
 docs/kafka-behaviour.md §16): consumer-protocol groups exist only with the new group
@@ -14,16 +14,21 @@ Deliberately not here: consumer-protocol groups (KRaft only).
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
     DescribedGroup,
 )
 from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 69
-MIN_VERSION = 0
-MAX_VERSION = 0
+API_KEY = ApiKey.CONSUMER_GROUP_DESCRIBE
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "from 3.8 (KIP-848): UNSUPPORTED_VERSION per group, as a ZooKeeper broker answers; "
+    "admin clients fall back to DescribeGroups"
+)
 
 
 async def handle(

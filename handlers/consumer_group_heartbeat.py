@@ -1,5 +1,5 @@
-"""ConsumerGroupHeartbeat (key 68, KIP-848): the next-generation consumer group protocol's one
-request. Its JSON lists zkBroker, so a ZooKeeper-mode broker advertises v0 from 3.7.
+"""ConsumerGroupHeartbeat (KIP-848): the next-generation consumer group protocol's one request. Its
+JSON lists zkBroker, so a ZooKeeper-mode broker advertises it.
 
 As a ZooKeeper-mode broker answers it (KafkaApis.handleConsumerGroupHeartbeat,
 docs/kafka-behaviour.md §16): the new group coordinator, which this protocol needs, runs only in
@@ -15,15 +15,21 @@ project emulates).
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
 from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 68
-MIN_VERSION = 0
-MAX_VERSION = 0
+API_KEY = ApiKey.CONSUMER_GROUP_HEARTBEAT
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "from 3.7 (KIP-848): the new group coordinator is KRaft only, so a ZooKeeper broker "
+    "answers UNSUPPORTED_VERSION and nothing else, as Kafka does; clients fall back to the "
+    "classic protocol"
+)
 
 
 async def handle(

@@ -1,23 +1,24 @@
-"""ControlledShutdown (key 7): v1 in 0.10-0.11, v0-1 from 1.0, v2 from 2.2 (KIP-380 broker
-epoch), v3 (flexible) from 2.4. v0's request header has no client id
+"""ControlledShutdown: a broker asks the controller to move its leaderships away before it stops
+(v2's broker epoch: KIP-380). v0's request header has no client id
 (zkbroker.broker.protocol.headers).
 
 As a ZooKeeper-mode broker answers it (KafkaApis.handleControlledShutdownRequest, then
-KafkaController.doControlledShutdown): a broker that is not the active controller answers
-NOT_CONTROLLER (its own controller object is inactive: ControllerMovedException), as does a
-controller that moves while the request waits; the controller checks the broker epoch
-(STALE_BROKER_EPOCH) and liveness (BROKER_NOT_AVAILABLE), moves the broker's leaderships to
-other ISR members and takes it out of the ISRs it follows (`zkbroker.broker.controller.
-controlled_shutdown`), and answers the partitions it still leads. An error carries no
-partitions (ControlledShutdownRequest.getErrorResponse).
+KafkaController.doControlledShutdown): CLUSTER_ACTION on the cluster first (else
+CLUSTER_AUTHORIZATION_FAILED, `zkbroker.handlers.support.controller_requests`); a broker that is
+not the active controller answers NOT_CONTROLLER (its own controller object is inactive:
+ControllerMovedException), as does a controller that moves while the request waits; the controller
+checks the broker epoch (STALE_BROKER_EPOCH) and liveness (BROKER_NOT_AVAILABLE), moves the
+broker's leaderships to other ISR members and takes it out of the ISRs it follows
+(`zkbroker.broker.controller.controlled_shutdown`), and answers the partitions it still leads. An
+error carries no partitions (ControlledShutdownRequest.getErrorResponse).
 
-Not emulated: authorization (CLUSTER_ACTION; zkbroker has no authorizer yet), and the broker
-staying "shutting down" for later elections (see the controller module).
+Not emulated: the broker staying "shutting down" for later elections (see the controller module).
 """
 
 from __future__ import annotations
 
 from zkbroker.broker.controller.controlled_shutdown import controlled_shutdown
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.controlled_shutdown import (
     ControlledShutdownRequest,
     ControlledShutdownResponse,
@@ -25,10 +26,16 @@ from zkbroker.broker.protocol.messages.controlled_shutdown import (
 )
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support.controller_requests import on_controller
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 7
-MIN_VERSION = 0
-MAX_VERSION = 3
+API_KEY = ApiKey.CONTROLLED_SHUTDOWN
+ZK_TROUBLE_FAMILY = Family.CONTROLLER
+README_NOTE = (
+    "the controller moves the broker's leaderships to other in-sync replicas, takes it out "
+    "of the ISRs it follows and answers the partitions it still leads; STALE_BROKER_EPOCH "
+    "(v2+), BROKER_NOT_AVAILABLE, NOT_CONTROLLER; v0's header without client id; v1 only "
+    "before 1.0"
+)
 
 
 async def handle(

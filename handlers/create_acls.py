@@ -1,5 +1,5 @@
-"""CreateAcls (key 30), versions 0-3, as a ZooKeeper-mode broker answers it (AclApis
-.handleCreateAcls, AclAuthorizer.createAcls; docs: broker/security/authorizer.py):
+"""CreateAcls, as a ZooKeeper-mode broker answers it (AclApis.handleCreateAcls,
+AclAuthorizer.createAcls; docs: broker/security/authorizer.py):
 
 - every result CLUSTER_AUTHORIZATION_FAILED without ALTER on the cluster;
 - every result SECURITY_DISABLED "No Authorizer is configured." without an authorizer;
@@ -17,6 +17,7 @@ Not emulated: the throttle.
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.create_acls import (
     AclCreationResult,
     CreateAclsRequest,
@@ -25,10 +26,15 @@ from zkbroker.broker.protocol.messages.create_acls import (
 from zkbroker.broker.rules import acl_matching as m
 from zkbroker.handlers.context import NoResponse, RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 30
-MIN_VERSION = 0
-MAX_VERSION = 3
+API_KEY = ApiKey.CREATE_ACLS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "writes `/kafka-acl[-extended/prefixed]/<Type>/<name>` (versioned) and a change "
+    "notification as AclAuthorizer; INVALID_REQUEST for the CLUSTER name, an empty name, "
+    '"Failed to create ACL"; SECURITY_DISABLED, CLUSTER_AUTHORIZATION_FAILED (ALTER)'
+)
 
 CLUSTER_NAME_ONLY = "The only valid name for the CLUSTER resource is kafka-cluster"
 EMPTY_NAME = "Invalid empty resource name"

@@ -1,7 +1,6 @@
-"""CreateDelegationToken (key 38), versions 0-3 (KIP-48, Kafka 1.1+; v3 owner principal,
-KIP-373), as a ZooKeeper-mode broker answers it (KafkaApis.handleCreateTokenRequest,
-DelegationTokenManagerZk.createToken; `zkbroker.broker.security.delegation_tokens`;
-docs/kafka-behaviour.md §18):
+"""CreateDelegationToken (KIP-48; v3's owner principal KIP-373), as a ZooKeeper-mode broker answers
+it (KafkaApis.handleCreateTokenRequest, DelegationTokenManagerZk.createToken;
+`zkbroker.broker.security.delegation_tokens`; docs/kafka-behaviour.md §18):
 
 - DELEGATION_TOKEN_REQUEST_NOT_ALLOWED over PLAINTEXT, from a token-authenticated principal,
   or from an anonymous one over 1-way SSL;
@@ -19,6 +18,7 @@ throttling.
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.create_delegation_token import (
     CreateDelegationTokenRequest,
     CreateDelegationTokenResponse,
@@ -35,11 +35,16 @@ from zkbroker.handlers.support.token_requests import (
     requests_allowed,
     token_manager,
 )
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout.nodes.delegation_token import Principal
 
-API_KEY = 38
-MIN_VERSION = 0
-MAX_VERSION = 3
+API_KEY = ApiKey.CREATE_DELEGATION_TOKEN
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "from 1.1 (see *Delegation tokens*): owner and renewers, max lifetime, HMAC; "
+    "`/delegation_token/tokens/<id>` + notification; DELEGATION_TOKEN_AUTH_DISABLED, "
+    "DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, DELEGATION_TOKEN_AUTHORIZATION_FAILED"
+)
 
 USER_TYPE = "User"
 

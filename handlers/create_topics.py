@@ -1,5 +1,5 @@
-"""CreateTopics (key 19), versions 0-7 (Kafka's behaviour: §2.1 order of checks, §2.2 names,
-§2.3 assignment, §21 ACLs).
+"""CreateTopics: new topics written to ZooKeeper (Kafka's behaviour: §2.1 order of checks,
+§2.2 names, §2.3 assignment, §21 ACLs).
 
 Checks each topic, writes `/config/topics/<t>` and `/brokers/topics/<t>` in one multi, then
 waits until this process's image shows a leader for every created partition. Charges the
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from zkbroker.broker.asyncutil import Pacer, gather_bounded
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.create_topics import (
     CreatableTopic,
     CreatableTopicConfigs,
@@ -30,17 +31,17 @@ from zkbroker.broker.rules import topic_names
 from zkbroker.broker.rules.api_error import ApiError
 from zkbroker.broker.rules.config_catalog import (
     BrokerLogDefaults,
-    InvalidConfig,
     describe_topic_config,
     validate_topic_configs,
 )
+from zkbroker.broker.rules.config_def import InvalidConfig
 from zkbroker.broker.rules.replica_assignment import (
     AssignmentError,
     BrokerPlacement,
     plan_replicas,
     replica_map_min_bytes,
 )
-from zkbroker.broker.security.quotas import mutation_quota_for
+from zkbroker.broker.security.quotas import ControllerMutationQuota, mutation_quota_for
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.zk_limits import (
@@ -48,6 +49,7 @@ from zkbroker.handlers.support.zk_limits import (
     replica_map_bytes,
     too_large_message,
 )
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout import (
     ConfigEntityNode,
     ConfigEntityTypeNode,
@@ -55,12 +57,17 @@ from zkbroker.zk_layout import (
     TopicAssignment,
     TopicsNode,
 )
+from zkbroker.zk_layout.release import Release
 from zkbroker.zk_layout.store import RequestTooLargeError
 from zkbroker.zk_layout.store.admin_zk import TopicExists, create_topic
 
-API_KEY = 19
-MIN_VERSION = 0
-MAX_VERSION = 7
+API_KEY = ApiKey.CREATE_TOPICS
+ZK_TROUBLE_FAMILY = Family.TOPIC_ADMIN
+README_NOTE = (
+    "Kafka's check order and messages; replica assignment (rack-aware too); `-1` defaults "
+    "(KIP-464); validate_only; waits for leaders within `timeout_ms`; v5+ configs with "
+    "sources; v7 topic ids"
+)
 
 ZERO_UUID = uuid.UUID(int=0)
 # Topic.CLUSTER_METADATA_TOPIC_NAME: KafkaApis 3.9 refuses to create it.
@@ -312,70 +319,87 @@ def _all_led(image: MetadataImage, names: list[str]) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class _Access:
+    """What the principal may do with each topic named, as KafkaApis decides it before any
+    validation: CREATE on the cluster, else CREATE on each topic; DESCRIBE_CONFIGS on each topic
+    decides whether a v5+ answer shows its configs (neither denial is audited)."""
+
+    may_create: set[str] | None  # None: every topic
+    may_describe: set[str] | None  # None: every topic
+    # 3.4-3.8 leave __cluster_metadata out of the topics anyone may create (or see the configs
+    # of), with or without an authorizer: "Authorization failed."; 3.9 names the reason.
+    metadata_refused: bool
+
+    @classmethod
+    def check(cls, ctx: RequestContext, names: list[str]) -> _Access:
+        release = ctx.release
+        may_create: set[str] | None = None
+        may_describe: set[str] | None = None
+        if auth.has_authorizer(ctx):
+            if release >= (3, 4):
+                names = [n for n in names if n != METADATA_TOPIC]
+            if not auth.authorize_cluster(ctx, auth.CREATE, log_if_denied=False):
+                may_create = auth.filter_authorized(ctx, auth.CREATE, auth.TOPIC, names)
+            may_describe = auth.filter_authorized(
+                ctx, auth.DESCRIBE_CONFIGS, auth.TOPIC, names, log_if_denied=False
+            )
+        return cls(may_create, may_describe, (3, 4) <= release < (3, 9))
+
+    def refused(self, name: str) -> bool:
+        """Creating `name` is not the principal's: TOPIC_AUTHORIZATION_FAILED."""
+        if self.metadata_refused and name == METADATA_TOPIC:
+            return True
+        return self.may_create is not None and name not in self.may_create
+
+    def hidden(self, name: str) -> bool:
+        """Kafka's topic_config_error_code: the configs are not the principal's to see."""
+        if self.metadata_refused and name == METADATA_TOPIC:
+            return True
+        return self.may_describe is not None and name not in self.may_describe
+
+
 async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
     if not ctx.broker.is_controller:
         return CreateTopicsResponse(
             topics=[_result(t.name, ApiError(error_codes.NOT_CONTROLLER)) for t in request.topics]
         )
-    store = ctx.broker.store
-    counts = Counter(t.name for t in request.topics)
     creator, configs = await asyncio.gather(
-        TopicCreator.for_request(ctx), store.get_children(ConfigEntityTypeNode.path("topics"))
+        TopicCreator.for_request(ctx),
+        ctx.broker.store.get_children(ConfigEntityTypeNode.path("topics")),
     )
-    existing_configs = set(configs or ())
-    release = ctx.release
     # KafkaApis: quotas.controllerMutation.newQuotaFor(request, strictSinceVersion = 6).
     quota = mutation_quota_for(
         ctx.broker, API_KEY, ctx.version, ctx.connection.principal, ctx.header.client_id
     )
-    # KafkaApis: CREATE on the cluster, else CREATE on each topic; DESCRIBE_CONFIGS on each
-    # topic decides whether a v5+ answer shows its configs (neither denial is audited).
-    may_create: set[str] | None = None
-    may_describe: set[str] | None = None
-    if auth.has_authorizer(ctx):
-        names = [n for n in counts if n != METADATA_TOPIC] if release >= (3, 4) else list(counts)
-        if not auth.authorize_cluster(ctx, auth.CREATE, log_if_denied=False):
-            may_create = auth.filter_authorized(ctx, auth.CREATE, auth.TOPIC, names)
-        may_describe = auth.filter_authorized(
-            ctx, auth.DESCRIBE_CONFIGS, auth.TOPIC, names, log_if_denied=False
-        )
+    access = _Access.check(ctx, list(Counter(t.name for t in request.topics)))
+    results, to_write = await _validate(ctx, request, creator, quota, access)
+    created = await _write(ctx, results, to_write, set(configs or ()), access)
+    await _wait_for_leaders(ctx, request.timeout_ms, results, created)
+    return CreateTopicsResponse(throttle_time_ms=quota.throttle_time_ms, topics=results)
 
-    # 3.4-3.8 leave __cluster_metadata out of the topics anyone may create (or see the configs
-    # of), with or without an authorizer: "Authorization failed."; 3.9 names the reason.
-    metadata_refused = (3, 4) <= release < (3, 9)
 
-    def hidden(name: str) -> bool:
-        """Kafka's topic_config_error_code: the configs are not the principal's to see."""
-        if metadata_refused and name == METADATA_TOPIC:
-            return True
-        return may_describe is not None and name not in may_describe
+async def _validate(
+    ctx: RequestContext,
+    request: CreateTopicsRequest,
+    creator: TopicCreator,
+    quota: ControllerMutationQuota,
+    access: _Access,
+) -> tuple[list[CreatableTopicResult], list[tuple[int, _Planned]]]:
+    """Each topic's result, and the topics to write with the index of their result.
 
-    # Validation runs topic by topic in request order, as Kafka's does (a topic validated
-    # earlier counts as existing for later collision checks); the writes then go out
-    # together, pipelined, and each topic's result is its own.
+    Validation runs topic by topic in request order, as Kafka's does (a topic validated earlier
+    counts as existing for later collision checks); the writes then go out together."""
+    counts = Counter(t.name for t in request.topics)
     results: list[CreatableTopicResult] = []
     to_write: list[tuple[int, _Planned]] = []
     pacer = Pacer()
     for topic in request.topics:
         if pacer.due():
             await pacer.pause()
-        if topic.name == METADATA_TOPIC and release >= (3, 9):
-            error = ApiError(
-                error_codes.INVALID_REQUEST,
-                f"Creation of internal topic {METADATA_TOPIC} is prohibited.",
-            )
-            results.append(_result(topic.name, error))
-            continue
-        # Errors found before the creation keep Kafka's topic_config_error_code.
-        if counts[topic.name] > 1:
-            error = ApiError(error_codes.INVALID_REQUEST, "Found multiple entries for this topic.")
-            results.append(_result(topic.name, error, hidden(topic.name)))
-            continue
-        if (metadata_refused and topic.name == METADATA_TOPIC) or (
-            may_create is not None and topic.name not in may_create
-        ):
-            error = ApiError(error_codes.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
-            results.append(_result(topic.name, error, hidden(topic.name)))
+        refused = _refusal(topic.name, counts[topic.name], ctx.release, access)
+        if refused is not None:
+            results.append(refused)
             continue
         try:
             planned = await creator.plan(topic, pacer)
@@ -387,18 +411,50 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
         if not request.validate_only and not quota.record(len(planned.assignment)):
             results.append(_result(topic.name, ApiError(error_codes.THROTTLING_QUOTA_EXCEEDED)))
             continue
-        result = CreatableTopicResult(
-            name=topic.name, error_code=error_codes.NONE, error_message=None
-        )
-        if hidden(topic.name):
-            result.topic_config_error_code = error_codes.TOPIC_AUTHORIZATION_FAILED
-        elif ctx.version >= 5:
-            _fill_metadata(result, planned, release, ctx.broker.broker_config)
-        results.append(result)
+        results.append(_accepted(ctx, planned, access))
         if not request.validate_only:
             creator.existing.add(topic.name)
             to_write.append((len(results) - 1, planned))
+    return results, to_write
 
+
+def _refusal(
+    name: str, count: int, release: Release, access: _Access
+) -> CreatableTopicResult | None:
+    """KafkaApis' answer for a topic it refuses before validating it, None for the others."""
+    if name == METADATA_TOPIC and release >= (3, 9):
+        message = f"Creation of internal topic {METADATA_TOPIC} is prohibited."
+        return _result(name, ApiError(error_codes.INVALID_REQUEST, message))
+    # Errors found before the creation keep Kafka's topic_config_error_code.
+    if count > 1:
+        error = ApiError(error_codes.INVALID_REQUEST, "Found multiple entries for this topic.")
+        return _result(name, error, access.hidden(name))
+    if access.refused(name):
+        error = ApiError(error_codes.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
+        return _result(name, error, access.hidden(name))
+    return None
+
+
+def _accepted(ctx: RequestContext, planned: _Planned, access: _Access) -> CreatableTopicResult:
+    """The result of a topic that passed validation: its configs for v5+ when visible."""
+    name = planned.topic.name
+    result = CreatableTopicResult(name=name, error_code=error_codes.NONE, error_message=None)
+    if access.hidden(name):
+        result.topic_config_error_code = error_codes.TOPIC_AUTHORIZATION_FAILED
+    elif ctx.version >= 5:
+        _fill_metadata(result, planned, ctx.release, ctx.broker.broker_config)
+    return result
+
+
+async def _write(
+    ctx: RequestContext,
+    results: list[CreatableTopicResult],
+    to_write: list[tuple[int, _Planned]],
+    existing_configs: set[str],
+    access: _Access,
+) -> dict[str, TopicAssignment]:
+    """Write every validated topic, pipelined, each result becoming its own write's outcome;
+    the topics created, with their assignment."""
     controller = ctx.broker.controller
     expected = [planned.topic.name for _, planned in to_write]
     if controller is not None:
@@ -407,11 +463,11 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
     outcomes = await gather_bounded(
         (
             create_topic(
-                store,
+                ctx.broker.store,
                 planned.topic.name,
                 planned.assignment,
                 planned.configs,
-                release,
+                ctx.release,
                 config_exists=planned.topic.name in existing_configs,
             )
             for _, planned in to_write
@@ -433,28 +489,36 @@ async def handle(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTop
             raise outcome
         else:
             # ZkAdminManager.populateIds: only for a principal allowed to see the configs.
-            if not hidden(result.name):
+            if not access.hidden(result.name):
                 result.topic_id = outcome.topic_id or ZERO_UUID
             created[result.name] = outcome
-
     if controller is not None and expected:
         controller.topics_created(created, expected)
-    if created:
-        waiting = set(created)
+    return created
 
-        def all_led(image: MetadataImage) -> bool:
-            # Topics found led are not looked at again: each image change costs what is left.
-            waiting.difference_update([n for n in waiting if _all_led(image, [n])])
-            return not waiting
 
-        done = request.timeout_ms > 0 and await ctx.image.wait_for(
-            all_led, request.timeout_ms / 1000
-        )
-        if not done:
-            for result in results:
-                if result.name in created and not _all_led(ctx.image, [result.name]):
-                    _timed_out(result)
-    return CreateTopicsResponse(throttle_time_ms=quota.throttle_time_ms, topics=results)
+async def _wait_for_leaders(
+    ctx: RequestContext,
+    timeout_ms: int,
+    results: list[CreatableTopicResult],
+    created: dict[str, TopicAssignment],
+) -> None:
+    """Wait up to `timeout_ms` until this broker's image shows a leader for every partition
+    created; a topic still without one is answered REQUEST_TIMED_OUT."""
+    if not created:
+        return
+    waiting = set(created)
+
+    def all_led(image: MetadataImage) -> bool:
+        # Topics found led are not looked at again: each image change costs what is left.
+        waiting.difference_update([n for n in waiting if _all_led(image, [n])])
+        return not waiting
+
+    done = timeout_ms > 0 and await ctx.image.wait_for(all_led, timeout_ms / 1000)
+    if not done:
+        for result in results:
+            if result.name in created and not _all_led(ctx.image, [result.name]):
+                _timed_out(result)
 
 
 def _timed_out(result: CreatableTopicResult) -> None:

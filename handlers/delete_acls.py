@@ -1,5 +1,5 @@
-"""DeleteAcls (key 31), versions 0-3, as a ZooKeeper-mode broker answers it (AclApis
-.handleDeleteAcls, AclAuthorizer.deleteAcls; docs: broker/security/authorizer.py):
+"""DeleteAcls, as a ZooKeeper-mode broker answers it (AclApis.handleDeleteAcls,
+AclAuthorizer.deleteAcls; docs: broker/security/authorizer.py):
 
 - every filter result CLUSTER_AUTHORIZATION_FAILED without ALTER on the cluster;
 - every filter result SECURITY_DISABLED "No Authorizer is configured." without an authorizer;
@@ -14,6 +14,7 @@ Not emulated: the throttle.
 
 from __future__ import annotations
 
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.delete_acls import (
     DeleteAclsFilterResult,
     DeleteAclsMatchingAcl,
@@ -22,10 +23,14 @@ from zkbroker.broker.protocol.messages.delete_acls import (
 )
 from zkbroker.handlers.context import NoResponse, RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 31
-MIN_VERSION = 0
-MAX_VERSION = 3
+API_KEY = ApiKey.DELETE_ACLS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "removes the bindings each filter matches, per filter, with notifications; "
+    "SECURITY_DISABLED, CLUSTER_AUTHORIZATION_FAILED (ALTER)"
+)
 
 
 async def handle(

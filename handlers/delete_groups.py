@@ -1,17 +1,18 @@
-"""DeleteGroups (key 42), versions 0-2: remove groups from the ZooKeeper consumer registry.
+"""DeleteGroups: remove groups from the ZooKeeper consumer registry.
 
-Per group, as Kafka's ``GroupCoordinator.handleDeleteGroups``: NOT_COORDINATOR on a broker that
-is not the group's coordinator; GROUP_ID_NOT_FOUND when ``/consumers/<g>`` does not exist;
-NON_EMPTY_GROUP while ``/consumers/<g>/ids`` has registered members; otherwise the whole
-``/consumers/<g>`` subtree (offsets, owners) is deleted and the answer is NONE. A group id
-named twice is answered once, as Kafka deduplicates the request's ids.
+Per group, as KafkaApis and Kafka's ``GroupCoordinator.handleDeleteGroups``: DELETE on the group
+first (else GROUP_AUTHORIZATION_FAILED); NOT_COORDINATOR on a broker that is not the group's
+coordinator; GROUP_ID_NOT_FOUND when ``/consumers/<g>`` does not exist; NON_EMPTY_GROUP while
+``/consumers/<g>/ids`` has registered members; otherwise the whole ``/consumers/<g>`` subtree
+(offsets, owners) is deleted and the answer is NONE. A group id named twice is answered once, as
+Kafka deduplicates the request's ids.
 
 Groups of the group coordinator (docs/kafka-behaviour.md §16) are deleted by it: an Empty group
 gets tombstones for its offsets and its metadata in ``__consumer_offsets``; a live one is
 NON_EMPTY_GROUP.
 
-Not emulated: authorization. A consumer registering while the subtree is being deleted is not
-fenced: ZooKeeper offers no lock the old consumers honoured.
+Not emulated: a consumer registering while the subtree is being deleted is not fenced: ZooKeeper
+offers no lock the old consumers honoured.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.groups.zk_registry import delete_group, load_groups
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.delete_groups import (
     DeletableGroupResult,
     DeleteGroupsRequest,
@@ -31,10 +33,14 @@ from zkbroker.handlers.support.group_coordination import (
     coordinator,
     group_status,
 )
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 42
-MIN_VERSION = 0
-MAX_VERSION = 2
+API_KEY = ApiKey.DELETE_GROUPS
+ZK_TROUBLE_FAMILY = Family.GROUPS
+README_NOTE = (
+    "coordinator groups (tombstones) and `/consumers/<g>`; NON_EMPTY_GROUP with members, "
+    "GROUP_ID_NOT_FOUND"
+)
 
 
 async def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsResponse:

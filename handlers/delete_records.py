@@ -1,9 +1,10 @@
-"""DeleteRecords (key 21): move a partition's log start offset forward (KIP-107;
-docs/kafka-behaviour.md §15).
+"""DeleteRecords: move a partition's log start offset forward (KIP-107; docs/kafka-behaviour.md
+§15).
 
 Kafka 3.9's flow (`KafkaApis.handleDeleteRecordsRequest`, `ReplicaManager.deleteRecords`,
 `Partition.deleteRecordsOnLeader`, `UnifiedLog.maybeIncrementLogStartOffset`):
 
+* DELETE on the topic first, else TOPIC_AUTHORIZATION_FAILED (before the topic's existence);
 * unknown partition -> UNKNOWN_TOPIC_OR_PARTITION; not the leader -> NOT_LEADER_OR_FOLLOWER;
 * a topic whose `cleanup.policy` lacks `delete` -> POLICY_VIOLATION;
 * offset -1 means the high watermark; a negative offset, or one above the high watermark ->
@@ -11,16 +12,15 @@ Kafka 3.9's flow (`KafkaApis.handleDeleteRecordsRequest`, `ReplicaManager.delete
 * else the log start offset becomes the offset (never moves back), whole segments below it
   are dropped, and `low_watermark` answers the new log start offset (-1 on error).
 
-Kafka then waits until every replica's log start offset reached it (DelayedDeleteRecords);
-replicas share the log here, so the answer is immediate.
-
-Deliberately not here: authorization (DELETE on the topic).
+Kafka then waits until every replica's log start offset reached it (DelayedDeleteRecords); replicas
+share the log here, so the answer is immediate.
 """
 
 from __future__ import annotations
 
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.delete_records import (
     DeleteRecordsPartitionResult,
     DeleteRecordsRequest,
@@ -30,10 +30,14 @@ from zkbroker.broker.protocol.messages.delete_records import (
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.partitions import Located, locate, open_log
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 21
-MIN_VERSION = 0
-MAX_VERSION = 2
+API_KEY = ApiKey.DELETE_RECORDS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "moves the log start offset; `-1` = high watermark; POLICY_VIOLATION on compact-only "
+    "topics"
+)
 
 HIGH_WATERMARK = -1
 

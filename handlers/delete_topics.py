@@ -1,5 +1,4 @@
-"""DeleteTopics (key 20), versions 0-6: marks topics for deletion and waits for the controller
-to delete them.
+"""DeleteTopics: marks topics for deletion and waits for the controller to delete them.
 
 Follows Kafka 2.8 (docs/kafka-behaviour.md §3.1), authorization and the controller mutation
 quota (§22, `zkbroker.broker.security.quotas.mutation_quota_for`) included; the controller's
@@ -12,21 +11,27 @@ from __future__ import annotations
 import contextlib
 import uuid
 
+from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.delete_topics import (
     DeletableTopicResult,
     DeleteTopicsRequest,
     DeleteTopicsResponse,
     DeleteTopicState,
 )
-from zkbroker.broker.security.quotas import mutation_quota_for
+from zkbroker.broker.security.quotas import ControllerMutationQuota, mutation_quota_for
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout import DeleteTopicMarkerNode, NodeExistsError, TopicNode
 
-API_KEY = 20
-MIN_VERSION = 0
-MAX_VERSION = 6
+API_KEY = ApiKey.DELETE_TOPICS
+ZK_TROUBLE_FAMILY = Family.TOPIC_ADMIN
+README_NOTE = (
+    "marks `/admin/delete_topics/<t>`, the controller deletes; waits within `timeout_ms`; "
+    "v6 by topic id"
+)
 
 ZERO_UUID = uuid.UUID(int=0)
 
@@ -46,6 +51,33 @@ def _result(entry: DeleteTopicState, code: int) -> DeletableTopicResult:
 async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
     version = ctx.version
     entries = _entries(request, version)
+    refused = _refused(ctx, request, entries)
+    if refused is not None:
+        return refused
+    image = ctx.image
+    results, to_delete = _checked(ctx, image, entries)
+    # KafkaApis: quotas.controllerMutation.newQuotaFor(request, strictSinceVersion = 5).
+    quota = mutation_quota_for(
+        ctx.broker, API_KEY, version, ctx.connection.principal, ctx.header.client_id
+    )
+    marked = await _mark(ctx, image, to_delete, quota)
+    if marked:
+        done = request.timeout_ms > 0 and await image.wait_for(
+            lambda i: not any(n in i.topics for n in marked), request.timeout_ms / 1000
+        )
+        if not done:
+            for name in marked:
+                if name in image.topics:
+                    to_delete[name].error_code = error_codes.REQUEST_TIMED_OUT
+    return DeleteTopicsResponse(throttle_time_ms=quota.throttle_time_ms, responses=results)
+
+
+def _refused(
+    ctx: RequestContext, request: DeleteTopicsRequest, entries: list[DeleteTopicState]
+) -> DeleteTopicsResponse | None:
+    """The answer to a request refused as a whole: not the controller, deletion disabled, a
+    topic named by both name and id; None for the others."""
+    version = ctx.version
     if not ctx.broker.is_controller:
         return DeleteTopicsResponse(
             responses=[_result(e, error_codes.NOT_CONTROLLER) for e in entries]
@@ -55,8 +87,14 @@ async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTop
         return DeleteTopicsResponse(responses=[_result(e, code) for e in entries])
     if any(e.name is not None and e.topic_id != ZERO_UUID for e in entries):
         return error_response(request, version, error_codes.INVALID_REQUEST, None)
+    return None
 
-    image = ctx.image
+
+def _checked(
+    ctx: RequestContext, image: MetadataImage, entries: list[DeleteTopicState]
+) -> tuple[list[DeletableTopicResult], dict[str, DeletableTopicResult]]:
+    """Each entry's result after the id, authorization and existence checks, and the result
+    of each topic to delete (its first entry's)."""
     results: list[DeletableTopicResult] = []
     to_delete: dict[str, DeletableTopicResult] = {}
     for entry in entries:
@@ -82,11 +120,17 @@ async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTop
             result.error_code = error_codes.UNKNOWN_TOPIC_OR_PARTITION
         else:
             to_delete.setdefault(name, result)
+    return results, to_delete
 
-    # KafkaApis: quotas.controllerMutation.newQuotaFor(request, strictSinceVersion = 5).
-    quota = mutation_quota_for(
-        ctx.broker, API_KEY, version, ctx.connection.principal, ctx.header.client_id
-    )
+
+async def _mark(
+    ctx: RequestContext,
+    image: MetadataImage,
+    to_delete: dict[str, DeletableTopicResult],
+    quota: ControllerMutationQuota,
+) -> list[str]:
+    """Write `/admin/delete_topics/<t>` for each topic the quota allows and ZooKeeper still
+    holds; the topics marked."""
     store = ctx.broker.store
     marked: list[str] = []
     for name, result in to_delete.items():
@@ -103,16 +147,7 @@ async def handle(ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTop
         with contextlib.suppress(NodeExistsError):
             await store.create(DeleteTopicMarkerNode.path(name), None, makepath=True)
         marked.append(name)
-
-    if marked:
-        done = request.timeout_ms > 0 and await image.wait_for(
-            lambda i: not any(n in i.topics for n in marked), request.timeout_ms / 1000
-        )
-        if not done:
-            for name in marked:
-                if name in image.topics:
-                    to_delete[name].error_code = error_codes.REQUEST_TIMED_OUT
-    return DeleteTopicsResponse(throttle_time_ms=quota.throttle_time_ms, responses=results)
+    return marked
 
 
 def error_response(

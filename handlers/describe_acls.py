@@ -1,5 +1,5 @@
-"""DescribeAcls (key 29), versions 0-3, as a ZooKeeper-mode broker answers it (AclApis
-.handleDescribeAcls over AclAuthorizer.acls; docs: broker/security/authorizer.py):
+"""DescribeAcls, as a ZooKeeper-mode broker answers it (AclApis.handleDescribeAcls over
+AclAuthorizer.acls; docs: broker/security/authorizer.py):
 
 - CLUSTER_AUTHORIZATION_FAILED without DESCRIBE on the cluster;
 - SECURITY_DISABLED "No Authorizer is configured." without an authorizer;
@@ -14,6 +14,7 @@ Not emulated: the throttle.
 
 from __future__ import annotations
 
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.describe_acls import (
     AclDescription,
     DescribeAclsRequest,
@@ -22,10 +23,15 @@ from zkbroker.broker.protocol.messages.describe_acls import (
 )
 from zkbroker.handlers.context import NoResponse, RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 29
-MIN_VERSION = 0
-MAX_VERSION = 3
+API_KEY = ApiKey.DESCRIBE_ACLS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "with `authorizer.class.name` set (see *ACLs and the authorizer*): the cached bindings "
+    "a filter matches (ANY, MATCH, LITERAL, PREFIXED); SECURITY_DISABLED without an "
+    "authorizer, CLUSTER_AUTHORIZATION_FAILED without DESCRIBE on the cluster"
+)
 
 
 async def handle(

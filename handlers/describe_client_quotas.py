@@ -1,5 +1,5 @@
-"""DescribeClientQuotas (key 48), versions 0-1 (KIP-546, Kafka 2.6+), as a ZooKeeper-mode broker
-answers it (KafkaApis.handleDescribeClientQuotasRequest, ZkAdminManager.describeClientQuotas):
+"""DescribeClientQuotas (KIP-546), as a ZooKeeper-mode broker answers it
+(KafkaApis.handleDescribeClientQuotasRequest, ZkAdminManager.describeClientQuotas):
 
 - the filter is checked first (`zkbroker.broker.rules.quota_entities.check_filter`): a repeated
   entity type, an empty one or an ip component with a user/client-id one are INVALID_REQUEST,
@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.describe_client_quotas import (
     DescribeClientQuotasRequest,
     DescribeClientQuotasResponse,
@@ -41,6 +42,7 @@ from zkbroker.broker.rules.quota_entities import (
 )
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout import (
     ConfigEntityNode,
     ConfigEntityTypeNode,
@@ -49,9 +51,13 @@ from zkbroker.zk_layout import (
     ZnodeFormatError,
 )
 
-API_KEY = 48
-MIN_VERSION = 0
-MAX_VERSION = 1
+API_KEY = ApiKey.DESCRIBE_CLIENT_QUOTAS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "from 2.6: the user, client-id, user/client-id and (2.8+) ip entities of `/config/...` "
+    "a filter matches (exact, default, any; strict); Kafka's validation messages; "
+    "CLUSTER_AUTHORIZATION_FAILED without DESCRIBE_CONFIGS (see *Client quotas*)"
+)
 
 
 async def _props(store: ZkStore, paths: list[str]) -> list[dict[str, str]]:

@@ -1,4 +1,4 @@
-"""DescribeCluster (key 60), versions 0-1: cluster id, controller and live brokers.
+"""DescribeCluster: cluster id, controller and live brokers.
 
 Behaviour (docs/kafka-behaviour.md §5; 2.8.0 KafkaApis.handleDescribeCluster, 3.7+
 AuthHelper.computeDescribeClusterResponse):
@@ -18,6 +18,7 @@ Not emulated: throttling.
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.describe_cluster import (
     DescribeClusterBroker,
     DescribeClusterRequest,
@@ -27,10 +28,11 @@ from zkbroker.broker.rules import acl_operations
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.metadata import response_brokers
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 60
-MIN_VERSION = 0
-MAX_VERSION = 1
+API_KEY = ApiKey.DESCRIBE_CLUSTER
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = "endpoint types (KIP-919)"
 
 BROKER_ENDPOINTS = 1
 CONTROLLER_ENDPOINTS = 2

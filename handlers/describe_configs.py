@@ -1,4 +1,4 @@
-"""DescribeConfigs (key 32), versions 0-4: the configs of topics, brokers and broker loggers.
+"""DescribeConfigs: the configs of topics, brokers and broker loggers.
 
 Answered by any broker, as Kafka 2.8's `ConfigHelper.describeConfigs` (docs/kafka-behaviour.md
 §4.3): the resource-type check for the whole request, then each resource on its own. Topic
@@ -18,6 +18,7 @@ from typing import Any
 
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResource,
@@ -26,13 +27,8 @@ from zkbroker.broker.protocol.messages.describe_configs import (
     DescribeConfigsResult,
     DescribeConfigsSynonym,
 )
-from zkbroker.broker.rules.config_catalog import (
-    ConfigEntry,
-    ConfigSource,
-    ConfigType,
-    InvalidConfig,
-    describe_topic_config,
-)
+from zkbroker.broker.rules.config_catalog import describe_topic_config
+from zkbroker.broker.rules.config_def import ConfigEntry, ConfigSource, ConfigType, InvalidConfig
 from zkbroker.broker.rules.config_documentation import (
     broker_config_documentation,
     topic_config_documentation,
@@ -49,11 +45,16 @@ from zkbroker.handlers.support.config_resources import (
     parse_broker_id,
     type_name,
 )
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout import ConfigEntityNode, ZnodeFormatError, invalid_path_reason
 
-API_KEY = 32
-MIN_VERSION = 0
-MAX_VERSION = 4
+API_KEY = ApiKey.DESCRIBE_CONFIGS
+ZK_TROUBLE_FAMILY = Family.CONFIGS
+README_NOTE = (
+    'TOPIC, BROKER (own id or `""` = cluster default), BROKER_LOGGER; values, sources, '
+    "synonyms, read-only, sensitive, types; v3+ documentation (zkbroker's own one-line "
+    "texts)"
+)
 
 #: Resources per window: the overrides of its topics are read from ZooKeeper in one
 #: pipelined batch before any of them is described. Reading while describing costs a
@@ -75,56 +76,66 @@ async def handle(ctx: RequestContext, request: DescribeConfigsRequest) -> Descri
                 error_codes.INVALID_REQUEST,
                 f"Unexpected resource type {rt} for resource {resource.resource_name}",
             )
-
-    async def describe_one(
-        resource: DescribeConfigsResource, read: dict[str, tuple[bytes, Any] | None]
-    ) -> DescribeConfigsResult:
-        result = DescribeConfigsResult(
-            error_code=error_codes.NONE,
-            error_message=None,
-            resource_type=resource.resource_type,
-            resource_name=resource.resource_name,
-            configs=[],
-        )
-        try:
-            entries = await _describe(ctx, resource, request.include_documentation, read)
-            result.configs = _wire_entries(entries, request, ctx.version)
-        except ResourceError as e:
-            result.error_code, result.error_message = e.code, e.message
-        return result
-
+    # KafkaApis answers the authorized resources first, then the denied ones.
+    resources, denied = _authorized(ctx, request.resources)
     results: list[DescribeConfigsResult] = []
-    # KafkaApis answers the authorized resources first, then the denied ones (the error's
-    # default message).
-    denied: list[DescribeConfigsResult] = []
-    resources = request.resources
-    if auth.has_authorizer(ctx):
-        allowed_resources = []
-        for resource in resources:
-            name, rtype = resource.resource_name, resource.resource_type
-            code = auth.config_resource_denied(ctx, rtype, name, auth.DESCRIBE_CONFIGS)
-            if code is None:
-                allowed_resources.append(resource)
-                continue
-            denied.append(
-                DescribeConfigsResult(
-                    error_code=code,
-                    error_message=error_codes.DEFAULT_MESSAGES.get(code),
-                    resource_type=rtype,
-                    resource_name=name,
-                    configs=[],
-                )
-            )
-        resources = allowed_resources
     pacer = Pacer()  # 10,000 resources: the other clients are served between slices
     for start in range(0, len(resources), WINDOW):
         window = resources[start : start + WINDOW]
         read = await _read_topic_overrides(ctx, window, pacer)
         for resource in window:
-            results.append(await describe_one(resource, read))
+            results.append(await _describe_one(ctx, request, resource, read))
             if pacer.due():
                 await pacer.pause()
     return DescribeConfigsResponse(throttle_time_ms=0, results=results + denied)
+
+
+def _authorized(
+    ctx: RequestContext, resources: list[DescribeConfigsResource]
+) -> tuple[list[DescribeConfigsResource], list[DescribeConfigsResult]]:
+    """The resources the principal may DESCRIBE_CONFIGS, and the results of the others (the
+    error with its default message); every resource without an authorizer."""
+    if not auth.has_authorizer(ctx):
+        return resources, []
+    allowed: list[DescribeConfigsResource] = []
+    denied: list[DescribeConfigsResult] = []
+    for resource in resources:
+        name, rtype = resource.resource_name, resource.resource_type
+        code = auth.config_resource_denied(ctx, rtype, name, auth.DESCRIBE_CONFIGS)
+        if code is None:
+            allowed.append(resource)
+            continue
+        denied.append(
+            DescribeConfigsResult(
+                error_code=code,
+                error_message=error_codes.DEFAULT_MESSAGES.get(code),
+                resource_type=rtype,
+                resource_name=name,
+                configs=[],
+            )
+        )
+    return allowed, denied
+
+
+async def _describe_one(
+    ctx: RequestContext,
+    request: DescribeConfigsRequest,
+    resource: DescribeConfigsResource,
+    read: dict[str, tuple[bytes, Any] | None],
+) -> DescribeConfigsResult:
+    result = DescribeConfigsResult(
+        error_code=error_codes.NONE,
+        error_message=None,
+        resource_type=resource.resource_type,
+        resource_name=resource.resource_name,
+        configs=[],
+    )
+    try:
+        entries = await _describe(ctx, resource, request.include_documentation, read)
+        result.configs = _wire_entries(entries, request, ctx.version)
+    except ResourceError as e:
+        result.error_code, result.error_message = e.code, e.message
+    return result
 
 
 async def _read_topic_overrides(

@@ -1,7 +1,6 @@
-"""DescribeDelegationToken (key 41), versions 0-3 (KIP-48, Kafka 1.1+; v3 token requester,
-KIP-373), as a ZooKeeper-mode broker answers it (KafkaApis.handleDescribeTokensRequest,
-DelegationTokenManager.filterToken; `zkbroker.broker.security.delegation_tokens`;
-docs/kafka-behaviour.md §18):
+"""DescribeDelegationToken (KIP-48; v3's token requester KIP-373), as a ZooKeeper-mode broker
+answers it (KafkaApis.handleDescribeTokensRequest, DelegationTokenManager.filterToken;
+`zkbroker.broker.security.delegation_tokens`; docs/kafka-behaviour.md §18):
 
 - DELEGATION_TOKEN_REQUEST_NOT_ALLOWED over PLAINTEXT, 1-way SSL without a certificate or from
   a token-authenticated principal; then DELEGATION_TOKEN_AUTH_DISABLED without a secret key;
@@ -18,6 +17,7 @@ Not emulated: throttling.
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.describe_delegation_token import (
     DescribedDelegationToken,
     DescribedDelegationTokenRenewer,
@@ -33,11 +33,15 @@ from zkbroker.handlers.support.token_requests import (
     requests_allowed,
     token_manager,
 )
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout.nodes.delegation_token import Principal
 
-API_KEY = 41
-MIN_VERSION = 0
-MAX_VERSION = 3
+API_KEY = ApiKey.DESCRIBE_DELEGATION_TOKEN
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "the tokens of the owners asked, filtered by what the requester owns, may renew or is "
+    "allowed to describe"
+)
 
 
 def _described(token: DelegationToken, version: int) -> DescribedDelegationToken:

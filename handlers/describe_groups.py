@@ -1,5 +1,4 @@
-"""DescribeGroups (key 15), versions 0-5: groups of the group coordinator and of the ZooKeeper
-consumer registry.
+"""DescribeGroups: groups of the group coordinator and of the ZooKeeper consumer registry.
 
 Per group id, as 3.9's `GroupCoordinator.handleDescribeGroup` answers (docs/kafka-behaviour.md
 §5), authorization and `authorized_operations` included. A group the coordinator holds is
@@ -22,6 +21,7 @@ from zkbroker.broker.groups.zk_registry import (
     subscribed_topics,
 )
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.consumer_protocol import encode_assignment, encode_subscription
 from zkbroker.broker.protocol.messages.describe_groups import (
     DescribedGroup,
@@ -37,10 +37,14 @@ from zkbroker.handlers.support.group_coordination import (
     coordinator,
     group_status,
 )
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 15
-MIN_VERSION = 0
-MAX_VERSION = 5
+API_KEY = ApiKey.DESCRIBE_GROUPS
+ZK_TROUBLE_FAMILY = Family.GROUPS
+README_NOTE = (
+    "coordinator groups: state, protocol, members with their metadata and assignments; "
+    "`/consumers` groups: members from `/consumers/<g>/ids`; unknown → `Dead`"
+)
 
 _GENERATED_ID = re.compile(r"(?P<host>.+)-\d+-[0-9a-f]{8}")
 

@@ -1,5 +1,4 @@
-"""DescribeLogDirs (key 35): this broker's log dir and the size of each partition log in it
-(KIP-113).
+"""DescribeLogDirs: this broker's log dir and the size of each partition log in it (KIP-113).
 
 Follows Kafka 3.9's flow, authorization included (docs/kafka-behaviour.md §15, "Log dirs").
 "A log on this broker" means being in the partition's replica set
@@ -16,6 +15,7 @@ from __future__ import annotations
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.describe_log_dirs import (
     DescribeLogDirsPartition,
     DescribeLogDirsRequest,
@@ -27,10 +27,15 @@ from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.log_dirs import log_dir, volume_bytes
 from zkbroker.handlers.support.partitions import Located, open_log
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 35
-MIN_VERSION = 0
-MAX_VERSION = 4
+API_KEY = ApiKey.DESCRIBE_LOG_DIRS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "the broker's one log dir (`--log-dir`, or the configured `log.dirs`/`log.dir` in "
+    "memory) with each hosted partition's log size; total/usable bytes (v4) from the "
+    "volume, -1 in memory"
+)
 
 _log = get_logger(__name__)
 

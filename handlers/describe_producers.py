@@ -1,4 +1,4 @@
-"""DescribeProducers (key 61), version 0: a partition leader's active producers (KIP-664).
+"""DescribeProducers: a partition leader's active producers (KIP-664).
 
 Kafka 3.9's ``KafkaApis.handleDescribeProducersRequest`` with ``ReplicaManager.
 activeProducerState`` and ``UnifiedLog.activeProducers`` (docs/kafka-behaviour.md §17): per
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.describe_producers import (
     DescribeProducersRequest,
     DescribeProducersResponse,
@@ -26,10 +27,14 @@ from zkbroker.broker.storage import PartitionLog
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.partitions import Located, locate, open_log
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 61
-MIN_VERSION = 0
-MAX_VERSION = 0
+API_KEY = ApiKey.DESCRIBE_PRODUCERS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "from 2.8 (KIP-664): a leader's producers (epoch, last sequence, coordinator epoch, "
+    "open transaction's first offset)"
+)
 
 
 def _producers(log: PartitionLog) -> list[ProducerState]:

@@ -1,4 +1,4 @@
-"""DescribeTransactions (key 65), version 0 (2.8+, KIP-664): the state of transactional ids.
+"""DescribeTransactions (KIP-664): the state of transactional ids.
 
 Kafka 3.9's ``KafkaApis.handleDescribeTransactionsRequest`` and
 ``TransactionCoordinator.handleDescribeTransactions`` (docs/kafka-behaviour.md §17): each id is
@@ -15,6 +15,7 @@ topics listed are only those the caller may DESCRIBE.
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.describe_transactions import (
     DescribeTransactionsRequest,
     DescribeTransactionsResponse,
@@ -23,10 +24,14 @@ from zkbroker.broker.protocol.messages.describe_transactions import (
 )
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 65
-MIN_VERSION = 0
-MAX_VERSION = 0
+API_KEY = ApiKey.DESCRIBE_TRANSACTIONS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "from 3.0 (KIP-664): state, timeout, start time, producer id/epoch, partitions; "
+    "TRANSACTIONAL_ID_NOT_FOUND, NOT_COORDINATOR"
+)
 
 
 def _describe(ctx: RequestContext, transactional_id: str) -> TransactionState:

@@ -1,6 +1,6 @@
-"""DescribeUserScramCredentials (key 50), version 0 (KIP-554, Kafka 2.7+), as a ZooKeeper-mode
-broker answers it (KafkaApis.handleDescribeUserScramCredentialsRequest,
-ZkAdminManager.describeUserScramCredentials; docs/kafka-behaviour.md §10.7 for /config):
+"""DescribeUserScramCredentials (KIP-554), as a ZooKeeper-mode broker answers it
+(KafkaApis.handleDescribeUserScramCredentialsRequest, ZkAdminManager.describeUserScramCredentials;
+docs/kafka-behaviour.md §10.7 for /config):
 
 - null or empty users: every `/config/users/<user>` holding a SCRAM credential, sorted by user
   name (users with only quotas are left out);
@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.describe_user_scram_credentials import (
     CredentialInfo,
     DescribeUserScramCredentialsRequest,
@@ -30,6 +31,7 @@ from zkbroker.broker.protocol.messages.describe_user_scram_credentials import (
 from zkbroker.broker.security.scram import MECHANISM_TYPES, ScramCredential
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout import (
     ConfigEntityNode,
     ConfigEntityTypeNode,
@@ -39,9 +41,12 @@ from zkbroker.zk_layout import (
     sanitize,
 )
 
-API_KEY = 50
-MIN_VERSION = 0
-MAX_VERSION = 0
+API_KEY = ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "from `/config/users/<user>`: mechanisms and iterations; RESOURCE_NOT_FOUND, "
+    "DUPLICATE_RESOURCE as ZkAdminManager answers"
+)
 
 EMPTY_USER = "Username must not be empty"
 NO_CREDENTIAL = "Attempt to describe a user credential that does not exist"

@@ -1,4 +1,4 @@
-"""ElectLeaders (key 43), versions 0-2: preferred or unclean leader election (KIP-460).
+"""ElectLeaders: preferred or unclean leader election (KIP-460).
 
 Follows Kafka 2.8's `KafkaApis.handleElectReplicaLeader`, `ReplicaManager.electLeaders` and
 `KafkaController.processReplicaLeaderElection` (docs/kafka-behaviour.md §6): ALTER on the
@@ -18,6 +18,7 @@ from zkbroker.broker.controller import partitions as controller_partitions
 from zkbroker.broker.controller.partitions import ElectionOutcome
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.elect_leaders import (
     ElectLeadersRequest,
     ElectLeadersResponse,
@@ -26,11 +27,15 @@ from zkbroker.broker.protocol.messages.elect_leaders import (
 )
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout import ControllerMovedError
 
-API_KEY = 43
-MIN_VERSION = 0
-MAX_VERSION = 2
+API_KEY = ApiKey.ELECT_LEADERS
+ZK_TROUBLE_FAMILY = Family.CONTROLLER
+README_NOTE = (
+    "PREFERRED and UNCLEAN (v1+); null = every partition; Kafka's per-partition results and "
+    "messages"
+)
 
 TP = tuple[str, int]
 

@@ -1,4 +1,4 @@
-"""EndTxn (key 26), versions 0-4: commit or abort a producer's transaction.
+"""EndTxn: commit or abort a producer's transaction.
 
 Kafka 3.9's ``KafkaApis.handleEndTxnRequest`` and ``TransactionCoordinator.endTransaction``
 (TV1, what ZooKeeper mode runs; docs/kafka-behaviour.md §17): the coordinator appends
@@ -17,14 +17,19 @@ Deliberately not here: TV2's epoch bump on every EndTxn (KIP-890 part 2, v5; KRa
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 from zkbroker.broker.rules.transactions.decisions import fenced_error
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 26
-MIN_VERSION = 0
-MAX_VERSION = 4
+API_KEY = ApiKey.END_TXN
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "PrepareCommit/PrepareAbort written, then markers and CompleteCommit/CompleteAbort; "
+    "retries answer NONE, the other outcome INVALID_TXN_STATE"
+)
 
 
 async def handle(ctx: RequestContext, request: EndTxnRequest) -> EndTxnResponse:

@@ -1,6 +1,6 @@
-"""Envelope (key 58, KIP-590): a request forwarded to the controller inside another. A
-ZooKeeper-mode broker advertises v0 from 3.4 (EnvelopeRequest.json lists zkBroker for the
-ZooKeeper migration, KIP-866).
+"""Envelope (KIP-590): a request forwarded to the controller inside another. A ZooKeeper-mode
+broker advertises it because EnvelopeRequest.json lists zkBroker for the ZooKeeper migration
+(KIP-866).
 
 As a ZooKeeper-mode broker answers it (KafkaApis.handleEnvelope; docs/kafka-behaviour.md §20):
 forwarding is enabled only with a KRaft controller to forward to (ZooKeeper migration), which
@@ -12,12 +12,17 @@ Not emulated: the migration mode where a broker accepts forwarded requests.
 
 from __future__ import annotations
 
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.envelope import EnvelopeRequest, EnvelopeResponse
 from zkbroker.handlers.context import NoResponse, RequestContext
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 58
-MIN_VERSION = 0
-MAX_VERSION = 0
+API_KEY = ApiKey.ENVELOPE
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "from 3.4: forwarding is never enabled on a ZooKeeper broker without a KRaft "
+    "controller, so the connection is closed unanswered, as Kafka does"
+)
 
 
 async def handle(ctx: RequestContext, request: EnvelopeRequest) -> NoResponse:

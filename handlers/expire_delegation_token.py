@@ -1,5 +1,5 @@
-"""ExpireDelegationToken (key 40), versions 0-2 (KIP-48, Kafka 1.1+), as a ZooKeeper-mode broker
-answers it (KafkaApis.handleExpireTokenRequest, DelegationTokenManagerZk.expireToken;
+"""ExpireDelegationToken (KIP-48), as a ZooKeeper-mode broker answers it
+(KafkaApis.handleExpireTokenRequest, DelegationTokenManagerZk.expireToken;
 `zkbroker.broker.security.delegation_tokens`; docs/kafka-behaviour.md §18): the same refusals as
 RenewDelegationToken (REQUEST_NOT_ALLOWED, AUTH_DISABLED, NOT_FOUND, OWNER_MISMATCH); a negative
 period removes the token at once (its znode, with a change notification) and answers the current
@@ -12,6 +12,7 @@ Not emulated: throttling.
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.expire_delegation_token import (
     ExpireDelegationTokenRequest,
     ExpireDelegationTokenResponse,
@@ -23,10 +24,11 @@ from zkbroker.handlers.support.token_requests import (
     requests_allowed,
     token_manager,
 )
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 40
-MIN_VERSION = 0
-MAX_VERSION = 2
+API_KEY = ApiKey.EXPIRE_DELEGATION_TOKEN
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = "a negative period expires at once (the token is removed)"
 
 
 async def handle(

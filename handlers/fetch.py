@@ -1,4 +1,4 @@
-"""Fetch (key 1): records read from the partition's log, with long polling and fetch sessions.
+"""Fetch: records read from the partition's log, with long polling and fetch sessions.
 
 Follows Kafka 3.9's `KafkaApis.handleFetchRequest` and `ReplicaManager.fetchMessages`
 (docs/kafka-behaviour.md §15: "Who answers", "Fetch", "Fetch sessions"; §17 for read_committed
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.image.metadata_image import MetadataImage, TopicImage
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.fetch import (
     AbortedTransaction,
     EpochEndOffset,
@@ -40,15 +41,21 @@ from zkbroker.broker.rules.fetch_sessions import (
     FetchPartitionRequest,
     FetchPartitionResult,
 )
-from zkbroker.broker.storage import OffsetOutOfRange
+from zkbroker.broker.storage import OffsetOutOfRange, PartitionLog
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.down_conversion import down_convert
 from zkbroker.handlers.support.partitions import Located, leader_hint, locate, open_log
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 1
-MIN_VERSION = 0
-MAX_VERSION = 17
+API_KEY = ApiKey.FETCH
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "whole batches within `max_bytes` (KIP-74), long polling woken by appends, incremental "
+    "fetch sessions (KIP-227), topic ids (v13+), follower reads for v11+ consumers "
+    "(KIP-392), diverging epochs (v12+), down-conversion to magic 0/1 for v0\N{EN DASH}v3, "
+    "`read_committed` (up to the last stable offset, aborted transactions listed)"
+)
 
 READ_COMMITTED = 1
 ZERO_UUID = uuid.UUID(int=0)
@@ -154,60 +161,44 @@ async def _read_partition(
     min_one: bool,
     readable: Callable[[str], bool] | None,
 ) -> _Read:
+    """One partition's answer, in ReplicaManager's check order: authorization, the topic id,
+    leadership, a diverging epoch, the records."""
     version = ctx.version
     index = key.partition
     if readable is not None and (from_follower or key.topic) and not readable(key.topic):
         return _Read(_error(index, error_codes.TOPIC_AUTHORIZATION_FAILED), 0)
     if not key.topic:
         return _Read(_error(index, error_codes.UNKNOWN_TOPIC_ID), 0)
-    leader_only = from_follower or version < FOLLOWER_READS_VERSION
     located = locate(
         ctx.image,
         ctx.broker.broker_id,
         key.topic,
         index,
-        leader_only=leader_only,
+        leader_only=from_follower or version < FOLLOWER_READS_VERSION,
         current_leader_epoch=wanted.current_leader_epoch if version >= 9 else -1,
     )
     if not isinstance(located, Located):
-        answer = _error(index, located)
-        if located in (error_codes.NOT_LEADER_OR_FOLLOWER, error_codes.FENCED_LEADER_EPOCH):
-            leader, epoch = leader_hint(ctx.image, key.topic, index)
-            answer.current_leader = LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
-        return _Read(answer, 0)
+        return _Read(_not_served(ctx, key, located), 0)
     log, _config = await open_log(ctx, located)
-    high_watermark = log.high_watermark
-    last_stable_offset = log.last_stable_offset
     answer = PartitionData(
         partition_index=index,
-        high_watermark=high_watermark,
-        last_stable_offset=last_stable_offset,
+        high_watermark=log.high_watermark,
+        last_stable_offset=log.last_stable_offset,
         log_start_offset=log.log_start_offset,
         aborted_transactions=[] if read_committed else None,
         records=b"",
     )
     if version >= DIVERGING_EPOCH_VERSION and wanted.last_fetched_epoch >= 0:
-        epoch, end_offset = log.end_offset_for_epoch(wanted.last_fetched_epoch)
-        if epoch < wanted.last_fetched_epoch or end_offset < wanted.fetch_offset:
-            answer.diverging_epoch = EpochEndOffset(epoch=epoch, end_offset=end_offset)
+        diverging = _diverging_epoch(log, wanted)
+        if diverging is not None:
+            answer.diverging_epoch = diverging
             return _Read(answer, 0)
-    limit = min(wanted.max_bytes, max_bytes)
     try:
-        if version <= 2:
-            # Hard limit (before KIP-74): an oversized first batch is cut at the limit.
-            records = log.read(wanted.fetch_offset, limit, min_one_batch=True)[:limit]
-        else:
-            records = log.read(wanted.fetch_offset, limit, min_one_batch=min_one)
+        records = _records(log, version, wanted, min(wanted.max_bytes, max_bytes), min_one)
     except OffsetOutOfRange:
         return _Read(_error(index, error_codes.OFFSET_OUT_OF_RANGE), 0)
-    if read_committed and records and last_stable_offset < high_watermark:
-        records = _below(records, last_stable_offset)
     if read_committed and records:
-        upper_bound = _last_offset(records) + 1
-        answer.aborted_transactions = [
-            AbortedTransaction(producer_id=t.producer_id, first_offset=t.first_offset)
-            for t in log.aborted_transactions(wanted.fetch_offset, upper_bound)
-        ]
+        records = _committed(log, records, wanted.fetch_offset, answer)
     if records and version < ZSTD_VERSION and _has_zstd(records):
         # Kafka refuses the partition rather than send zstd to a client that cannot read it.
         return _Read(_error(index, error_codes.UNSUPPORTED_COMPRESSION_TYPE), 0)
@@ -215,6 +206,51 @@ async def _read_partition(
         records = down_convert(records, magic=0 if version <= 1 else 1, start=wanted.fetch_offset)
     answer.records = records
     return _Read(answer, len(records))
+
+
+def _not_served(ctx: RequestContext, key: FetchPartitionKey, code: int) -> PartitionData:
+    """A partition this broker does not serve to this fetcher: the error, with the current
+    leader as a hint where the fetcher asked the wrong broker or epoch (KIP-951)."""
+    answer = _error(key.partition, code)
+    if code in (error_codes.NOT_LEADER_OR_FOLLOWER, error_codes.FENCED_LEADER_EPOCH):
+        leader, epoch = leader_hint(ctx.image, key.topic, key.partition)
+        answer.current_leader = LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
+    return answer
+
+
+def _diverging_epoch(log: PartitionLog, wanted: FetchPartitionRequest) -> EpochEndOffset | None:
+    """Where the fetcher's log diverges from this one (KIP-595): its last fetched epoch ends
+    earlier here, or is unknown; None when it does not."""
+    epoch, end_offset = log.end_offset_for_epoch(wanted.last_fetched_epoch)
+    if epoch < wanted.last_fetched_epoch or end_offset < wanted.fetch_offset:
+        return EpochEndOffset(epoch=epoch, end_offset=end_offset)
+    return None
+
+
+def _records(
+    log: PartitionLog, version: int, wanted: FetchPartitionRequest, limit: int, min_one: bool
+) -> bytes:
+    """Whole batches from the fetch offset within `limit` bytes; raises OffsetOutOfRange."""
+    if version <= 2:
+        # Hard limit (before KIP-74): an oversized first batch is cut at the limit.
+        return log.read(wanted.fetch_offset, limit, min_one_batch=True)[:limit]
+    return log.read(wanted.fetch_offset, limit, min_one_batch=min_one)
+
+
+def _committed(
+    log: PartitionLog, records: bytes, fetch_offset: int, answer: PartitionData
+) -> bytes:
+    """read_committed: the batches below the last stable offset, and the aborted transactions
+    among them listed in `answer`."""
+    if answer.last_stable_offset < answer.high_watermark:
+        records = _below(records, answer.last_stable_offset)
+    if records:
+        upper_bound = _last_offset(records) + 1
+        answer.aborted_transactions = [
+            AbortedTransaction(producer_id=t.producer_id, first_offset=t.first_offset)
+            for t in log.aborted_transactions(fetch_offset, upper_bound)
+        ]
+    return records
 
 
 def _last_offset(records: bytes) -> int:
@@ -226,10 +262,34 @@ def _last_offset(records: bytes) -> int:
 
 async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
     version = ctx.version
-    replica_id = _replica_id(request, version)
-    from_follower = replica_id >= 0
-    uses_ids = version >= TOPIC_IDS_VERSION
+    from_follower = _replica_id(request, version) >= 0
     image = ctx.image
+    session = _session(ctx, request, image, from_follower)
+    if session.error != error_codes.NONE:
+        return FetchResponse(error_code=session.error, session_id=0)
+    deadline = time.monotonic() + max(request.max_wait_ms, 0) / 1000
+    total_max = request.max_bytes if version >= 3 else (1 << 31) - 1
+    readable = _read_access(ctx, from_follower) if auth.has_authorizer(ctx) else None
+    while True:
+        # Taken before reading, so a metadata change while the partitions are read counts.
+        changed = image.next_change()
+        reads = await _read_all(ctx, session, request, from_follower, total_max, readable)
+        size = sum(r.size for r in reads.values())
+        errors = any(r.data.error_code != error_codes.NONE for r in reads.values())
+        remaining = deadline - time.monotonic()
+        if size >= request.min_bytes or errors or remaining <= 0:
+            break
+        await _wait_for_news(ctx, changed, remaining)
+    return _response(ctx, session, reads)
+
+
+def _session(
+    ctx: RequestContext, request: FetchRequest, image: MetadataImage, from_follower: bool
+) -> FetchContext:
+    """The request's fetch session (KIP-227): the partitions it asks for and forgets, keyed by
+    topic id from v13 (by name before)."""
+    version = ctx.version
+    uses_ids = version >= TOPIC_IDS_VERSION
 
     def key_of(topic: str, topic_id: uuid.UUID, partition: int) -> FetchPartitionKey:
         if not uses_ids:
@@ -257,7 +317,7 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
     forgotten = [
         key_of(t.topic, t.topic_id, p) for t in request.forgotten_topics_data for p in t.partitions
     ]
-    session = ctx.broker.fetch_sessions.new_context(
+    return ctx.broker.fetch_sessions.new_context(
         version=version,
         session_id=request.session_id,
         epoch=request.session_epoch,
@@ -268,23 +328,6 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
         now_ms=int(time.time() * 1000),
         topic_names=_TopicNames(image) if uses_ids else None,
     )
-    if session.error != error_codes.NONE:
-        return FetchResponse(error_code=session.error, session_id=0)
-
-    deadline = time.monotonic() + max(request.max_wait_ms, 0) / 1000
-    total_max = request.max_bytes if version >= 3 else (1 << 31) - 1
-    readable = _read_access(ctx, from_follower) if auth.has_authorizer(ctx) else None
-    while True:
-        # Taken before reading, so a metadata change while the partitions are read counts.
-        changed = image.next_change()
-        reads = await _read_all(ctx, session, request, from_follower, total_max, readable)
-        size = sum(r.size for r in reads.values())
-        errors = any(r.data.error_code != error_codes.NONE for r in reads.values())
-        remaining = deadline - time.monotonic()
-        if size >= request.min_bytes or errors or remaining <= 0:
-            break
-        await _wait_for_news(ctx, changed, remaining)
-    return _response(ctx, session, reads)
 
 
 async def _wait_for_news(

@@ -1,5 +1,5 @@
-"""FindCoordinator (key 10), versions 0-6: the broker leading a group's or transactional id's
-internal-topic partition, creating that topic on the first lookup.
+"""FindCoordinator: the broker leading a group's or transactional id's internal-topic partition,
+creating that topic on the first lookup.
 
 Follows docs/kafka-behaviour.md §16 ("Where a group lives", "FindCoordinator") and §17 for
 transactional ids, authorization included. The internal topics are created by
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.find_coordinator import (
     Coordinator,
     FindCoordinatorRequest,
@@ -27,12 +28,18 @@ from zkbroker.handlers.support.internal_topics import (
     TRANSACTION_TOPIC,
     internal_topic_spec,
 )
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout.release import release_at_least
 from zkbroker.zk_layout.store.admin_zk import TopicExists, create_topic
 
-API_KEY = 10
-MIN_VERSION = 0
-MAX_VERSION = 6
+API_KEY = ApiKey.FIND_COORDINATOR
+ZK_TROUBLE_FAMILY = Family.GROUPS
+README_NOTE = (
+    "GROUP: the leader of the group's `__consumer_offsets` partition; the first lookup "
+    "creates that topic and answers COORDINATOR_NOT_AVAILABLE, as Kafka (see *Consumer "
+    "groups*); TRANSACTION: the same with `__transaction_state` (see *Produce and "
+    "consume*); batched keys (v4+)"
+)
 
 GROUP = 0
 TRANSACTION = 1

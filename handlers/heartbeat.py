@@ -1,27 +1,31 @@
-"""Heartbeat (key 12), versions 0-4: a member says it is alive (docs/kafka-behaviour.md §16).
+"""Heartbeat: a member says it is alive (docs/kafka-behaviour.md §16).
 
-Kafka 3.9's ``GroupCoordinator.handleHeartbeat``: INVALID_GROUP_ID for a null/empty id; while
-the coordinator loads the group the answer is NONE ("respond blindly": the member will learn of
-the rebalance on its next heartbeat); COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR; then
-UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID (v3+), ILLEGAL_GENERATION; a member of a group preparing a
-rebalance gets REBALANCE_IN_PROGRESS (its session is renewed all the same), an Empty group
-UNKNOWN_MEMBER_ID. Each accepted heartbeat restarts the member's session timeout.
-
-Not emulated: authorization.
+READ on the group first (KafkaApis; else GROUP_AUTHORIZATION_FAILED), then Kafka 3.9's
+``GroupCoordinator.handleHeartbeat``: INVALID_GROUP_ID for a null/empty id; while the coordinator
+loads the group the answer is NONE ("respond blindly": the member will learn of the rebalance on
+its next heartbeat); COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR; then UNKNOWN_MEMBER_ID,
+FENCED_INSTANCE_ID (v3+), ILLEGAL_GENERATION; a member of a group preparing a rebalance gets
+REBALANCE_IN_PROGRESS (its session is renewed all the same), an Empty group UNKNOWN_MEMBER_ID. Each
+accepted heartbeat restarts the member's session timeout.
 """
 
 from __future__ import annotations
 
 from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.group_coordination import coordinator, membership_status
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 12
-MIN_VERSION = 0
-MAX_VERSION = 4
+API_KEY = ApiKey.HEARTBEAT
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID as "
+    "Kafka answers them"
+)
 
 
 async def handle(ctx: RequestContext, request: HeartbeatRequest) -> HeartbeatResponse:

@@ -1,5 +1,5 @@
-"""IncrementalAlterConfigs (key 44), versions 0-1 (KIP-339): SET, DELETE, APPEND and SUBTRACT
-applied to a resource's current overrides.
+"""IncrementalAlterConfigs (KIP-339): SET, DELETE, APPEND and SUBTRACT applied to a resource's
+current overrides.
 
 Follows docs/kafka-behaviour.md §4.2 (2.8 `ZkAdminManager.incrementalAlterConfigs`, 3.2+
 `ConfigAdminManager.preprocess`), authorization included. Answered by any broker. TOPIC and
@@ -13,6 +13,7 @@ Not emulated: alter-config policies.
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.incremental_alter_configs import (
     AlterConfigsResource,
     AlterConfigsResourceResponse,
@@ -20,7 +21,7 @@ from zkbroker.broker.protocol.messages.incremental_alter_configs import (
     IncrementalAlterConfigsResponse,
 )
 from zkbroker.broker.rules.broker_loggers import LoggerOpError
-from zkbroker.broker.rules.config_catalog import InvalidConfig
+from zkbroker.broker.rules.config_def import InvalidConfig
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support.config_alter import (
     Op,
@@ -47,11 +48,12 @@ from zkbroker.handlers.support.config_resources import (
     parse_broker_id,
     type_name,
 )
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout import ConfigEntityNode
 
-API_KEY = 44
-MIN_VERSION = 0
-MAX_VERSION = 1
+API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
+ZK_TROUBLE_FAMILY = Family.CONFIGS
+README_NOTE = "SET, DELETE, APPEND, SUBTRACT; BROKER_LOGGER levels (in memory, per broker)"
 
 
 def _response(

@@ -1,5 +1,5 @@
-"""InitProducerId (key 22): producer ids for idempotent and transactional producers (KIP-98,
-KIP-360, KIP-588; docs/kafka-behaviour.md §15 and §17).
+"""InitProducerId: producer ids for idempotent and transactional producers (KIP-98, KIP-360,
+KIP-588; docs/kafka-behaviour.md §15 and §17).
 
 Kafka 3.9's ``KafkaApis.handleInitProducerIdRequest``: a producer id without an epoch, or the
 reverse (v3+), is INVALID_REQUEST; without a `transactional_id` a new id from the broker's
@@ -14,6 +14,7 @@ Not here: the coordinator's decisions.
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.init_producer_id import (
     InitProducerIdRequest,
     InitProducerIdResponse,
@@ -21,10 +22,16 @@ from zkbroker.broker.protocol.messages.init_producer_id import (
 from zkbroker.broker.rules.transactions.decisions import fenced_error
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 22
-MIN_VERSION = 0
-MAX_VERSION = 5
+API_KEY = ApiKey.INIT_PRODUCER_ID
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "idempotent producers: ids from blocks claimed in `/latest_producer_id_block`; a "
+    "`transactional_id`: the transaction coordinator (epoch bumps and fencing, KIP-360 "
+    "producer id/epoch, INVALID_TRANSACTION_TIMEOUT, NOT_COORDINATOR, "
+    "CONCURRENT_TRANSACTIONS)"
+)
 _NONE = -1
 
 

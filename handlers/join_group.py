@@ -1,4 +1,4 @@
-"""JoinGroup (key 11), versions 0-9: a member joins a classic group.
+"""JoinGroup: a member joins a classic group.
 
 Kafka 3.9's `KafkaApis.handleJoinGroupRequest` and `GroupCoordinator.handleJoinGroup`
 (docs/kafka-behaviour.md §16, "JoinGroup", "Static membership"): READ on the group, the group id
@@ -17,6 +17,7 @@ import asyncio
 from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.join_group import (
     JoinGroupRequest,
     JoinGroupResponse,
@@ -26,10 +27,15 @@ from zkbroker.broker.rules.groups.classic_group import JoinResult
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.group_coordination import coordinator, membership_status
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 11
-MIN_VERSION = 0
-MAX_VERSION = 9
+API_KEY = ApiKey.JOIN_GROUP
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "the classic group protocol (see *Consumer groups*): rebalances, member ids (KIP-394), "
+    "static members (KIP-345), protocol votes, `group.initial.rebalance.delay.ms`, session "
+    "and rebalance timeouts"
+)
 
 _log = get_logger(__name__)
 

@@ -1,4 +1,4 @@
-"""LeaderAndIsr (key 4): the controller telling a broker which partitions it leads or follows.
+"""LeaderAndIsr: the controller telling a broker which partitions it leads or follows.
 
 Answered as a ZooKeeper-mode broker answers it from any sender, checks in Kafka's order
 (docs/kafka-behaviour.md §20; versions per release in `zkbroker.broker.protocol.releases`).
@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.leader_and_isr import (
     LeaderAndIsrPartitionError,
     LeaderAndIsrPartitionState,
@@ -21,10 +22,17 @@ from zkbroker.broker.protocol.messages.leader_and_isr import (
 )
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import control_requests as control
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 4
-MIN_VERSION = 0
-MAX_VERSION = 7
+API_KEY = ApiKey.LEADER_AND_ISR
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "as a ZooKeeper-mode broker answers any sender (docs/kafka-behaviour.md §20): "
+    "CLUSTER_AUTHORIZATION_FAILED, STALE_BROKER_EPOCH (v2+), STALE_CONTROLLER_EPOCH against "
+    "`/controller_epoch`; per partition INCONSISTENT_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, "
+    "STALE_CONTROLLER_EPOCH for a leader epoch not newer than the controller's; a newer one "
+    "opens the partition's log (leadership stays ZooKeeper's); v7 from 3.4"
+)
 
 _ZERO_UUID = uuid.UUID(int=0)
 

@@ -1,4 +1,4 @@
-"""LeaveGroup (key 13), versions 0-5: members leave a classic group (docs/kafka-behaviour.md §16).
+"""LeaveGroup: members leave a classic group (docs/kafka-behaviour.md §16).
 
 Kafka 3.9's ``GroupCoordinator.handleLeaveGroup``: INVALID_GROUP_ID for a null/empty id,
 COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR as the top-level
@@ -9,13 +9,15 @@ A leaving member triggers a rebalance of a Stable/CompletingRebalance group. v0-
 member and answer its error at the top level (``LeaveGroupResponse``'s rule). The v5 reason
 (KIP-800) is logged.
 
-Not emulated: authorization.
+Without READ on the group (KafkaApis) the top-level error is GROUP_AUTHORIZATION_FAILED, whatever
+the coordinator would have answered.
 """
 
 from __future__ import annotations
 
 from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.leave_group import (
     LeaveGroupRequest,
     LeaveGroupResponse,
@@ -24,10 +26,11 @@ from zkbroker.broker.protocol.messages.leave_group import (
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.group_coordination import coordinator, membership_status
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 13
-MIN_VERSION = 0
-MAX_VERSION = 5
+API_KEY = ApiKey.LEAVE_GROUP
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = "one member (v0\N{EN DASH}v2) or a batch with reasons (v3+, KIP-345/800)"
 
 
 def _leaving(request: LeaveGroupRequest, version: int) -> list[tuple[str, str | None, str | None]]:

@@ -1,4 +1,4 @@
-"""ListGroups (key 16), versions 0-5: the groups this broker coordinates.
+"""ListGroups: the groups this broker coordinates.
 
 Kafka 3.9's `GroupCoordinator.handleListGroups` (docs/kafka-behaviour.md §5 and §16): the group
 coordinator's groups and the ZooKeeper registry's (`/consumers`, `zkbroker.broker.groups
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from zkbroker.broker.groups.zk_registry import PROTOCOL_TYPE, group_ids, group_state, member_counts
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.list_groups import (
     ListedGroup,
     ListGroupsRequest,
@@ -27,10 +28,14 @@ from zkbroker.handlers.support.group_coordination import (
     is_coordinator,
     offsets_topic_ready,
 )
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 16
-MIN_VERSION = 0
-MAX_VERSION = 5
+API_KEY = ApiKey.LIST_GROUPS
+ZK_TROUBLE_FAMILY = Family.GROUPS
+README_NOTE = (
+    "coordinator groups and the `/consumers` groups this broker coordinates; states and "
+    "types filters"
+)
 
 CLASSIC = "classic"
 

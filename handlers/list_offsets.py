@@ -1,4 +1,4 @@
-"""ListOffsets (key 2): a partition's offsets by position or by time.
+"""ListOffsets: a partition's offsets by position or by time.
 
 Follows Kafka 3.9's `KafkaApis.handleListOffsetRequest` and `UnifiedLog.fetchOffsetByTimestamp`
 (docs/kafka-behaviour.md §15: "Who answers", "ListOffsets"), authorization included; v0's
@@ -15,6 +15,7 @@ from collections import Counter
 
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.list_offsets import (
     ListOffsetsPartition,
     ListOffsetsPartitionResponse,
@@ -26,10 +27,14 @@ from zkbroker.broker.storage import PartitionLog
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.partitions import Located, locate, open_log
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 2
-MIN_VERSION = 0
-MAX_VERSION = 9
+API_KEY = ApiKey.LIST_OFFSETS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "earliest, latest, by timestamp, max timestamp (KIP-734), earliest local / latest "
+    "tiered; v0's offset lists"
+)
 
 LATEST = -1
 EARLIEST = -2

@@ -1,12 +1,13 @@
-"""ListPartitionReassignments (key 46), version 0 (KIP-455; docs/kafka-behaviour.md §7).
+"""ListPartitionReassignments (KIP-455; docs/kafka-behaviour.md §7): the partitions being
+reassigned.
 
-Kafka 2.8 (KafkaController.processListPartitionReassignments): not the active controller ->
-top-level NOT_CONTROLLER; otherwise the requested partitions (or, for a null list, every
-partition being reassigned) that have adding or removing replicas, with `replicas` the full
-replica set (which includes the adding ones). Unknown or settled partitions are left out
-silently; there is no per-partition error.
-
-Not emulated: authorization.
+Kafka 2.8 (KafkaController.processListPartitionReassignments): DESCRIBE on the cluster first, else
+a top-level CLUSTER_AUTHORIZATION_FAILED with Kafka's message
+(`zkbroker.handlers.support.controller_requests`); not the active controller -> top-level
+NOT_CONTROLLER; otherwise the requested partitions (or, for a null list, every partition being
+reassigned) that have adding or removing replicas, with `replicas` the full replica set (which
+includes the adding ones). Unknown or settled partitions are left out silently; there is no
+per-partition error.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from zkbroker.broker.controller import reassignment as controller_reassignment
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
@@ -24,13 +26,14 @@ from zkbroker.broker.rules.leader_election import ReplicaAssignment
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.controller_requests import on_controller
+from zkbroker.handlers.support.zk_trouble import Family
 
 if TYPE_CHECKING:
     from zkbroker.broker.controller.controller import Controller
 
-API_KEY = 46
-MIN_VERSION = 0
-MAX_VERSION = 0
+API_KEY = ApiKey.LIST_PARTITION_REASSIGNMENTS
+ZK_TROUBLE_FAMILY = Family.CONTROLLER
+README_NOTE = "the partitions with adding/removing replicas, exactly as the topic znodes hold them"
 
 
 async def handle(

@@ -1,5 +1,5 @@
-"""ListTransactions (key 66), versions 0-1 (2.8+, KIP-664; v1 3.8+, KIP-994): the transactional
-ids this broker coordinates.
+"""ListTransactions (KIP-664; the duration filter KIP-994): the transactional ids this broker
+coordinates.
 
 Kafka 3.9's ``KafkaApis.handleListTransactionsRequest`` and
 ``TransactionStateManager.listTransactionStates`` (docs/kafka-behaviour.md §17):
@@ -15,6 +15,7 @@ With an authorizer, ids the caller may not DESCRIBE are left out of the answer.
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.list_transactions import (
     ListTransactionsRequest,
     ListTransactionsResponse,
@@ -23,10 +24,14 @@ from zkbroker.broker.protocol.messages.list_transactions import (
 from zkbroker.broker.rules.transactions.state import TxnState
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 66
-MIN_VERSION = 0
-MAX_VERSION = 1
+API_KEY = ApiKey.LIST_TRANSACTIONS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "from 3.0: state and producer id filters, unknown states echoed; v1 (3.8) duration "
+    "filter"
+)
 
 _BY_LABEL = {state.label: state for state in TxnState}
 

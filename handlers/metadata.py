@@ -1,5 +1,5 @@
-"""Metadata (key 3), versions 0-12: brokers, controller, cluster id and topic partitions,
-answered from the process's metadata image (Kafka's behaviour: §8; ACLs §21).
+"""Metadata: brokers, controller, cluster id and topic partitions, answered from the process's
+metadata image (Kafka's behaviour: §8; ACLs §21).
 
 Also auto-creates missing topics when `--auto-create-topics` allows it. The loops over the
 request's names and the image's topics run in slices (`zkbroker.broker.asyncutil.Pacer`), so an
@@ -10,15 +10,16 @@ stay unrendered until encoding (`RenderedList`) to bound memory.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
-from typing import Any, SupportsIndex, TypeVar, cast, overload
+from collections.abc import Callable
 
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.image.metadata_image import MetadataImage, PartitionImage, TopicImage
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.create_topics import CreatableTopic
 from zkbroker.broker.protocol.messages.metadata import (
     MetadataRequest,
+    MetadataRequestTopic,
     MetadataResponse,
     MetadataResponseBroker,
     MetadataResponsePartition,
@@ -30,88 +31,21 @@ from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.create_topics import TopicCreator
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.internal_topics import INTERNAL_TOPICS, internal_topic_spec
+from zkbroker.handlers.support.rendered_list import RenderedList
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout.store.admin_zk import TopicExists, create_topic
 
-API_KEY = 3
-MIN_VERSION = 0
-MAX_VERSION = 12
+API_KEY = ApiKey.METADATA
+ZK_TROUBLE_FAMILY = Family.METADATA
+README_NOTE = (
+    "brokers per listener, controller, cluster id, leaders, ISR, offline replicas, leader "
+    "epochs, topic ids (v10+), lookup by topic id (v12)"
+)
 
 ZERO_UUID = uuid.UUID(int=0)
 
-T = TypeVar("T")
-
-
 class _InvalidRequest(Exception):
     pass
-
-
-class RenderedList(list[T]):
-    """A list of an answer's items held as their raw sources and rendered each time the list
-    is read: the answer to a million unknown names, or a topic of 46,000 partitions, then
-    holds no response object per item. Each item is built while the answer is encoded and
-    freed at once, so the answer neither doubles the memory of the request it answers (issue
-    17: peak RSS within 2x) nor feeds the cyclic collector hundreds of thousands of objects
-    that live through the request (in a process whose collector Python tunes, `Cluster`
-    inside a test run, their full passes held every client for 150-300 ms each).
-
-    Everything that reads answers (the encoder, capture, metrics, fault hooks) iterates,
-    indexes or takes the length, which all go through `render`, as do `in`, `copy()`, `+`,
-    copy/deepcopy/pickle (which give a plain list). The methods that would change or search
-    the raw storage (`sort()`, `index()`, `count()`, `extend()`, ...) are not used on
-    answers. The sources must not change once added (the encoder may read them in a worker
-    thread): the image's partitions are immutable, replaced on every change."""
-
-    __slots__ = ("_render",)
-
-    def __init__(self, render: Callable[[Any], T]) -> None:
-        super().__init__()
-        self._render = render
-
-    def add_source(self, source: object) -> None:
-        """Add an item as its source; `render(source)` is the item every read sees."""
-        list.append(self, cast(T, source))
-
-    def __iter__(self) -> Iterator[T]:
-        return map(self._render, list.__iter__(self))
-
-    def __reversed__(self) -> Iterator[T]:
-        return map(self._render, list.__reversed__(self))
-
-    @overload
-    def __getitem__(self, index: SupportsIndex) -> T: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[T]: ...
-    def __getitem__(self, index: SupportsIndex | slice) -> T | list[T]:
-        if isinstance(index, slice):
-            return [self._render(e) for e in list.__getitem__(self, index)]
-        return self._render(list.__getitem__(self, index))
-
-    def __contains__(self, item: object) -> bool:
-        return any(item == e for e in self)
-
-    def copy(self) -> list[T]:
-        return list(self)
-
-    def __add__(self, other: list[T]) -> list[T]:  # type: ignore[override]
-        return [*self, *other]
-
-    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
-        # copy, deepcopy and pickle get a plain list of the rendered items.
-        return (list, (list(self),))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, list):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    def __ne__(self, other: object) -> bool:
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
-
-    __hash__ = None  # lists are unhashable
-
-    def __repr__(self) -> str:
-        return repr(list(self))
 
 
 def _topic_answers(release: tuple[int, ...]) -> RenderedList[MetadataResponseTopic]:
@@ -254,132 +188,175 @@ async def _requested_names(
 
 async def handle(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     image = ctx.image
-    version = ctx.version
-    listener = ctx.connection.listener_name
     # A request may name a million topics: every loop below yields to the loop in slices.
     pacer = Pacer()
     try:
         requested = await _requested_names(ctx, request, pacer)
     except _InvalidRequest as e:
-        return error_response(request, version, error_codes.INVALID_REQUEST, str(e))
-
-    topics = _topic_answers(ctx.release)
-    secured = auth.has_authorizer(ctx)
-    render = _TopicRenderer(
-        image,
-        listener,
-        version,
-        request.include_topic_authorized_operations,
-        (lambda name: auth.authorized_operations(ctx, auth.TOPIC, name)) if secured else None,
+        return error_response(request, ctx.version, error_codes.INVALID_REQUEST, str(e))
+    answer = _Topics(ctx, image, request.include_topic_authorized_operations, pacer)
+    if requested is None:
+        await answer.all_topics()
+    elif _asks_by_id(ctx, request):
+        assert request.topics is not None
+        await answer.by_id(request.topics)
+    else:
+        auto_create = ctx.broker.settings.auto_create_topics and (
+            ctx.version < 4 or request.allow_auto_topic_creation
+        )
+        await answer.by_name(requested, auto_create)
+    return MetadataResponse(
+        throttle_time_ms=0,
+        brokers=response_brokers(image, ctx.connection.listener_name),
+        cluster_id=image.cluster_id,
+        controller_id=image.controller_id,
+        topics=answer.finished(),
+        cluster_authorized_operations=_cluster_operations(
+            ctx, answer.secured, request.include_cluster_authorized_operations
+        ),
     )
-    # KafkaApis: topics without DESCRIBE are left out of "all topics", and answered
-    # TOPIC_AUTHORIZATION_FAILED (with the id when asked by id) after the others when named.
-    denied: list[MetadataResponseTopic] = []
-    by_id = (
-        version >= 12
+
+
+def _asks_by_id(ctx: RequestContext, request: MetadataRequest) -> bool:
+    """Topics asked by id (v12, from 3.1): the request names at least one non-zero id."""
+    return (
+        ctx.version >= 12
         and ctx.release >= (3, 1)
         and request.topics is not None
         and any(t.topic_id != ZERO_UUID for t in request.topics)
     )
-    # KafkaApis: denials are not audited for "all topics" (logIfDenied = !isAllTopics).
-    allowed_to = auth.checker(ctx, log_if_denied=requested is not None)
-    if requested is None:
-        for topic in list(image.visible_topics()):
-            if secured and not allowed_to(auth.DESCRIBE, auth.TOPIC, topic.name):
+
+
+def _cluster_operations(ctx: RequestContext, secured: bool, include: bool) -> int:
+    if secured and include:
+        # KafkaApis: DESCRIBE on the cluster first, else 0.
+        if auth.authorize_cluster(ctx, auth.DESCRIBE):
+            return auth.authorized_operations(ctx, auth.CLUSTER, auth.CLUSTER_NAME)
+        return 0
+    return acl_operations.cluster_operations(include)
+
+
+class _Topics:
+    """The topics of one answer, in Kafka's order. KafkaApis leaves topics without DESCRIBE out
+    of "all topics", and answers them TOPIC_AUTHORIZATION_FAILED (with the id when asked by id)
+    after the others when they are named."""
+
+    def __init__(
+        self, ctx: RequestContext, image: MetadataImage, with_ops: bool, pacer: Pacer
+    ) -> None:
+        self.ctx, self.image, self.pacer = ctx, image, pacer
+        self.secured = auth.has_authorizer(ctx)
+        self.answered = _topic_answers(ctx.release)
+        self.denied: list[MetadataResponseTopic] = []
+        self.render = _TopicRenderer(
+            image,
+            ctx.connection.listener_name,
+            ctx.version,
+            with_ops,
+            (lambda name: auth.authorized_operations(ctx, auth.TOPIC, name))
+            if self.secured
+            else None,
+        )
+
+    async def all_topics(self) -> None:
+        # KafkaApis: denials are not audited for "all topics" (logIfDenied = !isAllTopics).
+        allowed_to = auth.checker(self.ctx, log_if_denied=False)
+        for topic in list(self.image.visible_topics()):
+            if self.secured and not allowed_to(auth.DESCRIBE, auth.TOPIC, topic.name):
                 continue
-            topics.append(await render.topic(topic, pacer))
-            if pacer.due():
-                await pacer.pause()
-    elif by_id:
-        assert request.topics is not None
+            self.answered.append(await self.render.topic(topic, self.pacer))
+            if self.pacer.due():
+                await self.pacer.pause()
+
+    async def by_id(self, asked: list[MetadataRequestTopic]) -> None:
         seen: set[uuid.UUID] = set()
         known = []
-        for t in request.topics:
+        for t in asked:
             if t.topic_id == ZERO_UUID or t.topic_id in seen:
                 continue
             seen.add(t.topic_id)
-            if pacer.due():
-                await pacer.pause()
-            by_id_topic = image.topic_by_id(t.topic_id)
-            found = image.listed_topic(by_id_topic.name) if by_id_topic else None
+            if self.pacer.due():
+                await self.pacer.pause()
+            by_id_topic = self.image.topic_by_id(t.topic_id)
+            found = self.image.listed_topic(by_id_topic.name) if by_id_topic else None
             if found is None:  # KafkaApis answers unknown ids before every other topic
-                topics.append(_missing(None, t.topic_id, error_codes.UNKNOWN_TOPIC_ID))
-            elif not auth.authorize(ctx, auth.DESCRIBE, auth.TOPIC, found.name):
+                self.answered.append(_missing(None, t.topic_id, error_codes.UNKNOWN_TOPIC_ID))
+            elif not auth.authorize(self.ctx, auth.DESCRIBE, auth.TOPIC, found.name):
                 # "Topic IDs are not considered sensitive information" (KafkaApis 3.1+).
-                denied.append(_missing(None, t.topic_id, error_codes.TOPIC_AUTHORIZATION_FAILED))
+                refused = _missing(None, t.topic_id, error_codes.TOPIC_AUTHORIZATION_FAILED)
+                self.denied.append(refused)
             else:
                 known.append(found)
         for found in known:
-            topics.append(await render.topic(found, pacer))
-    else:
-        auto_create = ctx.broker.settings.auto_create_topics and (
-            version < 4 or request.allow_auto_topic_creation
-        )
+            self.answered.append(await self.render.topic(found, self.pacer))
+
+    async def by_name(self, requested: dict[str, None], auto_create: bool) -> None:
         created: dict[str, MetadataResponseTopic] = {}
-        if secured:
-            allowed = auth.filter_authorized(ctx, auth.DESCRIBE, auth.TOPIC, requested)
-            denied.extend(
-                _missing(n, ZERO_UUID, error_codes.TOPIC_AUTHORIZATION_FAILED)
-                for n in requested
-                if n not in allowed
-            )
-            requested = {n: None for n in requested if n in allowed}
+        if self.secured:
+            requested = self._describable(requested)
         if auto_create:
-            missing = []
-            for name in requested:
-                if image.listed_topic(name) is None:
-                    missing.append(name)
-                if pacer.due():
-                    await pacer.pause()
+            missing = await self._unlisted(requested)
             if (
                 missing
-                and secured
-                and not auth.authorize_cluster(ctx, auth.CREATE, log_if_denied=False)
+                and self.secured
+                and not auth.authorize_cluster(self.ctx, auth.CREATE, log_if_denied=False)
             ):
-                may_create = auth.filter_authorized(ctx, auth.CREATE, auth.TOPIC, missing)
-                no_create = [n for n in missing if n not in may_create]
-                # Kafka lists these after the authorized topics, before the undescribable.
-                denied[:0] = [
-                    _missing(n, ZERO_UUID, error_codes.TOPIC_AUTHORIZATION_FAILED)
-                    for n in no_create
-                ]
-                requested = {n: None for n in requested if n not in no_create}
-                missing = [n for n in missing if n in may_create]
-            created = await _auto_create(ctx, missing, pacer)
+                requested, missing = self._creatable(requested, missing)
+            created = await _auto_create(self.ctx, missing, self.pacer)
         for name in requested:
-            if pacer.due():
-                await pacer.pause()
-            found = image.listed_topic(name)
+            if self.pacer.due():
+                await self.pacer.pause()
+            found = self.image.listed_topic(name)
             if name in created:
-                topics.append(created[name])
+                self.answered.append(created[name])
             elif found is not None:
-                topics.append(await render.topic(found, pacer))
+                self.answered.append(await self.render.topic(found, self.pacer))
             else:  # UNKNOWN_TOPIC_OR_PARTITION or INVALID_TOPIC_EXCEPTION, when encoded
-                topics.add_source(name)
-    for answer in denied:
-        # KafkaApis computes authorized operations for the topics it answers only; a refused
-        # one keeps the schema default (2.6+) or TopicMetadata's 0 (2.3-2.5).
-        if secured and ctx.release < (2, 6):
-            answer.topic_authorized_operations = 0
-        topics.append(answer)
+                self.answered.add_source(name)
 
-    return MetadataResponse(
-        throttle_time_ms=0,
-        brokers=response_brokers(image, listener),
-        cluster_id=image.cluster_id,
-        controller_id=image.controller_id,
-        topics=topics,
-        cluster_authorized_operations=(
-            # KafkaApis: DESCRIBE on the cluster first, else 0.
-            (
-                auth.authorized_operations(ctx, auth.CLUSTER, auth.CLUSTER_NAME)
-                if auth.authorize_cluster(ctx, auth.DESCRIBE)
-                else 0
-            )
-            if secured and request.include_cluster_authorized_operations
-            else acl_operations.cluster_operations(request.include_cluster_authorized_operations)
-        ),
-    )
+    def _describable(self, requested: dict[str, None]) -> dict[str, None]:
+        """The names the principal may DESCRIBE; the others are denied."""
+        allowed = auth.filter_authorized(self.ctx, auth.DESCRIBE, auth.TOPIC, requested)
+        self.denied.extend(
+            _missing(n, ZERO_UUID, error_codes.TOPIC_AUTHORIZATION_FAILED)
+            for n in requested
+            if n not in allowed
+        )
+        return {n: None for n in requested if n in allowed}
+
+    async def _unlisted(self, requested: dict[str, None]) -> list[str]:
+        """The names the image does not list: the topics auto-creation would create."""
+        missing = []
+        for name in requested:
+            if self.image.listed_topic(name) is None:
+                missing.append(name)
+            if self.pacer.due():
+                await self.pacer.pause()
+        return missing
+
+    def _creatable(
+        self, requested: dict[str, None], missing: list[str]
+    ) -> tuple[dict[str, None], list[str]]:
+        """Without CREATE on the cluster: the requested and missing names left once those the
+        principal may not CREATE are denied."""
+        may_create = auth.filter_authorized(self.ctx, auth.CREATE, auth.TOPIC, missing)
+        no_create = [n for n in missing if n not in may_create]
+        # Kafka lists these after the authorized topics, before the undescribable.
+        self.denied[:0] = [
+            _missing(n, ZERO_UUID, error_codes.TOPIC_AUTHORIZATION_FAILED) for n in no_create
+        ]
+        requested = {n: None for n in requested if n not in no_create}
+        return requested, [n for n in missing if n in may_create]
+
+    def finished(self) -> RenderedList[MetadataResponseTopic]:
+        """The answered topics, then the denied ones."""
+        for refused in self.denied:
+            # KafkaApis computes authorized operations for the topics it answers only; a refused
+            # one keeps the schema default (2.6+) or TopicMetadata's 0 (2.3-2.5).
+            if self.secured and self.ctx.release < (2, 6):
+                refused.topic_authorized_operations = 0
+            self.answered.append(refused)
+        return self.answered
 
 
 async def _auto_create(

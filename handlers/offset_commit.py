@@ -1,4 +1,4 @@
-"""OffsetCommit (key 8), versions 0-9: committed offsets, in the coordinator or the registry.
+"""OffsetCommit: committed offsets, in the coordinator or the registry.
 
 Kafka 2.8/3.9's `KafkaApis.handleOffsetCommitRequest` and `GroupCoordinator.handleCommitOffsets`
 (docs/kafka-behaviour.md §16, "OffsetCommit", "zkbroker's deviations"): READ on the group and
@@ -17,6 +17,7 @@ from __future__ import annotations
 from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.groups.zk_registry import ConsumerGroup, load_groups, storable, write_offsets
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -33,12 +34,16 @@ from zkbroker.handlers.support.group_coordination import (
     offsets_topic_ready,
     partition_code_answers,
 )
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout.errors import ZkOperationError
 from zkbroker.zk_layout.nodes.base import TopicPartition
 
-API_KEY = 8
-MIN_VERSION = 0
-MAX_VERSION = 9
+API_KEY = ApiKey.OFFSET_COMMIT
+ZK_TROUBLE_FAMILY = Family.GROUPS
+README_NOTE = (
+    "coordinator groups: records in `__consumer_offsets`, members and generations checked "
+    "as Kafka checks them; `/consumers` groups: those znodes"
+)
 
 OFFSET_METADATA_MAX_BYTES = 4096
 

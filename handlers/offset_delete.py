@@ -1,22 +1,23 @@
-"""OffsetDelete (key 47), version 0: delete a group's committed offsets (KIP-496,
-docs/kafka-behaviour.md §16).
+"""OffsetDelete: delete a group's committed offsets (KIP-496, docs/kafka-behaviour.md §16).
 
 Kafka 3.9's ``KafkaApis.handleOffsetDeleteRequest`` and ``GroupCoordinator.handleDeleteOffsets``:
-a null id is INVALID_GROUP_ID; COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS /
-NOT_COORDINATOR; a partition of a topic this broker's metadata does not know is
-UNKNOWN_TOPIC_OR_PARTITION; an unknown group GROUP_ID_NOT_FOUND. An Empty group loses the named
-offsets; a live ``consumer`` group only those of topics it does not subscribe to (the others
-answer GROUP_SUBSCRIBED_TO_TOPIC); any other live group is NON_EMPTY_GROUP. Tombstones are
+READ on the group first (else GROUP_AUTHORIZATION_FAILED); a null id is INVALID_GROUP_ID;
+COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR; a partition of a topic
+the caller may not READ is TOPIC_AUTHORIZATION_FAILED, one of a topic this broker's metadata does
+not know is UNKNOWN_TOPIC_OR_PARTITION; an unknown group GROUP_ID_NOT_FOUND. An Empty group loses
+the named offsets; a live ``consumer`` group only those of topics it does not subscribe to (the
+others answer GROUP_SUBSCRIBED_TO_TOPIC); any other live group is NON_EMPTY_GROUP. Tombstones are
 written to ``__consumer_offsets``; an Empty group with no offset left is removed.
 
-Groups of the ZooKeeper registry are not served here (Kafka never offered OffsetDelete for
-them): they answer GROUP_ID_NOT_FOUND. Not emulated: authorization.
+Groups of the ZooKeeper registry are not served here (Kafka never offered OffsetDelete for them):
+they answer GROUP_ID_NOT_FOUND.
 """
 
 from __future__ import annotations
 
 from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.offset_delete import (
     OffsetDeleteRequest,
     OffsetDeleteResponse,
@@ -30,10 +31,11 @@ from zkbroker.handlers.support.group_coordination import (
     group_status,
     offsets_topic_ready,
 )
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 47
-MIN_VERSION = 0
-MAX_VERSION = 0
+API_KEY = ApiKey.OFFSET_DELETE
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = "KIP-496: GROUP_SUBSCRIBED_TO_TOPIC for topics the group still consumes"
 
 
 async def handle(ctx: RequestContext, request: OffsetDeleteRequest) -> OffsetDeleteResponse:

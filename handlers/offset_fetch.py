@@ -1,5 +1,5 @@
-"""OffsetFetch (key 9), versions 0-9: committed offsets, from the group coordinator or from the
-ZooKeeper registry (``/consumers/<g>/offsets/<t>/<p>``).
+"""OffsetFetch: committed offsets, from the group coordinator or from the ZooKeeper registry
+(``/consumers/<g>/offsets/<t>/<p>``).
 
 Follows docs/kafka-behaviour.md §16 ("OffsetFetch", "zkbroker's deviations": a group the
 coordinator holds answers from it, others from the registry), §17 for ``require_stable``,
@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from zkbroker.broker.groups.zk_registry import load_groups
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchRequestTopic,
@@ -35,11 +36,15 @@ from zkbroker.handlers.support.group_coordination import (
     coordinator,
     group_status,
 )
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout.nodes.base import TopicPartition
 
-API_KEY = 9
-MIN_VERSION = 0
-MAX_VERSION = 9
+API_KEY = ApiKey.OFFSET_FETCH
+ZK_TROUBLE_FAMILY = Family.GROUPS
+README_NOTE = (
+    "coordinator groups from `__consumer_offsets` (metadata, leader epoch); "
+    "`/consumers/<g>/offsets/<t>/<p>`; null topics = all (v2+); several groups (v8+)"
+)
 
 INVALID_OFFSET = -1
 REQUIRE_STABLE_VERSION = 7  # KIP-447

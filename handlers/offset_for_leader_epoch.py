@@ -1,5 +1,5 @@
-"""OffsetForLeaderEpoch (key 23): where a leader epoch ended in a partition's log (KIP-101,
-KIP-320; docs/kafka-behaviour.md §15).
+"""OffsetForLeaderEpoch: where a leader epoch ended in a partition's log (KIP-101, KIP-320;
+docs/kafka-behaviour.md §15).
 
 Kafka 3.9's flow (`KafkaApis.handleOffsetForLeaderEpochRequest`,
 `ReplicaManager.lastOffsetForLeaderEpoch`, `Partition.lastOffsetForLeaderEpoch`,
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.offset_for_leader_epoch import (
     EpochEndOffset,
     OffsetForLeaderEpochRequest,
@@ -32,10 +33,11 @@ from zkbroker.broker.protocol.messages.offset_for_leader_epoch import (
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.partitions import Located, locate, open_log
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 23
-MIN_VERSION = 0
-MAX_VERSION = 4
+API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = "from the log's leader epoch cache; fencing by `current_leader_epoch`"
 
 DEBUGGING_REPLICA = -2
 

@@ -1,5 +1,5 @@
-"""Produce (key 0): records appended to the partition's log (Kafka's behaviour: §15; idempotence
-and transactions §17, including KIP-890 verification from 3.6; ACLs §21).
+"""Produce: records appended to the partition's log (Kafka's behaviour: §15; idempotence and
+transactions §17, including KIP-890 verification from 3.6; ACLs §21).
 
 Replicas share the partition's log, so acks=-1 is complete once the leader appended. Not here:
 quotas and their throttle time, the verification guard against an append racing the
@@ -14,6 +14,7 @@ import time
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.image.metadata_image import INTERNAL_TOPICS
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.produce import (
     BatchIndexAndErrorMessage,
     LeaderIdAndEpoch,
@@ -39,10 +40,16 @@ from zkbroker.broker.storage import PartitionLog
 from zkbroker.handlers.context import NoResponse, RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.partitions import Located, leader_hint, locate, open_log
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 0
-MIN_VERSION = 0
-MAX_VERSION = 11
+API_KEY = ApiKey.PRODUCE
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "acks 0/1/-1; batches validated as Kafka's LogValidator does (CRC, sizes, timestamps, "
+    "KIP-467 record errors, LogAppendTime, recompression); idempotent producers (duplicates "
+    "answered with their offsets, sequence and epoch errors); `min.insync.replicas`; "
+    "KIP-951 leader hints (v10+)"
+)
 
 # Kafka's AdminUtils.AdminClientId: the one client id allowed to write internal topics.
 ADMIN_CLIENT_ID = "__admin_client"

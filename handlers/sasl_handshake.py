@@ -1,4 +1,4 @@
-"""SaslHandshake (key 17), versions 0-1, as the API layer answers it (KafkaApis).
+"""SaslHandshake, as the API layer answers it (KafkaApis).
 
 A SaslHandshake that reaches a handler came on a connection that is not in a SASL exchange:
 a PLAINTEXT or SSL listener, or a SASL connection already authenticated that may not
@@ -13,15 +13,21 @@ Not emulated: throttling.
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.sasl_handshake import (
     SaslHandshakeRequest,
     SaslHandshakeResponse,
 )
 from zkbroker.handlers.context import RequestContext
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 17
-MIN_VERSION = 0
-MAX_VERSION = 1
+API_KEY = ApiKey.SASL_HANDSHAKE
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "on SASL listeners before authentication: the enabled mechanisms, "
+    "UNSUPPORTED_SASL_MECHANISM; v0 = raw tokens; elsewhere ILLEGAL_SASL_STATE (see "
+    "*Security*)"
+)
 
 
 async def handle(ctx: RequestContext, request: SaslHandshakeRequest) -> SaslHandshakeResponse:

@@ -1,5 +1,4 @@
-"""StopReplica (key 5): the controller telling a broker to stop replicas (and maybe delete
-them).
+"""StopReplica: the controller telling a broker to stop replicas (and maybe delete them).
 
 Answered as a ZooKeeper-mode broker answers it from any sender, checks in Kafka's order
 (docs/kafka-behaviour.md §20; versions per release in `zkbroker.broker.protocol.releases`).
@@ -14,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.stop_replica import (
     StopReplicaPartitionError,
     StopReplicaRequest,
@@ -21,10 +21,15 @@ from zkbroker.broker.protocol.messages.stop_replica import (
 )
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import control_requests as control
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 5
-MIN_VERSION = 0
-MAX_VERSION = 4
+API_KEY = ApiKey.STOP_REPLICA
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "the same epoch checks (v1+ broker epoch), FENCED_LEADER_EPOCH (v3+); with delete, the "
+    "log is deleted only where every copy would go (topic gone or being deleted in "
+    "ZooKeeper)"
+)
 
 
 @dataclass(frozen=True)

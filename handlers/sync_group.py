@@ -1,5 +1,5 @@
-"""SyncGroup (key 14), versions 0-5: the leader hands out the assignment, every member gets its
-own (docs/kafka-behaviour.md §16).
+"""SyncGroup: the leader hands out the assignment, every member gets its own
+(docs/kafka-behaviour.md §16).
 
 Kafka 3.9's ``GroupCoordinator.handleSyncGroup``: INVALID_GROUP_ID for a null/empty id; while
 the coordinator loads the group, REBALANCE_IN_PROGRESS (the state of the rebalance is lost, so
@@ -11,7 +11,8 @@ answer waits for the leader's SyncGroup; the leader's assignment (members it lef
 empty one) is stored in ``__consumer_offsets`` and the group becomes Stable. v5 answers the
 protocol type and name.
 
-Not emulated: authorization.
+Without READ on the group (KafkaApis) the answer is GROUP_AUTHORIZATION_FAILED, whatever the
+coordinator would have answered.
 """
 
 from __future__ import annotations
@@ -20,15 +21,17 @@ import asyncio
 
 from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from zkbroker.broker.rules.groups.classic_group import SyncResult
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.group_coordination import coordinator, membership_status
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 14
-MIN_VERSION = 0
-MAX_VERSION = 5
+API_KEY = ApiKey.SYNC_GROUP
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = "the leader's assignments handed to every member; protocol type/name checks (v5)"
 
 
 async def handle(ctx: RequestContext, request: SyncGroupRequest) -> SyncGroupResponse:

@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (key 28), versions 0-4: a consumer group's offsets inside a transaction.
+"""TxnOffsetCommit: a consumer group's offsets inside a transaction.
 
 Kafka 3.9's ``KafkaApis.handleTxnOffsetCommitRequest`` and ``GroupCoordinator``'s
 transactional commit (docs/kafka-behaviour.md §17): authorization first (WRITE on the
@@ -17,6 +17,7 @@ from __future__ import annotations
 from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.groups.coordinator import OFFSETS_TOPIC
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
@@ -37,10 +38,14 @@ from zkbroker.handlers.support.group_coordination import (
     partition_code_answers,
 )
 from zkbroker.handlers.support.partitions import Located, locate, open_log
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 28
-MIN_VERSION = 0
-MAX_VERSION = 4
+API_KEY = ApiKey.TXN_OFFSET_COMMIT
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "offsets pending in the producer's transaction until its marker; v3+ generation/member "
+    "checks (KIP-447); KIP-890 verification (3.6+)"
+)
 
 GROUP_METADATA_VERSION = 3  # KIP-447: generation, member id, instance id
 

@@ -1,4 +1,4 @@
-"""UpdateFeatures (key 57), v0 from 2.7 and v0-1 from 3.3 (KIP-584), on `/feature`.
+"""UpdateFeatures (KIP-584; v1's upgrade type and validate_only KIP-778), on `/feature`.
 
 As a ZooKeeper-mode broker answers it (`KafkaApis.handleUpdateFeatures`,
 `KafkaController.processFeatureUpdates`, 2.7-3.9): ALTER on the cluster with an authorizer
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from zkbroker.broker.controller.feature_updates import FeatureUpdateOutcome, update_features
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.update_features import (
     UpdatableFeatureResult,
     UpdateFeaturesRequest,
@@ -27,11 +28,19 @@ from zkbroker.broker.rules.api_error import message_for
 from zkbroker.broker.rules.feature_updates import failed_errors, updates_from_request
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 from zkbroker.zk_layout import ControllerMovedError
 
-API_KEY = 57
-MIN_VERSION = 0
-MAX_VERSION = 1
+API_KEY = ApiKey.UPDATE_FEATURES
+ZK_TROUBLE_FAMILY = Family.CONTROLLER
+README_NOTE = (
+    "KIP-584, from 2.7 (v1 from 3.3): the controller validates each update against "
+    "`/feature` with Kafka's messages and rewrites the node (v1/v2 per release); a "
+    'ZooKeeper broker supports no feature, so upgrades are INVALID_REQUEST "not supported" '
+    "and only deleting a finalized feature applies; waits for the new epoch within "
+    "`timeout_ms` (else FEATURE_UPDATE_FAILED); ApiVersions shows the finalized features "
+    "and epoch; NOT_CONTROLLER elsewhere"
+)
 
 
 def _not_controller() -> UpdateFeaturesResponse:

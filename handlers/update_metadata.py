@@ -1,7 +1,5 @@
-"""UpdateMetadata (key 6): the controller refreshing a broker's metadata cache. v0-v2 from
-0.10.0 (v2: rack), v3 from 0.10.2 (listener names, KIP-103), v4 from 1.0 (offline replicas,
-KIP-112), v5 from 2.2 (broker epoch, grouped by topic, KIP-380), v6 from 2.4 (flexible),
-v7 from 2.8 (topic ids, KIP-516), v8 from 3.4 (KRaft controller flag, KIP-866).
+"""UpdateMetadata: the controller refreshing a broker's metadata cache (versions per release in
+`zkbroker.broker.protocol.releases`).
 
 As a ZooKeeper-mode broker answers it from any sender (KafkaApis.handleUpdateMetadataRequest,
 ReplicaManager.maybeUpdateMetadataCache; docs/kafka-behaviour.md §20):
@@ -21,16 +19,21 @@ wrote; a real broker would answer the request's content until the next UpdateMet
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.update_metadata import (
     UpdateMetadataRequest,
     UpdateMetadataResponse,
 )
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import control_requests as control
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 6
-MIN_VERSION = 0
-MAX_VERSION = 8
+API_KEY = ApiKey.UPDATE_METADATA
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "the same epoch checks (v5+ broker epoch); NONE otherwise, the metadata image stays "
+    "ZooKeeper's"
+)
 
 
 def error_response(

@@ -1,4 +1,4 @@
-"""WriteTxnMarkers (key 27), versions 0-1: a transaction coordinator's COMMIT/ABORT markers.
+"""WriteTxnMarkers: a transaction coordinator's COMMIT/ABORT markers.
 
 Kafka 3.9's ``KafkaApis.handleWriteTxnMarkersRequest`` (docs/kafka-behaviour.md §17): for each
 marker, in request order, each named partition gets its own error code from
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from zkbroker.broker.asyncutil import Pacer
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.messages.write_txn_markers import (
     WritableTxnMarkerPartitionResult,
     WritableTxnMarkerResult,
@@ -29,10 +30,15 @@ from zkbroker.broker.protocol.messages.write_txn_markers import (
 from zkbroker.broker.transactions.markers import apply_marker
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
+from zkbroker.handlers.support.zk_trouble import Family
 
-API_KEY = 27
-MIN_VERSION = 0
-MAX_VERSION = 1
+API_KEY = ApiKey.WRITE_TXN_MARKERS
+ZK_TROUBLE_FAMILY = Family.OTHER
+README_NOTE = (
+    "a coordinator's COMMIT/ABORT markers appended by the leader; per partition "
+    "UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, INVALID_PRODUCER_EPOCH, "
+    "TRANSACTION_COORDINATOR_FENCED; completes pending transactional offsets"
+)
 
 
 async def handle(ctx: RequestContext, request: WriteTxnMarkersRequest) -> WriteTxnMarkersResponse:

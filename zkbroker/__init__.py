@@ -18,6 +18,7 @@ does it; what is printed, and from which level, is the application's choice (see
 
 from __future__ import annotations
 
+import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -36,25 +37,27 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from zkbroker.broker.cluster import (
-        BrokerHandle,
-        Cluster,
-        OffsetsUnavailable,
-        ProduceFailed,
-        Security,
-    )
+    from zkbroker.broker.cluster import BrokerHandle, Cluster
+    from zkbroker.broker.engine.records import OffsetsUnavailable, ProduceFailed
+    from zkbroker.broker.security.cluster_security import Security
     from zkbroker.broker.toolkit.container import ZkBrokerContainer
+
+# Where each public name lives, imported on first use.
+_HOMES = {
+    "BrokerHandle": "zkbroker.broker.cluster",
+    "Cluster": "zkbroker.broker.cluster",
+    "OffsetsUnavailable": "zkbroker.broker.engine.records",
+    "ProduceFailed": "zkbroker.broker.engine.records",
+    "Security": "zkbroker.broker.security.cluster_security",
+    # needs testcontainers: the `docker` extra
+    "ZkBrokerContainer": "zkbroker.broker.toolkit.container",
+}
 
 
 def __getattr__(name: str) -> Any:
     # Imported lazily: `import zkbroker.broker.protocol` (the codec alone) must not start the
     # whole stack.
-    if name == "ZkBrokerContainer":  # needs testcontainers: the `docker` extra
-        from zkbroker.broker.toolkit.container import ZkBrokerContainer
-
-        return ZkBrokerContainer
-    if name in __all__:
-        from zkbroker.broker import cluster
-
-        return getattr(cluster, name)
+    home = _HOMES.get(name)
+    if home is not None:
+        return getattr(importlib.import_module(home), name)
     raise AttributeError(f"module 'zkbroker' has no attribute {name!r}")

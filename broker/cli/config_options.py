@@ -152,7 +152,7 @@ class _Applier:
     def checked(self, entry: Entry) -> str:
         """The entry's value after ConfigDef's checks (Kafka refuses it at start)."""
         from zkbroker.broker.rules.broker_config_catalog import broker_config_key
-        from zkbroker.broker.rules.config_catalog import InvalidConfig, validate_value
+        from zkbroker.broker.rules.config_def import InvalidConfig, validate_value
 
         key = broker_config_key(entry.key, self.release)
         if key is not None:

@@ -19,8 +19,6 @@ import argparse
 from zkbroker.broker.cli.arguments import int_at_least, parsed_by
 from zkbroker.broker.hooks.faults import (
     Fault,
-    FaultEntry,
-    FaultKind,
     add_fault,
     api_key_of,
     clear_faults,
@@ -28,6 +26,7 @@ from zkbroker.broker.hooks.faults import (
     list_faults,
 )
 from zkbroker.zk_layout import ZkStore
+from zkbroker.zk_layout.nodes.zkbroker import FaultEntry, FaultKind
 
 _api = parsed_by(api_key_of)
 _error = parsed_by(error_code_of)

@@ -331,7 +331,7 @@ async def run_until_signalled(
 
     from zkbroker.broker.engine.engine import ClusterEngine
     from zkbroker.broker.log import get_logger
-    from zkbroker.broker.zookeeper.embedded import ZooKeeperError
+    from zkbroker.broker.zookeeper.errors import ZooKeeperError
     from zkbroker.zk_layout import BrokerIdInUseError, ZkConnectionError
 
     log = get_logger(__name__)
@@ -398,7 +398,7 @@ async def run_zookeeper_command(
     """Run `zkbroker broker|fault ...` on one short-lived ZooKeeper session, closed before
     returning; exit code 1 when ZooKeeper cannot be reached."""
     from zkbroker.zk_layout import ZkConnectionError, ZkStore
-    from zkbroker.zk_layout.store.client import ZkAuth
+    from zkbroker.zk_layout.store.auth import ZkAuth
 
     timeout = min(getattr(args, "timeout", 30.0), _ZK_COMMAND_CONNECT_TIMEOUT_S)
     try:

@@ -72,10 +72,43 @@ async def alter_partition(
             "controller.alter_partition_stale_epoch", broker=broker_id, epoch=request.broker_epoch
         )
         return AlterOutcome(error_codes.STALE_BROKER_EPOCH)
+    read = _proposals(controller, request, version)
+    if read is None:
+        return AlterOutcome(error_codes.UNKNOWN_SERVER_ERROR)
+    unknown_ids, proposals = read
+    results, to_write = _decide(controller, version, proposals)
+    written = await controller.gather(
+        *(_write(controller, tp, s, v) for tp, (s, v) in to_write.items())
+    )
+    results.update(zip(to_write, written, strict=True))
+    _log.info(
+        "controller.alter_partition",
+        broker=broker_id,
+        partitions=len(proposals),
+        written=sum(1 for r in written if r.error_code == error_codes.NONE),
+    )
+    done = [
+        tp
+        for tp, r in results.items()
+        if r.error_code == error_codes.NONE and reassignment.is_complete(controller, tp)
+    ]
+    if done:
+        await reassignment.complete_reassignments(controller, done)
+    return AlterOutcome(error_codes.NONE, unknown_ids + _by_topic(controller, proposals, results))
+
+
+def _proposals(
+    controller: Controller,
+    request: AlterPartitionRequest,
+    version: int,
+) -> tuple[list[TopicResult], dict[TP, rules.Proposal]] | None:
+    """The results of the topics whose id the controller does not know, and the other
+    partitions as proposals (a partition named twice: its last entry, in that place). None: a
+    leader recovery state Kafka does not know (the whole request fails)."""
     use_ids = version > 1
     names_by_id = {
         record.assignment.topic_id: name
-        for name, record in state.topics.items()
+        for name, record in controller.state.topics.items()
         if record.assignment.topic_id is not None
     }
     unknown_ids: list[TopicResult] = []
@@ -96,12 +129,25 @@ async def alter_partition(
             continue
         for p in topic.partitions:
             if p.leader_recovery_state not in (rules.RECOVERED, rules.RECOVERING):
-                return AlterOutcome(error_codes.UNKNOWN_SERVER_ERROR)
+                return None
             isr = [b.broker_id for b in p.new_isr_with_epochs] if version >= 3 else p.new_isr
             proposals.pop((name, p.partition_index), None)  # a repeat moves to the end
             proposals[(name, p.partition_index)] = rules.Proposal(
-                broker_id, p.leader_epoch, tuple(isr), p.leader_recovery_state, p.partition_epoch
+                request.broker_id,
+                p.leader_epoch,
+                tuple(isr),
+                p.leader_recovery_state,
+                p.partition_epoch,
             )
+    return unknown_ids, proposals
+
+
+def _decide(
+    controller: Controller, version: int, proposals: dict[TP, rules.Proposal]
+) -> tuple[dict[TP, PartitionResult], dict[TP, tuple[PartitionState, int]]]:
+    """Each proposal decided (`zkbroker.broker.rules.alter_partition`): the results known
+    without a write, and the new states to write with the partition epoch they expect."""
+    state = controller.state
     results: dict[TP, PartitionResult] = {}
     to_write: dict[TP, tuple[PartitionState, int]] = {}
     for tp, proposal in proposals.items():
@@ -126,24 +172,7 @@ async def alter_partition(
         else:
             assert isinstance(decision, int)
             results[tp] = PartitionResult(tp[1], decision)
-    written = await controller.gather(
-        *(_write(controller, tp, s, v) for tp, (s, v) in to_write.items())
-    )
-    results.update(zip(to_write, written, strict=True))
-    _log.info(
-        "controller.alter_partition",
-        broker=broker_id,
-        partitions=len(proposals),
-        written=sum(1 for r in written if r.error_code == error_codes.NONE),
-    )
-    done = [
-        tp
-        for tp, r in results.items()
-        if r.error_code == error_codes.NONE and reassignment.is_complete(controller, tp)
-    ]
-    if done:
-        await reassignment.complete_reassignments(controller, done)
-    return AlterOutcome(error_codes.NONE, unknown_ids + _by_topic(controller, proposals, results))
+    return results, to_write
 
 
 async def _write(

@@ -136,21 +136,8 @@ class ClusterEngine:
         try:
             if self._capture is not None:
                 self._capture.open()
-            early, self._early_zookeeper = self._early_zookeeper, None
-            if self._zookeeper is None:
-                # The embedded server takes the request-size limit the brokers check against.
-                options = self.settings.embedded_zookeeper_options()
-                if early is not None and early.configured_as(**options):
-                    embedded, early = early, None
-                else:
-                    embedded = EmbeddedZooKeeper(**options)
-                self._embedded = embedded
-                if early is not None:
-                    await early.astop()
-                await embedded.astart()
-                self._zookeeper = embedded.connect_string
-            elif early is not None:
-                await early.astop()
+            await self._start_zookeeper()
+            assert self._zookeeper is not None  # the one _start_zookeeper chose
             self._store = await ZkStore.connect(
                 self._zookeeper,
                 session_timeout=self.settings.zk_session_timeout_s,
@@ -178,13 +165,7 @@ class ClusterEngine:
             )
             await self._config_watcher.start()
             if self.settings.statsd is not None and self.metrics is None:
-                self.metrics = StatsdMetrics(
-                    self.settings.statsd,
-                    gauges=self.gauges,
-                    interval_s=self.settings.statsd_interval_s,
-                )
-                self.hooks.add(self.metrics)
-                await self.metrics.start()
+                await self._start_metrics(self.settings.statsd)
             unused = await sessions
             for _, broker in sorted(self.brokers.items()):
                 await broker.start(self._zookeeper, unused.pop(0))
@@ -205,6 +186,34 @@ class ClusterEngine:
             kafka_version=self.settings.release_name,
             cluster_id=self.image.cluster_id,
         )
+
+    async def _start_zookeeper(self) -> None:
+        """Choose the cluster's ZooKeeper (`_zookeeper`): `settings.zookeeper`, or the embedded
+        server these settings want, started (the early one taken over when it is that server,
+        else stopped)."""
+        early, self._early_zookeeper = self._early_zookeeper, None
+        if self._zookeeper is None:
+            # The embedded server takes the request-size limit the brokers check against.
+            options = self.settings.embedded_zookeeper_options()
+            if early is not None and early.configured_as(**options):
+                embedded, early = early, None
+            else:
+                embedded = EmbeddedZooKeeper(**options)
+            self._embedded = embedded
+            if early is not None:
+                await early.astop()
+            await embedded.astart()
+            self._zookeeper = embedded.connect_string
+        elif early is not None:
+            await early.astop()
+
+    async def _start_metrics(self, statsd: str) -> None:
+        """StatsD metrics to `statsd` (`zkbroker.broker.hooks.metrics`), a hook of every broker."""
+        self.metrics = StatsdMetrics(
+            statsd, gauges=self.gauges, interval_s=self.settings.statsd_interval_s
+        )
+        self.hooks.add(self.metrics)
+        await self.metrics.start()
 
     async def _open_sessions(self, zookeeper: str) -> list[ZkStore]:
         """One new session per broker, in id order, opened at once; none left open on error."""
@@ -243,6 +252,18 @@ class ClusterEngine:
     async def stop(self) -> None:
         """Stop everything, in order; each step runs even when one before it failed (logged
         as `<step>.stop_failed` or `.close_failed`, never dropped silently)."""
+        await self._stop_brokers()
+        # Nothing reads or writes a log any more: a stopped cluster holds no log file open
+        # (another process may own the directory next, or the test may remove it).
+        self.logs.release_files()
+        self.image.topic_configs.attach(None)
+        await self._stop_hooks()
+        await self._stop_watchers()
+        await self._stop_zookeeper()
+        self._log.info("cluster.stopped")
+
+    async def _stop_brokers(self) -> None:
+        """The broker control, the brokers (highest id first), then the log retention."""
         if self._control is not None:
             # First, so that no control change starts a broker while they are being stopped.
             control, self._control = self._control, None
@@ -269,19 +290,17 @@ class ClusterEngine:
                 await self._retention.stop()
         except Exception:
             self._log.exception("log_retention.stop_failed")
-        # Nothing reads or writes a log any more: a stopped cluster holds no log file open
-        # (another process may own the directory next, or the test may remove it).
-        self.logs.release_files()
-        self.image.topic_configs.attach(None)
+
+    async def _stop_hooks(self) -> None:
+        """The request capture and the StatsD metrics, after the brokers: their last requests
+        are written and counted too."""
         if self._capture is not None:
-            # After the brokers: their last requests are written too.
             try:
                 with self._slow_step("capture"):
                     await self._capture.aclose()
             except Exception:
                 self._log.exception("capture.close_failed")
         if self.metrics is not None:
-            # After the brokers: their last requests are counted too.
             metrics, self.metrics = self.metrics, None
             self.hooks.remove(metrics)
             try:
@@ -289,6 +308,9 @@ class ClusterEngine:
                     await metrics.stop()
             except Exception:
                 self._log.exception("statsd.stop_failed")
+
+    async def _stop_watchers(self) -> None:
+        """The config watcher, the fault injector and the metadata watcher."""
         if self._config_watcher is not None:
             try:
                 with self._slow_step("config_watcher"):
@@ -308,6 +330,9 @@ class ClusterEngine:
             except Exception:
                 self._log.exception("metadata_watcher.stop_failed")
             self._watcher = None
+
+    async def _stop_zookeeper(self) -> None:
+        """The process's own session, then the embedded ZooKeeper (the early one too)."""
         if self._store is not None:
             try:
                 with self._slow_step("zookeeper_session"):
@@ -328,7 +353,6 @@ class ClusterEngine:
                 self._log.exception("embedded_zookeeper.stop_failed", which="cluster")
             self._embedded = None
             self._zookeeper = None
-        self._log.info("cluster.stopped")
 
     @contextlib.contextmanager
     def _slow_step(self, name: str) -> Iterator[None]:

@@ -1,12 +1,12 @@
 """One broker's group coordinator: the asyncio shell around `GroupStateMachine`.
 
 Kafka's `GroupCoordinator` with `GroupMetadataManager`'s partition handling
-(docs/kafka-behaviour.md §16, "Where a group lives", "zkbroker's deviations"). Ownership,
-loading, unloading, appending and the follow loop are `zkbroker.broker.coordinator_runtime`'s;
-this module supplies its shard (`_GroupShard`: what a replayed batch and a load or unload mean
-to the state machine), one timer task that runs the state machine's `tick` at the earliest
-group deadline, and offset expiry every `offsets.retention.check.interval.ms` from the
-runtime's follow loop.
+(docs/kafka-behaviour.md §16, "Where a group lives", "zkbroker's deviations").
+`GroupCoordinator` is a `zkbroker.broker.coordinator_runtime.CoordinatorRuntime` (ownership,
+loading, unloading, appending, the follow loop) and its shard: what a replayed batch and a
+load or unload mean to the state machine. It adds one timer task that runs the state machine's
+`tick` at the earliest group deadline, and offset expiry every
+`offsets.retention.check.interval.ms` from the runtime's follow loop.
 
 Not here: the decisions (`zkbroker.broker.rules.groups.state_machine`), the wire (`handlers`),
 creating the offsets topic (`zkbroker.handlers.find_coordinator`), compaction (the log
@@ -22,14 +22,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from zkbroker.broker.asyncutil import now_ms, wait_for
-from zkbroker.broker.coordinator_runtime import (
-    CoordinatorRuntime,
-    OwnedPartition,
-    PartitionState,
-    cancel_all,
-)
-from zkbroker.broker.groups.zk_registry import java_abs_hash
+from zkbroker.broker.asyncutil import cancel_and_wait, now_ms, wait_for
+from zkbroker.broker.coordinator_runtime import CoordinatorRuntime, OwnedPartition, PartitionState
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes as ec
@@ -38,6 +32,7 @@ from zkbroker.broker.protocol.records.control import read_end_txn_marker
 from zkbroker.broker.rules.groups.config import CoordinatorRecord, GroupConfig
 from zkbroker.broker.rules.groups.offsets_topic_codec import decode_key
 from zkbroker.broker.rules.groups.state_machine import GroupStateMachine
+from zkbroker.broker.rules.jvm_collections import java_abs_hash
 from zkbroker.broker.storage import LogManager
 from zkbroker.zk_layout.release import Release
 
@@ -63,69 +58,15 @@ def _transactional(producer: tuple[int, int] | None) -> dict[str, Any]:
     }
 
 
-class _GroupShard:
-    """The runtime's shard: an offsets partition's records replayed into the state machine
-    (which holds every group of every partition; a partition has no data of its own), the
-    groups a load saw accumulated."""
+class GroupCoordinator(CoordinatorRuntime[None, set[str]]):
+    """The ``__consumer_offsets`` partitions this broker leads and every classic group in them
+    (`machine`). As the runtime's shard, a replayed batch goes to the state machine (which
+    holds every group of every partition: a partition has no data of its own) and a load
+    accumulates the groups it saw. `status` is Kafka's validateGroupStatus after the id check:
+    COORDINATOR_NOT_AVAILABLE while not started or without an offsets topic,
+    COORDINATOR_LOAD_IN_PROGRESS while loading the group's partition, NOT_COORDINATOR when
+    another broker leads it, else NONE."""
 
-
-    def __init__(self, coordinator: GroupCoordinator) -> None:
-        self._c = coordinator
-
-    def new_data(self) -> None:
-        return None
-
-    def begin_load(self) -> set[str]:
-        return set()
-
-    def replay(self, batch: RecordBatchV2, offset: int, seen: set[str], now: int) -> None:
-        machine = self._c.machine
-        if batch.is_control:
-            if batch.records_count:
-                # A transaction's end: its offsets in this partition's groups.
-                marker = read_end_txn_marker(batch)
-                machine.complete_txn(batch.producer_id, marker.commit, _always, now)
-            return
-        producer = batch.producer_id if batch.is_transactional else None
-        for record in batch.records():
-            if record.key is None or record.offset < offset:
-                continue
-            machine.replay(record.key, record.value, now, producer)
-            key = decode_key(record.key)
-            if key is not None:
-                seen.add(key.group)
-
-    def replayed(self, owned: OwnedPartition[None], seen: set[str]) -> None:
-        self._c.machine.loaded(seen, now_ms())
-
-    def loaded(self, owned: OwnedPartition[None], seen: set[str], start: float) -> None:
-        for group_id in seen:
-            self._c.touch(group_id)
-        self._c._log.info(
-            "group.partition_loaded",
-            partition=owned.partition,
-            groups=len(seen),
-            ms=round((time.monotonic() - start) * 1000, 1),
-        )
-
-    def unloaded(self, partition: int, owned: OwnedPartition[None] | None) -> None:
-        groups = self._c._groups_of(partition)
-        self._c.machine.unload(groups)
-        self._c._log.info("group.partition_unloaded", partition=partition, groups=len(groups))
-
-    def periodic(self) -> None:
-        """Expire offsets every ``offsets.retention.check.interval.ms``."""
-        c = self._c
-        c.machine.config = c._config()
-        now = now_ms()
-        if now - c._last_expiry >= c.machine.config.offsets_retention_check_interval_ms:
-            c._last_expiry = now
-            removed = c.machine.expire_offsets(now)
-            if removed:
-                c._log.info("group.offsets_expired", count=removed)
-
-
-class GroupCoordinator:
     def __init__(
         self,
         broker_id: int,
@@ -134,36 +75,25 @@ class GroupCoordinator:
         release: Release,
         config: Callable[[], GroupConfig],
     ) -> None:
-        self.broker_id = broker_id
-        self._image = image
-        self._logs = logs
-        self._config = config
-        self.machine = GroupStateMachine(config(), release, self._write)
-        self.machine.write_txn = self._write_txn
-        self._heap: list[tuple[int, str]] = []
-        self._wake: asyncio.Event | None = None
-        self._tasks: list[asyncio.Task[None]] = []
-        self._last_expiry = 0
-        self._log = _log.bind(broker_id=broker_id)
-        self._runtime: CoordinatorRuntime[None, set[str]] = CoordinatorRuntime(
+        super().__init__(
             topic=OFFSETS_TOPIC,
             event_prefix="group",
             broker_id=broker_id,
             image=image,
             logs=logs,
             partition_of=lambda group_id, count: java_abs_hash(group_id) % count,
-            log=self._log,
+            log=_log.bind(broker_id=broker_id),
         )
-        self._runtime.shard = _GroupShard(self)
+        self._config = config
+        self.machine = GroupStateMachine(config(), release, self._write, self._write_txn)
+        self._heap: list[tuple[int, str]] = []
+        self._wake: asyncio.Event | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._last_expiry = 0
 
     # ---- lifecycle -----------------------------------------------------------------------
 
-    @property
-    def active(self) -> bool:
-        return self._runtime.active
-
     async def start(self) -> None:
-        self._runtime.active = True
         self._wake = asyncio.Event()
         self._last_expiry = now_ms()
         self._tasks = [
@@ -171,44 +101,80 @@ class GroupCoordinator:
                 self._timers(), name=f"group-timers-{self.broker_id}"
             )
         ]
-        self._runtime.start()
+        self.start_following()
 
     async def stop(self) -> None:
-        tasks = self._tasks + self._runtime.take_tasks()
+        tasks = self._tasks + self.take_tasks()
         self._tasks = []
         # The timer loop runs while `_wake` is its own event: a loop that lost its
         # cancellation still ends at its next wake-up, which this gives it.
         wake, self._wake = self._wake, None
         if wake is not None:
             wake.set()
-        await cancel_all(tasks, what="group_coordinator", log=self._log)
+        await cancel_and_wait(tasks, what="group_coordinator", log=self._log)
         self.machine.unload(list(self.machine.groups))
-        self._runtime.clear()
+        self.clear()
         self._heap.clear()
 
-    # ---- where a group lives -------------------------------------------------------------
+    # ---- the runtime's shard -------------------------------------------------------------
 
-    def partition_count(self) -> int | None:
-        return self._runtime.partition_count()
+    def new_data(self) -> None:
+        return None
 
-    def partition_for(self, group_id: str) -> int | None:
-        return self._runtime.partition_for(group_id)
+    def begin_load(self) -> set[str]:
+        return set()
 
-    def leader_of(self, partition: int) -> tuple[int, int]:
-        """(leader, leader epoch) of an offsets partition, (-1, -1) when unknown."""
-        return self._runtime.leader_of(partition)
+    def replay(self, batch: RecordBatchV2, offset: int, seen: set[str], now: int) -> None:
+        if batch.is_control:
+            if batch.records_count:
+                # A transaction's end: its offsets in this partition's groups.
+                marker = read_end_txn_marker(batch)
+                self.machine.complete_txn(batch.producer_id, marker.commit, _always, now)
+            return
+        producer = batch.producer_id if batch.is_transactional else None
+        for record in batch.records():
+            if record.key is None or record.offset < offset:
+                continue
+            self.machine.replay(record.key, record.value, now, producer)
+            key = decode_key(record.key)
+            if key is not None:
+                seen.add(key.group)
 
-    def status(self, group_id: str) -> int:
-        """Kafka's validateGroupStatus after the id check: COORDINATOR_NOT_AVAILABLE while not
-        started or without an offsets topic, COORDINATOR_LOAD_IN_PROGRESS while loading the
-        group's partition, NOT_COORDINATOR when another broker leads it, else NONE."""
-        return self._runtime.status(group_id)
+    def replayed(self, owned: OwnedPartition[None], seen: set[str]) -> None:
+        self.machine.loaded(seen, now_ms())
+
+    def loaded(self, owned: OwnedPartition[None], seen: set[str], start: float) -> None:
+        for group_id in seen:
+            self.touch(group_id)
+        self._log.info(
+            "group.partition_loaded",
+            partition=owned.partition,
+            groups=len(seen),
+            ms=round((time.monotonic() - start) * 1000, 1),
+        )
+
+    def unloaded(self, partition: int, owned: OwnedPartition[None] | None) -> None:
+        groups = self._groups_of(partition)
+        self.machine.unload(groups)
+        self._log.info("group.partition_unloaded", partition=partition, groups=len(groups))
+
+    def periodic(self) -> None:
+        """Expire offsets every ``offsets.retention.check.interval.ms``."""
+        self.machine.config = self._config()
+        now = now_ms()
+        if now - self._last_expiry >= self.machine.config.offsets_retention_check_interval_ms:
+            self._last_expiry = now
+            removed = self.machine.expire_offsets(now)
+            if removed:
+                self._log.info("group.offsets_expired", count=removed)
+
+    # ---- the partitions led --------------------------------------------------------------
 
     def owned_loaded(self) -> bool:
         """Whether every partition this broker leads is loaded (ListGroups' check)."""
         count = self.partition_count() or 0
         for partition in range(count):  # stops ensuring at the first partition still loading
-            owned = self._runtime.ensure(partition)
+            owned = self.ensure(partition)
             if owned is not None and owned.state is PartitionState.LOADING:
                 return False
         return True
@@ -253,7 +219,7 @@ class GroupCoordinator:
         leader, epoch = self.leader_of(partition)
         if leader != self.broker_id:
             return ec.NOT_COORDINATOR
-        self._runtime.append(partition, epoch, records, _transactional(producer))
+        self.append(partition, epoch, records, _transactional(producer))
         return ec.NONE
 
     # ---- timers --------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import contextlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from zkbroker.broker.image.metadata_image import INTERNAL_TOPICS
 from zkbroker.broker.rules.jvm_collections import java_abs_hash
@@ -136,6 +137,16 @@ async def member_counts(store: ZkStore, groups: Sequence[str]) -> dict[str, int]
     }
 
 
+#: (group, "owners" | "offsets", topic): a topic directory under a group's owners or offsets.
+_TopicDir = tuple[str, str, str]
+#: (group, "ids" | "owners" | "offsets", consumer id or topic, partition or ""): one leaf znode.
+_Leaf = tuple[str, str, str, str]
+#: A node's data and stat as `ZkStore.get_many` reads it, None when absent.
+_Read = tuple[bytes, Any] | None
+#: container node class -> its children (None when absent), for one group.
+_Children = dict[type[EmptyNode], list[str] | None]
+
+
 async def load_groups(
     store: ZkStore,
     groups: Sequence[str],
@@ -145,19 +156,52 @@ async def load_groups(
 ) -> dict[str, ConsumerGroup | None]:
     """Load each group (None for a group without ``/consumers/<g>``): its members and
     generation, plus its partition owners and committed offsets when asked for (left empty
-    otherwise)."""
+    otherwise). Three pipelined rounds: the groups and their containers' children, the
+    partitions of each owners/offsets topic, every leaf's data."""
     result: dict[str, ConsumerGroup | None] = dict.fromkeys(groups)
     groups = [g for g in dict.fromkeys(groups) if storable(g)]
     if not groups:
         return result
-
-    # Round 1: each group node (existence) and its ids node (stat: the generation), and the
-    # containers' children.
     containers: list[type[EmptyNode]] = [ConsumerIdsNode]
     if with_offsets:
         containers.append(ConsumerOffsetsNode)
     if with_owners:
         containers.append(ConsumerOwnersNode)
+    present, ids_stats, per_group = await _read_groups(store, groups, containers)
+    topic_dirs = _topic_dirs(present, per_group)
+    partition_lists = await store.get_children_many(
+        [
+            (ConsumerOffsetsTopicNode if kind == "offsets" else ConsumerOwnersTopicNode).path(g, t)
+            for g, kind, t in topic_dirs
+        ]
+    )
+    leaves = [
+        (g, "ids", consumer, "")
+        for g in present
+        for consumer in per_group[g][ConsumerIdsNode] or []
+    ]
+    for (g, kind, topic), parts in zip(topic_dirs, partition_lists, strict=True):
+        leaves.extend((g, kind, topic, p) for p in parts or [] if p.lstrip("-").isdigit())
+    data = await store.get_many([_leaf_path(*leaf) for leaf in leaves])
+    members, owners, offsets = _decode_leaves(present, leaves, data)
+    for g in present:
+        stat = ids_stats[g]
+        result[g] = ConsumerGroup(
+            group_id=g,
+            members=dict(sorted(members[g].items())),
+            owners=owners[g],
+            offsets=offsets[g],
+            generation=stat[1].cversion if stat is not None else 0,
+        )
+    return result
+
+
+async def _read_groups(
+    store: ZkStore, groups: list[str], containers: list[type[EmptyNode]]
+) -> tuple[list[str], dict[str, _Read], dict[str, _Children]]:
+    """Round 1: each group node (existence) and its ids node (stat: the generation), and the
+    containers' children. Returns the groups present, each group's ids node, and each group's
+    children per container."""
     width = len(containers)
     nodes, kids = await asyncio.gather(
         store.get_many(
@@ -171,31 +215,29 @@ async def load_groups(
         g: dict(zip(containers, kids[i * width : (i + 1) * width], strict=True))
         for i, g in enumerate(groups)
     }
+    return present, ids_stats, per_group
 
-    # Round 2: partitions per topic of owners/offsets.
-    topic_dirs: list[tuple[str, str, str]] = []  # (group, "owners"|"offsets", topic)
+
+def _topic_dirs(present: list[str], per_group: Mapping[str, _Children]) -> list[_TopicDir]:
+    """The topic directories whose partitions round 2 lists: offsets, then owners, per group."""
+    topic_dirs: list[_TopicDir] = []
     for g in present:
         for topic in per_group[g].get(ConsumerOffsetsNode) or []:
             topic_dirs.append((g, "offsets", topic))
         for topic in per_group[g].get(ConsumerOwnersNode) or []:
             topic_dirs.append((g, "owners", topic))
-    topic_paths = [
-        (ConsumerOffsetsTopicNode if kind == "offsets" else ConsumerOwnersTopicNode).path(g, t)
-        for g, kind, t in topic_dirs
-    ]
-    partition_lists = await store.get_children_many(topic_paths)
+    return topic_dirs
 
-    # Round 3: every leaf's data.
-    leaves: list[tuple[str, str, str, str]] = []  # (group, kind, topic|consumer, partition|"")
-    for g in present:
-        for consumer in per_group[g][ConsumerIdsNode] or []:
-            leaves.append((g, "ids", consumer, ""))
-    for (g, kind, topic), parts in zip(topic_dirs, partition_lists, strict=True):
-        for p in parts or []:
-            if p.lstrip("-").isdigit():
-                leaves.append((g, kind, topic, p))
-    data = await store.get_many([_leaf_path(*leaf) for leaf in leaves])
 
+def _decode_leaves(
+    present: list[str], leaves: list[_Leaf], data: Sequence[_Read]
+) -> tuple[
+    dict[str, dict[str, ConsumerRegistration | None]],
+    dict[str, dict[TopicPartition, str]],
+    dict[str, dict[TopicPartition, int]],
+]:
+    """Round 3's data, per group: members, partition owners, committed offsets. A leaf gone
+    between the reads, or whose owner or offset cannot be read, is left out."""
     members: dict[str, dict[str, ConsumerRegistration | None]] = {g: {} for g in present}
     owners: dict[str, dict[TopicPartition, str]] = {g: {} for g in present}
     offsets: dict[str, dict[TopicPartition, int]] = {g: {} for g in present}
@@ -214,16 +256,7 @@ async def load_groups(
                     offsets[g][TopicPartition(name, int(p))] = offset
         except ZnodeFormatError:
             continue
-    for g in present:
-        stat = ids_stats[g]
-        result[g] = ConsumerGroup(
-            group_id=g,
-            members=dict(sorted(members[g].items())),
-            owners=owners[g],
-            offsets=offsets[g],
-            generation=stat[1].cversion if stat is not None else 0,
-        )
-    return result
+    return members, owners, offsets
 
 
 def _registration(raw: bytes) -> ConsumerRegistration | None:

@@ -40,9 +40,7 @@ from zkbroker.zk_layout.nodes.zkbroker import (
 
 __all__ = [
     "Fault",
-    "FaultEntry",
     "FaultInjector",
-    "FaultKind",
     "Faults",
     "InjectedFault",
     "SyncFaults",

@@ -32,7 +32,6 @@ __all__ = [
     "PREFIX",
     "StatsdMetrics",
     "pack_lines",
-    "parse_address",
 ]
 
 PREFIX = "zkbroker."

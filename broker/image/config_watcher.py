@@ -31,8 +31,6 @@ from zkbroker.zk_layout import (
 )
 from zkbroker.zk_layout.store import CHANGE_EXPIRATION_MS, ChangeNotificationListener, Purge
 
-# Kafka's ZkNodeChangeNotificationListener changeExpirationMs.
-DEFAULT_CHANGE_EXPIRATION_MS = CHANGE_EXPIRATION_MS
 UNCLEAN_KEY = "unclean.leader.election.enable"
 
 
@@ -48,7 +46,7 @@ class ConfigWatcher:
         image: MetadataImage,
         release: tuple[int, ...],
         *,
-        change_expiration_ms: int = DEFAULT_CHANGE_EXPIRATION_MS,
+        change_expiration_ms: int = CHANGE_EXPIRATION_MS,
         on_unclean_enabled: Callable[[str | None], None] | None = None,
     ) -> None:
         self.store = store

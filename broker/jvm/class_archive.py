@@ -7,7 +7,7 @@ it (`-XX:SharedArchiveFile`). One archive per JVM build, Java release and caller
 classpath (a digest in the name), in `cache_folder()` or the folder `ZKBROKER_CLASS_ARCHIVE`
 names (`off`: none). Used by the embedded ZooKeeper and the report's Spark.
 
-Not here: when a JVM uses one (`zkbroker.broker.zookeeper.embedded`,
+Not here: when a JVM uses one (`zkbroker.broker.zookeeper.jvm_launch`,
 `zkbroker.broker.report.session`).
 """
 

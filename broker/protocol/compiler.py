@@ -171,39 +171,11 @@ class _EncoderWriter:
                 template.append(p.ENCODE_FORMATS[f.type])
                 args.append(f"{obj}.{f.attr}.bytes" if f.type == "uuid" else f"{obj}.{f.attr}")
                 continue
-            compact = f.is_compact_in(self.version, self.flexible)
-            nullable = self.version in f.nullable
-            value = src.local("v")
-            size = src.local("n")
+            piece, size, data = self.sized(f, obj, depth)
+            template.append(piece)
             lengths.append(size)
-            src.emit(depth, f"{value} = {obj}.{f.attr}")
-            if f.is_array:
-                template.append(("array", compact, p.ENCODE_FORMATS[f.element_type]))
-                data = value
-                if nullable:
-                    # A null array packs as a -1 (legacy) or 0 (compact) count and no elements.
-                    src.emit(depth, f"if {value} is None:")
-                    src.emit(depth + 1, f"{size} = -1")
-                    src.emit(depth + 1, f"{value} = ()")
-                    src.emit(depth, "else:")
-                    src.emit(depth + 1, f"{size} = len({value})")
-                else:
-                    src.emit(depth, f"{size} = len({value})")
-                args += [f"{size} + 1" if compact else size, f"*{data}"]
-            else:
-                template.append(("string", compact, "s"))
-                data = src.local("s")
-                if nullable:
-                    src.emit(depth, f"if {value} is None:")
-                    src.emit(depth + 1, f"{size} = -1")
-                    src.emit(depth + 1, f'{data} = b""')
-                    src.emit(depth, "else:")
-                    src.emit(depth + 1, f"{data} = {value}.encode()")
-                    src.emit(depth + 1, f"{size} = len({data})")
-                else:
-                    src.emit(depth, f"{data} = {value}.encode()")
-                    src.emit(depth, f"{size} = len({data})")
-                args += [f"{size} + 1" if compact else size, data]
+            compact = piece[1]
+            args += [f"{size} + 1" if compact else size, data]
         if end_tag:
             template.append("x")  # the empty tagged-field section is a single zero byte
         if not lengths:
@@ -221,6 +193,39 @@ class _EncoderWriter:
         src.emit(depth + 1, f"{out} += {packer}({', '.join(args)})")
         src.emit(depth, "else:")
         self.fields_one_by_one(fields, obj, out, depth + 1, end_tag)
+
+    def sized(self, f: FieldDef, obj: str, depth: int) -> tuple[tuple[str, bool, str], str, str]:
+        """Emit the code that reads a string or array field of a segment and its length; its
+        piece of the segment's template, the length's local and the packed data's expression
+        (a null packs as a -1, legacy, or 0, compact, length and no data)."""
+        src = self.src
+        compact = f.is_compact_in(self.version, self.flexible)
+        nullable = self.version in f.nullable
+        value = src.local("v")
+        size = src.local("n")
+        src.emit(depth, f"{value} = {obj}.{f.attr}")
+        if f.is_array:
+            if nullable:
+                src.emit(depth, f"if {value} is None:")
+                src.emit(depth + 1, f"{size} = -1")
+                src.emit(depth + 1, f"{value} = ()")
+                src.emit(depth, "else:")
+                src.emit(depth + 1, f"{size} = len({value})")
+            else:
+                src.emit(depth, f"{size} = len({value})")
+            return ("array", compact, p.ENCODE_FORMATS[f.element_type]), size, f"*{value}"
+        data = src.local("s")
+        if nullable:
+            src.emit(depth, f"if {value} is None:")
+            src.emit(depth + 1, f"{size} = -1")
+            src.emit(depth + 1, f'{data} = b""')
+            src.emit(depth, "else:")
+            src.emit(depth + 1, f"{data} = {value}.encode()")
+            src.emit(depth + 1, f"{size} = len({data})")
+        else:
+            src.emit(depth, f"{data} = {value}.encode()")
+            src.emit(depth, f"{size} = len({data})")
+        return ("string", compact, "s"), size, data
 
     def fields_one_by_one(
         self, fields: list[FieldDef], obj: str, out: str, depth: int, end_tag: bool

@@ -147,7 +147,7 @@ def load(spark: SparkSession, dataset: str) -> Aggregates:
         if _size(spark, uri) <= ONE_PARTITION_BYTES:
             # One partition: every table's aggregations, windows and joins then need no
             # shuffle (a single partition satisfies any distribution), so a table is one or
-            # two Spark jobs instead of a job per stage: ~80 jobs a report -> ~45, ~1 s less.
+            # two Spark jobs instead of a job per stage.
             df = df.coalesce(1)
         return df.cache()
 

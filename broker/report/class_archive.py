@@ -1,10 +1,10 @@
 """The report JVM's class-data archive: which archive names Spark's classes (its Spark release
-and jars), on the mechanism every zkbroker JVM shares (``zkbroker.broker.jvm.class_archive``).
-Measured: the session was ready in 2.6 s with it instead of 4.4-5 s. Used only when zkbroker
+and jars), on the mechanism every zkbroker JVM shares (``zkbroker.broker.jvm.class_archive``):
+the session starts sooner with the classes it loads already parsed. Used only when zkbroker
 starts the JVM (not under spark-submit or a session of your own).
 
-Not here: the session's other settings (`zkbroker.broker.report.session`). JEP 483's AOT cache
-(JDK 24+) measured no faster at 1M lines.
+Not here: the session's other settings (`zkbroker.broker.report.session`), JEP 483's AOT cache
+(JDK 24+), which does not make the report faster.
 """
 
 from __future__ import annotations

@@ -80,8 +80,8 @@ def list_inputs(spark: SparkSession, inputs: Sequence[str]) -> list[SourceFile]:
     collects each file's path, size and time; the meta files come from the same listing, or
     from one more listing of the folders it did not cover whole. So the driver makes a fixed
     number of JVM calls however many files there are: a call per file and attribute, plus an
-    `exists` per file for its meta file, took ~7 ms a file (7 s for 1,000 files), and on
-    `s3a:` each `exists` is a request."""
+    `exists` per file for its meta file, would make the listing grow with the files' count,
+    and on `s3a:` each `exists` is a request."""
     if not inputs:
         return []
     named, folders = _named_paths(spark, inputs)
@@ -199,9 +199,9 @@ def read_captures(spark: SparkSession, files: Sequence[SourceFile]) -> dict[str,
 
     Run columns that are functions of the file are not computed per line: the project is a
     literal of each project's read, and the run's name is derived from `run_id` by the
-    aggregates (a regular expression over a million lines took as long as parsing a third
-    of them). Each project is its own frame, written on its own: the union of several
-    projects, written partitioned by project, made Spark sort every line by project first."""
+    aggregates (a regular expression per line costs a good part of parsing the line). Each
+    project is its own frame, written on its own: the union of several projects, written
+    partitioned by project, made Spark sort every line by project first."""
     from pyspark.sql import functions as F
 
     by_project: dict[str, list[SourceFile]] = {}
@@ -321,15 +321,7 @@ def ingest(
 
     started_ingest = time.perf_counter()
     files = list_inputs(spark, inputs)
-    if incremental:
-        known = _ingested_paths(spark, dataset)
-        new = [f for f in files if known.get(same_path(f.path)) != (f.size, f.modified_ms)]
-        changed = [f.path for f in new if same_path(f.path) in known]
-        if changed:
-            # An appended file (a run still capturing) would be counted twice: say so.
-            log.warning("report.ingest.changed_files_reingested", files=changed[:10])
-    else:
-        new = files
+    new = _new_files(spark, files, dataset) if incremental else files
     log.info("report.ingest", files=len(files), new=len(new), dataset=dataset)
     if not new:
         progress(f"{_files(len(files))} found, none new")
@@ -338,18 +330,7 @@ def ingest(
     progress(f"parsing {_files(len(new))}{known_text} into the dataset {dataset}")
     batch = uuid.uuid4().hex
     mode = "append" if incremental else "overwrite"
-    requests_uri = f"{dataset}/{REQUESTS_TABLE}"
-    started = time.perf_counter()
-    if not incremental:
-        _delete(spark, requests_uri)  # an overwrite, one project at a time
-    for project, df in read_captures(spark, new).items():
-        # Straight into the project's partition folder, named as Spark names it: the same
-        # dataset as a write partitioned by project, whose writer instead computes every
-        # row's partition and copies the row without it (~15% of the Parquet writing).
-        folder = _partition_folder(spark, "project", project)
-        df = df.drop("project").withColumn("ingest_batch", F.lit(batch))
-        df.write.mode("append").parquet(f"{requests_uri}/{folder}")
-    log.info("report.ingest.parsed", seconds=round(time.perf_counter() - started, 2))
+    _write_requests(spark, new, dataset, batch, incremental)
     progress("counting the aggregates (requests cube, latency histogram, fault events)")
     started = time.perf_counter()
     # The batch's aggregates, from the Parquet just written (narrow columns, no JSON parsing);
@@ -360,19 +341,64 @@ def ingest(
     per_run = aggregates.write(written, dataset, mode)
     log.info("report.ingest.aggregated", seconds=round(time.perf_counter() - started, 2))
     counts = {same_path(run): (c.lines, c.bad_lines) for run, c in per_run.items()}
-    listing = _listing(spark, [
-        {"source": f.path, "size": f.size, "modified_ms": f.modified_ms,
-         "lines": counts.get(same_path(f.path), (0, 0))[0],
-         "bad_lines": counts.get(same_path(f.path), (0, 0))[1], "ingest_batch": batch}
-        for f in new
-    ])
-    listing.coalesce(1).write.mode(mode).parquet(f"{dataset}/{INGESTED_TABLE}")
+    _write_listing(spark, new, counts, f"{dataset}/{INGESTED_TABLE}", batch, mode)
     lines = sum(c[0] for c in counts.values())
     bad = sum(c[1] for c in counts.values())
     log.info("report.ingested", files=len(new), lines=lines, bad_lines=bad)
     progress(f"ingested {_files(len(new))}: {lines:,} lines, {bad:,} bad "
              f"({time.perf_counter() - started_ingest:.1f} s)")
     return IngestResult(len(files), len(new), lines, bad)
+
+
+def _new_files(spark: SparkSession, files: list[SourceFile], dataset: str) -> list[SourceFile]:
+    """The files not in the dataset yet, or changed since they were ingested."""
+    known = _ingested_paths(spark, dataset)
+    new = [f for f in files if known.get(same_path(f.path)) != (f.size, f.modified_ms)]
+    changed = [f.path for f in new if same_path(f.path) in known]
+    if changed:
+        # An appended file (a run still capturing) would be counted twice: say so.
+        log.warning("report.ingest.changed_files_reingested", files=changed[:10])
+    return new
+
+
+def _write_requests(
+    spark: SparkSession, new: list[SourceFile], dataset: str, batch: str, incremental: bool
+) -> None:
+    """Parse the files into the dataset's requests table, one project's folder at a time,
+    each row marked with the ingest ``batch`` (the table is replaced unless ``incremental``)."""
+    from pyspark.sql import functions as F
+
+    requests_uri = f"{dataset}/{REQUESTS_TABLE}"
+    started = time.perf_counter()
+    if not incremental:
+        _delete(spark, requests_uri)  # an overwrite, one project at a time
+    for project, df in read_captures(spark, new).items():
+        # Straight into the project's partition folder, named as Spark names it: the same
+        # dataset as a write partitioned by project, whose writer instead computes every
+        # row's partition and copies the row without it.
+        folder = _partition_folder(spark, "project", project)
+        df = df.drop("project").withColumn("ingest_batch", F.lit(batch))
+        df.write.mode("append").parquet(f"{requests_uri}/{folder}")
+    log.info("report.ingest.parsed", seconds=round(time.perf_counter() - started, 2))
+
+
+def _write_listing(
+    spark: SparkSession,
+    new: list[SourceFile],
+    counts: dict[str, tuple[int, int]],
+    uri: str,
+    batch: str,
+    mode: str,
+) -> None:
+    """Record the ingested files at ``uri`` with their size, time, lines and bad lines, so an
+    incremental run knows them."""
+    listing = _listing(spark, [
+        {"source": f.path, "size": f.size, "modified_ms": f.modified_ms,
+         "lines": counts.get(same_path(f.path), (0, 0))[0],
+         "bad_lines": counts.get(same_path(f.path), (0, 0))[1], "ingest_batch": batch}
+        for f in new
+    ])
+    listing.coalesce(1).write.mode(mode).parquet(uri)
 
 
 def _files(n: int) -> str:
@@ -388,7 +414,7 @@ LISTING_SCHEMA = (
 def _listing(spark: SparkSession, entries: list[dict[str, Any]]) -> DataFrame:
     """The files of a batch as rows, from one JSON literal read in the JVM: no Python list
     becomes a DataFrame, and the batch costs two calls to the JVM however many files it
-    has (a literal column per value took ~20 ms a file: 20 s for 1,000 files)."""
+    has (a literal column per value would cost calls per file)."""
     from pyspark.sql import functions as F
 
     text = json.dumps(entries, ensure_ascii=False)

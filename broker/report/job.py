@@ -301,7 +301,6 @@ def run_report(
 
     Raises FileNotFoundError for an input that does not exist, before Spark starts when
     Python can tell (`zkbroker.broker.report.inputs`)."""
-    from zkbroker.broker.report.page import render_page
     from zkbroker.broker.report.plots import load_in_background
 
     inputs.check(options.inputs, options.baseline, options.dataset_path)
@@ -314,49 +313,18 @@ def run_report(
         spark = build_session(options.spark, archive)
     ok = False
     try:
-        ingested = None
-        if options.inputs:
-            progress(f"reading captures: {_named(options.inputs)}")
-            ingested = ingest(spark, options.inputs, options.dataset_path, options.incremental,
-                              progress=progress)
-        elif not _dataset_exists(spark, options.dataset_path):
-            raise FileNotFoundError(
-                f"no INPUT given and no dataset at {options.dataset_path} to report on"
-            )
-        current = load_aggregates(spark, options.dataset_path)
-        loaded = [current]
-        if options.baseline:
-            progress(f"reading the baseline's captures: {_named(options.baseline)}")
-            ingest(spark, options.baseline, options.baseline_dataset_path,
-                   progress=lambda line: progress(f"baseline: {line}"))
-            loaded.append(load_aggregates(spark, options.baseline_dataset_path))
+        ingested, loaded = _load_inputs(spark, options, progress)
         steps = table_steps(
-            current, loaded[1].cube if len(loaded) > 1 else None, options.rate_threshold
+            loaded[0], loaded[1].cube if len(loaded) > 1 else None, options.rate_threshold
         )
         out = Path(options.out)
         out.mkdir(parents=True, exist_ok=True)
-        tables_uri = options.tables_path.rstrip("/")
-        progress(f"computing {plural(len(steps), 'table')} from the aggregates")
-        started = time.perf_counter()
-        with c2_paused(spark) if only_run_in_jvm else nullcontext():
-            done, rows = write_tables(steps, tables_uri)
-            event_count = done["fault_events"].count()
-        progress(f"tables written to {tables_uri} ({time.perf_counter() - started:.1f} s)")
-        for df in done.values():
-            df.unpersist()
-        for one in loaded:
-            one.unpersist()
-        _sort_rows(rows)
-        findings = findings_of(options.fail_on, rows)
-        summary = build_summary(options, ingested, rows, findings, event_count)
-        code = EXIT_FINDINGS if findings else EXIT_OK
-        summary["exit_code"] = code
-        progress(f"writing report.html and summary.json to {out}")
-        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-        (out / "report.html").write_text(render_page(options.title, summary, rows), "utf-8")
-        log.info("report.done", out=str(out), findings=len(findings), exit_code=code)
+        rows, event_count = _compute_tables(
+            spark, steps, loaded, options, only_run_in_jvm, progress
+        )
+        result = _write_outputs(options, out, ingested, rows, event_count, progress)
         ok = True
-        return ReportResult(code, summary, rows, findings)
+        return result
     finally:
         if own:
             if archive is not None and archive.writing is not None:
@@ -365,6 +333,76 @@ def run_report(
                 progress("writing the JVM class archive (once, ~30 s)" if ok else
                          "stopping the JVM (~30 s: it writes a class archive, discarded)")
             stop_session(spark, archive, ok)
+
+
+def _load_inputs(
+    spark: SparkSession, options: ReportOptions, progress: Progress
+) -> tuple[IngestResult | None, list[Aggregates]]:
+    """Ingest the inputs (when given) and the baseline's; the ingest result of the inputs, and
+    the aggregates of the dataset then of the baseline's dataset (when there is one)."""
+    ingested = None
+    if options.inputs:
+        progress(f"reading captures: {_named(options.inputs)}")
+        ingested = ingest(spark, options.inputs, options.dataset_path, options.incremental,
+                          progress=progress)
+    elif not _dataset_exists(spark, options.dataset_path):
+        raise FileNotFoundError(
+            f"no INPUT given and no dataset at {options.dataset_path} to report on"
+        )
+    loaded = [load_aggregates(spark, options.dataset_path)]
+    if options.baseline:
+        progress(f"reading the baseline's captures: {_named(options.baseline)}")
+        ingest(spark, options.baseline, options.baseline_dataset_path,
+               progress=lambda line: progress(f"baseline: {line}"))
+        loaded.append(load_aggregates(spark, options.baseline_dataset_path))
+    return ingested, loaded
+
+
+def _compute_tables(
+    spark: SparkSession,
+    steps: list[TableStep],
+    loaded: list[Aggregates],
+    options: ReportOptions,
+    only_run_in_jvm: bool,
+    progress: Progress,
+) -> tuple[dict[str, list[dict[str, Any]]], int]:
+    """Compute and write every table, then release them and the aggregates; the collected
+    rows and the count of fault events."""
+    tables_uri = options.tables_path.rstrip("/")
+    progress(f"computing {plural(len(steps), 'table')} from the aggregates")
+    started = time.perf_counter()
+    with c2_paused(spark) if only_run_in_jvm else nullcontext():
+        done, rows = write_tables(steps, tables_uri)
+        event_count = done["fault_events"].count()
+    progress(f"tables written to {tables_uri} ({time.perf_counter() - started:.1f} s)")
+    for df in done.values():
+        df.unpersist()
+    for one in loaded:
+        one.unpersist()
+    return rows, event_count
+
+
+def _write_outputs(
+    options: ReportOptions,
+    out: Path,
+    ingested: IngestResult | None,
+    rows: dict[str, list[dict[str, Any]]],
+    event_count: int,
+    progress: Progress,
+) -> ReportResult:
+    """The findings, the summary and the exit code; summary.json and report.html in ``out``."""
+    from zkbroker.broker.report.page import render_page
+
+    _sort_rows(rows)
+    findings = findings_of(options.fail_on, rows)
+    summary = build_summary(options, ingested, rows, findings, event_count)
+    code = EXIT_FINDINGS if findings else EXIT_OK
+    summary["exit_code"] = code
+    progress(f"writing report.html and summary.json to {out}")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (out / "report.html").write_text(render_page(options.title, summary, rows), "utf-8")
+    log.info("report.done", out=str(out), findings=len(findings), exit_code=code)
+    return ReportResult(code, summary, rows, findings)
 
 
 def _named(paths: Sequence[str], shown: int = 3) -> str:

@@ -1,7 +1,7 @@
 """JVM options for the report's driver when zkbroker starts it: the parallel collector, the
 initial metaspace size, and a compiler-directives file (JEP 165) keeping Spark's query-planning
 code away from the C2 JIT compiler; `c2_paused` keeps C2 off everything during the report's
-tables. Measured reasons are in comments at each option.
+tables. The reason for each option is in a comment beside it.
 
 The directives file lives in zkbroker's cache folder under a digest of its text; without a
 writable folder there are no directives and the run goes on.
@@ -29,13 +29,13 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 
-# Spark loads ~20,000 classes; from the default (~21 MB) two full collections ran only because
-# the metaspace grew (~0.23 s of pauses per run at 1M capture lines).
+# Spark loads tens of thousands of classes; from the default size, full collections ran only
+# because the metaspace grew.
 METASPACE_SIZE = "256m"
 
-# At 1M capture lines the JIT compilers took ~21 of ~48 CPU-s (C2 ~16), half of C2's on code
-# that runs only while Spark plans a query. Excluded from C2, HotSpot compiles it with C1 alone;
-# measured (4 runs each): 2.7 CPU-s (5%) less at 1M lines, as fast at 10M.
+# The JIT compilers take a large share of the job's CPU, much of C2's on code that runs only
+# while Spark plans a query. Excluded from C2, HotSpot compiles it with C1 alone, which costs
+# less CPU and leaves the job at least as fast.
 # HotSpot method patterns (`package/Class.method`, `*` at either end of a part). Only code
 # that runs while a query is planned or a task is shipped; nothing a row passes through
 # (the code generators' writers, `codegen/Unsafe*Writer`, are per-row, so only
@@ -132,8 +132,8 @@ def c2_paused(spark: SparkSession, folder: str | None = None) -> Iterator[bool]:
     """Keep C2 off every method the driver JVM compiles inside the block; yields whether it
     is. Only for a JVM that runs nothing after the block that needs C2 (see the comment
     below). Anything failing leaves the JIT as it was: a slower run, never a failed one."""
-    # The report's ~50 short Spark jobs over small tables spent ~2.8 of ~8.5 CPU-s in C2 for
-    # code that then ran milliseconds; paused, the tables took 17-21% less (1M and 10M lines).
+    # The report's many short Spark jobs over small tables spend a large share of their CPU
+    # in C2 for code that then runs milliseconds; with C2 paused the tables take less time.
     # HotSpot marks a method C2 refused as never to be compiled by C2 again ("made not
     # compilable on level 4" outlives the directive), so a later run in the same JVM would
     # leave its per-row code to C1: only a process running one report may pause C2.
@@ -162,8 +162,8 @@ def java_options(folder: str | None = None) -> list[str]:
     """The options for a driver JVM zkbroker starts."""
     # The JVM's own messages ("1 compiler directives added") on stderr: stdout carries the
     # command's summary.
-    # ParallelGC, a throughput collector for a batch job: against G1 the 1M-line job ran
-    # 6-15% faster and the driver's peak RSS fell from 1.53 to 1.27 GB.
+    # ParallelGC, a throughput collector for a batch job: against G1 the job runs faster and
+    # the driver's peak memory is lower.
     options = ["-XX:+UseParallelGC", f"-XX:MetaspaceSize={METASPACE_SIZE}",
                "-XX:+DisplayVMOutputToStderr"]
     path = directives_file(folder)

@@ -1,13 +1,13 @@
 """Constant lookup tables as Spark expressions built from one piece of SQL text each.
 
 A Column built with PySpark's functions costs a round trip to the JVM (py4j) for every
-literal and every operator, ~0.5 ms each here: the map of Kafka's error names took 0.15-0.3 s
-to build and the KIP-896 range tests 0.2-0.4 s, in every report, on the driver while its
-tables were planned. The same map written as SQL text is one call, parsed by Spark in
-milliseconds. The entries are the project's own generated tables (integers, names such as
-`UNKNOWN_TOPIC_OR_PARTITION`, "v0-1"), so the text holds only integers and plain quoted
-names: a name that would need escaping is refused rather than quoted in a way that depends
-on a session setting (`spark.sql.parser.escapedStringLiterals`).
+literal and every operator: the map of Kafka's error names and the KIP-896 range tests, built
+that way, cost every report a noticeable wait on the driver while its tables were planned.
+The same map written as SQL text is one call, parsed by Spark in milliseconds. The entries
+are the project's own generated tables (integers, names such as `UNKNOWN_TOPIC_OR_PARTITION`,
+"v0-1"), so the text holds only integers and plain quoted names: a name that would need
+escaping is refused rather than quoted in a way that depends on a session setting
+(`spark.sql.parser.escapedStringLiterals`).
 
 Deliberately not here: what the tables mean (`zkbroker.broker.report.kip896`,
 `zkbroker.broker.report.tables.error_name`). Data of the run itself (paths, counts) never goes

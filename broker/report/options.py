@@ -69,6 +69,13 @@ def _fail_on_rule(text: str) -> str:
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    """The report's arguments, in the order its help lists them."""
+    _add_data_arguments(parser)
+    _add_run_arguments(parser)
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """What is read and written: the captures, the baseline, the rules, the dataset, tables."""
     parser.add_argument(
         "inputs",
         nargs="*",
@@ -107,6 +114,10 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         help="where the Parquet tables are written (DIR/tables); on a multi-host cluster a "
         "URI every executor reaches (hdfs:, s3a:)",
     )
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the job runs and reports: Spark, the diff's threshold, the page's title, logs."""
     parser.add_argument(
         "--master",
         help="Spark master when zkbroker starts Spark (local[*]); under spark-submit, "

@@ -154,24 +154,41 @@ class Section:
 
 
 def _sections(summary: dict[str, Any], rows: dict[str, Rows]) -> list[Section]:
-    t = summary["totals"]
+    """The page's sections in order; findings and bad lines only when there are any, the
+    baseline diff only against a baseline."""
     sections = []
     if summary["findings"]:
-        sections.append(Section(
-            "findings", f"Findings under --fail-on ({len(summary['findings']):,})",
-            f"Each finding of the rules {', '.join(summary['fail_on'])}; any finding makes "
-            "the command exit 3, so a CI job fails on it.",
-            table(summary["findings"], ["rule", "client", "detail"], table_id="findings-table"),
-        ))
-    if t["bad_lines"]:
-        bad = [{**r, "file": _file(r["run_id"])} for r in summary["bad_lines"]]
-        sections.append(Section(
-            "bad-lines", f"Bad lines ({t['bad_lines']:,})",
-            "Capture lines that were truncated (a process killed mid-write) or invalid, per "
-            "file: they are counted here and left out of every other table.",
-            table(bad, ["file", "lines", "bad_lines"], table_id="bad-lines-table"),
-        ))
-    sections.append(Section(
+        sections.append(_findings(summary))
+    if summary["totals"]["bad_lines"]:
+        sections.append(_bad_lines(summary))
+    sections += [_readiness(rows), _matrix(rows), _errors(rows)]
+    if "error_diff" in rows:
+        sections.append(_baseline_diff(summary, rows))
+    sections += [_run_diff(rows), _latency(rows), _faults(rows), _runs(rows)]
+    return sections
+
+
+def _findings(summary: dict[str, Any]) -> Section:
+    return Section(
+        "findings", f"Findings under --fail-on ({len(summary['findings']):,})",
+        f"Each finding of the rules {', '.join(summary['fail_on'])}; any finding makes "
+        "the command exit 3, so a CI job fails on it.",
+        table(summary["findings"], ["rule", "client", "detail"], table_id="findings-table"),
+    )
+
+
+def _bad_lines(summary: dict[str, Any]) -> Section:
+    bad = [{**r, "file": _file(r["run_id"])} for r in summary["bad_lines"]]
+    return Section(
+        "bad-lines", f"Bad lines ({summary['totals']['bad_lines']:,})",
+        "Capture lines that were truncated (a process killed mid-write) or invalid, per "
+        "file: they are counted here and left out of every other table.",
+        table(bad, ["file", "lines", "bad_lines"], table_id="bad-lines-table"),
+    )
+
+
+def _readiness(rows: dict[str, Rows]) -> Section:
+    return Section(
         "readiness", "Kafka 4.0 readiness (KIP-896)",
         "One verdict per client: \"not ready\" (red) means it still sent API versions that "
         "Kafka 4.0 removed, listed on the right, and would fail against a 4.0 broker.",
@@ -182,8 +199,11 @@ def _sections(summary: dict[str, Any], rows: dict[str, Rows]) -> list[Section]:
             lambda r: "not-ready" if r["verdict"] != "ready" else "",
             "readiness-table",
         ),
-    ))
-    sections.append(Section(
+    )
+
+
+def _matrix(rows: dict[str, Rows]) -> Section:
+    return Section(
         "matrix", f"Clients {TIMES} API {TIMES} version",
         "Which versions of each API every client used and how often; red rows are versions "
         "Kafka 4.0 no longer serves (the plot shows each client's requests to them).",
@@ -194,8 +214,11 @@ def _sections(summary: dict[str, Any], rows: dict[str, Rows]) -> list[Section]:
             lambda r: "removed" if r["removed_in_4_0"] else "",
             "matrix-table",
         ),
-    ))
-    sections.append(Section(
+    )
+
+
+def _errors(rows: dict[str, Rows]) -> Section:
+    return Section(
         "errors", "Error codes (faults excluded)",
         "The error codes the broker answered per client, API and version, with the rate "
         "(requests answering the code / requests); requests a fault was injected into are "
@@ -206,31 +229,36 @@ def _sections(summary: dict[str, Any], rows: dict[str, Rows]) -> list[Section]:
              "requests", "rate"],
             table_id="errors-table",
         ),
-    ))
-    if "error_diff" in rows:
-        changed = [r for r in rows["error_diff"] if r["status"] != "same"]
-        versions = [r for r in rows["version_diff"] if r["status"] != "same"]
-        baseline = ", ".join(summary["diff"]["baseline"]) if summary.get("diff") else ""
-        sections.append(Section(
-            "diff", f"Diff against the baseline ({baseline})",
-            "What changed from the baseline's runs to these: error codes new, vanished or "
-            "whose rate moved by at least --rate-threshold, per client and API both called; "
-            "then the API versions each client used before and after.",
-            "<h3>Error codes</h3>" + table(
-                with_error(changed),
-                ["client_software", "client_version", "api", "error", "baseline_rate",
-                 "current_rate", "status"],
-                lambda r: str(r["status"]),
-                "error-diff-table",
-            ) + "<h3>API versions used</h3>" + table(
-                versions,
-                ["client_software", "client_version", "api", "baseline_versions",
-                 "current_versions", "status"],
-                lambda r: str(r["status"]),
-                "version-diff-table",
-            ),
-        ))
-    sections.append(Section(
+    )
+
+
+def _baseline_diff(summary: dict[str, Any], rows: dict[str, Rows]) -> Section:
+    changed = [r for r in rows["error_diff"] if r["status"] != "same"]
+    versions = [r for r in rows["version_diff"] if r["status"] != "same"]
+    baseline = ", ".join(summary["diff"]["baseline"]) if summary.get("diff") else ""
+    return Section(
+        "diff", f"Diff against the baseline ({baseline})",
+        "What changed from the baseline's runs to these: error codes new, vanished or "
+        "whose rate moved by at least --rate-threshold, per client and API both called; "
+        "then the API versions each client used before and after.",
+        "<h3>Error codes</h3>" + table(
+            with_error(changed),
+            ["client_software", "client_version", "api", "error", "baseline_rate",
+             "current_rate", "status"],
+            lambda r: str(r["status"]),
+            "error-diff-table",
+        ) + "<h3>API versions used</h3>" + table(
+            versions,
+            ["client_software", "client_version", "api", "baseline_versions",
+             "current_versions", "status"],
+            lambda r: str(r["status"]),
+            "version-diff-table",
+        ),
+    )
+
+
+def _run_diff(rows: dict[str, Rows]) -> Section:
+    return Section(
         "run-diff", "Run to run: error codes that changed",
         "Each run against the run before it in its project (by first request): error codes "
         f"new, vanished or changed per client {TIMES} API both runs called; a code that stays the "
@@ -242,8 +270,11 @@ def _sections(summary: dict[str, Any], rows: dict[str, Rows]) -> list[Section]:
             lambda r: str(r["status"]),
             "run-diff-table",
         ),
-    ))
-    sections.append(Section(
+    )
+
+
+def _latency(rows: dict[str, Rows]) -> Section:
+    return Section(
         "latency", "Latency (nearest rank; faults excluded)",
         "Percentiles of the broker's time to answer, per API and version over every run "
         "(within 1% below the exact value); the second plot follows the busiest APIs' p95 "
@@ -255,8 +286,11 @@ def _sections(summary: dict[str, Any], rows: dict[str, Rows]) -> list[Section]:
             ["api", "api_version", "requests", "p50_us", "p95_us", "p99_us", "max_us"],
             table_id="latency-table",
         ),
-    ))
-    sections.append(Section(
+    )
+
+
+def _faults(rows: dict[str, Rows]) -> Section:
+    return Section(
         "faults", "Injected faults and what followed",
         "Each kind of fault injected into a client's calls of an API, and how the client "
         "coped: recovered counts faults followed by a successful call of the same API, "
@@ -268,9 +302,12 @@ def _sections(summary: dict[str, Any], rows: dict[str, Rows]) -> list[Section]:
              "max_time_to_success_ms"],
             table_id="faults-table",
         ),
-    ))
+    )
+
+
+def _runs(rows: dict[str, Rows]) -> Section:
     runs = [{**r, "first_request": _when(r.get("first_request"))} for r in rows["runs"]]
-    sections.append(Section(
+    return Section(
         "runs", "Runs",
         "One row per capture file, in the order of its first request: where it came from "
         "(its meta file's release, commit, CI job) and what it held.",
@@ -281,8 +318,7 @@ def _sections(summary: dict[str, Any], rows: dict[str, Rows]) -> list[Section]:
              "slowest_apis"],
             table_id="runs-table",
         ),
-    ))
-    return sections
+    )
 
 
 def render_page(title: str, summary: dict[str, Any], rows: dict[str, Rows]) -> str:

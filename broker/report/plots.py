@@ -40,7 +40,7 @@ def _pyplot() -> Any:
 
 
 def load_in_background() -> None:
-    """Import matplotlib (~0.6 s) on a thread of its own, while Spark works: the page is
+    """Import matplotlib (slow to import) on a thread of its own, while Spark works: the page is
     drawn only at the end of a run, which then does not wait for the import."""
     threading.Thread(target=_pyplot, name="report-plots-import", daemon=True).start()
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Any
 
-from zkbroker.broker.report.kip896 import DEPRECATED_IN_3_9, REMOVED_IN_4_0
+from zkbroker.broker.protocol.removed_in_4 import DEPRECATED_IN_3_9, REMOVED_IN_4_0
 
 UNKNOWN = "unknown"
 _INT_FIELDS = ("broker_id", "api_key", "api_version", "correlation_id", "latency_us")

@@ -1,7 +1,7 @@
 """The Spark schema of a capture line, derived by code from `CAPTURE_LINE_SCHEMA`.
 
 `capture_read_schema()` is what the ingest reads JSONL with: an explicit schema (schema
-inference makes reading ~2.6x slower and guesses types per file), every property of the JSON
+inference reads the files once more and guesses types per file), every property of the JSON
 Schema except the request/response bodies, which no report needs (reading them as strings
 would copy every body), plus the corrupt-record column Spark's PERMISSIVE mode fills with
 lines it cannot parse. The mapping is mechanical (JSON Schema type -> Spark type), so a new
@@ -85,10 +85,10 @@ def capture_read_schema() -> StructType:
     (`typed_column` casts them), plus the corrupt-record column of the PERMISSIVE reader.
 
     Why strings: the JSON reader parses a timestamp through a `DateTimeFormatter` pattern
-    per value; Spark's cast of an ISO-8601 string is hand-written and took ~10% off the
-    whole parse of 10M lines. It accepts the capture writer's form and a few more ISO-8601
-    spellings (a space for the "T", no fraction, another offset); a value it cannot read
-    is null, so the line counts as bad, as a value the pattern refused did."""
+    per value; Spark's cast of an ISO-8601 string is hand-written and cheaper. It accepts
+    the capture writer's form and a few more ISO-8601 spellings (a space for the "T", no
+    fraction, another offset); a value it cannot read is null, so the line counts as bad, as
+    a value the pattern refused did."""
     from pyspark.sql import types as T
 
     return T.StructType(

@@ -7,8 +7,8 @@ same captures. Two renderings of an event, which a test keeps identical:
 - `to_record(event)` -> the `RequestRecord` the broker itself would observe (real message
   objects from `zkbroker.broker.protocol.samples`), for `RequestCapture` to write: writer and reader
   cannot drift;
-- `fast_line(event)` -> the same line through precomputed templates, ~10x faster, so the
-  benchmark can write 10M lines in reasonable time.
+- `fast_line(event)` -> the same line through precomputed templates, much faster, so the
+  benchmark can write millions of lines in reasonable time.
 
 Clients mimic real ones: a legacy client that never sends ApiVersions v3+ (software
 unknown) and uses versions Kafka 4.0 removed, Java and librdkafka clients at newest versions.

@@ -57,8 +57,8 @@ RUN_COLUMNS = ("run_id", "run_name", "project", "release", "commit", "ci_job", "
 def run_name_of(run_id: Column) -> Column:
     """A run's name: its capture file's name (the last part of `run_id`). Derived where rows
     are few (aggregated), never per request; by a plain search for the last "/", not a
-    regular expression: `([^/]+)$` retries from every character of the path, and over the
-    latency histogram's rows (~126,000 at 1M requests) it was ~3% of the whole job's CPU."""
+    regular expression: `([^/]+)$` retries from every character of the path, a cost paid on
+    each of the latency histogram's many rows."""
     from pyspark.sql import functions as F
 
     return F.substring_index(run_id, "/", -1)
@@ -93,8 +93,8 @@ def request_cube(requests: DataFrame) -> DataFrame:
         (valid & F.col("intervention").isNotNull()).alias("faulted"),
     ]
     # Two steps: the requests grouped by their codes as answered, then those few rows by the
-    # distinct codes in order (sorting and de-duplicating every request's codes instead took
-    # a third of the whole aggregation).
+    # distinct codes in order (sorting and de-duplicating every request's codes instead would
+    # cost a large part of the whole aggregation).
     answered = requests.groupBy(*keys, F.when(valid, F.col("error_codes")).alias("answered")).agg(
         F.count("*").alias("n"),
         F.min(F.when(valid, F.col("time"))).alias("first_time"),
@@ -262,21 +262,10 @@ def run_diff(cube: DataFrame, threshold: float = DEFAULT_RATE_THRESHOLD) -> Data
     """Each run against the run before it in its project (runs ordered by their first
     request): the error codes per client x API that are new, vanished or changed by
     `threshold`, where both runs called that API. Codes that stayed the same are left out."""
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     keys = [*CLIENT, "api"]
-    runs = _valid(cube).groupBy("project", "run_id", "run_name").agg(
-        F.min("first_time").alias("run_start")
-    )
-    order = Window.partitionBy("project").orderBy("run_start", "run_id")
-    pairs = runs.select(
-        "project",
-        "run_id",
-        "run_name",
-        F.lag("run_id").over(order).alias("previous_run_id"),
-        F.lag("run_name").over(order).alias("previous_run_name"),
-    ).where(F.col("previous_run_id").isNotNull())
+    pairs = _run_pairs(cube)
     pair_keys = ["project", "run_id", "previous_run_id"]
     rates = _rates(cube, ("run_id",))
     current = rates.join(F.broadcast(pairs), "run_id").withColumnRenamed("rate", "current_rate")
@@ -319,6 +308,26 @@ def run_diff(cube: DataFrame, threshold: float = DEFAULT_RATE_THRESHOLD) -> Data
         c_rate.alias("current_rate"),
         status.alias("status"),
     ).where(F.col("status") != "same")
+
+
+def _run_pairs(cube: DataFrame) -> DataFrame:
+    """Each run (`project`, `run_id`, `run_name`) with the run before it in its project by
+    first request (`previous_run_id`, `previous_run_name`); a project's first run has none and
+    is left out."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    runs = _valid(cube).groupBy("project", "run_id", "run_name").agg(
+        F.min("first_time").alias("run_start")
+    )
+    order = Window.partitionBy("project").orderBy("run_start", "run_id")
+    return runs.select(
+        "project",
+        "run_id",
+        "run_name",
+        F.lag("run_id").over(order).alias("previous_run_id"),
+        F.lag("run_name").over(order).alias("previous_run_name"),
+    ).where(F.col("previous_run_id").isNotNull())
 
 
 def version_diff(baseline: DataFrame, current: DataFrame) -> DataFrame:
@@ -443,15 +452,14 @@ def latency_runs(histogram: DataFrame, cube: DataFrame) -> DataFrame:
 # A sequence: the requests of one API by one client in one run, in time order.
 SEQUENCE = ("run_id", "client_id", *CLIENT, "api")
 # Requests per task of the fault events' sort: ~80 bytes each in the sorter, so two tasks
-# at once sort in memory within a 1 GB driver (the whole of them in 4 tasks spilled 0.5 GB
-# at 10M requests).
+# at once sort in memory within a 1 GB driver instead of spilling to disk.
 ROWS_PER_SORT_TASK = 1_000_000
 
 
 def sequence_hash(*columns: Column) -> Column:
     """The 64-bit key the fault events sort a sequence's requests under, in place of its
-    strings (a broadcast join of every request on five strings took a third of the events'
-    time, and the strings would widen every sorted row). `fault_plan` checks that no two
+    strings (a broadcast join of every request on five strings is a large part of the
+    events' cost, and the strings would widen every sorted row). `fault_plan` checks that no two
     sequences share one; if two ever do, the events use the strings instead."""
     from pyspark.sql import functions as F
 
@@ -504,53 +512,12 @@ def fault_events(
     is shared), in `partitions` tasks when given (`sort_partitions`), else Spark's shuffle
     partitions. A sorted row carries only what the window reads; what an event reports of
     its fault rides in one struct, null on the other requests."""
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    fault = F.col("intervention")
     sequences = _sequences(cube).where(F.col("faulted"))
     by = list(SEQUENCE) if exact_keys else ["sequence"]
-    # The cube's spelling of the keys: "" for a request without a client id.
-    keys = [F.coalesce(k, F.lit("")) if k == "client_id" else F.col(k) for k in SEQUENCE]
-    requests = clients.select(
-        *([k.alias(n) for k, n in zip(keys, SEQUENCE, strict=True)] if exact_keys
-          else [sequence_hash(*keys).alias("sequence")]),
-        "time",
-        "connection_id",
-        "correlation_id",
-        (fault.isNull() & (F.size("error_codes") == 0)).alias("success"),
-        F.when(
-            fault.isNotNull(),
-            F.struct(
-                F.col("api_version"),
-                fault.source.alias("source"),
-                fault.kind.alias("kind"),
-                fault.error_code.cast("int").alias("error_code"),
-            ),
-        ).alias("fault"),
-    ).join(F.broadcast(sequences.select(*by)), by, "left_semi")
-    # Newest first, so "the next success" is the nearest one among the rows already seen: a
-    # frame growing from the partition's start, which Spark computes incrementally (a frame
-    # "1 following .. unbounded following" is recomputed for every row: quadratic).
-    newest_first = [F.desc("time"), F.desc("connection_id"), F.desc("correlation_id")]
-    # Each sequence whole in one partition and sorted as the window orders it; then a row's
-    # id (`monotonically_increasing_id`: the partition's number, then the row's index in it)
-    # counts the rows before it, so two ids of a sequence differ by the rows between them.
-    # That makes `row_number`, a second window over every row, unneeded (~10% of the events).
-    # The window finds its child partitioned and sorted as it needs: no exchange, no sort.
-    spread = requests.repartition(partitions, *by) if partitions else requests.repartition(*by)
-    numbered = spread.sortWithinPartitions(*by, *newest_first).select(
-        "*", F.monotonically_increasing_id().alias("rn")  # counts down as time goes on
-    )
-    later = Window.partitionBy(*by).orderBy(*newest_first).rowsBetween(
-        Window.unboundedPreceding, -1
-    )
-    success = F.col("success")
-    seq = numbered.select(
-        "*",
-        F.last(F.when(success, F.col("rn")), ignorenulls=True).over(later).alias("success_rn"),
-        F.last(F.when(success, F.col("time")), ignorenulls=True).over(later).alias("success_at"),
-    )
+    requests = _fault_sequence_requests(clients, sequences, by, exact_keys)
+    seq = _with_next_success(requests, by, partitions)
     recovered = F.col("success_rn").isNotNull()
     events = seq.where(F.col("fault").isNotNull()).select(
         *by,
@@ -576,6 +543,66 @@ def fault_events(
         "recovered",
         "retries",
         "time_to_success_ms",
+    )
+
+
+def _fault_sequence_requests(
+    clients: DataFrame, sequences: DataFrame, by: list[str], exact_keys: bool
+) -> DataFrame:
+    """The requests of the faulted ``sequences``, keyed by ``by``: when each was sent, whether
+    it succeeded (no fault, no error code), and its fault as a struct (null on the others)."""
+    from pyspark.sql import functions as F
+
+    fault = F.col("intervention")
+    # The cube's spelling of the keys: "" for a request without a client id.
+    keys = [F.coalesce(k, F.lit("")) if k == "client_id" else F.col(k) for k in SEQUENCE]
+    return clients.select(
+        *([k.alias(n) for k, n in zip(keys, SEQUENCE, strict=True)] if exact_keys
+          else [sequence_hash(*keys).alias("sequence")]),
+        "time",
+        "connection_id",
+        "correlation_id",
+        (fault.isNull() & (F.size("error_codes") == 0)).alias("success"),
+        F.when(
+            fault.isNotNull(),
+            F.struct(
+                F.col("api_version"),
+                fault.source.alias("source"),
+                fault.kind.alias("kind"),
+                fault.error_code.cast("int").alias("error_code"),
+            ),
+        ).alias("fault"),
+    ).join(F.broadcast(sequences.select(*by)), by, "left_semi")
+
+
+def _with_next_success(requests: DataFrame, by: list[str], partitions: int | None) -> DataFrame:
+    """``requests`` with a row number `rn` (counting down as time goes on) and the row number
+    and time of the sequence's next successful request (`success_rn`, `success_at`; null when
+    none follows)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    # Newest first, so "the next success" is the nearest one among the rows already seen: a
+    # frame growing from the partition's start, which Spark computes incrementally (a frame
+    # "1 following .. unbounded following" is recomputed for every row: quadratic).
+    newest_first = [F.desc("time"), F.desc("connection_id"), F.desc("correlation_id")]
+    # Each sequence whole in one partition and sorted as the window orders it; then a row's
+    # id (`monotonically_increasing_id`: the partition's number, then the row's index in it)
+    # counts the rows before it, so two ids of a sequence differ by the rows between them.
+    # That makes `row_number`, a second window over every row, unneeded.
+    # The window finds its child partitioned and sorted as it needs: no exchange, no sort.
+    spread = requests.repartition(partitions, *by) if partitions else requests.repartition(*by)
+    numbered = spread.sortWithinPartitions(*by, *newest_first).select(
+        "*", F.monotonically_increasing_id().alias("rn")  # counts down as time goes on
+    )
+    later = Window.partitionBy(*by).orderBy(*newest_first).rowsBetween(
+        Window.unboundedPreceding, -1
+    )
+    success = F.col("success")
+    return numbered.select(
+        "*",
+        F.last(F.when(success, F.col("rn")), ignorenulls=True).over(later).alias("success_rn"),
+        F.last(F.when(success, F.col("time")), ignorenulls=True).over(later).alias("success_at"),
     )
 
 

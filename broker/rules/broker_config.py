@@ -25,9 +25,9 @@ from zkbroker.broker.rules.broker_config_catalog import (
     broker_config_keys,
     broker_synonyms,
     read_only_in_describe,
-    validate_broker_configs,
 )
-from zkbroker.broker.rules.config_catalog import (
+from zkbroker.broker.rules.broker_config_validation import validate_broker_configs
+from zkbroker.broker.rules.config_def import (
     ConfigEntry,
     ConfigKey,
     ConfigSource,

@@ -5,7 +5,7 @@ client's append (docs/kafka-behaviour.md §15; KIP-360 and older releases' rules
 of one of the producer's last five batches is a duplicate answered with that batch's offsets;
 an older epoch is INVALID_PRODUCER_EPOCH; a bad sequence is OUT_OF_ORDER_SEQUENCE_NUMBER. End
 markers fence older epochs (`check_marker`, `observe_marker`). The table is rebuilt from the
-log's batch headers (`observe`); `synced_to` says from which offset other processes' batches
+log's batch headers (`observe_batch`); `synced_to` says from which offset other processes' batches
 must still be observed.
 
 Not here: transactions (``zkbroker.broker.storage.transactions``), the expiry schedule
@@ -20,6 +20,7 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 
 from zkbroker.broker.protocol import error_codes
+from zkbroker.broker.protocol.records import Batch, RecordBatchV2
 from zkbroker.broker.protocol.releases import DEFAULT_RELEASE
 from zkbroker.zk_layout.release import Release, release_at_least
 
@@ -202,6 +203,31 @@ class ProducerStateTable:
         )
         entry.last_timestamp = batch.max_timestamp
         self.synced_to = max(self.synced_to, batch.last_offset + 1)
+
+    def observe_batch(self, batch: Batch, base_offset: int) -> None:
+        """Record a stored batch from ``base_offset`` (appended, or read back from the log):
+        an idempotent or transactional producer's data batch or end marker; any other batch
+        says nothing about producers."""
+        if not isinstance(batch, RecordBatchV2) or not batch.has_producer_id:
+            return
+        if batch.is_control:
+            # An end marker carries the coordinator's epoch for the producer: older ones are
+            # fenced from here on (ProducerAppendInfo.appendEndTxnMarker).
+            self.observe_marker(
+                batch.producer_id, batch.producer_epoch, batch.last_offset, batch.max_timestamp
+            )
+        else:
+            self.observe(
+                ProducerBatch(
+                    producer_id=batch.producer_id,
+                    epoch=batch.producer_epoch,
+                    first_seq=batch.base_sequence,
+                    last_seq=last_sequence(batch.base_sequence, batch.last_offset - base_offset),
+                    first_offset=base_offset,
+                    last_offset=batch.last_offset,
+                    max_timestamp=batch.max_timestamp,
+                )
+            )
 
     def check_marker(
         self, producer_id: int, epoch: int, offset: int, topic_partition: str

@@ -4,9 +4,9 @@ configuration, TLS contexts and the SSL principal mapping (`ssl.principal.mappin
 the client side a broker dials its peers' inter-broker listener with (`inter_broker`,
 `sasl_client`, `tls.client_context`).
 
-Pure code except `credential_cache` (which reads `/config/users` and follows `/config/changes`)
-and `tls` (which loads PEM files into an `ssl.SSLContext`). The per-connection SASL state
-machine that drives these is `zkbroker.broker.server.authenticator`.
+Pure code except `credential_cache` (which reads `/config/users`, then takes the changes the
+config watcher re-reads) and `tls` (which loads PEM files into an `ssl.SSLContext`). The
+per-connection SASL state machine that drives these is `zkbroker.broker.server.authenticator`.
 
 The ACL authorizer (`authorizer`), client quotas (`quotas`) and delegation tokens
 (`delegation_tokens`) are here too; the requests that drive them are the handlers'.

@@ -37,7 +37,6 @@ from zkbroker.zk_layout.nodes.acl import (
     acl_store_root,
 )
 from zkbroker.zk_layout.release import Release
-from zkbroker.zk_layout.store import CHANGE_EXPIRATION_MS as CHANGE_EXPIRATION_MS
 from zkbroker.zk_layout.store import ChangeNotificationListener, Purge, ZkStore
 
 log = get_logger(__name__)

@@ -41,7 +41,6 @@ from zkbroker.zk_layout.nodes.delegation_token import (
     TokenInformation,
 )
 from zkbroker.zk_layout.release import Release, release_at_least
-from zkbroker.zk_layout.store import CHANGE_EXPIRATION_MS as CHANGE_EXPIRATION_MS
 from zkbroker.zk_layout.store import ChangeNotificationListener, Purge, ZkStore
 
 log = get_logger(__name__)
@@ -218,7 +217,6 @@ class DelegationTokenManager:
             failed_event="delegation_tokens.notification_failed",
             skip_failed=True,
             purge=Purge.WHEN_PROCESSED,
-            clock_ms=clock_ms,
         )
         self._cleaner: asyncio.Task[None] | None = None
 

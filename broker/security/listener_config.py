@@ -133,6 +133,36 @@ def listener_security(
         return ListenerSecurity(
             listener, protocol, failed_auth_delay_ms=delay, principal_mapper=mapper, configs=own
         )
+    mechanisms = _mechanisms(own, listener, release)
+    section = None if jaas_file is None else jaas_file.server_section(listener, release)
+    users: dict[str, str] = {}
+    if "PLAIN" in mechanisms:
+        users = _plain_users(own, listener, release, section, jaas_file)
+    oauth = None
+    if "OAUTHBEARER" in mechanisms:
+        oauth = _oauthbearer(own, listener, release, section, jaas_file)
+    kerberos = namer = None
+    if "GSSAPI" in mechanisms:
+        kerberos, namer = listener_kerberos(own, listener, release, section, jaas_file)
+    return ListenerSecurity(
+        listener,
+        protocol,
+        mechanisms=mechanisms,
+        plain_users=users,
+        reauth_ms=_reauth_ms(own, mechanisms),
+        failed_auth_delay_ms=delay,
+        principal_mapper=mapper,
+        configs=own,
+        jaas_section=section,
+        oauthbearer=oauth,
+        kerberos=kerberos,
+        kerberos_namer=namer,
+    )
+
+
+def _mechanisms(own: Mapping[str, str], listener: str, release: tuple[int, ...]) -> tuple[str, ...]:
+    """`sasl.enabled.mechanisms` (Kafka's default GSSAPI), each one zkbroker serves and
+    `release` knows."""
     mechanisms = tuple(
         m.strip() for m in own.get("sasl.enabled.mechanisms", "GSSAPI").split(",") if m.strip()
     )
@@ -146,31 +176,37 @@ def listener_security(
         raise ValueError(f"sasl.enabled.mechanisms of listener {listener} is empty")
     if release < (0, 10, 2) and any(m.startswith("SCRAM-") for m in mechanisms):
         raise ValueError("SCRAM mechanisms came with Kafka 0.10.2 (KIP-84)")
-    section = None if jaas_file is None else jaas_file.server_section(listener, release)
-    users: dict[str, str] = {}
-    if "PLAIN" in mechanisms:
-        jaas = own.get("plain.sasl.jaas.config", own.get("sasl.jaas.config"))
-        if jaas is None and section is not None:
-            users = module_plain_users(section[1])
-        elif jaas is None and jaas_file is not None:
-            raise ValueError(jaas_file.missing_section_message(listener, release))
-        elif jaas is None:
-            raise ValueError(
-                f"Could not find a 'KafkaServer' or '{listener.lower()}.KafkaServer' entry in "
-                f"the JAAS configuration: set listener.name.{listener.lower()}."
-                "plain.sasl.jaas.config for PLAIN"
-            )
-        else:
-            try:
-                users = plain_users(jaas)
-            except JaasError as e:
-                raise ValueError(f"sasl.jaas.config: {e}") from None
-    oauth = None
-    if "OAUTHBEARER" in mechanisms:
-        oauth = _oauthbearer(own, listener, release, section, jaas_file)
-    kerberos = namer = None
-    if "GSSAPI" in mechanisms:
-        kerberos, namer = listener_kerberos(own, listener, release, section, jaas_file)
+    return mechanisms
+
+
+def _plain_users(
+    own: Mapping[str, str],
+    listener: str,
+    release: tuple[int, ...],
+    section: tuple[str, tuple[Module, ...]] | None,
+    jaas_file: JaasFile | None,
+) -> dict[str, str]:
+    """PLAIN's users: the listener's `plain.sasl.jaas.config` (else `sasl.jaas.config`), else
+    the JAAS file's section."""
+    jaas = own.get("plain.sasl.jaas.config", own.get("sasl.jaas.config"))
+    if jaas is None and section is not None:
+        return module_plain_users(section[1])
+    if jaas is None and jaas_file is not None:
+        raise ValueError(jaas_file.missing_section_message(listener, release))
+    if jaas is None:
+        raise ValueError(
+            f"Could not find a 'KafkaServer' or '{listener.lower()}.KafkaServer' entry in "
+            f"the JAAS configuration: set listener.name.{listener.lower()}."
+            "plain.sasl.jaas.config for PLAIN"
+        )
+    try:
+        return plain_users(jaas)
+    except JaasError as e:
+        raise ValueError(f"sasl.jaas.config: {e}") from None
+
+
+def _reauth_ms(own: Mapping[str, str], mechanisms: tuple[str, ...]) -> dict[str, int]:
+    """`connections.max.reauth.ms` per mechanism (KIP-368; the mechanism-prefixed key wins)."""
     reauth: dict[str, int] = {}
     for mechanism in mechanisms:
         text = own.get(
@@ -178,20 +214,7 @@ def listener_security(
             own.get("connections.max.reauth.ms", "0"),
         )
         reauth[mechanism] = int(text.strip())
-    return ListenerSecurity(
-        listener,
-        protocol,
-        mechanisms=mechanisms,
-        plain_users=users,
-        reauth_ms=reauth,
-        failed_auth_delay_ms=delay,
-        principal_mapper=mapper,
-        configs=own,
-        jaas_section=section,
-        oauthbearer=oauth,
-        kerberos=kerberos,
-        kerberos_namer=namer,
-    )
+    return reauth
 
 
 def _oauthbearer(

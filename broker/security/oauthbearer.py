@@ -348,25 +348,13 @@ def _config_long(
     return value
 
 
+_JWKS_URL = "sasl.oauthbearer.jwks.endpoint.url"
+
+
 def _jwks_options(own: Mapping[str, str], jaas: Mapping[str, str]) -> JwksOptions:
     """ConfigurationUtils' checks of VerificationKeyResolverFactory and
     AccessTokenValidatorFactory; ValueError with Kafka's text."""
-    key = "sasl.oauthbearer.jwks.endpoint.url"
-    url = (_oauth_config(own, key) or "").strip()
-    if not url:
-        raise ValueError(f"The OAuth configuration option {key} value must be non-null")
-    scheme = urlsplit(url).scheme.lower()
-    if not scheme:
-        raise ValueError(
-            f"The OAuth configuration option {key} contains a URL ({url}) that is malformed: "
-            f"no protocol: {url}"
-        )
-    if scheme not in ("http", "https", "file"):
-        raise ValueError(
-            f"The OAuth configuration option {key} contains a URL ({url}) that contains an "
-            f'invalid protocol ({scheme}); only "http", "https", and "file" protocol are '
-            "supported"
-        )
+    url = _jwks_url(own)
     audience_text = _oauth_config(own, "sasl.oauthbearer.expected.audience")
     audience = None
     if audience_text is not None:
@@ -400,17 +388,40 @@ def _jwks_options(own: Mapping[str, str], jaas: Mapping[str, str]) -> JwksOption
     if path is not None:
         if not path.exists():
             raise ValueError(
-                f"The OAuth configuration option {key} contains a file ({path}) that doesn't exist"
+                f"The OAuth configuration option {_JWKS_URL} contains a file ({path}) that "
+                "doesn't exist"
             )
         if path.is_dir():
             raise ValueError(
-                f"The OAuth configuration option {key} references a directory ({path}), not a file"
+                f"The OAuth configuration option {_JWKS_URL} references a directory ({path}), "
+                "not a file"
             )
     elif options.refresh_ms <= 0:
         raise ValueError(
             "JWKS validation key refresh configuration value retryWaitMs value must be positive"
         )
     return options
+
+
+def _jwks_url(own: Mapping[str, str]) -> str:
+    """The JWKS endpoint's URL, an http, https or file one (Kafka's
+    ConfigurationUtils.validateUrl)."""
+    url = (_oauth_config(own, _JWKS_URL) or "").strip()
+    if not url:
+        raise ValueError(f"The OAuth configuration option {_JWKS_URL} value must be non-null")
+    scheme = urlsplit(url).scheme.lower()
+    if not scheme:
+        raise ValueError(
+            f"The OAuth configuration option {_JWKS_URL} contains a URL ({url}) that is "
+            f"malformed: no protocol: {url}"
+        )
+    if scheme not in ("http", "https", "file"):
+        raise ValueError(
+            f"The OAuth configuration option {_JWKS_URL} contains a URL ({url}) that contains "
+            f'an invalid protocol ({scheme}); only "http", "https", and "file" protocol are '
+            "supported"
+        )
+    return url
 
 
 def oauthbearer_config(
@@ -508,4 +519,3 @@ class OAuthBearerServer:
         self.token_expiry_ms = valid.lifetime_ms
         self.complete = True
         return b""
-

@@ -20,8 +20,6 @@ from typing import Protocol
 
 import scramp
 
-# SCRAM_LOGIN_MODULE is re-exported: this module was its home.
-from zkbroker.broker.security.jaas import SCRAM_LOGIN_MODULE as SCRAM_LOGIN_MODULE
 from zkbroker.broker.security.jaas import JaasError, module_credentials, parse_modules
 from zkbroker.broker.security.listener_config import ListenerSecurity, listener_prefix
 

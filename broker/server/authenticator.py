@@ -397,21 +397,7 @@ class SaslAuthenticator:
     ) -> Session | None:
         header, offset = self._header(frame)
         if header.api_key != ApiKey.SASL_AUTHENTICATE:
-            reason = (
-                f"Unexpected Kafka request of type {kafka_enum_name(header.api_key)} during "
-                "SASL authentication."
-            )
-            entry = self._api_table.entry(header.api_key)
-            answer = None
-            if entry is not None and self._api_table.supports(header.api_key, header.api_version):
-                request = self._decode(header, frame, offset)
-                answer = encode_response(
-                    header,
-                    entry.error_response(
-                        request, header.api_version, error_codes.ILLEGAL_SASL_STATE, reason
-                    ),
-                )
-            await self._fail(reason, answer)
+            await self._refuse_unexpected(header, frame, offset)
         if not await self._routed(header):  # pragma: no cover - route closes non-ApiVersions
             raise AuthenticationClosed("unsupported SaslAuthenticate version")
         request = self._decode(header, frame, offset)
@@ -463,3 +449,22 @@ class SaslAuthenticator:
             ),
         )
         raise AssertionError("unreachable")
+
+    async def _refuse_unexpected(self, header: RequestHeader, frame: bytes, offset: int) -> None:
+        """Fail the authentication on a request other than SaslAuthenticate: answered with
+        ILLEGAL_SASL_STATE when its version is served, then closed (always raises)."""
+        reason = (
+            f"Unexpected Kafka request of type {kafka_enum_name(header.api_key)} during "
+            "SASL authentication."
+        )
+        entry = self._api_table.entry(header.api_key)
+        answer = None
+        if entry is not None and self._api_table.supports(header.api_key, header.api_version):
+            request = self._decode(header, frame, offset)
+            answer = encode_response(
+                header,
+                entry.error_response(
+                    request, header.api_version, error_codes.ILLEGAL_SASL_STATE, reason
+                ),
+            )
+        await self._fail(reason, answer)

@@ -26,7 +26,7 @@ from zkbroker.broker.log import get_logger
 from zkbroker.broker.rules.broker_config import BrokerConfig
 from zkbroker.broker.rules.broker_loggers import BrokerLoggers
 from zkbroker.broker.rules.fetch_sessions import FetchSessionCache
-from zkbroker.broker.rules.groups.state_machine import group_config
+from zkbroker.broker.rules.groups.config import group_config
 from zkbroker.broker.security import oauthbearer_jwks
 from zkbroker.broker.security.authorizer import AclAuthorizer, authorizer_configured, config_from
 from zkbroker.broker.security.credential_cache import CredentialCache
@@ -289,53 +289,10 @@ class BrokerNode:
         self._broker_config = None
         self._store = session if session is not None else await self.connect_session(zookeeper)
         try:
-            securities = {name: settings.security_of(name) for name, _, _ in settings.listeners}
-            if any(m.startswith("SCRAM-") for sec in securities.values() for m in sec.mechanisms):
-                self._credentials = CredentialCache(
-                    self._store, settings.kafka_version, feed=self._image.client_quotas
-                )
-                await self._credentials.start()
-            self._tokens = DelegationTokenManager(
-                self._store,
-                TokenConfig.from_configs(dict(settings.broker_configs), settings.kafka_version),
-                settings.kafka_version,
-                is_controller=lambda: self.is_controller,
-                broker_id=self._broker_id,
-            )
-            await self._tokens.start()
-            configs = dict(settings.broker_configs)
-            if authorizer_configured(configs):
-                self._authorizer = AclAuthorizer(
-                    self._store,
-                    config_from(configs),
-                    # Prefixed ACLs need inter.broker.protocol.version 2.0+ (KIP-290).
-                    extended_acl_support=settings.kafka_version >= (2, 0),
-                    broker_id=self._broker_id,
-                )
-                await self._authorizer.start()
-            # KIP-768: the JWKS keys are loaded before any listener serves (a failure stops
-            # the start, as Kafka's validator fails the broker's configure).
-            for sec in securities.values():
-                jwks = sec.oauthbearer.jwks if sec.oauthbearer is not None else None
-                if jwks is not None:
-                    await oauthbearer_jwks.acquire(jwks)
-                    self._jwks.append(jwks)
-            port = self._bound_port
-            self._server = self._new_server(
-                settings.listener_name,
-                settings.host,
-                settings.port_of(self._broker_id) if port is None else port,
-            )
-            self._bound_port = await self._server.start()
-            for name, host, _ in settings.extra_listeners:
-                bound = self._extra_bound.get(name)
-                server = self._new_server(
-                    name, host, settings.port_of(self._broker_id, name) if bound is None else bound
-                )
-                self._extra_servers[name] = server
-                self._extra_bound[name] = await server.start()
+            await self._start_security(self._store)
+            port = await self._start_listeners()
             self._static_configs = settings.static_broker_configs(
-                self._broker_id, self._server.port, zookeeper, dict(self._extra_bound)
+                self._broker_id, port, zookeeper, dict(self._extra_bound)
             )
             await self._register()
             self._elector = ControllerElector(
@@ -358,6 +315,63 @@ class BrokerNode:
             await self.stop()
             raise
         self._log.info("broker.started", port=self.port, broker_epoch=self.broker_epoch)
+
+    async def _start_security(self, store: ZkStore) -> None:
+        """What the listeners authenticate and authorize with: the SCRAM credential cache
+        (when a listener enables SCRAM), the delegation tokens, the ACL authorizer (when
+        configured), and the OAUTHBEARER listeners' JWKS keys."""
+        settings = self._settings
+        securities = {name: settings.security_of(name) for name, _, _ in settings.listeners}
+        if any(m.startswith("SCRAM-") for sec in securities.values() for m in sec.mechanisms):
+            self._credentials = CredentialCache(
+                store, settings.kafka_version, feed=self._image.client_quotas
+            )
+            await self._credentials.start()
+        self._tokens = DelegationTokenManager(
+            store,
+            TokenConfig.from_configs(dict(settings.broker_configs), settings.kafka_version),
+            settings.kafka_version,
+            is_controller=lambda: self.is_controller,
+            broker_id=self._broker_id,
+        )
+        await self._tokens.start()
+        configs = dict(settings.broker_configs)
+        if authorizer_configured(configs):
+            self._authorizer = AclAuthorizer(
+                store,
+                config_from(configs),
+                # Prefixed ACLs need inter.broker.protocol.version 2.0+ (KIP-290).
+                extended_acl_support=settings.kafka_version >= (2, 0),
+                broker_id=self._broker_id,
+            )
+            await self._authorizer.start()
+        # KIP-768: the JWKS keys are loaded before any listener serves (a failure stops
+        # the start, as Kafka's validator fails the broker's configure).
+        for sec in securities.values():
+            jwks = sec.oauthbearer.jwks if sec.oauthbearer is not None else None
+            if jwks is not None:
+                await oauthbearer_jwks.acquire(jwks)
+                self._jwks.append(jwks)
+
+    async def _start_listeners(self) -> int:
+        """Every listener's server, on the port it bound before when it restarts (the first
+        listener first); the first listener's port."""
+        settings = self._settings
+        port = self._bound_port
+        self._server = self._new_server(
+            settings.listener_name,
+            settings.host,
+            settings.port_of(self._broker_id) if port is None else port,
+        )
+        self._bound_port = await self._server.start()
+        for name, host, _ in settings.extra_listeners:
+            bound = self._extra_bound.get(name)
+            server = self._new_server(
+                name, host, settings.port_of(self._broker_id, name) if bound is None else bound
+            )
+            self._extra_servers[name] = server
+            self._extra_bound[name] = await server.start()
+        return self._server.port
 
     def _new_server(self, listener: str, host: str, port: int) -> BrokerServer:
         security = self._settings.security_of(listener)

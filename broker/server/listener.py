@@ -27,6 +27,8 @@ import ssl
 import time
 from typing import Any
 
+import structlog
+
 from zkbroker.broker.asyncutil import cancel_and_wait, wait_for
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.rules.broker_config import BrokerConfig
@@ -559,14 +561,7 @@ class BrokerServer:
         """Serve a connection until it ends. `sock`, a plain socket not yet attached to
         `protocol`, is attached once the connection is ready, and the protocol starts it from
         `connection_made`: its first request is then read in the callback that brings it."""
-        conn = ConnectionInfo(
-            connection_id=connection_id,
-            peer=peer,
-            listener_name=self._listener_name,
-            principal=principal,
-            processor=kafka_names[0],
-            kafka_connection_id=kafka_names[1],
-        )
+        conn = self._connection_info(connection_id, peer, principal, kafka_names)
         log = self._log.bind(connection_id=conn.connection_id, peer=peer)
         if principal != ANONYMOUS:  # a client certificate's (SSL); SASL binds its own below
             log = log.bind(principal=principal)
@@ -577,11 +572,10 @@ class BrokerServer:
         reason = "closed by client"
         try:
             security = self._security
-            sasl = security is not None and security.sasl
-            if sock is not None and sasl:  # the SASL exchange reads the first frames
-                await self._attach(protocol, sock)
-                sock = None
-            if security is not None and sasl:
+            if security is not None and security.sasl:
+                if sock is not None:  # the SASL exchange reads the first frames
+                    await self._attach(protocol, sock)
+                    sock = None
                 authenticator = SaslAuthenticator(
                     security, self._credentials, self._broker, self._api_table, conn, protocol, log
                 )
@@ -591,24 +585,8 @@ class BrokerServer:
                     reason = e.reason
                     log.info("connection.closing", reason=f"SASL authentication: {reason}")
                     return
-                principal = session.principal
-                conn.principal = principal
-                conn.token_authenticated = session.token_authenticated
-                log = log.bind(principal=principal)
-                log.debug("sasl.authenticated", mechanism=session.mechanism)
-                self._idle.touch(connection_id, asyncio.get_running_loop().time())
-            connection = Connection(
-                protocol,
-                conn,
-                log,
-                self._pipeline.answer,
-                idle=self._idle,
-                mutes=self._mutes,
-                max_request_bytes=self._max_request_bytes,
-                kafka_version=self._broker.settings.kafka_version,
-                session=session,
-                authenticator=authenticator,
-            )
+                log = self._authenticated(conn, session, log)
+            connection = self._new_connection(protocol, conn, log, session, authenticator)
             if sock is not None:
                 protocol.on_made = connection.start
                 await self._attach(protocol, sock)
@@ -628,6 +606,54 @@ class BrokerServer:
                 with contextlib.suppress(Exception, asyncio.CancelledError):
                     await wait_for(asyncio.shield(protocol.lost), 1.0)
             log.debug("connection.closed", reason=reason)
+
+    def _connection_info(
+        self, connection_id: str, peer: str, principal: str, kafka_names: tuple[int, str]
+    ) -> ConnectionInfo:
+        """What the handlers see of the connection (`kafka_names`: Kafka's processor and
+        connection id)."""
+        return ConnectionInfo(
+            connection_id=connection_id,
+            peer=peer,
+            listener_name=self._listener_name,
+            principal=principal,
+            processor=kafka_names[0],
+            kafka_connection_id=kafka_names[1],
+        )
+
+    def _authenticated(
+        self, conn: ConnectionInfo, session: Session, log: structlog.stdlib.BoundLogger
+    ) -> structlog.stdlib.BoundLogger:
+        """The connection's principal from its SASL session; its logger, bound to it."""
+        conn.principal = session.principal
+        conn.token_authenticated = session.token_authenticated
+        log = log.bind(principal=session.principal)
+        log.debug("sasl.authenticated", mechanism=session.mechanism)
+        self._idle.touch(conn.connection_id, asyncio.get_running_loop().time())
+        return log
+
+    def _new_connection(
+        self,
+        protocol: FrameProtocol,
+        conn: ConnectionInfo,
+        log: structlog.stdlib.BoundLogger,
+        session: Session | None,
+        authenticator: SaslAuthenticator | None,
+    ) -> Connection:
+        """The request loop of an accepted (and, on a SASL listener, authenticated)
+        connection."""
+        return Connection(
+            protocol,
+            conn,
+            log,
+            self._pipeline.answer,
+            idle=self._idle,
+            mutes=self._mutes,
+            max_request_bytes=self._max_request_bytes,
+            kafka_version=self._broker.settings.kafka_version,
+            session=session,
+            authenticator=authenticator,
+        )
 
     @staticmethod
     async def _attach(protocol: FrameProtocol, sock: socket.socket) -> None:

@@ -51,7 +51,7 @@ from zkbroker.broker.protocol import (
 )
 from zkbroker.broker.protocol.api_keys import ApiKey
 from zkbroker.broker.protocol.codec import definition_of
-from zkbroker.broker.protocol.framing import Answer, Close, route
+from zkbroker.broker.protocol.framing import Close, route
 from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
 from zkbroker.broker.protocol.messages.metadata import MetadataResponse
 from zkbroker.broker.protocol.request_codec import response_head
@@ -65,7 +65,7 @@ from zkbroker.broker.server.hooks import (
     collect_error_codes,
 )
 from zkbroker.handlers.context import BrokerView, ConnectionInfo, NoResponse, RequestContext
-from zkbroker.handlers.registry import ApiTable
+from zkbroker.handlers.registry import ApiTable, HandlerEntry
 
 # Requests larger than this are decoded, and their answers encoded, in a worker thread; so
 # are answers whose top-level lists hold more than LARGE_ANSWER_ITEMS entries (Metadata of
@@ -159,99 +159,44 @@ class RequestPipeline:
         except CodecError as e:
             log.warning("connection.closing", reason=f"undecodable request header: {e}")
             return None
-        table = self._api_table
-        bounds = table.ranges.get(header.api_key)
+        bounds = self._api_table.ranges.get(header.api_key)
         if bounds is None or not bounds[0] <= header.api_version <= bounds[1]:
-            # route() is only asked about refusals: it formats the release name and reasons.
-            decision = route(header, table.ranges, self._broker.settings.release_name)
-            if isinstance(decision, Close):
-                _RequestLog(log, header, None).warning("connection.closing", reason=decision.reason)
-                return None
-            if isinstance(decision, Answer):
-                low, high = decision.supported
-                _RequestLog(log, header, None).info(
-                    "request.unsupported_version", supported=f"{low}-{high}"
-                )
-                return decision.data
-        entry = table.entry(header.api_key)
-        assert entry is not None  # route() accepted it: the table serves the key
-        # Bound only when something is logged: most requests log nothing.
-        rlog = _RequestLog(log, header, entry.name)
+            return self._refused(header, log)
         reuse_key = self._reusable(header, frame, offset, conn)
-        checking: _Reused | None = None
-        if reuse_key is not None:
-            reused = self._answers.get(reuse_key)
-            if reused is not None:
-                if not self._check_reused:
-                    if reused.software is not None:
-                        conn.client_software_name, conn.client_software_version = reused.software
-                    return response_head(header) + reused.body
-                checking = reused  # built afresh below, compared, then sent as kept
+        kept = None if reuse_key is None else self._answers.get(reuse_key)
+        if kept is not None and not self._check_reused:
+            return _resent(kept, header, conn)
+        entry = self._api_table.entry(header.api_key)
+        assert entry is not None  # the version check accepted it: the table serves the key
+        r = _InFlight(log, header, entry, conn, started, reuse_key, kept)
         try:
-            if len(frame) > LARGE_FRAME_BYTES:
-                # Decoding megabytes takes long enough to stall every broker of the process;
-                # in a worker thread the loop gets the GIL back every switch interval (5 ms).
+            if len(frame) > LARGE_FRAME_BYTES:  # in a worker thread (see the module's docstring)
                 request = await asyncio.to_thread(decode_request_body, header, frame, offset)
             else:
                 request = decode_request_body(header, frame, offset)
         except CodecError as e:
-            rlog.warning("connection.closing", reason=f"undecodable request: {e}")
+            r.warning("connection.closing", reason=f"undecodable request: {e}")
             return None
         if header.api_key == ApiKey.API_VERSIONS:
             conn.record_software(
                 header.api_version, request.client_software_name, request.client_software_version
             )
-
-        hooks = self._hooks
-        call: RequestCall | None = None
-        intervention: Intervention | None = None
-        received_at = 0.0
-        if hooks:
-            received_at = time.time()
-            call = RequestCall(self._broker.broker_id, conn, header, entry.name, request)
-            intervention = await hooks.intervene(call)
-            if intervention is not None:
-                rlog.info(
-                    "request.intervention",
-                    source=intervention.source,
-                    delay_s=intervention.delay_s,
-                    hold=intervention.hold is not None,
-                    drop=intervention.drop,
-                    injected_error_code=intervention.error_code,
-                )
-                if intervention.delay_s > 0:
-                    await asyncio.sleep(intervention.delay_s)
-                if intervention.hold is not None:
-                    await intervention.hold.wait()
-                if intervention.drop:
-                    hooks.observe(_record(call, None, received_at, started, intervention))
-                    rlog.warning("connection.closing", reason=f"{intervention.source}: drop")
-                    return None
-
+        if self._hooks:
+            r.received_at = time.time()
+            r.call = RequestCall(self._broker.broker_id, conn, header, entry.name, request)
+            r.intervention = await self._hooks.intervene(r.call)
+            if r.intervention is not None and await self._intervened(r):
+                return None  # dropped
         ctx = RequestContext(header=header, broker=self._broker, connection=conn, size=len(frame))
-        if intervention is not None and intervention.error_code is not None:
-            response = entry.error_response(
-                request, header.api_version, intervention.error_code, intervention.error_message
-            )
+        if r.intervention is not None and r.intervention.error_code is not None:
+            response = self._injected_error(r, request)
         else:
             try:
                 response = await entry.handle(ctx, request)
             except Exception:
-                rlog.exception("request.failed")
-                reuse_key = None  # a failure is not the answer to give again
-                response = entry.error_response(
-                    request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
-                )
+                response = self._failed(r, request, "request.failed")
         if isinstance(response, NoResponse):
-            # Produce with acks=0: the client reads nothing back (or sees the close).
-            if call is not None:
-                hooks.observe(_record(call, None, received_at, started, intervention))
-            if response.close_reason is not None:
-                rlog.warning("connection.closing", reason=response.close_reason)
-                return None
-            if self._stdlib_log.isEnabledFor(logging.DEBUG):  # acks=0 Produce: a hot path
-                rlog.debug("request.unanswered", duration_ms=_ms_since(started))
-            return UNANSWERED
+            return self._unanswered(r, response)
         try:
             if len(frame) > LARGE_FRAME_BYTES or _many_items(response):
                 keep.extend((request, response))  # released off the loop (see answer)
@@ -259,27 +204,96 @@ class RequestPipeline:
             else:
                 data = encode_response(header, response)
         except CodecError:
-            rlog.exception("response.unencodable")
-            reuse_key = None
-            data = encode_response(
-                header,
-                entry.error_response(
-                    request, header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
-                ),
-            )
-        if checking is not None:
-            return self._checked(checking, header, request, data, conn, rlog, frame[offset:])
-        if reuse_key is not None:
-            self._keep_answer(reuse_key, header, request, response, data)
-        data = self._throttle(header, conn, len(frame), response, data, started)
+            data = encode_response(header, self._failed(r, request, "response.unencodable"))
+        return self._answered(r, request, response, data, frame, offset)
+
+    def _refused(self, header: RequestHeader, log: structlog.stdlib.BoundLogger) -> bytes | None:
+        """A request whose key or version the table does not serve: Kafka's unsupported-version
+        answer to an ApiVersions request (KIP-511), else None (the connection closes)."""
+        # route() is only asked about refusals: it formats the release name and reasons.
+        decision = route(header, self._api_table.ranges, self._broker.settings.release_name)
+        assert decision is not None  # route() dispatches only what the table serves
+        if isinstance(decision, Close):
+            _RequestLog(log, header, None).warning("connection.closing", reason=decision.reason)
+            return None
+        low, high = decision.supported
+        _RequestLog(log, header, None).info(
+            "request.unsupported_version", supported=f"{low}-{high}"
+        )
+        return decision.data
+
+    async def _intervened(self, r: _InFlight) -> bool:
+        """Apply the hooks' intervention in `r` (a delay, a hold, a drop); True when the request
+        is dropped (observed unanswered: the connection closes)."""
+        intervention = r.intervention
+        assert intervention is not None and r.call is not None
+        r.info(
+            "request.intervention",
+            source=intervention.source,
+            delay_s=intervention.delay_s,
+            hold=intervention.hold is not None,
+            drop=intervention.drop,
+            injected_error_code=intervention.error_code,
+        )
+        if intervention.delay_s > 0:
+            await asyncio.sleep(intervention.delay_s)
+        if intervention.hold is not None:
+            await intervention.hold.wait()
+        if not intervention.drop:
+            return False
+        self._hooks.observe(_record(r.call, None, r.received_at, r.started, intervention))
+        r.warning("connection.closing", reason=f"{intervention.source}: drop")
+        return True
+
+    @staticmethod
+    def _injected_error(r: _InFlight, request: Any) -> Any:
+        """The answer with the error the hooks' intervention injects, instead of the handler's."""
+        intervention = r.intervention
+        assert intervention is not None and intervention.error_code is not None
+        return r.entry.error_response(
+            request, r.header.api_version, intervention.error_code, intervention.error_message
+        )
+
+    @staticmethod
+    def _failed(r: _InFlight, request: Any, event: str) -> Any:
+        """UNKNOWN_SERVER_ERROR on every item (Kafka's getErrorResponse), the failure logged with
+        its traceback as `event`; a failure is not the answer to give again."""
+        r.exception(event)
+        r.reuse_key = None
+        return r.entry.error_response(
+            request, r.header.api_version, error_codes.UNKNOWN_SERVER_ERROR, None
+        )
+
+    def _unanswered(self, r: _InFlight, response: NoResponse) -> bytes | None:
+        """Produce with acks=0: the client reads nothing back (or sees the close)."""
+        if r.call is not None:
+            self._hooks.observe(_record(r.call, None, r.received_at, r.started, r.intervention))
+        if response.close_reason is not None:
+            r.warning("connection.closing", reason=response.close_reason)
+            return None
+        if self._stdlib_log.isEnabledFor(logging.DEBUG):  # acks=0 Produce: a hot path
+            r.debug("request.unanswered", duration_ms=_ms_since(r.started))
+        return UNANSWERED
+
+    def _answered(
+        self, r: _InFlight, request: Any, response: Any, data: bytes, frame: bytes, offset: int
+    ) -> bytes:
+        """The encoded answer's last steps: compared with the kept one (the testing aid), kept
+        for reuse, throttled (client quotas), observed by the hooks, logged at DEBUG."""
+        header = r.header
+        if r.kept is not None:
+            return self._checked(r.kept, header, request, data, r.conn, r, frame[offset:])
+        if r.reuse_key is not None:
+            self._keep_answer(r.reuse_key, header, request, response, data)
+        data = self._throttle(header, r.conn, len(frame), response, data, r.started)
         record: RequestRecord | None = None
-        if call is not None:
-            record = _record(call, response, received_at, started, intervention)
-            hooks.observe(record)
+        if r.call is not None:
+            record = _record(r.call, response, r.received_at, r.started, r.intervention)
+            self._hooks.observe(record)
         if self._stdlib_log.isEnabledFor(logging.DEBUG):  # the error-code walk is not free
-            rlog.debug(
+            r.debug(
                 "request",
-                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                duration_ms=round((time.perf_counter() - r.started) * 1000, 3),
                 # The record's, when there is one: walked once, whoever reads them first.
                 error_codes=(
                     collect_error_codes(response) if record is None else record.error_codes
@@ -434,24 +448,24 @@ class _RequestLog:
     """`log` bound to a request's fields on first use: binding builds a logger and a context
     dict per request, and most requests log nothing."""
 
-    __slots__ = ("_api", "_bound", "_header", "_log")
+    __slots__ = ("_bound", "_log", "api", "header")
 
     def __init__(
         self, log: structlog.stdlib.BoundLogger, header: RequestHeader, api: str | None
     ) -> None:
-        self._log, self._header, self._api = log, header, api
+        self._log, self.header, self.api = log, header, api
         self._bound: structlog.stdlib.BoundLogger | None = None
 
     def _get(self) -> structlog.stdlib.BoundLogger:
         if self._bound is None:
-            header = self._header
+            header = self.header
             bound = self._log.bind(
                 api_key=header.api_key,
                 api_version=header.api_version,
                 correlation_id=header.correlation_id,
                 client_id=header.client_id,
             )
-            self._bound = bound if self._api is None else bound.bind(api=self._api)
+            self._bound = bound if self.api is None else bound.bind(api=self.api)
         return self._bound
 
     def debug(self, event: str, **kw: Any) -> None:
@@ -468,6 +482,57 @@ class _RequestLog:
 
     def exception(self, event: str, **kw: Any) -> None:
         self._get().exception(event, **kw)
+
+
+class _InFlight(_RequestLog):
+    """A request on its way to a fresh answer (one per request the kept answers do not serve):
+    what the pipeline's steps share, and its logger. `reuse_key` is where its answer may be kept
+    (None once it failed), `kept` the kept answer the testing aid compares it with; `call`,
+    `intervention` and `received_at` are the hooks' view of it, when there are hooks."""
+
+    __slots__ = (
+        "call",
+        "conn",
+        "entry",
+        "intervention",
+        "kept",
+        "received_at",
+        "reuse_key",
+        "started",
+    )
+
+    def __init__(
+        self,
+        log: structlog.stdlib.BoundLogger,
+        header: RequestHeader,
+        entry: HandlerEntry,
+        conn: ConnectionInfo,
+        started: float,
+        reuse_key: tuple[str, int, int, bytes] | None,
+        kept: _Reused | None,
+    ) -> None:
+        # The logger's fields set here rather than by _RequestLog.__init__: one call less on
+        # every request.
+        self._log = log
+        self.header = header
+        self.api = entry.name
+        self._bound = None
+        self.entry = entry
+        self.conn = conn
+        self.started = started
+        self.reuse_key = reuse_key
+        self.kept = kept
+        self.call: RequestCall | None = None
+        self.intervention: Intervention | None = None
+        self.received_at = 0.0
+
+
+def _resent(kept: _Reused, header: RequestHeader, conn: ConnectionInfo) -> bytes:
+    """A kept answer under this request's correlation id; a kept ApiVersions answer records the
+    client software its request named, as answering it afresh would."""
+    if kept.software is not None:
+        conn.client_software_name, conn.client_software_version = kept.software
+    return response_head(header) + kept.body
 
 
 def _ms_since(started: float) -> float:

@@ -3,8 +3,9 @@
 
 `plan_cleaning` finds the dirty range, `clean_log` builds the offset map and rewrites segment
 groups, swapped in by `PartitionLog.replace_segments`; all on the event loop in slices
-(`zkbroker.broker.asyncutil.Pacer`). Not here: cleaner threads, I/O throttling, the dedupe
-buffer's size (the map is a dict that never fills), `.deleted` files.
+(`zkbroker.broker.asyncutil.Pacer`). Not here: encoding the batches it keeps part of
+(``cleaned_batch``), cleaner threads, I/O throttling, the dedupe buffer's size (the map is a
+dict that never fills), `.deleted` files.
 """
 
 from __future__ import annotations
@@ -16,15 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-import crc32c
-
 from zkbroker.broker.asyncutil import SLICE_S, Pacer
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol.records import (
-    MAGIC_V2,
     NO_TIMESTAMP,
     Batch,
-    CompressionType,
     LegacyEntry,
     NewRecord,
     Record,
@@ -34,18 +31,8 @@ from zkbroker.broker.protocol.records import (
     encode_message_set,
     iter_batches,
 )
-from zkbroker.broker.protocol.records.batch_v2 import encode_record
-from zkbroker.broker.protocol.records.compression import compress
-from zkbroker.broker.protocol.records.constants import (
-    V2_ATTRIBUTES_OFFSET,
-    V2_CONTROL_FLAG_MASK,
-    V2_CRC_OFFSET,
-    V2_DELETE_HORIZON_FLAG_MASK,
-    V2_HEADER,
-    V2_RECORDS_OFFSET,
-    V2_TIMESTAMP_TYPE_MASK,
-    V2_TRANSACTIONAL_FLAG_MASK,
-)
+from zkbroker.broker.storage.cleaned_batch import empty_batch, rebuild_batch
+from zkbroker.broker.storage.partition_dir import discard_cleaned
 from zkbroker.broker.storage.partition_log import PartitionLog
 from zkbroker.broker.storage.segment import Segment, SegmentStore
 from zkbroker.broker.storage.transactions import AbortedTxn
@@ -125,55 +112,21 @@ def plan_cleaning(log: PartitionLog, now_ms: int, config: CompactionConfig) -> C
     """``LogCleanerManager.cleanableOffsets`` + ``calculateCleanableBytes`` +
     ``maxCompactionDelay`` for one log."""
     segments = log.cleanable_segments()
-    active = segments[-1]
-    non_active = segments[:-1]
     start, end = log.log_start_offset, log.log_end_offset
     checkpoint = log.first_dirty_offset
     first_dirty = start if checkpoint is None else checkpoint
     reset = False
     if first_dirty < start or first_dirty > end:
         first_dirty, reset = start, True
-
-    def from_offset(offset: int) -> list[Segment]:
-        """Non-active segments from the one holding ``offset`` (``nonActiveLogSegmentsFrom``)."""
-        return [
-            seg
-            for n, seg in enumerate(non_active)
-            if n + 1 >= len(segments) or segments[n + 1].base_offset > offset
-        ]
-
-    # Never at or past the last stable offset: everything cleaned is decided (committed or
-    # aborted), so the aborted index tells which batches to drop.
-    uncleanable = min(end, log.last_stable_offset, active.base_offset)
-    lag = max(config.min_compaction_lag_ms, 0)
-    if lag > 0:
-        young = next(
-            (s for s in from_offset(first_dirty) if s.largest_timestamp() > now_ms - lag), None
-        )
-        if young is not None:
-            uncleanable = min(uncleanable, young.base_offset)
-    uncleanable = max(first_dirty, uncleanable)
-    holding = from_offset(uncleanable)
-    first_uncleanable = holding[0].base_offset if holding else active.base_offset
-
-    def overlapping(lo: int, hi: int) -> list[Segment]:
-        """``logSegments(lo, hi)``: from the segment holding ``lo`` to those starting below
-        ``hi``."""
-        out = []
-        for n, seg in enumerate(segments):
-            nxt = segments[n + 1].base_offset if n + 1 < len(segments) else None
-            if seg.base_offset < hi and (nxt is None or nxt > lo):
-                out.append(seg)
-        return out
-
+    first_uncleanable = _first_uncleanable_offset(log, segments, first_dirty, now_ms, config)
     clean_bytes = sum(s.size for s in segments if s.base_offset < first_dirty)
     lo = min(first_dirty, first_uncleanable)
-    cleanable_bytes = sum(s.size for s in overlapping(lo, first_uncleanable))
+    cleanable_bytes = sum(s.size for s in _overlapping(segments, lo, first_uncleanable))
 
     max_lag = max(config.max_compaction_lag_ms, 0)
     firsts = [
         s.rolling_timestamp
-        for s in from_offset(first_dirty)
+        for s in _non_active_from(segments, first_dirty)
         if s.rolling_timestamp is not None and s.rolling_timestamp > 0
     ]
     need_now = bool(firsts) and min(firsts) < now_ms - max_lag
@@ -185,6 +138,58 @@ def plan_cleaning(log: PartitionLog, now_ms: int, config: CompactionConfig) -> C
         need_compaction_now=need_now,
         reset_checkpoint=reset,
     )
+
+
+def _first_uncleanable_offset(
+    log: PartitionLog,
+    segments: list[Segment],
+    first_dirty: int,
+    now_ms: int,
+    config: CompactionConfig,
+) -> int:
+    """The base offset of the segment where cleaning stops (``cleanableOffsets``): the
+    active segment, or an earlier one holding the last stable offset or a record younger
+    than ``min.compaction.lag.ms``."""
+    active = segments[-1]
+    # Never at or past the last stable offset: everything cleaned is decided (committed or
+    # aborted), so the aborted index tells which batches to drop.
+    uncleanable = min(log.log_end_offset, log.last_stable_offset, active.base_offset)
+    lag = max(config.min_compaction_lag_ms, 0)
+    if lag > 0:
+        young = next(
+            (
+                s
+                for s in _non_active_from(segments, first_dirty)
+                if s.largest_timestamp() > now_ms - lag
+            ),
+            None,
+        )
+        if young is not None:
+            uncleanable = min(uncleanable, young.base_offset)
+    uncleanable = max(first_dirty, uncleanable)
+    holding = _non_active_from(segments, uncleanable)
+    return holding[0].base_offset if holding else active.base_offset
+
+
+def _non_active_from(segments: list[Segment], offset: int) -> list[Segment]:
+    """The non-active segments (all but the last) from the one holding ``offset``
+    (``nonActiveLogSegmentsFrom``)."""
+    return [
+        seg
+        for n, seg in enumerate(segments[:-1])
+        if n + 1 >= len(segments) or segments[n + 1].base_offset > offset
+    ]
+
+
+def _overlapping(segments: list[Segment], lo: int, hi: int) -> list[Segment]:
+    """``logSegments(lo, hi)``: from the segment holding ``lo`` to those starting below
+    ``hi``."""
+    out = []
+    for n, seg in enumerate(segments):
+        nxt = segments[n + 1].base_offset if n + 1 < len(segments) else None
+        if seg.base_offset < hi and (nxt is None or nxt > lo):
+            out.append(seg)
+    return out
 
 
 def group_segments_by_size(
@@ -499,90 +504,6 @@ class _Filter:
         )
 
 
-def rebuild_batch(batch: RecordBatchV2, kept: Sequence[Record], delete_horizon_ms: int) -> bytes:
-    """The kept records as one v2 batch with the original's header fields (Kafka's
-    ``buildRetainedRecordsInto``: same base offset, last offset delta, producer fields,
-    compression, timestamp type, leader epoch); with a delete horizon, the base timestamp
-    is the horizon (KIP-534) and the record timestamp deltas are taken from it."""
-    log_append = batch.timestamp_type == TimestampType.LOG_APPEND_TIME
-    base_ts = delete_horizon_ms if delete_horizon_ms != NO_TIMESTAMP else kept[0].timestamp
-    body = b"".join(
-        encode_record(
-            r.offset - batch.base_offset,
-            r.timestamp - base_ts,
-            NewRecord(r.offset, r.timestamp, r.key, r.value, r.headers),
-        )
-        for r in kept
-    )
-    if batch.compression != CompressionType.NONE:
-        body = compress(batch.compression, body, MAGIC_V2)
-    max_ts = batch.max_timestamp if log_append else max(r.timestamp for r in kept)
-    attributes = int(batch.compression)
-    if log_append:
-        attributes |= V2_TIMESTAMP_TYPE_MASK
-    if batch.is_transactional:
-        attributes |= V2_TRANSACTIONAL_FLAG_MASK
-    if batch.is_control:
-        attributes |= V2_CONTROL_FLAG_MASK
-    if delete_horizon_ms != NO_TIMESTAMP:
-        attributes |= V2_DELETE_HORIZON_FLAG_MASK
-    return _with_crc(
-        V2_HEADER.pack(
-            batch.base_offset,
-            V2_RECORDS_OFFSET - 12 + len(body),
-            batch.partition_leader_epoch,
-            MAGIC_V2,
-            0,
-            attributes,
-            batch.last_offset_delta,
-            base_ts,
-            max_ts,
-            batch.producer_id,
-            batch.producer_epoch,
-            batch.base_sequence,
-            len(kept),
-        ),
-        body,
-    )
-
-
-def empty_batch(batch: RecordBatchV2) -> bytes:
-    """Kafka's ``DefaultRecordBatch.writeEmptyHeader``: the header alone, no records,
-    uncompressed, base timestamp -1 and the original max timestamp."""
-    attributes = 0
-    if batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
-        attributes |= V2_TIMESTAMP_TYPE_MASK
-    if batch.is_transactional:
-        attributes |= V2_TRANSACTIONAL_FLAG_MASK
-    if batch.is_control:
-        attributes |= V2_CONTROL_FLAG_MASK
-    return _with_crc(
-        V2_HEADER.pack(
-            batch.base_offset,
-            V2_RECORDS_OFFSET - 12,
-            batch.partition_leader_epoch,
-            MAGIC_V2,
-            0,
-            attributes,
-            batch.last_offset_delta,
-            NO_TIMESTAMP,
-            batch.max_timestamp,
-            batch.producer_id,
-            batch.producer_epoch,
-            batch.base_sequence,
-            0,
-        ),
-        b"",
-    )
-
-
-def _with_crc(header: bytes, body: bytes) -> bytes:
-    out = bytearray(header)
-    crc = crc32c.crc32c(body, crc32c.crc32c(bytes(out[V2_ATTRIBUTES_OFFSET:])))
-    struct.pack_into(">I", out, V2_CRC_OFFSET, crc)
-    return bytes(out) + body
-
-
 async def clean_log(
     log: PartitionLog,
     config: CompactionConfig,
@@ -620,7 +541,30 @@ async def clean_log(
     # Tombstones of legacy batches: relative to the last clean segment's modification.
     clean = [s for s in segments[:-1] if s.base_offset < plan.first_dirty_offset]
     legacy_horizon = clean[-1].store.last_modified_ms() - config.delete_retention_ms if clean else 0
-    filt = _Filter(
+    filt = _round_filter(log, config, plan, omap, now_ms, stats)
+    to_clean = [s for s in segments[:-1] if s.base_offset < end_offset]
+    groups = group_segments_by_size(
+        to_clean, config.segment_bytes, config.max_index_bytes, plan.first_uncleanable_offset
+    )
+    await _clean_groups(log, groups, filt, legacy_horizon, slices)
+    if stats.groups_abandoned == 0:
+        log.set_first_dirty_offset(end_offset)
+    stats.elapsed_s = time.perf_counter() - started
+    stats.pauses = pacer.pauses - pauses_before
+    _log_round(log, plan, stats)
+    return stats
+
+
+def _round_filter(
+    log: PartitionLog,
+    config: CompactionConfig,
+    plan: CleaningPlan,
+    omap: _OffsetMap,
+    now_ms: int,
+    stats: CleanerStats,
+) -> _Filter:
+    """The round's retention rules, over the offset map of its dirty range."""
+    return _Filter(
         omap=omap,
         now_ms=now_ms,
         delete_retention_ms=config.delete_retention_ms,
@@ -629,33 +573,39 @@ async def clean_log(
         # One transaction state for the whole round, not one per group as in Kafka: a COMMIT
         # marker must not go while a batch of its transaction survives in an earlier group,
         # since zkbroker rebuilds transactions from the files and would reopen it.
-        txn=_TxnState.overlapping(log.transactions.aborted, 0, end_offset),
+        txn=_TxnState.overlapping(log.transactions.aborted, 0, omap.latest_offset + 1),
         stats=stats,
     )
-    to_clean = [s for s in segments[:-1] if s.base_offset < end_offset]
-    groups = group_segments_by_size(
-        to_clean, config.segment_bytes, config.max_index_bytes, plan.first_uncleanable_offset
-    )
+
+
+async def _clean_groups(
+    log: PartitionLog,
+    groups: list[list[Segment]],
+    filt: _Filter,
+    legacy_horizon: int,
+    slices: _Slices,
+) -> None:
+    """Clean and swap in each group in turn (`_clean_group`), stopping at the first one not
+    swapped in; counted in ``filt.stats``."""
     for group in groups:
         try:
             swapped = await _clean_group(log, group, filt, legacy_horizon, slices)
         except _Abandon:
             swapped = False
-        stats.groups += 1
+        filt.stats.groups += 1
         if not swapped:
-            stats.groups_abandoned += 1
+            filt.stats.groups_abandoned += 1
             break
         _keep_cleaned_index(log, group, filt.txn)
-    if stats.groups_abandoned == 0:
-        log.set_first_dirty_offset(end_offset)
-    stats.elapsed_s = time.perf_counter() - started
-    stats.pauses = pacer.pauses - pauses_before
+
+
+def _log_round(log: PartitionLog, plan: CleaningPlan, stats: CleanerStats) -> None:
     _log.info(
         "log_cleaner.cleaned",
         topic=log.topic,
         partition=log.partition,
         first_dirty_offset=plan.first_dirty_offset,
-        end_offset=end_offset,
+        end_offset=stats.end_offset,
         dirty_ratio=round(plan.cleanable_ratio, 3),
         bytes_read=stats.bytes_read,
         bytes_written=stats.bytes_written,
@@ -665,7 +615,6 @@ async def clean_log(
         abandoned=stats.groups_abandoned,
         ms=round(stats.elapsed_s * 1000, 1),
     )
-    return stats
 
 
 async def _clean_group(
@@ -712,10 +661,10 @@ async def _clean_group(
                     await slices.tick()
         _flush(store, pending, filt.stats)
     except BaseException:
-        log.discard_cleaned(store)
+        discard_cleaned(store)
         raise
     if not all(log.holds(seg) for seg in group):
-        log.discard_cleaned(store)
+        discard_cleaned(store)
         return False
     replaced = log.replace_segments(
         group, store, last_modified_ms=group[-1].store.last_modified_ms()
@@ -750,8 +699,6 @@ __all__ = [
     "CleaningPlan",
     "CompactionConfig",
     "clean_log",
-    "empty_batch",
     "group_segments_by_size",
     "plan_cleaning",
-    "rebuild_batch",
 ]

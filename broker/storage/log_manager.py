@@ -29,14 +29,15 @@ from typing import Final
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol.releases import DEFAULT_RELEASE
 from zkbroker.broker.storage.files import CLEANER_OFFSET_CHECKPOINT_FILE, LogStartOffsetCheckpoint
+from zkbroker.broker.storage.partition_dir import (
+    DELETE_DIR_SUFFIX,
+    SET_ASIDE_DIR,
+    set_aside_partition_dir,
+)
 from zkbroker.broker.storage.partition_log import (
     DEFAULT_SEGMENT_BYTES,
     DEFAULT_SEGMENT_MS,
-    DELETE_DIR_SUFFIX,
-    SET_ASIDE_DIR,
     PartitionLog,
-    partition_dir_name,
-    set_aside_partition_dir,
 )
 from zkbroker.zk_layout.release import Release
 
@@ -248,4 +249,4 @@ class LogManager:
         return changed
 
 
-__all__ = ["POLL_INTERVAL_S", "LogManager", "partition_dir_name"]
+__all__ = ["POLL_INTERVAL_S", "LogManager"]

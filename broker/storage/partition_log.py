@@ -4,36 +4,55 @@
 Two backends behind one class: memory, or a directory in Kafka's layout that several
 processes may share (an exclusive `flock` serialises appends, DeleteRecords, retention and
 cleaning; whoever locks first indexes what the others appended). Opening scans every batch
-header to rebuild the index and epoch cache, trimming a partial last batch. Not here:
-replication, `.index`/`.timeindex`/`.txnindex`/snapshot files (rebuilt by scanning), tiered
-storage, fsync, and the API rules handlers check.
+header to rebuild the index and epoch cache, trimming a partial last batch. Not here: the
+directory's names, lock and files (``partition_dir``), searching the segments for reads
+(``log_reads``), which segments retention deletes (``retention``), replication,
+`.index`/`.timeindex`/`.txnindex`/snapshot files (rebuilt by scanning), tiered storage,
+fsync, and the API rules handlers check.
 """
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import fcntl
 import os
-import re
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Final
 
+from zkbroker.broker.asyncutil import now_ms
 from zkbroker.broker.log import get_logger
-from zkbroker.broker.protocol.records import Batch, RecordBatchV2, iter_batches, read_batches
+from zkbroker.broker.protocol.records import Batch, RecordBatchV2, read_batches
 from zkbroker.broker.protocol.releases import DEFAULT_RELEASE
-from zkbroker.broker.rules.producer_state import ProducerBatch, ProducerStateTable, last_sequence
+from zkbroker.broker.rules.producer_state import ProducerStateTable
 from zkbroker.broker.storage.epoch_cache import LeaderEpochCache
 from zkbroker.broker.storage.files import (
     CLEANER_OFFSET_CHECKPOINT_FILE,
-    PARTITION_LOCK_FILE,
     LogStartOffsetCheckpoint,
     read_leader_epoch_checkpoint,
     read_partition_metadata,
     write_leader_epoch_checkpoint,
     write_partition_metadata,
+)
+from zkbroker.broker.storage.log_reads import (
+    earliest_max_timestamp,
+    first_at_timestamp,
+    read_from,
+)
+from zkbroker.broker.storage.partition_dir import (
+    cleaned_segment_path,
+    discard_cleaned,
+    lock_own_partition_dir,
+    partition_dir_name,
+    recover_swaps,
+    segment_bases,
+    segments_replaced,
+    swap_in_cleaned,
+)
+from zkbroker.broker.storage.retention import (
+    below_log_start,
+    over_retention_bytes,
+    past_retention_ms,
 )
 from zkbroker.broker.storage.segment import (
     FileStore,
@@ -41,8 +60,6 @@ from zkbroker.broker.storage.segment import (
     Segment,
     SegmentStore,
     is_v2,
-    now_ms,
-    parse_segment_file_name,
     scan_store,
     segment_file_name,
 )
@@ -54,65 +71,6 @@ _log = get_logger(__name__)
 
 DEFAULT_SEGMENT_BYTES = 1 << 30
 DEFAULT_SEGMENT_MS = 7 * 24 * 3600 * 1000
-#: Kafka's suffixes of a segment being cleaned and of one being swapped in (``LogFileUtils``).
-CLEANED_SUFFIX = ".cleaned"
-SWAP_SUFFIX = ".swap"
-#: Kafka's suffixes of a partition directory set aside (``LogFileUtils``/``LocalLog``): one
-#: being deleted with its topic, and one kept because it does not belong where it is.
-DELETE_DIR_SUFFIX: Final = "-delete"
-STRAY_DIR_SUFFIX: Final = "-stray"
-#: Kafka's ``DeleteDirPattern``/``StrayDirPattern``: ``topic-partition.uniqueId<suffix>``.
-SET_ASIDE_DIR = re.compile(r"^(\S+)-(\S+)\.(\S+)(-delete|-stray)$")
-_MAX_DIR_NAME: Final = 255
-
-
-def partition_dir_name(topic: str, partition: int) -> str:
-    return f"{topic}-{partition}"
-
-
-def set_aside_dir_name(topic: str, partition: int, suffix: str) -> str:
-    """Kafka's ``logDirNameWithSuffixCappedLength``: ``<topic>-<partition>.<uuid hex><suffix>``,
-    the topic cut so the name stays within 255 characters."""
-    full_suffix = f"-{partition}.{uuid.uuid4().hex}{suffix}"
-    return topic[: _MAX_DIR_NAME - len(full_suffix)] + full_suffix
-
-
-def set_aside_partition_dir(directory: Path, topic: str, partition: int, suffix: str) -> Path:
-    """Rename a partition directory to Kafka's set-aside name beside it; returns the new path."""
-    target = directory.with_name(set_aside_dir_name(topic, partition, suffix))
-    os.rename(directory, target)
-    return target
-
-
-def _lock_partition_dir(directory: Path) -> int:
-    """Create the directory if missing and take its partition lock; returns the lock's fd.
-
-    Another process may rename the directory aside (or delete it with its topic) while this
-    one waits for the lock: the fd then locks the file that moved, so it is dropped and the
-    directory now at the path is locked instead."""
-    while True:
-        directory.mkdir(parents=True, exist_ok=True)
-        lock_path = directory / PARTITION_LOCK_FILE
-        try:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        except FileNotFoundError:  # the directory went between mkdir and open
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            held = os.fstat(fd)
-            try:
-                current = os.stat(lock_path)
-            except FileNotFoundError:
-                current = None
-            if current is not None and (current.st_dev, current.st_ino) == (
-                held.st_dev,
-                held.st_ino,
-            ):
-                return fd
-        except BaseException:
-            os.close(fd)
-            raise
-        os.close(fd)
 
 
 class PartitionLog:
@@ -212,32 +170,9 @@ class PartitionLog:
         cleaner_checkpoint = cleaner_checkpoint or LogStartOffsetCheckpoint(
             log_dir, CLEANER_OFFSET_CHECKPOINT_FILE
         )
-        while True:
-            lock_fd = _lock_partition_dir(directory)
-            try:
-                stored_id = read_partition_metadata(directory)
-                if topic_id is None or stored_id is None or stored_id == topic_id:
-                    break
-                aside = set_aside_partition_dir(directory, topic, partition, STRAY_DIR_SUFFIX)
-                _log.warning(
-                    "storage.partition_dir_set_aside",
-                    directory=str(directory),
-                    renamed_to=str(aside),
-                    topic=topic,
-                    partition=partition,
-                    stored_topic_id=str(stored_id),
-                    topic_id=str(topic_id),
-                    reason="partition.metadata names another topic id",
-                )
-                # The offsets checkpointed for that directory belong to it, not to the new log.
-                key = (topic, partition)
-                for offsets in (checkpoint, cleaner_checkpoint):
-                    if offsets.get(*key) is not None:
-                        offsets.update({key: None})
-            except BaseException:
-                os.close(lock_fd)
-                raise
-            os.close(lock_fd)  # the lock moved with the directory; lock the new one
+        lock_fd = lock_own_partition_dir(
+            directory, topic, partition, topic_id, (checkpoint, cleaner_checkpoint)
+        )
         log = cls(
             topic,
             partition,
@@ -250,7 +185,7 @@ class PartitionLog:
             cleaner_checkpoint=cleaner_checkpoint,
             release=release,
         )
-        log._lock_fd = lock_fd  # held since the check above
+        log._lock_fd = lock_fd  # held since the topic id check
         try:
             log._lock_depth = 1
             try:
@@ -266,47 +201,11 @@ class PartitionLog:
     def _open_locked(self) -> None:
         assert self.directory is not None and self._checkpoint is not None
         stored_id = read_partition_metadata(self.directory)
-        self._recover_swaps()
+        recover_swaps(self.directory, self.topic, self.partition)
         self._load_segments(trim=True)
         if self.topic_id is not None and stored_id != self.topic_id:
             write_partition_metadata(self.directory, self.topic_id)
         self._stamp_directory()
-
-    def _recover_swaps(self) -> None:
-        """Kafka's ``LogLoader`` for an interrupted cleaning (lock held, at open): a
-        ``.cleaned`` file was never committed and goes; a ``.swap`` file was, so the
-        segments whose base offsets it covers are deleted and it becomes their ``.log``."""
-        assert self.directory is not None
-        names = os.listdir(self.directory)
-        for name in names:
-            if name.endswith(".log" + CLEANED_SUFFIX):
-                _log.warning(
-                    "deleting an uncommitted cleaned segment",
-                    topic=self.topic,
-                    partition=self.partition,
-                    file=name,
-                )
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(self.directory / name)
-        for name in sorted(n for n in names if n.endswith(".log" + SWAP_SUFFIX)):
-            base = parse_segment_file_name(name[: -len(SWAP_SUFFIX)])
-            if base is None:
-                continue
-            probe = Segment(base, FileStore(self.directory / name))
-            scan_store(probe)
-            probe.store.close()
-            next_offset = base if probe.last_offset is None else probe.last_offset + 1
-            for old in self._segment_files():
-                if base <= old < max(next_offset, base + 1):
-                    os.unlink(self.directory / segment_file_name(old))
-            os.replace(self.directory / name, self.directory / segment_file_name(base))
-            _log.warning(
-                "completed an interrupted segment swap",
-                topic=self.topic,
-                partition=self.partition,
-                segment=base,
-                next_offset=next_offset,
-            )
 
     def _load_segments(self, *, trim: bool) -> None:
         """(Re)build every segment's index from the files; ``trim`` (lock held) cuts a
@@ -322,7 +221,7 @@ class PartitionLog:
         for epoch, start in read_leader_epoch_checkpoint(self.directory):
             with contextlib.suppress(ValueError):
                 self._epochs.assign(epoch, start)
-        bases = self._segment_files()
+        bases = segment_bases(self.directory)
         for n, base in enumerate(bases):
             seg = Segment(base, FileStore(self.directory / segment_file_name(base)))
             self._add_segment(seg)
@@ -360,14 +259,6 @@ class PartitionLog:
                 scan_store(Segment(seg.base_offset, seg.store), self._observe_transactional)
         self._log_start_offset = self._segments[0].base_offset
         self._refresh_log_start_offset()
-
-    def _segment_files(self) -> list[int]:
-        assert self.directory is not None
-        try:
-            names = os.listdir(self.directory)
-        except FileNotFoundError:
-            return []
-        return sorted(b for b in map(parse_segment_file_name, names) if b is not None)
 
     # -- state -----------------------------------------------------------------------------
 
@@ -517,7 +408,9 @@ class PartitionLog:
                     f"{self._log_end_offset} ({self.topic}-{self.partition})"
                 )
             seg = self._segments[-1]
-            if self._should_roll(seg, len(records), max_timestamp, last_offset, now):
+            if seg.should_roll(
+                len(records), max_timestamp, last_offset, now, self.segment_bytes, self.segment_ms
+            ):
                 seg = self._roll(base_offset, now)
             position = seg.size
             seg.store.write(records)
@@ -528,20 +421,6 @@ class PartitionLog:
             self._log_end_offset = last_offset + 1
             self._stamp_directory()
         self._notify()
-
-    def _should_roll(
-        self, seg: Segment, size: int, max_timestamp: int, last_offset: int, now: int
-    ) -> bool:
-        if seg.size == 0:
-            return False  # Kafka would recreate the same empty segment
-        if seg.size > self.segment_bytes - size:
-            return True
-        rolling = seg.rolling_timestamp
-        if rolling is not None and rolling >= 0:
-            waited = max_timestamp - rolling
-        else:
-            waited = now - seg.created_ms
-        return waited > self.segment_ms or seg.offset_overflows(last_offset)
 
     def _roll(self, base_offset: int, now: int) -> Segment:
         if self.directory is None:
@@ -561,26 +440,7 @@ class PartitionLog:
             self.transactions.observe(batch)
 
     def _observe_producer(self, batch: Batch, base_offset: int, _epoch: int) -> None:
-        if not isinstance(batch, RecordBatchV2) or not batch.has_producer_id:
-            return
-        if batch.is_control:
-            # An end marker carries the coordinator's epoch for the producer: older ones are
-            # fenced from here on (ProducerAppendInfo.appendEndTxnMarker).
-            self.producers.observe_marker(
-                batch.producer_id, batch.producer_epoch, batch.last_offset, batch.max_timestamp
-            )
-        else:
-            self.producers.observe(
-                ProducerBatch(
-                    producer_id=batch.producer_id,
-                    epoch=batch.producer_epoch,
-                    first_seq=batch.base_sequence,
-                    last_seq=last_sequence(batch.base_sequence, batch.last_offset - base_offset),
-                    first_offset=base_offset,
-                    last_offset=batch.last_offset,
-                    max_timestamp=batch.max_timestamp,
-                )
-            )
+        self.producers.observe_batch(batch, base_offset)
 
     def _on_batch(self, batch: Batch, base_offset: int, epoch: int) -> None:
         magic = batch.magic
@@ -588,7 +448,7 @@ class PartitionLog:
         # found when the index catches up. Re-indexing after another process cleaned the
         # log sees batches again; the table already holds them (and more than cleaning left).
         if batch.last_offset >= self.producers.synced_to:
-            self._observe_producer(batch, base_offset, epoch)
+            self.producers.observe_batch(batch, base_offset)
         # The transactional flag test is all a non-transactional batch pays.
         if batch.is_transactional and batch.last_offset >= self.transactions.synced_to:
             assert isinstance(batch, RecordBatchV2)
@@ -628,30 +488,7 @@ class PartitionLog:
             raise OffsetOutOfRange(offset, self._log_start_offset, self._log_end_offset)
         if offset == self._log_end_offset:
             return b""
-        found = self._locate(offset)
-        if found is None:
-            return b""
-        seg, i = found
-        start = seg.positions[i]
-        first_end = seg.batch_end(i)
-        limit = start + max(max_bytes, 0)
-        if first_end > limit:
-            return seg.read(start, first_end - start) if min_one_batch else b""
-        # The last batch boundary at or below the limit: batch k ends where k+1 starts.
-        k = bisect.bisect_right(seg.positions, limit, lo=i + 1)
-        end = seg.size if k == seg.batch_count and seg.size <= limit else seg.positions[k - 1]
-        return seg.read(start, end - start)
-
-    def _locate(self, offset: int) -> tuple[Segment, int] | None:
-        """The segment and index of the first batch whose last offset is >= ``offset``."""
-        s = max(bisect.bisect_right(self._bases, offset) - 1, 0)
-        while s < len(self._segments):
-            seg = self._segments[s]
-            i = bisect.bisect_left(seg.last_offsets, offset)
-            if i < seg.batch_count:
-                return seg, i
-            s += 1
-        return None
+        return read_from(self._segments, self._bases, offset, max_bytes, min_one_batch)
 
     def offset_for_timestamp(self, timestamp_ms: int) -> TimestampOffset | None:
         """ListOffsets by timestamp: the first record at or after the log start offset whose
@@ -660,30 +497,7 @@ class PartitionLog:
         timestamp is below the target are skipped without decoding. None when no record
         qualifies."""
         self._check_open()
-        # Cleaning can leave a segment empty: it holds no timestamp to find.
-        seg = next(
-            (
-                s
-                for s in self._segments
-                if s.batch_count > 0 and s.largest_timestamp() >= timestamp_ms
-            ),
-            None,
-        )
-        if seg is None or seg.batch_count == 0:
-            return None
-        lso = self._log_start_offset
-        first = bisect.bisect_left(seg.last_offsets, lso)
-        max_ts = seg.max_timestamps
-        for i in range(first, seg.batch_count):
-            if max_ts[i] < timestamp_ms:
-                continue
-            data = seg.read(seg.positions[i], seg.batch_end(i) - seg.positions[i])
-            batch = next(iter(iter_batches(data)))
-            for record in batch.records():
-                if record.timestamp >= timestamp_ms and record.offset >= lso:
-                    epoch = _epoch_or_undefined(seg, i)
-                    return TimestampOffset(record.offset, record.timestamp, epoch)
-        return None
+        return first_at_timestamp(self._segments, self._log_start_offset, timestamp_ms)
 
     def max_timestamp_offset(self) -> TimestampOffset | None:
         """ListOffsets MAX_TIMESTAMP (KIP-734): the earliest record carrying the largest
@@ -691,25 +505,7 @@ class PartitionLog:
         first segment with the largest max timestamp, its first batch reaching it, that
         batch's first record with it). None for an empty log or magic 0 batches."""
         self._check_open()
-        best: Segment | None = None
-        for seg in self._segments:
-            if best is None or seg.max_timestamp > best.max_timestamp:
-                best = seg
-        if best is None:
-            return None
-        target = best.max_timestamp
-        for i in range(best.batch_count):
-            if best.max_timestamps[i] != target:
-                continue
-            if best.magics[i] == 0:
-                return None
-            data = best.read(best.positions[i], best.batch_end(i) - best.positions[i])
-            batch = next(iter(iter_batches(data)))
-            for record in batch.records():
-                if record.timestamp == target:
-                    return TimestampOffset(record.offset, target, _epoch_or_undefined(best, i))
-            return None
-        return None
+        return earliest_max_timestamp(self._segments)
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """OffsetsForLeaderEpoch: (epoch, end offset), Kafka's ``endOffsetFor`` with the log
@@ -731,7 +527,7 @@ class PartitionLog:
                 self._log_start_offset = offset
                 self._epochs.truncate_from_start(offset)
                 self._producers_below(offset)
-                self._delete_segments(self._count_deletable(self._start_offset_breached))
+                self._delete_segments(below_log_start(self._segments, offset))
                 self._persist_log_start_offset()
             return self._log_start_offset
 
@@ -743,39 +539,11 @@ class PartitionLog:
         the log start offset becomes the log end offset. Returns the bytes freed."""
         self._check_open()
         with self._locked():
-            freed = self._delete_segments(self._count_deletable(self._start_offset_breached))
-            if retention_bytes >= 0 and self.size_bytes >= retention_bytes:
-                excess = self.size_bytes - retention_bytes
-
-                def over_size(seg: Segment, _next: Segment | None) -> bool:
-                    nonlocal excess
-                    if excess - seg.size < 0:
-                        return False
-                    excess -= seg.size
-                    return True
-
-                freed += self._delete_segments(self._count_deletable(over_size))
-            if retention_ms >= 0:
-
-                def expired(seg: Segment, _next: Segment | None) -> bool:
-                    return now_ms - seg.largest_timestamp() > retention_ms
-
-                freed += self._delete_segments(self._count_deletable(expired), now_ms)
+            freed = self._delete_segments(below_log_start(self._segments, self._log_start_offset))
+            freed += self._delete_segments(over_retention_bytes(self._segments, retention_bytes))
+            expired = past_retention_ms(self._segments, now_ms, retention_ms)
+            freed += self._delete_segments(expired, now_ms)
             return freed
-
-    def _start_offset_breached(self, _seg: Segment, nxt: Segment | None) -> bool:
-        return nxt is not None and nxt.base_offset <= self._log_start_offset
-
-    def _count_deletable(self, predicate: Callable[[Segment, Segment | None], bool]) -> int:
-        """How many segments from the oldest the predicate deletes (Kafka's
-        ``deletableSegments``: it stops at the first refusal and at an empty last segment)."""
-        count = 0
-        for n, seg in enumerate(self._segments):
-            nxt = self._segments[n + 1] if n + 1 < len(self._segments) else None
-            if not predicate(seg, nxt) or (nxt is None and seg.size == 0):
-                break
-            count += 1
-        return count
 
     def _delete_segments(self, count: int, now: int | None = None) -> int:
         if count == 0:
@@ -829,18 +597,15 @@ class PartitionLog:
             return self._cleaner_checkpoint.get(self.topic, self.partition)
         return self._first_dirty_offset
 
-    def _set_first_dirty_offset(self, offset: int | None) -> None:
+    def set_first_dirty_offset(self, offset: int | None) -> None:
+        """Checkpoint where cleaning ended (Kafka's ``LogCleanerManager.doneCleaning``)."""
+        self._check_open()
         if self._cleaner_checkpoint is not None:
             key = (self.topic, self.partition)
             if self._cleaner_checkpoint.get(*key) != offset:
                 self._cleaner_checkpoint.update({key: offset})
         else:
             self._first_dirty_offset = offset
-
-    def set_first_dirty_offset(self, offset: int | None) -> None:
-        """Checkpoint where cleaning ended (Kafka's ``LogCleanerManager.doneCleaning``)."""
-        self._check_open()
-        self._set_first_dirty_offset(offset)
 
     def cleanable_segments(self) -> list[Segment]:
         """The segments, oldest first (the last one is the active segment): what the cleaner
@@ -873,18 +638,10 @@ class PartitionLog:
         self._check_open()
         if self.directory is None:
             return MemoryStore()
-        path = self.directory / (segment_file_name(base_offset) + CLEANED_SUFFIX)
+        path = cleaned_segment_path(self.directory, base_offset)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         return FileStore(path)
-
-    def discard_cleaned(self, cleaned: SegmentStore) -> None:
-        """Drop a cleaned store that will not be swapped in; its file only when it is still
-        ours (another process may have put its own under the same name)."""
-        if isinstance(cleaned, FileStore) and cleaned.replaced_on_disk():
-            cleaned.close()
-        else:
-            cleaned.delete()
 
     def replace_segments(
         self, old: list[Segment], cleaned: SegmentStore, *, last_modified_ms: int
@@ -913,17 +670,12 @@ class PartitionLog:
                 or (isinstance(cleaned, FileStore) and cleaned.replaced_on_disk())
             )
             if stale:
-                self.discard_cleaned(cleaned)
+                discard_cleaned(cleaned)
                 return None
             cleaned.set_last_modified_ms(last_modified_ms)
             if isinstance(cleaned, FileStore):
                 assert self.directory is not None
-                # The commit point: from here a crash completes the swap at the next open.
-                cleaned.rename(self.directory / (segment_file_name(base) + SWAP_SUFFIX))
-                for seg in old:
-                    seg.store.delete()
-                cleaned.rename(self.directory / segment_file_name(base))
-                cleaned.set_last_modified_ms(last_modified_ms)
+                swap_in_cleaned(self.directory, cleaned, old, last_modified_ms)
                 write_leader_epoch_checkpoint(self.directory, self._epochs.entries())
             else:
                 for seg in old:
@@ -961,13 +713,15 @@ class PartitionLog:
         if self.directory is None:
             return False
         end_before, start_before = self._log_end_offset, self._log_start_offset
-        bases = self._segment_files()
+        bases = segment_bases(self.directory)
         if not bases:
             return False  # directory being removed with its topic: keep what we have
         gone = 0
         while gone < len(self._segments) - 1 and self._bases[gone] < bases[0]:
             gone += 1
-        if self._bases[gone:] != bases[: len(self._bases) - gone] or self._rewritten(gone):
+        if self._bases[gone:] != bases[: len(self._bases) - gone] or segments_replaced(
+            self.directory, self._dir_stamp, self._segments[gone:-1]
+        ):
             # Not a continuation of what we know (the directory was replaced, or the log
             # cleaner rewrote segments: their sizes and positions changed): start over.
             self._load_segments(trim=trim)
@@ -990,21 +744,6 @@ class PartitionLog:
         self._stamp_directory()
         return (
             gone > 0 or self._log_end_offset != end_before or self._log_start_offset != start_before
-        )
-
-    def _rewritten(self, first: int) -> bool:
-        """Whether a file of the known segments from ``first`` on was swapped for another
-        (an inode per segment, looked at only when the directory changed)."""
-        if self.directory is None:
-            return False
-        try:
-            if os.stat(self.directory).st_mtime_ns == self._dir_stamp:
-                return False
-        except FileNotFoundError:
-            return False
-        return any(
-            isinstance(seg.store, FileStore) and seg.store.replaced_on_disk()
-            for seg in self._segments[first:-1]
         )
 
     def _refresh_log_start_offset(self) -> None:
@@ -1052,11 +791,6 @@ class PartitionLog:
             f"PartitionLog({self.topic}-{self.partition}, start={self._log_start_offset}, "
             f"end={self._log_end_offset}, segments={len(self._segments)})"
         )
-
-
-def _epoch_or_undefined(seg: Segment, i: int) -> int:
-    epoch = seg.epochs[i]
-    return epoch if epoch >= 0 else UNDEFINED_EPOCH
 
 
 def _now() -> int:

@@ -270,6 +270,30 @@ class Segment:
     def read(self, position: int, length: int) -> bytes:
         return self.store.read(position, length)
 
+    def should_roll(
+        self,
+        size: int,
+        max_timestamp: int,
+        last_offset: int,
+        now: int,
+        segment_bytes: int,
+        segment_ms: int,
+    ) -> bool:
+        """Kafka's ``LogSegment.shouldRoll``: whether an append of ``size`` bytes up to
+        ``last_offset`` goes to a new segment, this one passing ``segment_bytes`` or older
+        than ``segment_ms`` (from its first batch's max timestamp, else its creation at
+        ``now``'s clock)."""
+        if self.size == 0:
+            return False  # Kafka would recreate the same empty segment
+        if self.size > segment_bytes - size:
+            return True
+        rolling = self.rolling_timestamp
+        if rolling is not None and rolling >= 0:
+            waited = max_timestamp - rolling
+        else:
+            waited = now - self.created_ms
+        return waited > segment_ms or self.offset_overflows(last_offset)
+
     def offset_overflows(self, last_offset: int) -> bool:
         """Kafka rolls when an offset no longer fits the index's relative int32."""
         return last_offset - self.base_offset > _I32_MAX

@@ -27,12 +27,9 @@ from types import TracebackType
 from typing import Any, Literal, Self
 
 from zkbroker.broker.log import get_logger
-from zkbroker.broker.zookeeper.embedded import (
-    EmbeddedZooKeeper,
-    ZooKeeperNotFoundError,
-    ZooKeeperStartError,
-    is_serving,
-)
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
+from zkbroker.broker.zookeeper.errors import ZooKeeperNotFoundError, ZooKeeperStartError
+from zkbroker.broker.zookeeper.network import is_serving
 
 __all__ = [
     "CHROOT_PREFIX",

@@ -5,7 +5,7 @@ maximum transaction timeout, the abort and expiry intervals and ``transactional.
 expiration (docs/kafka-behaviour.md §17). A key the broker does not set keeps Kafka's default
 for the emulated release (the abort interval was 60 s before 2.5, 10 s since: KAFKA-9144).
 
-Deliberately not here: validating values (``zkbroker.broker.rules.broker_config_catalog`` does it
+Deliberately not here: validating values (``zkbroker.broker.rules.broker_config_validation`` does it
 when they are set), the topic's own configs (``zkbroker.handlers.support.internal_topics``).
 """
 

@@ -1,14 +1,16 @@
 """One broker's transaction coordinator: the asyncio shell around the transaction decisions.
 
 Kafka 3.9's ``TransactionCoordinator`` with ``TransactionStateManager``'s partition handling
-(docs/kafka-behaviour.md §17, KIP-98). Owning, loading, unloading, appending and the follow loop
-are ``zkbroker.broker.coordinator_runtime``'s; this module supplies its shard (`_TxnShard`) and
-the transitions: each is appended before it takes effect, EndTxn answers once Prepare is written
-and the markers (`zkbroker.broker.transactions.marker_writer`) complete it, a periodic task
-aborts timed-out transactions and expires idle ids. Decisions run without an ``await`` between
-check and append, so one id's requests never interleave.
+(docs/kafka-behaviour.md §17, KIP-98). `TransactionCoordinator` is a
+``zkbroker.broker.coordinator_runtime.CoordinatorRuntime`` (owning, loading, unloading,
+appending, the follow loop) and its shard: what a replayed partition holds and what a load or
+unload starts or stops. It runs the transitions: each is appended before it takes effect, EndTxn
+answers once Prepare is written and the markers (`zkbroker.broker.transactions.marker_writer`)
+complete it, the follow loop aborts timed-out transactions and expires idle ids. Decisions run
+without an ``await`` between check and append, so one id's requests never interleave.
 
-Not here: the decisions and error codes (``zkbroker.broker.rules.transactions.decisions``), the
+Not here: the decisions and error codes (``zkbroker.broker.rules.transactions.decisions``),
+asking a coordinator in another process (``zkbroker.broker.transactions.verify_sender``), the
 wire (``handlers``), creating ``__transaction_state`` (``zkbroker.handlers.find_coordinator``),
 TV2 (KIP-890 part 2).
 """
@@ -20,21 +22,11 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
-from zkbroker.broker.asyncutil import now_ms
-from zkbroker.broker.coordinator_runtime import (
-    CoordinatorRuntime,
-    OwnedPartition,
-    PartitionState,
-    cancel_all,
-)
+from zkbroker.broker.asyncutil import cancel_and_wait, now_ms
+from zkbroker.broker.coordinator_runtime import CoordinatorRuntime, OwnedPartition, PartitionState
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes as ec
-from zkbroker.broker.protocol.messages.add_partitions_to_txn import (
-    AddPartitionsToTxnRequest,
-    AddPartitionsToTxnTopic,
-    AddPartitionsToTxnTransaction,
-)
 from zkbroker.broker.protocol.records import RecordBatchV2
 from zkbroker.broker.rules.transactions import decisions as decide
 from zkbroker.broker.rules.transactions.state import (
@@ -52,6 +44,7 @@ from zkbroker.broker.transactions import transaction_log_codec as rec
 from zkbroker.broker.transactions.config import TxnConfig
 from zkbroker.broker.transactions.local_brokers import LocalBrokers
 from zkbroker.broker.transactions.marker_writer import MarkerWriter
+from zkbroker.broker.transactions.verify_sender import VerifySender
 from zkbroker.zk_layout.release import Release
 
 TRANSACTION_TOPIC = "__transaction_state"
@@ -89,13 +82,72 @@ def unknown_partitions(
     }
 
 
-class _TxnShard:
-    """The runtime's shard: a ``__transaction_state`` partition's data records collected, then
+class TransactionCoordinator(CoordinatorRuntime[dict[str, TxnMetadata], _Entries]):
+    """The ``__transaction_state`` partitions this broker leads and the transactional ids in
+    them. As the runtime's shard, a partition's data records are collected while loading, then
     replayed into its ids (``zkbroker.broker.transactions.loading``); ids found in
-    PrepareCommit/PrepareAbort get their markers written once loaded."""
+    PrepareCommit/PrepareAbort get their markers written once loaded. `status` gives
+    getTransactionState's errors: COORDINATOR_NOT_AVAILABLE when inactive or without a log,
+    NOT_COORDINATOR when another broker leads the id's partition, COORDINATOR_LOAD_IN_PROGRESS
+    while loading it, else NONE."""
 
-    def __init__(self, coordinator: TransactionCoordinator) -> None:
-        self._c = coordinator
+    def __init__(
+        self,
+        broker_id: int,
+        image: MetadataImage,
+        logs: LogManager,
+        release: Release,
+        config: Callable[[], TxnConfig],
+        producer_ids: Callable[[], Awaitable[int]],
+        inter_broker: InterBrokerSecurity,
+        local: LocalBrokers,
+    ) -> None:
+        super().__init__(
+            topic=TRANSACTION_TOPIC,
+            event_prefix="txn",
+            broker_id=broker_id,
+            image=image,
+            logs=logs,
+            partition_of=decide.partition_for,
+            log=_log.bind(broker_id=broker_id),
+        )
+        self._release = release
+        self._config = config
+        self._producer_ids = producer_ids
+        #: partition -> the tasks writing markers then completing its ids' transactions.
+        self._completions: dict[int, set[asyncio.Task[None]]] = {}
+        self._last_abort = 0
+        self._last_expiry = 0
+        self._local = local
+        # Two channels to other processes' brokers, as Kafka's marker channel and its
+        # AddPartitionsToTxnManager each have their own NetworkClient.
+        self.markers = MarkerWriter(
+            broker_id,
+            image,
+            logs,
+            release,
+            peer_client.PeerClient(inter_broker, client_id=f"broker-{broker_id}-txn-marker-sender"),
+            local,
+        )
+        self._verify_sender = VerifySender(broker_id, image, inter_broker, self._log)
+
+    # ---- lifecycle -----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._last_abort = self._last_expiry = now_ms()
+        self.start_following()
+
+    async def stop(self) -> None:
+        tasks = self.take_tasks()
+        tasks += [t for ts in self._completions.values() for t in ts]
+        self._completions = {}
+        await cancel_and_wait(tasks, what="transaction_coordinator", log=self._log)
+        self.clear()
+        # After the tasks: none of them can open a connection again.
+        await self.markers.close()
+        await self._verify_sender.close()
+
+    # ---- the runtime's shard -------------------------------------------------------------
 
     def new_data(self) -> dict[str, TxnMetadata]:
         return {}
@@ -112,7 +164,7 @@ class _TxnShard:
 
     def loaded(self, owned: _Partition, entries: _Entries, start: float) -> None:
         owing = loading.owing_markers(owned.data)
-        self._c._log.info(
+        self._log.info(
             "txn.partition_loaded",
             partition=owned.partition,
             ids=len(owned.data),
@@ -132,14 +184,14 @@ class _TxnShard:
                 now_ms(),
             )
             if isinstance(transit, TxnTransit):
-                self._c._complete_later(owned.partition, owned, meta, transit, commit)
+                self._complete_later(owned.partition, owned, meta, transit, commit)
 
     def unloaded(self, partition: int, owned: _Partition | None) -> None:
         """Leadership moved: forget the ids and stop writing their markers (Kafka's
         removeTransactionsForTxnTopicPartition and removeMarkersForTxnTopicPartition)."""
-        for completion in self._c._completions.pop(partition, set()):
+        for completion in self._completions.pop(partition, set()):
             completion.cancel()
-        self._c._log.info(
+        self._log.info(
             "txn.partition_unloaded",
             partition=partition,
             ids=0 if owned is None else len(owned.data),
@@ -147,112 +199,20 @@ class _TxnShard:
 
     def periodic(self) -> None:
         """Abort timed-out transactions and expire idle ids, each at its interval."""
-        c = self._c
-        cfg = c._config()
+        cfg = self._config()
         now = now_ms()
-        if now - c._last_abort >= cfg.abort_interval_ms:
-            c._last_abort = now
-            c._abort_timed_out()
-        if now - c._last_expiry >= cfg.remove_expired_interval_ms:
-            c._last_expiry = now
-            c._expire_ids(cfg)
-
-
-class TransactionCoordinator:
-    def __init__(
-        self,
-        broker_id: int,
-        image: MetadataImage,
-        logs: LogManager,
-        release: Release,
-        config: Callable[[], TxnConfig],
-        producer_ids: Callable[[], Awaitable[int]],
-        inter_broker: InterBrokerSecurity,
-        local: LocalBrokers,
-    ) -> None:
-        self.broker_id = broker_id
-        self._image = image
-        self._logs = logs
-        self._release = release
-        self._config = config
-        self._producer_ids = producer_ids
-        self._completions: dict[int, set[asyncio.Task[None]]] = {}
-        self._last_abort = 0
-        self._last_expiry = 0
-        self._local = local
-        # Two channels to other processes' brokers, as Kafka's marker channel and its
-        # AddPartitionsToTxnManager each have their own NetworkClient.
-        self.markers = MarkerWriter(
-            broker_id,
-            image,
-            logs,
-            release,
-            peer_client.PeerClient(inter_broker, client_id=f"broker-{broker_id}-txn-marker-sender"),
-            local,
-        )
-        self._verify_peers = peer_client.PeerClient(
-            inter_broker, client_id=f"broker-{broker_id}-add-partitions-to-txn-sender"
-        )
-        self._log = _log.bind(broker_id=broker_id)
-        self._runtime: CoordinatorRuntime[dict[str, TxnMetadata], _Entries] = CoordinatorRuntime(
-            topic=TRANSACTION_TOPIC,
-            event_prefix="txn",
-            broker_id=broker_id,
-            image=image,
-            logs=logs,
-            partition_of=decide.partition_for,
-            log=self._log,
-        )
-        self._runtime.shard = _TxnShard(self)
-        # partition -> the partition as loaded (the runtime's; read only here)
-        self._partitions = self._runtime.partitions
-
-    # ---- lifecycle -----------------------------------------------------------------------
-
-    @property
-    def active(self) -> bool:
-        return self._runtime.active
-
-    @property
-    def _active(self) -> bool:
-        return self._runtime.active
-
-    async def start(self) -> None:
-        self._runtime.active = True
-        self._last_abort = self._last_expiry = now_ms()
-        self._runtime.start()
-
-    async def stop(self) -> None:
-        tasks = self._runtime.take_tasks()
-        tasks += [t for ts in self._completions.values() for t in ts]
-        self._completions = {}
-        await cancel_all(tasks, what="transaction_coordinator", log=self._log)
-        self._runtime.clear()
-        # After the tasks: none of them can open a connection again.
-        await self.markers.close()
-        await self._verify_peers.close()
+        if now - self._last_abort >= cfg.abort_interval_ms:
+            self._last_abort = now
+            self._abort_timed_out()
+        if now - self._last_expiry >= cfg.remove_expired_interval_ms:
+            self._last_expiry = now
+            self._expire_ids(cfg)
 
     # ---- where an id lives ---------------------------------------------------------------
 
-    def partition_count(self) -> int | None:
-        return self._runtime.partition_count()
-
-    def partition_for(self, transactional_id: str) -> int | None:
-        return self._runtime.partition_for(transactional_id)
-
-    def leader_of(self, partition: int) -> tuple[int, int]:
-        """(leader, leader epoch) of a transaction log partition, (-1, -1) when unknown."""
-        return self._runtime.leader_of(partition)
-
-    def status(self, transactional_id: str) -> int:
-        """getTransactionState's errors: COORDINATOR_NOT_AVAILABLE when inactive or without a
-        log, NOT_COORDINATOR when another broker leads the id's partition,
-        COORDINATOR_LOAD_IN_PROGRESS while loading it, else NONE."""
-        return self._runtime.status(transactional_id)
-
     def _metadata(self, transactional_id: str) -> TxnMetadata | None:
         partition = self.partition_for(transactional_id)
-        held = None if partition is None else self._partitions.get(partition)
+        held = None if partition is None else self.partitions.get(partition)
         return None if held is None else held.data.get(transactional_id)
 
     # ---- writing -------------------------------------------------------------------------
@@ -262,7 +222,7 @@ class TransactionCoordinator:
         at the epoch it loaded (``appendTransactionToLog``; a lost leadership is
         NOT_COORDINATOR, as Kafka maps NOT_LEADER_OR_FOLLOWER)."""
         partition = self.partition_for(transactional_id)
-        held = None if partition is None else self._partitions.get(partition)
+        held = None if partition is None else self.partitions.get(partition)
         if partition is None or held is None:
             return ec.NOT_COORDINATOR
         leader, epoch = self.leader_of(partition)
@@ -273,7 +233,7 @@ class TransactionCoordinator:
         if transit is not None:
             value = rec.encode_value(rec.value_of(transit), rec.value_version(self._release))
         try:
-            self._runtime.append(partition, epoch, [(key, value)])
+            self.append(partition, epoch, [(key, value)])
         except Exception:
             # A storage failure: Kafka maps KAFKA_STORAGE_ERROR of this append to NOT_COORDINATOR.
             self._log.exception("txn.append_failed", partition=partition)
@@ -313,18 +273,29 @@ class TransactionCoordinator:
             if status != ec.NONE:
                 return InitAnswer(status)
             meta = self._metadata(transactional_id)
+        return self._init_decided(transactional_id, meta, timeout_ms, expected, spare)
+
+    def _init_decided(
+        self,
+        transactional_id: str,
+        meta: TxnMetadata | None,
+        timeout_ms: int,
+        expected: tuple[int, int] | None,
+        spare: list[int],
+    ) -> InitAnswer:
+        """The decision on InitProducerId and its append, with the producer id fetched for it
+        (`spare`) if the id needs a new one."""
 
         def next_id() -> int:
             if not spare:
                 raise IllegalTransition("no producer id was fetched for this decision")
             return spare.pop()
 
-        cfg = self._config()
         result = decide.init_producer_id(
             meta,
             transactional_id,
             timeout_ms,
-            cfg.max_timeout_ms,
+            self._config().max_timeout_ms,
             expected,
             next_id,
             now_ms(),
@@ -332,7 +303,7 @@ class TransactionCoordinator:
         if result.metadata is not None:
             partition = self.partition_for(transactional_id)
             assert partition is not None
-            self._partitions[partition].data[transactional_id] = result.metadata
+            self.partitions[partition].data[transactional_id] = result.metadata
             meta = result.metadata
         if result.error != ec.NONE or result.transit is None or meta is None:
             return InitAnswer(result.error)
@@ -401,6 +372,21 @@ class TransactionCoordinator:
             self._release,
         )
 
+    def verify_request(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: list[TopicPartition],
+    ) -> dict[TopicPartition, int]:
+        """A verification as this broker's KafkaApis answers AddPartitionsToTxn v4
+        ``verify_only``: partitions missing from its metadata first (`unknown_partitions`),
+        then `verify`."""
+        unknown = unknown_partitions(self._image, partitions)
+        if unknown is not None:
+            return unknown
+        return self.verify(transactional_id, producer_id, producer_epoch, partitions)
+
     async def verify_for_produce(
         self,
         transactional_id: str,
@@ -411,12 +397,11 @@ class TransactionCoordinator:
         """KIP-890 part 1 (3.6+): a partition leader asks the id's coordinator whether each
         partition is in the producer's ongoing transaction. This broker's coordinator answers
         directly, another broker of this process through its coordinator, a broker elsewhere
-        through AddPartitionsToTxn v4 ``verify_only`` on its inter-broker listener. Codes are
-        the coordinator's as it answers them; mapping them for the producer (Kafka's
+        through AddPartitionsToTxn v4 ``verify_only`` on its inter-broker listener
+        (`zkbroker.broker.transactions.verify_sender`, which says what its failures answer).
+        Codes are the coordinator's as it answers them; mapping them for the producer (Kafka's
         ``AddPartitionsToTxnManager``) is the caller's. An unknown coordinator answers
-        COORDINATOR_NOT_AVAILABLE, an unreachable one NETWORK_EXCEPTION (a disconnect or
-        timeout there), a refused login its SASL error (UNKNOWN_SERVER_ERROR for TLS:
-        ``Errors.forException``)."""
+        COORDINATOR_NOT_AVAILABLE."""
         partition = self.partition_for(transactional_id)
         if partition is None:
             return dict.fromkeys(partitions, ec.COORDINATOR_NOT_AVAILABLE)
@@ -426,50 +411,12 @@ class TransactionCoordinator:
             peer = self._local.running(leader)
             coordinator = None if peer is None else peer.transaction_coordinator
         if coordinator is not None:
-            # What the coordinator's KafkaApis would check first, then the coordinator.
-            unknown = unknown_partitions(coordinator._image, partitions)
-            if unknown is not None:
-                return unknown
-            return coordinator.verify(transactional_id, producer_id, producer_epoch, partitions)
-        endpoint = self._verify_peers.endpoint_of(self._image, leader)
-        if endpoint is None:
-            return dict.fromkeys(partitions, ec.COORDINATOR_NOT_AVAILABLE)
-        by_topic: dict[str, list[int]] = {}
-        for topic, index in partitions:
-            by_topic.setdefault(topic, []).append(index)
-        request = AddPartitionsToTxnRequest(
-            transactions=[
-                AddPartitionsToTxnTransaction(
-                    transactional_id=transactional_id,
-                    producer_id=producer_id,
-                    producer_epoch=producer_epoch,
-                    verify_only=True,
-                    topics=[
-                        AddPartitionsToTxnTopic(name=t, partitions=p) for t, p in by_topic.items()
-                    ],
-                )
-            ]
+            return coordinator.verify_request(
+                transactional_id, producer_id, producer_epoch, partitions
+            )
+        return await self._verify_sender.verify(
+            leader, transactional_id, producer_id, producer_epoch, partitions
         )
-        try:
-            response = await self._verify_peers.send(*endpoint, 4, request)
-        except peer_client.PeerAuthenticationFailed as e:
-            self._log.error("txn.verify_failed", coordinator=leader, error=e.error, message=str(e))
-            # Errors.forException: the SASL errors have codes; a TLS failure has none.
-            code = getattr(ec, e.error, None)
-            if not isinstance(code, int):
-                code = ec.UNKNOWN_SERVER_ERROR
-            return dict.fromkeys(partitions, code)
-        except peer_client.PeerUnavailable as e:
-            self._log.warning("txn.verify_unreachable", coordinator=leader, error=str(e))
-            return dict.fromkeys(partitions, ec.NETWORK_EXCEPTION)
-        if response.error_code != ec.NONE:
-            return dict.fromkeys(partitions, response.error_code)
-        answers: dict[TopicPartition, int] = {}
-        for result in response.results_by_transaction:
-            for topic_result in result.topic_results:
-                for p in topic_result.results_by_partition:
-                    answers[(topic_result.name, p.partition_index)] = p.partition_error_code
-        return {tp: answers.get(tp, ec.UNKNOWN_SERVER_ERROR) for tp in partitions}
 
     def end_txn(
         self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
@@ -506,7 +453,7 @@ class TransactionCoordinator:
         if result.transit is None:
             return result.error
         partition = self.partition_for(meta.transactional_id)
-        held = None if partition is None else self._partitions.get(partition)
+        held = None if partition is None else self.partitions.get(partition)
         if partition is None or held is None:
             meta.abandon_transition(result.epoch_fence)
             return ec.NOT_COORDINATOR
@@ -585,9 +532,9 @@ class TransactionCoordinator:
     def _owns(self, transactional_id: str, held: _Partition) -> bool:
         partition = self.partition_for(transactional_id)
         return (
-            self._active
+            self.active
             and partition is not None
-            and self._partitions.get(partition) is held
+            and self.partitions.get(partition) is held
             and self.leader_of(partition) == (self.broker_id, held.epoch)
         )
 
@@ -595,7 +542,7 @@ class TransactionCoordinator:
 
     def describe(self, transactional_id: str) -> tuple[int, TxnMetadata | None]:
         """handleDescribeTransactions for one id (an id being expired, Dead, is not found)."""
-        if self._active and not transactional_id:
+        if self.active and not transactional_id:
             return ec.INVALID_REQUEST, None
         status = self.status(transactional_id)
         if status != ec.NONE:
@@ -610,9 +557,9 @@ class TransactionCoordinator:
     ) -> tuple[int, list[TxnMetadata]]:
         """listTransactionStates over the partitions this broker leads; Dead ids (being
         removed) are never listed."""
-        if not self._active:
+        if not self.active:
             return ec.COORDINATOR_NOT_AVAILABLE, []
-        held = self._runtime.owned()
+        held = self.owned()
         if any(h.state is PartitionState.LOADING for h in held):
             return ec.COORDINATOR_LOAD_IN_PROGRESS, []
         now = now_ms()
@@ -635,7 +582,7 @@ class TransactionCoordinator:
     def _abort_timed_out(self) -> None:
         """abortTimedOutTransactions: fence and abort every transaction past its timeout."""
         now = now_ms()
-        for held in list(self._partitions.values()):
+        for held in list(self.partitions.values()):
             if held.state is not PartitionState.LOADED:
                 continue
             for meta in decide.timed_out(list(held.data.values()), now):
@@ -674,7 +621,7 @@ class TransactionCoordinator:
         """removeExpiredTransactionalIds: a tombstone for ids idle past
         transactional.id.expiration.ms, then forget them."""
         now = now_ms()
-        for held in list(self._partitions.values()):
+        for held in list(self.partitions.values()):
             if held.state is not PartitionState.LOADED:
                 continue
             for meta in decide.expired(list(held.data.values()), now, cfg.id_expiration_ms):

@@ -21,14 +21,10 @@ from typing import Protocol, TypeVar
 
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.rules.broker_config import from_persistent
-from zkbroker.broker.rules.broker_config_catalog import broker_config_key, validate_broker_configs
-from zkbroker.broker.rules.config_catalog import (
-    ConfigKey,
-    ConfigType,
-    InvalidConfig,
-    topic_config_keys,
-    validate_topic_configs,
-)
+from zkbroker.broker.rules.broker_config_catalog import broker_config_key
+from zkbroker.broker.rules.broker_config_validation import validate_broker_configs
+from zkbroker.broker.rules.config_catalog import topic_config_keys, validate_topic_configs
+from zkbroker.broker.rules.config_def import ConfigKey, ConfigType, InvalidConfig
 from zkbroker.handlers.context import RequestContext
 from zkbroker.handlers.support import authorization as auth
 from zkbroker.handlers.support.config_resources import (

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol.records import TimestampType
 from zkbroker.broker.rules.broker_config import BrokerConfig
-from zkbroker.broker.rules.config_catalog import InvalidConfig, parse_value, topic_config_keys
+from zkbroker.broker.rules.config_catalog import topic_config_keys
+from zkbroker.broker.rules.config_def import InvalidConfig, parse_value
 from zkbroker.broker.rules.log_validation import LogConfig, topic_record_magic
 from zkbroker.zk_layout import Release, release_at_least
 
@@ -60,59 +61,20 @@ def effective_log_config(
     return _effective(topic, tuple(sorted(overrides.items())), broker, release)
 
 
+_LONG_MAX = (1 << 63) - 1
+
+
 @functools.lru_cache(maxsize=4096)
 def _effective(
     topic: str, items: tuple[tuple[str, str], ...], broker: BrokerConfig, release: Release
 ) -> TopicLogConfig:
-    overrides = dict(items)
-    keys = topic_config_keys(release, include_internal=True)
-
-    def value(name: str) -> object:
-        key = keys.get(name)
-        if key is None:
-            return None
-        text = overrides.get(name)
-        if text is not None:
-            try:
-                return parse_value(key, text)
-            except InvalidConfig as e:
-                _log.warning("topic_config.unusable", topic=topic, key=name, reason=e.message)
-        default = broker.topic_value(key)
-        return None if default is None else parse_value(key, default)
-
-    def integer(name: str, fallback: int) -> int:
-        got = value(name)
-        return got if isinstance(got, int) and not isinstance(got, bool) else fallback
-
-    policy = value("cleanup.policy")
+    values = _Values(topic, dict(items), broker, release)
+    integer = values.integer
+    policy = values.value("cleanup.policy")
     cleanup = tuple(policy) if isinstance(policy, list) else ("delete",)
-    timestamp_type = (
-        TimestampType.LOG_APPEND_TIME
-        if value("message.timestamp.type") == "LogAppendTime"
-        else TimestampType.CREATE_TIME
-    )
-    format_version = value("message.format.version")
-    long_max = (1 << 63) - 1
-    if release_at_least(release, (3, 6)):
-        before = integer("message.timestamp.before.max.ms", long_max)
-        after = integer("message.timestamp.after.max.ms", long_max)
-    else:
-        before = after = integer("message.timestamp.difference.max.ms", long_max)
-    compression = value("compression.type")
-    validation = LogConfig(
-        max_message_bytes=integer("max.message.bytes", 1048588),
-        segment_bytes=integer("segment.bytes", 1 << 30),
-        timestamp_type=timestamp_type,
-        timestamp_before_max_ms=before,
-        timestamp_after_max_ms=after,
-        compacted="compact" in cleanup,
-        compression_type=compression if isinstance(compression, str) else "producer",
-        record_magic=topic_record_magic(
-            release, format_version if isinstance(format_version, str) else None
-        ),
-    )
-    unclean = value("unclean.leader.election.enable")
-    ratio = value("min.cleanable.dirty.ratio")
+    validation = _validation(values, cleanup, release)
+    unclean = values.value("unclean.leader.election.enable")
+    ratio = values.value("min.cleanable.dirty.ratio")
     return TopicLogConfig(
         validation=validation,
         retention_ms=integer("retention.ms", 7 * 24 * 3600 * 1000),
@@ -125,6 +87,61 @@ def _effective(
         min_cleanable_dirty_ratio=float(ratio) if isinstance(ratio, int | float) else 0.5,
         delete_retention_ms=integer("delete.retention.ms", 86_400_000),
         min_compaction_lag_ms=integer("min.compaction.lag.ms", 0),
-        max_compaction_lag_ms=integer("max.compaction.lag.ms", long_max),
+        max_compaction_lag_ms=integer("max.compaction.lag.ms", _LONG_MAX),
         segment_index_bytes=integer("segment.index.bytes", 10 * 1024 * 1024),
+    )
+
+
+class _Values:
+    """A topic's effective values, parsed: its override where it parses, else the broker's."""
+
+    def __init__(
+        self, topic: str, overrides: dict[str, str], broker: BrokerConfig, release: Release
+    ) -> None:
+        self.topic, self.overrides, self.broker = topic, overrides, broker
+        self.keys = topic_config_keys(release, include_internal=True)
+
+    def value(self, name: str) -> object:
+        key = self.keys.get(name)
+        if key is None:
+            return None
+        text = self.overrides.get(name)
+        if text is not None:
+            try:
+                return parse_value(key, text)
+            except InvalidConfig as e:
+                _log.warning("topic_config.unusable", topic=self.topic, key=name, reason=e.message)
+        default = self.broker.topic_value(key)
+        return None if default is None else parse_value(key, default)
+
+    def integer(self, name: str, fallback: int) -> int:
+        got = self.value(name)
+        return got if isinstance(got, int) and not isinstance(got, bool) else fallback
+
+
+def _validation(values: _Values, cleanup: tuple[str, ...], release: Release) -> LogConfig:
+    """What `zkbroker.broker.rules.log_validation` checks a produced batch against."""
+    timestamp_type = (
+        TimestampType.LOG_APPEND_TIME
+        if values.value("message.timestamp.type") == "LogAppendTime"
+        else TimestampType.CREATE_TIME
+    )
+    format_version = values.value("message.format.version")
+    if release_at_least(release, (3, 6)):
+        before = values.integer("message.timestamp.before.max.ms", _LONG_MAX)
+        after = values.integer("message.timestamp.after.max.ms", _LONG_MAX)
+    else:
+        before = after = values.integer("message.timestamp.difference.max.ms", _LONG_MAX)
+    compression = values.value("compression.type")
+    return LogConfig(
+        max_message_bytes=values.integer("max.message.bytes", 1048588),
+        segment_bytes=values.integer("segment.bytes", 1 << 30),
+        timestamp_type=timestamp_type,
+        timestamp_before_max_ms=before,
+        timestamp_after_max_ms=after,
+        compacted="compact" in cleanup,
+        compression_type=compression if isinstance(compression, str) else "producer",
+        record_magic=topic_record_magic(
+            release, format_version if isinstance(format_version, str) else None
+        ),
     )

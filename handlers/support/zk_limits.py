@@ -8,7 +8,7 @@ The handlers check it after Kafka's own checks and before building a placement, 
 INVALID_PARTITIONS naming the limit (`zkbroker.handlers.create_topics` says why that code).
 
 Not here: Kafka's own checks (the handlers, `zkbroker.broker.rules`), the store's guard
-(`zkbroker.zk_layout.store.client.RequestTooLargeError`).
+(`zkbroker.zk_layout.store.request_size.RequestTooLargeError`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.rules.api_error import ApiError
 from zkbroker.zk_layout import ConfigEntityNode, TopicNode, ZkStore
-from zkbroker.zk_layout.store.client import request_bytes
+from zkbroker.zk_layout.store.request_size import request_bytes
 
 # The topic znode's JSON besides its partition map, at its longest (v3 with a topic id):
 # {"version":3,"partitions":,"adding_replicas":{},"removing_replicas":{},"topic_id":"<22>"}

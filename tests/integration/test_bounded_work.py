@@ -55,7 +55,7 @@ from zkbroker.broker.toolkit.wire import WireClient
 from zkbroker.handlers import metadata as metadata_handler
 from zkbroker.zk_layout import PartitionStateNode, ZkStore
 from zkbroker.zk_layout.store import RequestTooLargeError
-from zkbroker.zk_layout.store.client import request_bytes
+from zkbroker.zk_layout.store.request_size import request_bytes
 
 INT32_MAX = 2**31 - 1
 

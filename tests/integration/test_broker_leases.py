@@ -24,7 +24,6 @@ from tests.integration.test_controller import (
     state,
 )
 from zkbroker import Cluster
-from zkbroker.broker.groups.zk_registry import java_abs_hash
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.messages.broker_heartbeat import BrokerHeartbeatRequest
 from zkbroker.broker.protocol.messages.broker_registration import (
@@ -33,6 +32,7 @@ from zkbroker.broker.protocol.messages.broker_registration import (
     Listener,
 )
 from zkbroker.broker.protocol.messages.find_coordinator import FindCoordinatorRequest
+from zkbroker.broker.rules.jvm_collections import java_abs_hash
 from zkbroker.broker.toolkit.wire import WireClient
 
 TIMEOUT_MS = 1500

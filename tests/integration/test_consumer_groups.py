@@ -25,7 +25,7 @@ from kazoo.client import KazooClient
 
 from tests.integration.helpers import wait_until, wait_visible, write_topic_like_kafka
 from zkbroker import Cluster
-from zkbroker.broker.groups.zk_registry import coordinator_id, java_abs_hash
+from zkbroker.broker.groups.zk_registry import coordinator_id
 from zkbroker.broker.protocol import decode_response, error_codes
 from zkbroker.broker.protocol.consumer_protocol import decode_assignment, decode_subscription
 from zkbroker.broker.protocol.messages.delete_groups import DeleteGroupsRequest
@@ -42,6 +42,7 @@ from zkbroker.broker.protocol.messages.offset_fetch import (
     OffsetFetchRequestGroup,
     OffsetFetchRequestTopic,
 )
+from zkbroker.broker.rules.jvm_collections import java_abs_hash
 from zkbroker.broker.toolkit.wire import WireClient
 
 T = TypeVar("T")

@@ -19,11 +19,11 @@ from kafka.errors import KafkaConnectionError
 
 from tests.integration.helpers import wait_until
 from zkbroker import Cluster
-from zkbroker.broker.hooks.faults import FaultKind
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from zkbroker.broker.protocol.messages.metadata import MetadataRequest
 from zkbroker.broker.toolkit.wire import WireClient
+from zkbroker.zk_layout.nodes.zkbroker import FaultKind
 
 
 def wire(cluster: Cluster, broker_id: int = 0) -> WireClient:

@@ -19,9 +19,10 @@ from kafka.errors import TopicAlreadyExistsError
 
 from tests.integration.helpers import wait_until
 from zkbroker import Cluster
-from zkbroker.broker.hooks.metrics import MAX_PACKET_BYTES, pack_lines, parse_address
+from zkbroker.broker.hooks.metrics import MAX_PACKET_BYTES, pack_lines
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.server.hooks import Intervention, RequestCall, RequestRecord
+from zkbroker.broker.settings import parse_address
 
 
 class StatsdListener:

@@ -14,8 +14,9 @@ from kazoo.exceptions import NoAuthError
 from kazoo.security import ACL, Id, Permissions, make_digest_acl_credential
 
 from zkbroker import Cluster
-from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper, send_four_letter_word
-from zkbroker.zk_layout.store.client import ZkAuthError
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
+from zkbroker.broker.zookeeper.network import send_four_letter_word
+from zkbroker.zk_layout.store.auth import ZkAuthError
 
 DIGEST = "kafka:kafka-zk-secret"
 OWNER = ("digest", make_digest_acl_credential("kafka", "kafka-zk-secret"))

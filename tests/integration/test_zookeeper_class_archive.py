@@ -11,12 +11,15 @@ from pathlib import Path
 import pytest
 
 from zkbroker.broker.jvm import class_archive
-from zkbroker.broker.zookeeper import embedded
-from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper, find_zookeeper_classpath
+from zkbroker.broker.zookeeper.discovery import find_zookeeper_classpath
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
+from zkbroker.broker.zookeeper.errors import ZooKeeperStartError
+from zkbroker.broker.zookeeper.jvm_launch import CLASS_ARCHIVE_LABEL
+from zkbroker.broker.zookeeper.network import is_serving
 
 
 def _archives(folder: Path) -> list[Path]:
-    return sorted(folder.glob(f"{embedded.CLASS_ARCHIVE_LABEL}-java*.jsa"))
+    return sorted(folder.glob(f"{CLASS_ARCHIVE_LABEL}-java*.jsa"))
 
 
 def _maps(pid: int | None, path: Path) -> bool:
@@ -25,7 +28,7 @@ def _maps(pid: int | None, path: Path) -> bool:
 
 
 def _serves(zookeeper: EmbeddedZooKeeper) -> bool:
-    return embedded.is_serving(zookeeper.host, zookeeper.port)
+    return is_serving(zookeeper.host, zookeeper.port)
 
 
 @pytest.fixture
@@ -194,7 +197,7 @@ def test_stop_ends_a_start_in_the_background(tmp_path: Path, classpath: str) -> 
     zookeeper = EmbeddedZooKeeper(classpath=classpath, class_archive=False)
     zookeeper.start_soon()
     zookeeper.stop()
-    with pytest.raises(embedded.ZooKeeperStartError):
+    with pytest.raises(ZooKeeperStartError):
         zookeeper.start()
     assert not zookeeper.running
     # And one waited for is the server itself.

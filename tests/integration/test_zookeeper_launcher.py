@@ -20,15 +20,13 @@ from kazoo.client import KazooClient
 
 import zkbroker.broker.zookeeper.embedded as zookeeper_module
 from zkbroker.broker.toolkit.zookeeper import CHROOT_PREFIX, ZooKeeperEndpoint, fresh_chroot
-from zkbroker.broker.zookeeper.embedded import (
-    EmbeddedZooKeeper,
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
+from zkbroker.broker.zookeeper.errors import (
     ZooKeeperError,
     ZooKeeperNotFoundError,
     ZooKeeperStartError,
-    is_serving,
-    pick_free_port,
-    send_four_letter_word,
 )
+from zkbroker.broker.zookeeper.network import is_serving, pick_free_port, send_four_letter_word
 
 
 @contextmanager

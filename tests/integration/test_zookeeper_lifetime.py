@@ -24,11 +24,9 @@ from pathlib import Path
 import pytest
 
 from tests.log_events import capture_events
-from zkbroker.broker.zookeeper.embedded import (
-    DATA_DIR_LOCK_NAME,
-    EmbeddedZooKeeper,
-    ZooKeeperDataDirInUseError,
-)
+from zkbroker.broker.zookeeper.data_dir_lock import DATA_DIR_LOCK_NAME
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
+from zkbroker.broker.zookeeper.errors import ZooKeeperDataDirInUseError
 
 CHILD = textwrap.dedent(
     """

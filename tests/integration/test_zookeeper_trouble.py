@@ -32,7 +32,8 @@ from tests.integration.helpers import wait_until
 from zkbroker import Cluster
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.server.hooks import Intervention, RequestCall, RequestRecord
-from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper, pick_free_port
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
+from zkbroker.broker.zookeeper.network import pick_free_port
 
 BUDGET_S = 60.0
 

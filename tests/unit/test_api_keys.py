@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
+from tests.unit.test_message_definitions import import_path
 from zkbroker.broker.protocol import API_SPECS
 from zkbroker.broker.protocol.api_keys import API_KEYS, ApiKey
 from zkbroker.broker.protocol.releases import (
     API_NAMES,
     API_VERSION_RANGES,
-    RELEASES,
     SERVED_BEYOND_ZK_BROKER,
 )
 from zkbroker.broker.rules.request_description import RETAINED_SINCE
@@ -30,6 +32,7 @@ from zkbroker.handlers.registry import HANDLERS
 from zkbroker.handlers.support import zk_trouble
 
 REPO = Path(__file__).resolve().parents[2]
+GENERATOR = REPO / "scripts" / "generate_messages.py"
 
 
 @pytest.fixture(scope="module")
@@ -43,15 +46,18 @@ def requests_by_key(kafka_message_specs: Path) -> dict[int, dict[str, Any]]:
     return found
 
 
+def _generator() -> ModuleType:
+    """scripts/generate_messages.py, loaded as test_message_definitions loads it."""
+    return import_path(GENERATOR)
+
+
 def history_keys() -> set[int]:
     return {key for table in API_VERSION_RANGES.values() for key in table}
 
 
 def test_the_table_has_one_row_per_key_of_the_release_history() -> None:
     assert set(ApiKey) == set(API_KEYS) == history_keys()
-    for key, row in API_KEYS.items():
-        assert row.key is key
-        assert row.first_release == min(r for r in RELEASES if key in API_VERSION_RANGES[r])
+    assert list(API_KEYS) == sorted(ApiKey)
 
 
 def test_every_zk_broker_api_of_the_specs_is_in_the_table(
@@ -69,10 +75,14 @@ def test_rows_match_the_specs(requests_by_key: dict[int, dict[str, Any]]) -> Non
         # Kafka's ApiKeys constant: OffsetForLeaderEpoch -> OFFSET_FOR_LEADER_EPOCH.
         assert key.name == re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
         assert row.listeners == frozenset(raw["listeners"])
-        module = row.messages()
-        assert key == getattr(module, row.request_name).API_KEY
-        assert key == getattr(module, row.response_name).API_KEY
-        assert module.REQUEST is API_SPECS[key].request_def
+        # The generated classes of the key: named after the spec, in one module with its defs.
+        spec = API_SPECS[key]
+        assert spec.request_type.__name__ == f"{name}Request"
+        assert spec.response_type.__name__ == f"{name}Response"
+        assert key == spec.request_type.API_KEY == spec.response_type.API_KEY
+        module = sys.modules[spec.request_type.__module__]
+        assert module is sys.modules[spec.response_type.__module__]
+        assert module.REQUEST is spec.request_def and module.RESPONSE is spec.response_def
 
 
 def test_served_beyond_zk_broker_comes_from_the_listeners() -> None:
@@ -83,7 +93,8 @@ def test_served_beyond_zk_broker_comes_from_the_listeners() -> None:
 
 
 def test_quota_exemptions_are_the_cluster_actions_and_the_pre_authentication_keys() -> None:
-    cluster = {key for key, row in API_KEYS.items() if row.cluster_action}
+    # Kafka's ApiKeys.clusterAction, as the generator copies it.
+    cluster = {key for key, row in API_KEYS.items() if row.name in _generator().CLUSTER_ACTIONS}
     before_auth = {ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE}
     throttled = {ApiKey.UPDATE_FEATURES, ApiKey.ENVELOPE}  # KafkaApis throttles these
     assert throttled <= cluster
@@ -106,14 +117,14 @@ def test_quota_exemptions_are_the_cluster_actions_and_the_pre_authentication_key
 
 
 def test_every_key_has_a_zookeeper_trouble_family() -> None:
-    missing = set(ApiKey) - set(zk_trouble.FAMILIES)
-    assert not missing, f"no zk_trouble.FAMILIES entry for {sorted(k.name for k in missing)}"
-    assert set(zk_trouble.FAMILIES) == set(ApiKey)
+    families = {key: entry.zk_trouble_family for key, entry in HANDLERS.items()}
+    assert set(families) == set(ApiKey)
+    assert all(isinstance(family, zk_trouble.Family) for family in families.values())
 
 
 def test_zookeeper_trouble_families_are_unchanged() -> None:
     families = {
-        family: {k for k, f in zk_trouble.FAMILIES.items() if f is family}
+        family: {k for k, entry in HANDLERS.items() if entry.zk_trouble_family is family}
         for family in zk_trouble.Family
     }
     assert families[zk_trouble.Family.TOPIC_ADMIN] == {19, 20, 37}
@@ -121,19 +132,40 @@ def test_zookeeper_trouble_families_are_unchanged() -> None:
     assert families[zk_trouble.Family.CONFIGS] == {32, 33, 44}
     assert families[zk_trouble.Family.GROUPS] == {8, 9, 10, 15, 16, 42}
     assert families[zk_trouble.Family.METADATA] == {3}
-    for key in ApiKey:
-        assert zk_trouble.family(key) == zk_trouble.FAMILIES[key].value
+    assert set().union(*families.values()) == set(ApiKey)
 
 
 def test_every_key_has_one_handler_module() -> None:
     assert set(HANDLERS) == set(ApiKey)
     for key, entry in HANDLERS.items():
-        assert entry.key is ApiKey(key) and entry.name == API_KEYS[ApiKey(key)].name
+        assert entry.api_key is ApiKey(key) and entry.name == API_KEYS[ApiKey(key)].name
+
+
+# Kafka 3.9's ApiKeys.forwardable flag (its constructor argument in ApiKeys.java).
+FORWARDABLE = {
+    ApiKey.CREATE_TOPICS,
+    ApiKey.DELETE_TOPICS,
+    ApiKey.CREATE_ACLS,
+    ApiKey.DELETE_ACLS,
+    ApiKey.ALTER_CONFIGS,
+    ApiKey.CREATE_PARTITIONS,
+    ApiKey.CREATE_DELEGATION_TOKEN,
+    ApiKey.RENEW_DELEGATION_TOKEN,
+    ApiKey.EXPIRE_DELEGATION_TOKEN,
+    ApiKey.ELECT_LEADERS,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS,
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS,
+    ApiKey.LIST_PARTITION_REASSIGNMENTS,
+    ApiKey.ALTER_CLIENT_QUOTAS,
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
+    ApiKey.UPDATE_FEATURES,
+    ApiKey.ALLOCATE_PRODUCER_IDS,
+}
 
 
 def test_retained_buffers_are_forwardable_keys() -> None:
     for key in RETAINED_SINCE:
-        assert API_KEYS[ApiKey(key)].forwardable, ApiKey(key).name
+        assert ApiKey(key) in FORWARDABLE, ApiKey(key).name
 
 
 def test_no_bare_api_key_constants_outside_the_table() -> None:

@@ -1,6 +1,6 @@
 """Pure pieces of issue 17's bounded work: the slicing helper (`zkbroker.broker.asyncutil`), the
 lazy placement and its size bound (`zkbroker.broker.rules.replica_assignment`), the request-size
-estimate (`zkbroker.zk_layout.store.client.request_bytes`), the topic-znode size check
+estimate (`zkbroker.zk_layout.store.request_size.request_bytes`), the topic-znode size check
 (`zkbroker.handlers.support.zk_limits`) and the per-family ZooKeeper-trouble errors
 (`zkbroker.handlers.support.zk_trouble`)."""
 
@@ -23,10 +23,11 @@ from zkbroker.broker.rules.replica_assignment import (
     plan_replicas,
     replica_map_min_bytes,
 )
+from zkbroker.handlers.registry import HANDLERS
 from zkbroker.handlers.support import zk_trouble
 from zkbroker.handlers.support.zk_limits import partition_entry_bytes, replica_map_bytes
 from zkbroker.zk_layout import SessionExpiredError, ZkConnectionError
-from zkbroker.zk_layout.store.client import request_bytes
+from zkbroker.zk_layout.store.request_size import request_bytes
 
 INT32_MAX = 2**31 - 1
 
@@ -126,7 +127,7 @@ def test_partition_entry_bytes() -> None:
     assert partition_entry_bytes(12, [1, 200]) == len('"12":[1,200],')
 
 
-# ---- zkbroker.zk_layout.store.client.request_bytes
+# ---- zkbroker.zk_layout.store.request_size.request_bytes
 # ----------------------------------------------------
 
 
@@ -170,8 +171,9 @@ def _expiry() -> SessionExpiredError:
     ],
 )
 def test_zookeeper_trouble_errors_per_api_family(api_key: int, loss: int, expiry: int) -> None:
-    assert zk_trouble.error_for(api_key, _loss()) == loss
-    assert zk_trouble.error_for(api_key, _expiry()) == expiry
+    family = HANDLERS[api_key].zk_trouble_family
+    assert zk_trouble.error_for(family, _loss()) == loss
+    assert zk_trouble.error_for(family, _expiry()) == expiry
 
 
 # ---- zkbroker.broker.asyncutil.gather_bounded

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 from zkbroker.broker.rules.broker_config import BrokerConfig, from_persistent
-from zkbroker.broker.rules.config_catalog import (
-    ConfigSource,
-    ConfigSynonym,
-    describe_topic_config,
-    topic_config_keys,
-)
+from zkbroker.broker.rules.config_catalog import describe_topic_config, topic_config_keys
+from zkbroker.broker.rules.config_def import ConfigSource, ConfigSynonym
 
 R = (2, 8)
 

@@ -6,18 +6,19 @@ from __future__ import annotations
 import pytest
 
 from zkbroker.broker.rules.broker_config_catalog import (
-    BROKER_CONFIG_KEYS,
-    BrokerConfigKey,
-    DynamicScope,
     broker_config_key,
     broker_config_keys,
     broker_synonyms,
-    inter_broker_protocol_default,
     is_dynamic,
     read_only_in_describe,
-    validate_broker_configs,
 )
-from zkbroker.broker.rules.config_catalog import (
+from zkbroker.broker.rules.broker_config_table import (
+    BROKER_CONFIG_KEYS,
+    inter_broker_protocol_default,
+)
+from zkbroker.broker.rules.broker_config_types import BrokerConfigKey, DynamicScope
+from zkbroker.broker.rules.broker_config_validation import validate_broker_configs
+from zkbroker.broker.rules.config_def import (
     ConfigType,
     InvalidConfig,
     render_value,

@@ -24,7 +24,6 @@ from typing import Any
 import pytest
 
 from zkbroker.broker import asyncutil
-from zkbroker.broker import coordinator_runtime as rt
 from zkbroker.broker.asyncutil import cancel_and_wait, now_ms, wait_for
 from zkbroker.broker.groups.coordinator import GroupCoordinator
 from zkbroker.broker.image.metadata_image import MetadataImage
@@ -264,7 +263,7 @@ class Refuser:
 StopFn = Callable[[list[asyncio.Task[Any]]], Coroutine[Any, Any, Any]]
 STOPPERS: dict[str, StopFn] = {
     "cancel_and_wait": lambda tasks: cancel_and_wait(tasks, within=0.2, what="test"),
-    "coordinator cancel_all": lambda tasks: rt.cancel_all(tasks),
+    "coordinator stop": lambda tasks: cancel_and_wait(tasks, what="coordinator"),
 }
 
 

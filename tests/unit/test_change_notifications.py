@@ -1,6 +1,6 @@
 """The change-notification listener (``zkbroker.zk_layout.store.change_notifications``, Kafka's
 ZkNodeChangeNotificationListener) over an in-memory folder: order, the starting point, the two
-failure rules and the three purge rules."""
+failure rules and the two purge rules."""
 
 from __future__ import annotations
 
@@ -12,7 +12,12 @@ from typing import Any, cast
 import pytest
 
 from zkbroker.zk_layout.errors import NoNodeError
-from zkbroker.zk_layout.store import CHANGE_EXPIRATION_MS, ChangeNotificationListener, Purge
+from zkbroker.zk_layout.store import (
+    CHANGE_EXPIRATION_MS,
+    ChangeNotificationListener,
+    Purge,
+    change_notifications,
+)
 
 FOLDER = "/config/changes"
 PREFIX = "config_change_"
@@ -107,6 +112,12 @@ class Recorder:
         self.flushes.append(names)
 
 
+@pytest.fixture(autouse=True)
+def _now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wall clock the listener ages notifications by, stopped at NOW_MS."""
+    monkeypatch.setattr(change_notifications, "_wall_clock_ms", lambda: NOW_MS)
+
+
 def _listener(
     folder: FakeFolder, recorder: Recorder, events: Events, **options: Any
 ) -> ChangeNotificationListener:
@@ -117,7 +128,7 @@ def _listener(
         recorder.handle,
         log=events,
         failed_event="test.failed",
-        **{"clock_ms": lambda: NOW_MS, **options},
+        **options,
     )
 
 
@@ -145,19 +156,6 @@ async def test_replays_present_notifications_in_sequence_order_then_only_new_one
     folder.add(12, b"after stop")
     await _settle()
     assert len(recorder.seen) == 3
-
-
-async def test_skip_existing_starts_after_the_notifications_present() -> None:
-    folder, recorder, events = FakeFolder(), Recorder(), Events()
-    folder.add(3, b"old", notify=False)
-    listener = _listener(folder, recorder, events)
-    await listener.skip_existing()
-    folder.add(4, b"between skip and start", notify=False)
-    await listener.start()
-    folder.add(5, b"new")
-    await _settle()
-    assert [d for _, d in recorder.seen] == [b"between skip and start", b"new"]
-    await listener.stop()
 
 
 async def test_flush_runs_once_per_pass_with_what_the_new_notifications_name() -> None:
@@ -239,9 +237,12 @@ async def test_purge_when_processed_deletes_only_what_is_already_expired() -> No
     await listener.stop()
 
 
-async def test_purge_after_pass_deletes_every_expired_notification_read_so_far() -> None:
+async def test_purge_after_pass_deletes_every_expired_notification_read_so_far(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     folder, recorder, events = FakeFolder(), Recorder(), Events()
     clock = [float(NOW_MS)]
+    monkeypatch.setattr(change_notifications, "_wall_clock_ms", lambda: clock[0])
     first = folder.add(1, b"a", FRESH, notify=False)
     listener = _listener(
         folder,
@@ -249,7 +250,6 @@ async def test_purge_after_pass_deletes_every_expired_notification_read_so_far()
         events,
         purge=Purge.AFTER_PASS,
         purged_event="test.purged",
-        clock_ms=lambda: clock[0],
     )
     await listener.start()
     await _settle()
@@ -260,16 +260,6 @@ async def test_purge_after_pass_deletes_every_expired_notification_read_so_far()
     await _settle()
     assert folder.deleted == [first] and list(folder.children) == [second]
     assert events.lines == [("info", "test.purged", {"count": 1})]
-    await listener.stop()
-
-
-async def test_no_purge_by_default() -> None:
-    folder, recorder, events = FakeFolder(), Recorder(), Events()
-    folder.add(1, b"a", OLD, notify=False)
-    listener = _listener(folder, recorder, events)
-    await listener.start()
-    await _settle()
-    assert folder.deleted == [] and len(folder.children) == 1
     await listener.stop()
 
 
@@ -319,8 +309,6 @@ async def _held_in_its_handler(events: Events, stubborn: Stubborn) -> ChangeNoti
 async def test_stop_is_bounded_when_the_worker_swallows_its_cancellation(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from zkbroker.zk_layout.store import change_notifications
-
     monkeypatch.setattr(change_notifications, "STOP_WAIT_S", 0.2)
     events, stubborn = Events(), Stubborn()
     listener = await _held_in_its_handler(events, stubborn)

@@ -6,7 +6,7 @@ import pytest
 
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.rules.broker_loggers import BrokerLoggers, LoggerOpError
-from zkbroker.broker.rules.config_catalog import InvalidConfig
+from zkbroker.broker.rules.config_def import InvalidConfig
 from zkbroker.handlers.support.config_alter import (
     APPEND,
     DELETE,

@@ -16,20 +16,22 @@ from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.rules.broker_config import BrokerConfig
 from zkbroker.broker.rules.broker_config_catalog import broker_config_key
 from zkbroker.broker.rules.config_catalog import (
+    describe_topic_config,
+    key_since,
+    topic_config_keys,
+    validate_topic_configs,
+)
+from zkbroker.broker.rules.config_def import (
     ConfigEntry,
     ConfigKey,
     ConfigSource,
     ConfigSynonym,
     ConfigType,
     InvalidConfig,
-    describe_topic_config,
     java_double_str,
-    key_since,
     message_format_version_default,
     parse_value,
     render_value,
-    topic_config_keys,
-    validate_topic_configs,
     validate_value,
 )
 

@@ -12,10 +12,10 @@ import pytest
 from zkbroker.broker.rules.config_catalog import TOPIC_CONFIG_KEYS
 from zkbroker.broker.rules.config_documentation import (
     BROKER_CONFIG_DOCS,
-    TOPIC_CONFIG_DOCS,
     broker_config_documentation,
     topic_config_documentation,
 )
+from zkbroker.broker.rules.topic_config_docs import TOPIC_CONFIG_DOCS
 
 ALL_DOCS = [
     *(("topic", name, doc) for name, doc in TOPIC_CONFIG_DOCS.items()),

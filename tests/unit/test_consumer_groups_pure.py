@@ -10,7 +10,6 @@ import pytest
 from zkbroker.broker.groups.zk_registry import (
     ConsumerGroup,
     coordinator_id,
-    java_abs_hash,
     storable,
     subscribed_topics,
 )
@@ -20,6 +19,7 @@ from zkbroker.broker.protocol.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
+from zkbroker.broker.rules.jvm_collections import java_abs_hash
 from zkbroker.handlers.describe_groups import client_host
 from zkbroker.zk_layout import ZnodeFormatError
 from zkbroker.zk_layout.nodes.base import TopicPartition

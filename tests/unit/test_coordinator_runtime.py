@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from zkbroker.broker import coordinator_runtime as rt
+from zkbroker.broker.asyncutil import cancel_and_wait
 from zkbroker.broker.coordinator_runtime import CoordinatorRuntime, OwnedPartition, PartitionState
 from zkbroker.broker.image.metadata_image import MetadataImage, PartitionImage, TopicImage
 from zkbroker.broker.log import get_logger
@@ -30,11 +31,19 @@ async def _until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
             await asyncio.sleep(0.005)
 
 
-class Shard:
+class Shard(CoordinatorRuntime[list[bytes], list[bytes]]):
     """Records every call; its data is the keys replayed, its accumulator the values."""
 
-
-    def __init__(self) -> None:
+    def __init__(self, image: MetadataImage, logs: LogManager) -> None:
+        super().__init__(
+            topic=TOPIC,
+            event_prefix="test",
+            broker_id=ME,
+            image=image,
+            logs=logs,
+            partition_of=lambda key, count: int(key) % count,
+            log=get_logger(__name__),
+        )
         self.calls: list[tuple[Any, ...]] = []
         self.periodic_runs = 0
 
@@ -81,24 +90,8 @@ def _lead(image: MetadataImage, leaders: dict[int, tuple[int, int]]) -> None:
     )
 
 
-def _runtime(
-    image: MetadataImage, logs: LogManager, shard: Shard
-) -> CoordinatorRuntime[list[bytes], list[bytes]]:
-    runtime: CoordinatorRuntime[list[bytes], list[bytes]] = CoordinatorRuntime(
-        topic=TOPIC,
-        event_prefix="test",
-        broker_id=ME,
-        image=image,
-        logs=logs,
-        partition_of=lambda key, count: int(key) % count,
-        log=get_logger(__name__),
-    )
-    runtime.shard = shard
-    return runtime
-
-
 def test_where_a_key_lives() -> None:
-    runtime = _runtime(MetadataImage(), LogManager(None), Shard())
+    runtime = Shard(MetadataImage(), LogManager(None))
     assert runtime.partition_count() is None
     assert runtime.partition_for("5") is None
     assert runtime.leader_of(0) == (-1, -1)
@@ -109,8 +102,8 @@ def test_where_a_key_lives() -> None:
 
 
 async def test_status_follows_leadership_and_loads_a_small_log_inline() -> None:
-    image, logs, shard = _image({0: (ME, 3), 1: (2, 4)}), LogManager(None), Shard()
-    runtime = _runtime(image, logs, shard)
+    image = _image({0: (ME, 3), 1: (2, 4)})
+    runtime = shard = Shard(image, LogManager(None))
     assert runtime.status("0") == ec.COORDINATOR_NOT_AVAILABLE  # not started
     runtime.active = True
     runtime.append(0, 3, [(b"a", b"1"), (b"b", None)])
@@ -137,8 +130,7 @@ async def test_a_large_log_loads_in_a_task_meanwhile_load_in_progress(
 ) -> None:
     monkeypatch.setattr(rt, "LOAD_AT_ONCE_BYTES", 0)
     monkeypatch.setattr(rt, "READ_BYTES", 1)  # one batch a slice
-    image, logs, shard = _image({0: (ME, 1)}), LogManager(None), Shard()
-    runtime = _runtime(image, logs, shard)
+    runtime = shard = Shard(_image({0: (ME, 1)}), LogManager(None))
     runtime.active = True
     for i in range(5):
         runtime.append(0, 1, [(str(i).encode(), b"v")])
@@ -154,8 +146,7 @@ async def test_a_large_log_loads_in_a_task_meanwhile_load_in_progress(
 
 async def test_unloading_cancels_a_running_load(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rt, "LOAD_AT_ONCE_BYTES", 0)
-    image, logs, shard = _image({0: (ME, 1)}), LogManager(None), Shard()
-    runtime = _runtime(image, logs, shard)
+    runtime = shard = Shard(_image({0: (ME, 1)}), LogManager(None))
     runtime.active = True
     runtime.append(0, 1, [(b"k", b"v")])
     assert runtime.status("0") == ec.COORDINATOR_LOAD_IN_PROGRESS
@@ -175,8 +166,7 @@ def test_a_failed_load_is_logged_and_the_partition_owned_with_what_was_replayed(
                 raise ValueError("unreadable")
             super().replay(batch, offset, acc, now)
 
-    image, logs, shard = _image({0: (ME, 1)}), LogManager(None), FailingOnSecond()
-    runtime = _runtime(image, logs, shard)
+    runtime = FailingOnSecond(_image({0: (ME, 1)}), LogManager(None))
     runtime.append(0, 1, [(b"k1", b"v")])
     runtime.append(0, 1, [(b"k2", b"v")])
     owned = runtime.ensure(0)
@@ -188,9 +178,9 @@ def test_a_failed_load_is_logged_and_the_partition_owned_with_what_was_replayed(
 
 
 async def test_the_follow_loop_loads_unloads_and_runs_the_shards_periodic_work() -> None:
-    image, logs, shard = _image({0: (ME, 1), 1: (ME, 1)}), LogManager(None), Shard()
-    runtime = _runtime(image, logs, shard)
-    runtime.start()
+    image = _image({0: (ME, 1), 1: (ME, 1)})
+    runtime = shard = Shard(image, LogManager(None))
+    runtime.start_following()
     assert runtime.active
     # One pass loads what the broker leads, then runs the shard's periodic work.
     await _until(lambda: shard.periodic_runs >= 1)
@@ -200,7 +190,7 @@ async def test_the_follow_loop_loads_unloads_and_runs_the_shards_periodic_work()
     assert sorted(runtime.partitions) == [0]
     tasks = runtime.take_tasks()
     assert not runtime.active and len(tasks) == 1
-    await rt.cancel_all(tasks)
+    await cancel_and_wait(tasks)
     assert tasks[0].cancelled()
     runtime.clear()
     assert runtime.partitions == {}

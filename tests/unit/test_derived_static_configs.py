@@ -12,7 +12,7 @@ import pytest
 from zkbroker.broker.cli.main import build_parser, settings_from_args
 from zkbroker.broker.cluster import settings_from_options
 from zkbroker.broker.rules.broker_config import BrokerConfig
-from zkbroker.broker.rules.config_catalog import ConfigSource
+from zkbroker.broker.rules.config_def import ConfigSource
 from zkbroker.broker.settings import Settings
 from zkbroker.zk_layout.release import Release
 

@@ -21,16 +21,13 @@ from zkbroker.broker.rules.groups.classic_group import (
     JoinResult,
     SyncResult,
 )
+from zkbroker.broker.rules.groups.config import CoordinatorRecord, GroupConfig
 from zkbroker.broker.rules.groups.offsets_topic_codec import (
     GroupKey,
     decode_group_value,
     decode_key,
 )
-from zkbroker.broker.rules.groups.state_machine import (
-    CoordinatorRecord,
-    GroupConfig,
-    GroupStateMachine,
-)
+from zkbroker.broker.rules.groups.state_machine import GroupStateMachine
 
 SESSION = 10_000
 REBALANCE = 30_000

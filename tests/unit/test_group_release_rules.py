@@ -14,11 +14,8 @@ import pytest
 from tests.unit.test_group_rebalance import Harness
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.rules.groups.classic_group import CommittedOffset, GroupState
-from zkbroker.broker.rules.groups.state_machine import (
-    CoordinatorRecord,
-    GroupConfig,
-    GroupStateMachine,
-)
+from zkbroker.broker.rules.groups.config import CoordinatorRecord, GroupConfig
+from zkbroker.broker.rules.groups.state_machine import GroupStateMachine
 from zkbroker.zk_layout.release import Release
 
 RETENTION = 60_000

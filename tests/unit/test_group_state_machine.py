@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.rules.groups.classic_group import GroupState, JoinResult, SyncResult
+from zkbroker.broker.rules.groups.config import GroupConfig
 from zkbroker.broker.rules.groups.offsets_topic_codec import (
     OffsetKey,
     decode_key,
     decode_offset_value,
 )
-from zkbroker.broker.rules.groups.state_machine import GroupConfig, GroupStateMachine
+from zkbroker.broker.rules.groups.state_machine import GroupStateMachine
 
 
 def _machine(delay: int = 0) -> tuple[GroupStateMachine, list]:
@@ -120,21 +121,30 @@ def test_commit_fetch_and_offset_delete() -> None:
 
 
 def test_membership_and_offsets_share_groups_config_and_txn_writer() -> None:
-    """The state machine joins the membership and offsets sides (``membership``, ``offsets``):
-    one group object per id, and a config or transactional writer set on it reaches both."""
-    m, _writes = _machine()
-    assert m.membership.groups is m.groups and m.offsets.groups is m.groups
-    assert m.pending_txn is m.offsets.pending_txn
-    reloaded = GroupConfig(max_size=7, offsets_retention_ms=1)
-    m.config = reloaded
-    assert m.membership.config is reloaded and m.offsets.config is reloaded
-    assert m.config is reloaded
+    """The state machine is both sides (``membership``, ``offsets``): a group one side made is
+    the one the other decides on, and a config set on it or a transactional writer given to it
+    is what both use."""
+    from zkbroker.broker.rules.groups.classic_group import CommittedOffset
 
-    def write_txn(_group: str, _records: object, _pid: int, _epoch: int) -> int:
+    txn_writes: list = []
+
+    def write_txn(group: str, _records: object, pid: int, _epoch: int) -> int:
+        txn_writes.append((group, pid))
         return ec.NONE
 
-    m.write_txn = write_txn
-    assert m.offsets.write_txn is write_txn and m.write_txn is write_txn
+    m = GroupStateMachine(GroupConfig(), (3, 9), lambda _group, _records: ec.NONE, write_txn)
+    assert m.write_txn is write_txn
+    reloaded = GroupConfig(max_size=7, offsets_retention_ms=1)
+    m.config = reloaded
+    assert m.config is reloaded
     out: list = []
     _join(m, "", 0, out, known=False)
-    assert m.membership.group("g") is m.group("g") is m.groups["g"]
+    assert m.group("g") is m.groups["g"]
+    offset = {("t", 0): CommittedOffset(5, -1, "", 0)}
+    # The offsets side decides on the group the join made (rebalancing: not a member's commit).
+    assert m.commit_offsets("g", "", None, -1, offset, 0) == {("t", 0): ec.UNKNOWN_MEMBER_ID}
+    # It expires by the reloaded retention, and appends a transaction's offsets with the writer.
+    assert m.commit_offsets("e", "", None, -1, offset, 0) == {("t", 0): ec.NONE}
+    assert m.expire_offsets(10) == 1
+    assert m.commit_txn_offsets("e", 7, 0, "", None, -1, offset, 10) == {("t", 0): ec.NONE}
+    assert txn_writes == [("e", 7)]

@@ -22,10 +22,9 @@ from zkbroker.broker.protocol.releases import (
     API_NAMES,
     RELEASES,
     SERVED_BEYOND_ZK_BROKER,
-    Release,
     advertised_range,
-    release_name,
 )
+from zkbroker.zk_layout.release import Release, release_name
 
 ApiTable = dict[int, tuple[int, int]]
 

@@ -30,11 +30,8 @@ from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.consumer_protocol import encode_subscription
 from zkbroker.broker.rules.groups import offsets_topic_codec as rec
 from zkbroker.broker.rules.groups.classic_group import CommittedOffset, GroupState, JoinResult
-from zkbroker.broker.rules.groups.state_machine import (
-    CoordinatorRecord,
-    GroupConfig,
-    GroupStateMachine,
-)
+from zkbroker.broker.rules.groups.config import CoordinatorRecord, GroupConfig
+from zkbroker.broker.rules.groups.state_machine import GroupStateMachine
 
 # The tests comparing with the schema files say so (tests/shared_data.py).
 SPECS = kafka_message_specs()

@@ -14,11 +14,10 @@ from zkbroker.broker.protocol.releases import (
     DEFAULT_RELEASE,
     RELEASES,
     SERVED_BEYOND_ZK_BROKER,
-    Release,
     advertised_range,
     parse_release,
-    release_name,
 )
+from zkbroker.zk_layout.release import Release, release_name
 
 # --- parse_release / release_name ------------------------------------------
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.unit.test_storage_log import put
 from zkbroker.broker.storage import LogManager
-from zkbroker.broker.storage.partition_log import SET_ASIDE_DIR, set_aside_dir_name
+from zkbroker.broker.storage.partition_dir import SET_ASIDE_DIR, set_aside_dir_name
 
 OLD_ID = uuid.UUID(int=1)
 NEW_ID = uuid.UUID(int=2)

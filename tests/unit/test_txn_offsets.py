@@ -10,11 +10,8 @@ from collections.abc import Sequence
 
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.rules.groups.classic_group import CommittedOffset
-from zkbroker.broker.rules.groups.state_machine import (
-    CoordinatorRecord,
-    GroupConfig,
-    GroupStateMachine,
-)
+from zkbroker.broker.rules.groups.config import CoordinatorRecord, GroupConfig
+from zkbroker.broker.rules.groups.state_machine import GroupStateMachine
 
 NOW = 1_000
 TP = ("t", 0)

@@ -17,12 +17,9 @@ from collections.abc import Sequence
 
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.rules.groups.classic_group import CommittedOffset, GroupState
+from zkbroker.broker.rules.groups.config import CoordinatorRecord, GroupConfig
 from zkbroker.broker.rules.groups.offsets_topic_codec import GroupKey, decode_key
-from zkbroker.broker.rules.groups.state_machine import (
-    CoordinatorRecord,
-    GroupConfig,
-    GroupStateMachine,
-)
+from zkbroker.broker.rules.groups.state_machine import GroupStateMachine
 
 NOW = 1_000
 RETENTION = 60_000

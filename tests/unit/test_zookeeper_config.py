@@ -22,22 +22,21 @@ from zkbroker.broker.toolkit.zookeeper import (
     remove_chroot,
     start_zookeeper_for_tests,
 )
-from zkbroker.broker.zookeeper.embedded import (
-    QUORUM_PEER_MAIN,
-    EmbeddedZooKeeper,
-    ZooKeeperError,
-    ZooKeeperNotFoundError,
-    ZooKeeperStartError,
-    build_java_command,
-    find_java,
-    find_zookeeper_classpath,
-    pick_free_port,
+from zkbroker.broker.zookeeper.config_files import (
     render_log4j_properties,
     render_logback_xml,
     render_server_jaas,
     render_zoo_cfg,
-    send_four_letter_word,
 )
+from zkbroker.broker.zookeeper.discovery import find_java, find_zookeeper_classpath
+from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
+from zkbroker.broker.zookeeper.errors import (
+    ZooKeeperError,
+    ZooKeeperNotFoundError,
+    ZooKeeperStartError,
+)
+from zkbroker.broker.zookeeper.jvm_launch import QUORUM_PEER_MAIN, build_java_command
+from zkbroker.broker.zookeeper.network import pick_free_port, send_four_letter_word
 
 
 def _properties(text: str) -> dict[str, str]:

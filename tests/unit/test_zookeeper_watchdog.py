@@ -13,10 +13,10 @@ import resource
 import pytest
 
 from tests.log_events import capture_events
-from zkbroker.broker.zookeeper.embedded import (
-    _close_lifeline,
+from zkbroker.broker.zookeeper.supervision import (
     _watchdog_pipe_fd,
     _watchdog_script,
+    close_lifeline,
 )
 
 
@@ -55,7 +55,7 @@ def test_a_lifeline_that_cannot_be_closed_is_logged() -> None:
     # No fd is open at or above the soft limit: closing it fails with EBADF for real.
     not_open = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     with capture_events() as events:
-        _close_lifeline(not_open)
+        close_lifeline(not_open)
     [event] = [e for e in events if e["event"] == "zookeeper.lifeline_close_failed"]
     assert event["log_level"] == "warning"
     assert event["fd"] == not_open

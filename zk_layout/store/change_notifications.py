@@ -4,11 +4,11 @@ and hands each new one to its user, in sequence order (docs/kafka-behaviour.md Â
 
 A children watch (re-read after reconnecting and on a new session) wakes ONE worker running
 passes one at a time. A pass reads the notifications above the last processed (-1 at first, so
-all present at ``start()`` are replayed; ``skip_existing()`` starts after them), calls
-``handle(path, data)`` for each in order and then ``flush(names)`` once with what they named,
-each once. A failure is passed over with ``skip_failed``, else it stops the pass and the rest
-is read again at the next change. ``Purge`` says when old notifications (ctime older than
-``change_expiration_ms``) are deleted; a concurrent delete is fine.
+all present at ``start()`` are replayed), calls ``handle(path, data)`` for each in order and then
+``flush(names)`` once with what they named, each once. A failure is passed over with
+``skip_failed``, else it stops the pass and the rest is read again at the next change. ``Purge``
+says when old notifications (ctime older than ``change_expiration_ms``, by the wall clock) are
+deleted; a concurrent delete is fine.
 
 Not here: what a notification means (``handle`` decodes it with its znode class), writing them.
 """
@@ -23,7 +23,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, Final, Protocol
 
 from zkbroker.zk_layout.errors import NoNodeError
-from zkbroker.zk_layout.store.client import Watch, ZkClient
+from zkbroker.zk_layout.store.client import ZkClient
+from zkbroker.zk_layout.store.watches import Watch
 
 #: Kafka's ZkNodeChangeNotificationListener changeExpirationMs default.
 CHANGE_EXPIRATION_MS: Final = 15 * 60 * 1000
@@ -53,8 +54,6 @@ class NotificationNode(Protocol):
 class Purge(enum.Enum):
     """Which notifications a listener deletes."""
 
-    #: None: another listener of the same folder purges it.
-    NONE = "none"
     #: After each pass, every notification read so far whose ctime is older than the
     #: expiration (Kafka's purgeObsoleteNotifications); ``purged_event`` logs the count.
     AFTER_PASS = "after_pass"
@@ -85,10 +84,9 @@ class ChangeNotificationListener:
         failed_event: str,
         skip_failed: bool = False,
         flush: Callable[[list[str]], Awaitable[None]] | None = None,
-        purge: Purge = Purge.NONE,
+        purge: Purge = Purge.AFTER_PASS,
         change_expiration_ms: int = CHANGE_EXPIRATION_MS,
         purged_event: str | None = None,
-        clock_ms: Callable[[], float] = _wall_clock_ms,
     ) -> None:
         self.store = store
         self.path = path
@@ -101,7 +99,6 @@ class ChangeNotificationListener:
         self._purge = purge
         self.change_expiration_ms = change_expiration_ms
         self._purged_event = purged_event
-        self._clock_ms = clock_ms
         self.last_executed = -1
         self._children: list[str] = []
         self._wake = asyncio.Event()
@@ -127,13 +124,6 @@ class ChangeNotificationListener:
         if not (child.startswith(self.prefix) and suffix.lstrip("-").isdigit()):
             return None
         return int(suffix)
-
-    async def skip_existing(self) -> None:
-        """Start after the notifications present now instead of replaying them (for a user
-        that loads everything they could name, after this call)."""
-        children = await self.store.get_children(self.path) or []
-        numbers = [n for n in map(self.sequence_number, children) if n is not None]
-        self.last_executed = max(numbers, default=-1)
 
     async def start(self) -> None:
         """The worker, then the watch (whose first delivery, before this returns, wakes it)."""
@@ -228,10 +218,10 @@ class ChangeNotificationListener:
                 await self.store.delete(path)
 
     def _expired(self, ctime: int) -> bool:
-        return ctime < self._clock_ms() - self.change_expiration_ms
+        return ctime < _wall_clock_ms() - self.change_expiration_ms
 
     async def _purge_expired(self) -> None:
-        cutoff_ms = self._clock_ms() - self.change_expiration_ms
+        cutoff_ms = _wall_clock_ms() - self.change_expiration_ms
         expired = [c for c, ctime in self._ctimes.items() if ctime < cutoff_ms]
         for child in expired:
             with contextlib.suppress(NoNodeError):

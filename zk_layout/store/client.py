@@ -39,9 +39,7 @@ from zkbroker.zk_layout.store.auth import ZkAuth, ZkAuthError, check_may_write
 from zkbroker.zk_layout.store.kazoo_bridge import KazooBridge
 from zkbroker.zk_layout.store.request_size import (
     DEFAULT_MAX_BUFFER_BYTES,
-    RequestTooLargeError,
     check_request_size,
-    request_bytes,
 )
 from zkbroker.zk_layout.store.transactions import TxOp, ZkTransaction, multi_requests
 from zkbroker.zk_layout.store.watches import (
@@ -55,23 +53,7 @@ from zkbroker.zk_layout.store.watches import (
     WatchSet,
 )
 
-__all__ = [
-    "DEFAULT_MAX_BUFFER_BYTES",
-    "ChildrenCallback",
-    "DataCallback",
-    "ExistsCallback",
-    "RequestTooLargeError",
-    "SessionCallback",
-    "SessionState",
-    "TxOp",
-    "Watch",
-    "ZkAuth",
-    "ZkAuthError",
-    "ZkClient",
-    "ZkTransaction",
-    "ZnodeStat",
-    "request_bytes",
-]
+__all__ = ["SessionCallback", "SessionState", "ZkClient", "ZnodeStat"]
 
 log = logging.getLogger(__name__)
 

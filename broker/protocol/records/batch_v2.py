@@ -233,89 +233,29 @@ def decode_records(
     log_append_time: int | None,
     timestamp_type: TimestampType = TimestampType.CREATE_TIME,
 ) -> list[Record]:
-    """Decode ``count`` records filling ``body`` exactly (Kafka's ``DefaultRecord.readFrom``)."""
+    """Decode ``count`` records filling ``body`` exactly (Kafka's ``DefaultRecord.readFrom``).
+
+    Each record is its length (`_record_size`), then its fields (`_record_fields`): two calls
+    a record, whose varints are decoded inline in the common one- and two-byte cases."""
     buf = body if isinstance(body, bytes) else bytes(body)
     end = len(buf)
     pos = 0
     out: list[Record] = []
     append = out.append
     for _ in range(count):
-        if pos >= end:
-            raise InvalidRecordError("Incorrect declared batch size, premature EOF reached")
         record_begin = pos
-        try:
-            size, pos = read_varint(buf, pos)
-        except VarintError:
-            raise InvalidRecordError(
-                "Incorrect declared batch size, premature EOF reached"
-            ) from None
-        if size < 0 or end - pos < size:
-            raise InvalidRecordError(
-                f"Invalid record size: expected {size} bytes in record payload, but instead "
-                f"the buffer has only {end - pos} remaining bytes."
-            )
-        start = pos
+        size, pos = _record_size(buf, pos, end)
         stop = pos + size
-        try:
-            # One-byte varints are the common case (small deltas, short keys, no headers):
-            # decode those inline and call the general reader only for longer ones.
-            attributes = buf[pos]
-            b = buf[pos + 1]
-            if b < 0x80:
-                timestamp_delta = (b >> 1) ^ -(b & 1)
-                pos += 2
-            else:
-                timestamp_delta, pos = read_varlong(buf, pos + 1)
-            b = buf[pos]
-            if b < 0x80:
-                offset_delta = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                offset_delta, pos = read_varint(buf, pos)
-            b = buf[pos]
-            if b < 0x80:
-                key_size = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                key_size, pos = read_varint(buf, pos)
-            key = None
-            if key_size >= 0:
-                if pos + key_size > stop:
-                    raise InvalidRecordError("Found invalid record structure")
-                key = buf[pos : pos + key_size]
-                pos += key_size
-            b = buf[pos]
-            if b < 0x80:
-                value_size = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                value_size, pos = read_varint(buf, pos)
-            value = None
-            if value_size >= 0:
-                if pos + value_size > stop:
-                    raise InvalidRecordError("Found invalid record structure")
-                value = buf[pos : pos + value_size]
-                pos += value_size
-            num_headers, pos = read_varint(buf, pos)
-            if num_headers < 0:
-                raise InvalidRecordError(f"Found invalid number of record headers {num_headers}")
-            headers: tuple[Header, ...] = ()
-            if num_headers:
-                if num_headers > stop - pos:
-                    raise InvalidRecordError(
-                        f"Found invalid number of record headers. {num_headers} is larger "
-                        "than the remaining size of the buffer"
-                    )
-                headers, pos = _read_headers(buf, pos, stop, num_headers)
-        except (VarintError, IndexError):
-            raise InvalidRecordError("Found invalid record structure") from None
+        attributes, timestamp_delta, offset_delta, key, value, headers, pos = _record_fields(
+            buf, pos, stop
+        )
         if pos != stop:
             raise InvalidRecordError(
                 f"Invalid record size: expected to read {size} bytes in record payload, "
-                f"but instead read {pos - start}"
+                f"but instead read {pos - (stop - size)}"
             )
         append(
-            Record(  # positional: measurably cheaper than keywords, 1,000 times a batch
+            Record(  # positional: measurably cheaper than keywords, once per record
                 base_offset + offset_delta,
                 base_timestamp + timestamp_delta if log_append_time is None else log_append_time,
                 key,
@@ -332,7 +272,99 @@ def decode_records(
     return out
 
 
-def _read_headers(buf: bytes, pos: int, stop: int, count: int) -> tuple[tuple[Header, ...], int]:
+def _record_size(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    """The length varint of the record at ``pos`` and the position after it, checked against
+    the bytes left in the batch (Kafka's ``DefaultRecord.readFrom``)."""
+    try:
+        b = buf[pos]
+        if b < 0x80:
+            size = (b >> 1) ^ -(b & 1)
+            pos += 1
+        elif (b2 := buf[pos + 1]) < 0x80:  # two bytes: records of 64 B to 8 KiB
+            raw = (b & 0x7F) | (b2 << 7)
+            size = (raw >> 1) ^ -(raw & 1)
+            pos += 2
+        else:
+            size, pos = read_varint(buf, pos)
+    except (IndexError, VarintError):
+        # No byte left where a record should start, or a length running past the end.
+        raise InvalidRecordError("Incorrect declared batch size, premature EOF reached") from None
+    if size < 0 or end - pos < size:
+        raise InvalidRecordError(
+            f"Invalid record size: expected {size} bytes in record payload, but instead "
+            f"the buffer has only {end - pos} remaining bytes."
+        )
+    return size, pos
+
+
+def _record_fields(
+    buf: bytes, pos: int, stop: int
+) -> tuple[int, int, int, bytes | None, bytes | None, tuple[Header, ...], int]:
+    """The fields of the record from ``pos`` (after its length) to ``stop``: attributes,
+    timestamp delta, offset delta, key, value, headers, and the position after the headers
+    (the caller checks that it is ``stop``)."""
+    try:
+        # One-byte varints are the common case (small deltas, short keys, no headers):
+        # decode those inline and call the general reader only for longer ones.
+        attributes = buf[pos]
+        b = buf[pos + 1]
+        if b < 0x80:
+            timestamp_delta = (b >> 1) ^ -(b & 1)
+            pos += 2
+        else:
+            timestamp_delta, pos = read_varlong(buf, pos + 1)
+        b = buf[pos]
+        if b < 0x80:
+            offset_delta = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            offset_delta, pos = read_varint(buf, pos)
+        b = buf[pos]
+        if b < 0x80:
+            key_size = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            key_size, pos = read_varint(buf, pos)
+        key = None
+        if key_size >= 0:
+            if pos + key_size > stop:
+                raise InvalidRecordError("Found invalid record structure")
+            key = buf[pos : pos + key_size]
+            pos += key_size
+        b = buf[pos]
+        if b < 0x80:
+            value_size = (b >> 1) ^ -(b & 1)
+            pos += 1
+        elif (b2 := buf[pos + 1]) < 0x80:
+            raw = (b & 0x7F) | (b2 << 7)
+            value_size = (raw >> 1) ^ -(raw & 1)
+            pos += 2
+        else:
+            value_size, pos = read_varint(buf, pos)
+        value = None
+        if value_size >= 0:
+            if pos + value_size > stop:
+                raise InvalidRecordError("Found invalid record structure")
+            value = buf[pos : pos + value_size]
+            pos += value_size
+        if buf[pos] == 0:  # a header count of zero, one byte
+            return attributes, timestamp_delta, offset_delta, key, value, (), pos + 1
+        headers, pos = _read_headers(buf, pos, stop)
+    except (VarintError, IndexError):
+        raise InvalidRecordError("Found invalid record structure") from None
+    return attributes, timestamp_delta, offset_delta, key, value, headers, pos
+
+
+def _read_headers(buf: bytes, pos: int, stop: int) -> tuple[tuple[Header, ...], int]:
+    """The header count at ``pos`` and the headers after it, up to ``stop`` at most."""
+    count, pos = read_varint(buf, pos)
+    if count < 0:
+        raise InvalidRecordError(f"Found invalid number of record headers {count}")
+    if count and count > stop - pos:
+        raise InvalidRecordError(
+            f"Found invalid number of record headers. {count} is larger "
+            "than the remaining size of the buffer"
+        )
     headers = []
     for _ in range(count):
         key_size, pos = read_varint(buf, pos)

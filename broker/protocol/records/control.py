@@ -5,7 +5,7 @@ is (version int16 = 0, type int16: 0 abort, 1 commit) and whose value is Kafka's
 ``EndTransactionMarker`` (version int16 = 0, coordinator epoch int32). Follows Kafka's
 ``ControlRecordType``, ``EndTransactionMarker`` and ``MemoryRecords.withEndTransactionMarker``.
 
-Deliberately not here: when to write one (the transaction coordinator, a later issue), or
+Deliberately not here: when to write one (the transaction coordinator), or
 other control record types (KRaft's, which a ZooKeeper broker never writes).
 """
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from zkbroker.broker.protocol.records.varint import VarintError, read_varint, read_varlong
 
-_ABOVE_ANY = 1 << 64
+_ABOVE_ANY = 1 << 64  # beyond any varlong: the first record sets both extremes
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,21 +51,61 @@ def _zigzag(raw: int) -> int:
     return (raw >> 1) ^ -(raw & 1)
 
 
-# The one-byte varints, largest delta (63) first, smallest (-64) last.
+# The one-byte varints, largest delta (63) first, smallest (-64) last; and the reverse.
 _BY_DELTA_DESCENDING = tuple(sorted(range(0x80), key=_zigzag, reverse=True))
+_BY_DELTA_ASCENDING = _BY_DELTA_DESCENDING[::-1]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Layout:
     """Where one walked record keeps its fields, relative to its first byte: the positions of
     bytes every record of a run must repeat (length, key and value lengths, the empty header
-    count), of its one-byte timestamp delta, and of its offset delta's bytes."""
+    count), of its one-byte timestamp delta, and of its offset delta's bytes.
+
+    Not frozen (a frozen dataclass's __init__ costs more, and one is built per run tried):
+    treat it as read-only."""
 
     size: int
     fixed: tuple[int, ...]
     timestamp_at: int
     offset_delta_at: int
     offset_delta_bytes: int
+
+
+def _layout_of(
+    buf: bytes | memoryview, begin: int, fields_at: int, offset_delta_bytes: int, stop: int
+) -> _Layout:
+    """The layout of the record from ``begin`` to ``stop``, already walked (well formed, a
+    one-byte timestamp delta, no headers), whose fields start at ``fields_at``."""
+    timestamp_at = fields_at + 1  # after the attributes byte
+    offset_delta_at = timestamp_at + 1
+    key_length_at = offset_delta_at + offset_delta_bytes
+    # Read inline the lengths of one byte (keys) or two (values up to 8 KiB): a run is tried
+    # once or twice in a producer's batch.
+    if (b := buf[key_length_at]) < 0x80:
+        key_size, key_length_end = (b >> 1) ^ -(b & 1), key_length_at + 1
+    else:
+        key_size, key_length_end = read_varint(buf, key_length_at)
+    value_length_at = key_length_end + max(key_size, 0)
+    if buf[value_length_at] < 0x80:
+        value_length_end = value_length_at + 1
+    elif buf[value_length_at + 1] < 0x80:
+        value_length_end = value_length_at + 2
+    else:
+        _, value_length_end = read_varint(buf, value_length_at)
+    size = stop - begin
+    return _Layout(
+        size=size,
+        fixed=(
+            *range(0, fields_at - begin),
+            *range(key_length_at - begin, key_length_end - begin),
+            *range(value_length_at - begin, value_length_end - begin),
+            size - 1,
+        ),
+        timestamp_at=timestamp_at - begin,
+        offset_delta_at=offset_delta_at - begin,
+        offset_delta_bytes=offset_delta_bytes,
+    )
 
 
 def _column(buf: bytes | memoryview, start: int, stop: int, step: int) -> bytes:
@@ -102,9 +142,111 @@ def _run_extremes(
     stamps = _column(buf, start + layout.timestamp_at, stop, size)
     if not stamps.isascii():
         return None
-    high_raw = next(raw for raw in _BY_DELTA_DESCENDING if raw in stamps)
-    low_raw = next(raw for raw in reversed(_BY_DELTA_DESCENDING) if raw in stamps)
+    # The extremes: the first raw byte present from either end of the deltas' order (plain
+    # loops: a generator's resumption per candidate would cost more than each memchr).
+    for high_raw in _BY_DELTA_DESCENDING:
+        if high_raw in stamps:
+            break
+    for low_raw in _BY_DELTA_ASCENDING:
+        if low_raw in stamps:
+            break
     return _zigzag(low_raw), _zigzag(high_raw), stamps.index(high_raw)
+
+
+# What a walk knows after some records: the position after them, how many they are, the
+# smallest and largest timestamp delta and the index of the first record with the largest.
+_Walked = tuple[int, int, int, int, int]
+
+
+def _run_after(
+    buf: bytes | memoryview,
+    begin: int,
+    fields_at: int,
+    walked: _Walked,
+    offset_delta_bytes: int,
+    count: int,
+) -> _Walked | None:
+    """Read the records after the one from ``begin`` (the last walked, its fields from
+    ``fields_at``) as a run of its layout if enough of them may repeat it: the walk's state
+    after them (unchanged if too few may), or None if they do not repeat it."""
+    stop, index, min_delta, max_delta, index_of_max = walked
+    record_size = stop - begin
+    limit = _ONE_BYTE_DELTAS if offset_delta_bytes == 1 else _TWO_BYTE_DELTAS
+    runs = min(count - index, (len(buf) - stop) // record_size, max(limit - index, 0))
+    if runs < _MIN_RUN:
+        return walked
+    # Records of other sizes, the common reason a run fails, differ in the next record's length.
+    if buf[stop : stop + fields_at - begin] != buf[begin:fields_at]:
+        return None
+    layout = _layout_of(buf, begin, fields_at, offset_delta_bytes, stop)
+    extremes = _run_extremes(buf, begin, stop, runs, layout)
+    if extremes is None:
+        return None
+    low, high, first_high = extremes
+    if high > max_delta:
+        max_delta, index_of_max = high, index + first_high
+    return stop + runs * record_size, index + runs, min(min_delta, low), max_delta, index_of_max
+
+
+def _walk(buf: bytes | memoryview, count: int) -> tuple[_Walked, bool] | None:
+    """Walk ``count`` records, reading runs of one layout as columns (`_run_after`): the walk's
+    state after them and whether a key is null, or None (not well formed, or headers)."""
+    pos, index, tries_left = 0, 0, _MAX_FAILED_RUNS
+    min_delta, max_delta, index_of_max, null_key = _ABOVE_ANY, -_ABOVE_ANY, -1, False
+    while index < count:
+        begin = pos
+        # One-byte varints are the common case; the general readers take the rest.
+        if (b := buf[pos]) < 0x80:
+            size, pos = (b >> 1) ^ -(b & 1), pos + 1
+        elif (b2 := buf[pos + 1]) < 0x80:  # two bytes (zig-zag of 14 bits): 64 B to 8 KiB
+            size, pos = (((b & 0x7F) >> 1) | (b2 << 6)) ^ -(b & 1), pos + 2
+        else:
+            size, pos = read_varint(buf, pos)
+        stop = pos + size
+        if (t := buf[pos + 1]) < 0x80:  # after the attributes byte: the timestamp delta
+            delta, pos = (t >> 1) ^ -(t & 1), pos + 2
+        else:
+            delta, pos = read_varlong(buf, pos + 1)
+        if delta > max_delta:
+            max_delta, index_of_max = delta, index
+        if delta < min_delta:
+            min_delta = delta
+        if buf[pos] < 0x80:  # the offset delta: offsets are assigned whatever it says
+            offset_delta_bytes = 1
+        elif buf[pos + 1] < 0x80:
+            offset_delta_bytes = 2
+        else:
+            offset_delta_bytes = read_varint(buf, pos)[1] - pos
+        pos += offset_delta_bytes
+        if (b := buf[pos]) < 0x80:
+            key_size, pos = (b >> 1) ^ -(b & 1), pos + 1
+        else:
+            key_size, pos = read_varint(buf, pos)
+        if key_size >= 0:
+            pos += key_size
+        else:
+            null_key = True
+        if (b := buf[pos]) < 0x80:
+            value_size, pos = (b >> 1) ^ -(b & 1), pos + 1
+        elif (b2 := buf[pos + 1]) < 0x80:
+            value_size, pos = (((b & 0x7F) >> 1) | (b2 << 6)) ^ -(b & 1), pos + 2
+        else:
+            value_size, pos = read_varint(buf, pos)
+        if value_size >= 0:
+            pos += value_size
+        # No headers, and the end where its length said (also refuses a length out of bounds).
+        if pos + 1 != stop or buf[pos] != 0:
+            return None
+        pos = stop
+        index += 1
+        if tries_left and t < 0x80 and offset_delta_bytes <= 2 and count - index >= _MIN_RUN:
+            walked = (pos, index, min_delta, max_delta, index_of_max)
+            run = _run_after(buf, begin, stop - size, walked, offset_delta_bytes, count)
+            if run is None:
+                tries_left -= 1
+            else:
+                pos, index, min_delta, max_delta, index_of_max = run
+    return (pos, index, min_delta, max_delta, index_of_max), null_key
 
 
 def scan_records(body: bytes | memoryview, count: int) -> RecordsScan | None:
@@ -112,129 +254,20 @@ def scan_records(body: bytes | memoryview, count: int) -> RecordsScan | None:
     (or if one has headers): decode them instead to learn why.
 
     After each walked record whose varints are short, the records that follow are checked as a
-    run with its layout (``_run_extremes``): a producer's batch of same-sized records is then
+    run with its layout (``_run_after``): a producer's batch of same-sized records is then
     read a few columns at a time, not record by record."""
     if count <= 0:
         return None
-    end = len(body)
-    pos = 0
-    # Beyond any varlong: the first record sets both.
-    min_delta, max_delta = _ABOVE_ANY, -_ABOVE_ANY
-    index_of_max = -1
-    null_key = False
-    failed_runs = 0
-    # Columns of a memoryview are copied byte by byte by the generic buffer code, about ten
-    # times slower than slicing bytes: one copy of the whole body is cheaper from a few runs on.
+    # Columns of a memoryview are copied byte by byte by the generic buffer code, far slower
+    # than slicing bytes: one copy of the whole body is cheaper from a few runs on.
     buf = bytes(body) if isinstance(body, memoryview) and count >= _MIN_RUN else body
-    index = 0
     try:
-        while index < count:
-            begin = pos
-            # One-byte varints are the common case; the general readers take the rest.
-            b = buf[pos]
-            if b < 0x80:
-                size = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif (b2 := buf[pos + 1]) < 0x80:  # two bytes: records of 64 B to 8 KiB
-                raw = (b & 0x7F) | (b2 << 7)
-                size = (raw >> 1) ^ -(raw & 1)
-                pos += 2
-            else:
-                size, pos = read_varint(buf, pos)
-            length_end = pos
-            stop = pos + size
-            if size < 0 or stop > end:
-                return None
-            b = buf[pos + 1]  # after the attributes byte: the timestamp delta
-            timestamp_at = pos + 1
-            if b < 0x80:
-                delta = (b >> 1) ^ -(b & 1)
-                pos += 2
-            else:
-                delta, pos = read_varlong(buf, pos + 1)
-            short_timestamp = pos == timestamp_at + 1
-            if delta > max_delta:
-                max_delta = delta
-                index_of_max = index
-            if delta < min_delta:
-                min_delta = delta
-            offset_delta_at = pos
-            b = buf[pos]  # the offset delta: offsets are assigned whatever it says
-            if b < 0x80:
-                pos += 1
-            elif buf[pos + 1] < 0x80:
-                pos += 2
-            else:
-                _, pos = read_varint(buf, pos)
-            offset_delta_bytes = pos - offset_delta_at
-            key_length_at = pos
-            b = buf[pos]
-            if b < 0x80:
-                key_size = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                key_size, pos = read_varint(buf, pos)
-            key_length_end = pos
-            if key_size >= 0:
-                pos += key_size
-                if pos > stop:
-                    return None
-            else:
-                null_key = True
-            value_length_at = pos
-            b = buf[pos]
-            if b < 0x80:
-                value_size = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif (b2 := buf[pos + 1]) < 0x80:
-                raw = (b & 0x7F) | (b2 << 7)
-                value_size = (raw >> 1) ^ -(raw & 1)
-                pos += 2
-            else:
-                value_size, pos = read_varint(buf, pos)
-            value_length_end = pos
-            if value_size >= 0:
-                pos += value_size
-                if pos > stop:
-                    return None
-            # No headers, and the record ends exactly where its length said.
-            if buf[pos] != 0 or pos + 1 != stop:
-                return None
-            pos = stop
-            index += 1
-            if not short_timestamp or offset_delta_bytes > 2 or failed_runs >= _MAX_FAILED_RUNS:
-                continue
-            record_size = stop - begin
-            limit = _ONE_BYTE_DELTAS if offset_delta_bytes == 1 else _TWO_BYTE_DELTAS
-            runs = min(count - index, (end - stop) // record_size, max(limit - index, 0))
-            if runs < _MIN_RUN:
-                continue
-            layout = _Layout(
-                size=record_size,
-                fixed=(
-                    *range(0, length_end - begin),
-                    *range(key_length_at - begin, key_length_end - begin),
-                    *range(value_length_at - begin, value_length_end - begin),
-                    record_size - 1,
-                ),
-                timestamp_at=timestamp_at - begin,
-                offset_delta_at=offset_delta_at - begin,
-                offset_delta_bytes=offset_delta_bytes,
-            )
-            extremes = _run_extremes(buf, begin, stop, runs, layout)
-            if extremes is None:
-                failed_runs += 1
-                continue
-            low, high, first_high = extremes
-            if high > max_delta:
-                max_delta = high
-                index_of_max = index + first_high
-            if low < min_delta:
-                min_delta = low
-            index += runs
-            pos = stop + runs * record_size
+        walk = _walk(buf, count)
     except (IndexError, VarintError):
         return None
-    if pos != end:
+    if walk is None:
+        return None
+    (pos, _, min_delta, max_delta, index_of_max), null_key = walk
+    if pos != len(buf):
         return None
     return RecordsScan(count, min_delta, max_delta, index_of_max, null_key)

@@ -40,18 +40,14 @@ class GroupConfig:
 
 
 class GroupsSide:
-    """What both sides of the coordinator's decisions hold (membership and offsets): the groups
-    of the partitions one coordinator owns (one group object holds both sides' state), the
-    configs, the emulated release and how records reach ``__consumer_offsets``."""
+    """What both sides of the coordinator's decisions read (membership and offsets, the bases
+    of ``zkbroker.broker.rules.groups.state_machine.GroupStateMachine``): the groups of the
+    partitions one coordinator owns (one group object holds both sides' state), the configs
+    (replaced when the broker's change), the emulated release and how records reach
+    ``__consumer_offsets``."""
 
-    def __init__(
-        self,
-        groups: dict[str, ClassicGroup],
-        config: GroupConfig,
-        release: Release,
-        write: Writer,
-    ) -> None:
-        self.groups = groups
+    def __init__(self, config: GroupConfig, release: Release, write: Writer) -> None:
+        self.groups: dict[str, ClassicGroup] = {}
         self.config = config
         self.release = release
         self._write = write

@@ -81,8 +81,9 @@ class _Join:
 
 
 class GroupMembership(GroupsSide):
-    """The members of every classic group of the partitions one coordinator owns (the offsets
-    side is ``zkbroker.broker.rules.groups.offsets``)."""
+    """The members of every classic group of the partitions one coordinator owns: one base of
+    ``zkbroker.broker.rules.groups.state_machine.GroupStateMachine`` (the other, the offsets
+    side, is ``zkbroker.broker.rules.groups.offsets``)."""
 
     # ---- lookups -------------------------------------------------------------------------
 
@@ -653,7 +654,7 @@ class GroupMembership(GroupsSide):
         )
         return self._write(group.group_id, [record])
 
-    def replay(self, key: rec.GroupKey, value: bytes | None, now: int) -> None:
+    def replay_group(self, key: rec.GroupKey, value: bytes | None, now: int) -> None:
         """Apply one group record of the log (GroupMetadataManager.doLoadGroupsAndOffsets): a
         tombstone forgets the group; a group that ends with members is Stable."""
         if value is None:
@@ -701,7 +702,7 @@ class GroupMembership(GroupsSide):
             for member in group.members.values():
                 schedule_heartbeat(member, now, member.session_timeout_ms)
 
-    def unload(self, group_ids: Iterable[str]) -> None:
+    def unload_members(self, group_ids: Iterable[str]) -> None:
         """The partition moved away: waiting members learn NOT_COORDINATOR (Kafka's
         onGroupUnloaded) and the groups are forgotten here."""
         for group_id in group_ids:

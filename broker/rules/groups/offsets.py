@@ -48,17 +48,22 @@ GROUP_BOUND_RETENTION_SINCE: Release = (2, 1)
 
 class GroupOffsets(GroupsSide):
     """The committed (and pending transactional) offsets of every classic group of the
-    partitions one coordinator owns (the membership side is
-    ``zkbroker.broker.rules.groups.membership``)."""
+    partitions one coordinator owns: one base of
+    ``zkbroker.broker.rules.groups.state_machine.GroupStateMachine`` (the other, the membership
+    side, is ``zkbroker.broker.rules.groups.membership``). `write_txn` appends a
+    TxnOffsetCommit's records; without one, a TxnOffsetCommit answers UNKNOWN_SERVER_ERROR."""
 
     def __init__(
-        self, groups: dict[str, ClassicGroup], config: GroupConfig, release: Release, write: Writer
+        self,
+        config: GroupConfig,
+        release: Release,
+        write: Writer,
+        write_txn: TxnWriter | None = None,
     ) -> None:
-        super().__init__(groups, config, release, write)
+        super().__init__(config, release, write)
         self._group_bound_retention = release_at_least(release, GROUP_BOUND_RETENTION_SINCE)
         self.pending_txn = PendingTxnOffsets()
-        # Set by the coordinator: how a TxnOffsetCommit's records are appended.
-        self.write_txn: TxnWriter | None = None
+        self.write_txn = write_txn
 
     def commit_offsets(
         self,
@@ -363,7 +368,7 @@ class GroupOffsets(GroupsSide):
             return pick(lambda v: v.commit_timestamp, group.subscribed_topics)
         return []
 
-    def replay(
+    def replay_offset(
         self, key: rec.OffsetKey, value: bytes | None, now: int, producer_id: int | None
     ) -> None:
         """Apply one offset record of the log (GroupMetadataManager.doLoadGroupsAndOffsets): an
@@ -401,6 +406,6 @@ class GroupOffsets(GroupsSide):
             ov.expire_timestamp if ov.expire_timestamp >= 0 else None,
         )
 
-    def unload(self, group_ids: Iterable[str]) -> None:
+    def unload_offsets(self, group_ids: Iterable[str]) -> None:
         """The partition moved away: its groups' pending transactional offsets are forgotten."""
         self.pending_txn.drop_groups(set(group_ids))

@@ -270,59 +270,31 @@ class TxnMetadata:
     # ---- complete: the transit was appended (completeTransitionTo) ---------------------------
 
     def complete_transition(self, transit: TxnTransit) -> None:
+        """The pending transit was appended: check it against the metadata as Kafka's
+        completeTransitionTo does for its target state (IllegalTransition when it does not
+        fit), then take it on."""
         to = self.pending_state
         if to is None:
             raise IllegalTransition(
                 f"TransactionalId {self.transactional_id} completing transaction state "
                 "transition while it does not have a pending state"
             )
-        same_producer = (
-            transit.producer_epoch == self.producer_epoch
-            and transit.producer_id == self.producer_id
-        )
         if to is not transit.state:
             self._failure(transit)
         if to is S.EMPTY:  # from InitProducerId
-            bump = transit.producer_epoch == self.producer_epoch + 1 or (
-                transit.producer_epoch == 0 and transit.producer_id != self.producer_id
-            )
-            if (
-                (self.producer_epoch != transit.producer_epoch and not bump)
-                or transit.partitions
-                or transit.start_timestamp != -1
-            ):
-                self._failure(transit)
-            self.timeout_ms = transit.timeout_ms
-            self.producer_epoch = transit.producer_epoch
-            self.last_producer_epoch = transit.last_producer_epoch
-            self.producer_id = transit.producer_id
-            self.last_producer_id = transit.last_producer_id
+            self._complete_init(transit)
         elif to is S.ONGOING:  # from AddPartitionsToTxn / AddOffsetsToTxn
-            if (
-                not same_producer
-                or not self.partitions <= transit.partitions
-                or self.timeout_ms != transit.timeout_ms
-            ):
-                self._failure(transit)
-            self.start_timestamp = transit.start_timestamp
-            self.partitions |= transit.partitions
+            self._complete_add(transit)
         elif to in (S.PREPARE_ABORT, S.PREPARE_COMMIT):  # from EndTxn
             if (
-                not same_producer
+                not self._same_producer(transit)
                 or self.partitions != transit.partitions
                 or self.timeout_ms != transit.timeout_ms
                 or self.start_timestamp != transit.start_timestamp
             ):
                 self._failure(transit)
         elif to in (S.COMPLETE_ABORT, S.COMPLETE_COMMIT):  # markers written
-            if (
-                not same_producer
-                or self.timeout_ms != transit.timeout_ms
-                or transit.start_timestamp == -1
-            ):
-                self._failure(transit)
-            self.start_timestamp = transit.start_timestamp
-            self.partitions.clear()
+            self._complete_end(transit)
         elif to is S.PREPARE_EPOCH_FENCE:
             # Never completed: EndTxn(abort) replaces it with PrepareAbort before any write.
             self._failure(transit)
@@ -336,6 +308,53 @@ class TxnMetadata:
         self.last_update_timestamp = transit.last_update_timestamp
         self.pending_state = None
         self.state = to
+
+    def _same_producer(self, transit: TxnTransit) -> bool:
+        return (
+            transit.producer_epoch == self.producer_epoch
+            and transit.producer_id == self.producer_id
+        )
+
+    def _complete_init(self, transit: TxnTransit) -> None:
+        """To Empty: the epoch stays or is bumped by one (a new producer id starts at 0), with
+        no partitions and no start time."""
+        bump = transit.producer_epoch == self.producer_epoch + 1 or (
+            transit.producer_epoch == 0 and transit.producer_id != self.producer_id
+        )
+        if (
+            (self.producer_epoch != transit.producer_epoch and not bump)
+            or transit.partitions
+            or transit.start_timestamp != -1
+        ):
+            self._failure(transit)
+        self.timeout_ms = transit.timeout_ms
+        self.producer_epoch = transit.producer_epoch
+        self.last_producer_epoch = transit.last_producer_epoch
+        self.producer_id = transit.producer_id
+        self.last_producer_id = transit.last_producer_id
+
+    def _complete_add(self, transit: TxnTransit) -> None:
+        """To Ongoing: the same producer, partitions only added, the same timeout."""
+        if (
+            not self._same_producer(transit)
+            or not self.partitions <= transit.partitions
+            or self.timeout_ms != transit.timeout_ms
+        ):
+            self._failure(transit)
+        self.start_timestamp = transit.start_timestamp
+        self.partitions |= transit.partitions
+
+    def _complete_end(self, transit: TxnTransit) -> None:
+        """To CompleteCommit / CompleteAbort: the same producer and timeout, a start time kept;
+        the transaction's partitions are done."""
+        if (
+            not self._same_producer(transit)
+            or self.timeout_ms != transit.timeout_ms
+            or transit.start_timestamp == -1
+        ):
+            self._failure(transit)
+        self.start_timestamp = transit.start_timestamp
+        self.partitions.clear()
 
     def abandon_transition(self, epoch_fence: bool = False) -> None:
         """The append failed (TransactionStateManager.appendTransactionToLog's error path);
