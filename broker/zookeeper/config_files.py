@@ -54,7 +54,7 @@ def render_zoo_cfg(
     """Render the ``zoo.cfg`` of a standalone, test-friendly ZooKeeper (with ``sasl``, one
     that authenticates SASL clients, DIGEST-MD5 against its JAAS ``Server`` section)."""
     lines = [
-        "# Written by zkbroker (broker/zookeeper.py) for a throw-away ZooKeeper.",
+        "# Written by zkbroker (zkbroker.broker.zookeeper) for a throw-away ZooKeeper.",
         f"tickTime={tick_time_ms}",
         f"dataDir={_properties_value(os.fspath(data_dir))}",
         f"clientPort={port}",
