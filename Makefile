@@ -77,10 +77,11 @@ report: system-deps $(STAMP)
 # Debian/Ubuntu packages. Running needs Python's venv module and ZooKeeper (which brings Java);
 # the tests also need kcat, Node.js and MIT Kerberos (the GSSAPI tests' KDC, kinit and kcat's
 # Cyrus SASL GSSAPI plugin; libkrb5-dev builds the gssapi package of the security extra), and
-# gdb (backtraces from the core file of a pytest that crashed).
+# gdb (backtraces from the core file of a pytest that crashed), iproute2 (the hosts a test
+# builds from network namespaces).
 RUN_PACKAGES := python3-venv zookeeper default-jre-headless
 TEST_PACKAGES := kcat nodejs npm libkrb5-dev krb5-kdc krb5-admin-server krb5-user \
-  libsasl2-modules-gssapi-mit gdb
+  libsasl2-modules-gssapi-mit gdb iproute2
 define apt_install
 	@missing=""; \
 	for pkg in $(1); do \
