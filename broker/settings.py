@@ -153,6 +153,8 @@ class Settings:
             # The one log dir is --log-dir's; a second value would disagree with where the
             # logs are (DescribeConfigs against DescribeLogDirs).
             raise ValueError("--broker-config log.dirs: use --log-dir instead")
+        if self.log_dir is not None:
+            _check_log_dir(self.log_dir)
         _check_admission_configs(self.known_broker_configs, self.max_request_bytes)
         _check_listeners(self)
         # The checks above need no release table (the catalog takes any release), so a bad
@@ -698,3 +700,22 @@ def parse_address(text: str) -> tuple[str, int]:
     if not sep or not host or not 0 < port <= 65535:
         raise ValueError(f"--statsd expects host:port, got {text!r}")
     return host, port
+
+
+def _check_log_dir(log_dir: str) -> None:
+    """Refuse a log dir that cannot be one, without creating it: Kafka's LogManager refuses
+    a path that is not a readable directory at start ("... is not a readable log
+    directory."), and one whose nearest existing ancestor is not a writable directory
+    cannot be made."""
+    path = Path(os.path.abspath(log_dir))
+    if path.exists():
+        if not path.is_dir() or not os.access(path, os.R_OK | os.W_OK | os.X_OK):
+            raise ValueError(f"--log-dir: {path} is not a readable log directory.")
+        return
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(
+            f"--log-dir: {path} cannot be created ({parent} is not a writable directory)"
+        )

@@ -311,3 +311,23 @@ def test_refusing_imports_nothing_heavy(argv: list[str]) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]", done.stdout
+
+
+@pytest.mark.parametrize("where", ["file", "under-a-file"])
+def test_a_log_dir_that_cannot_be_one(sandbox: Sandbox, where: str) -> None:
+    # Refused before anything starts, as a bad option is, and the file is left as it was.
+    blocker = sandbox.cwd / "not-a-dir"
+    blocker.write_text("kept\n")
+    log_dir = blocker if where == "file" else blocker / "logs"
+    before = sandbox.files()
+    done = zkbroker(sandbox, ["--log-dir", str(log_dir), "--brokers", "1"])
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    error = done.stderr.splitlines()[-1].removeprefix(ERROR)
+    if where == "file":
+        assert error == f"--log-dir: {blocker} is not a readable log directory."
+    else:
+        assert error == (
+            f"--log-dir: {log_dir} cannot be created ({blocker} is not a writable directory)"
+        )
+    assert not sandbox.marker.exists(), "a JVM was started"
+    assert sandbox.files() == before and blocker.read_text() == "kept\n"
