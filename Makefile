@@ -18,7 +18,7 @@ PYTEST_ARGS ?=
 # `make run KAFKA_VERSION=2.8` emulates another release than the default (3.9).
 KAFKA_VERSION ?=
 
-.PHONY: run test lint unit bench fuzz report run-deps system-deps clean docker-test
+.PHONY: run test lint unit bench fuzz chaos report run-deps system-deps clean docker-test
 
 run: run-deps $(RUN_STAMP)
 	$(VENV)/bin/zkbroker run --brokers 3 --host 127.0.0.1 --port 9092 \
@@ -34,6 +34,15 @@ test: system-deps $(STAMP) $(JS_STAMP) lint
 # ZKBROKER_FUZZ_SEED=<seed> replays a run, ZKBROKER_FUZZ_FRAMES=<n> changes the budget.
 fuzz: system-deps $(STAMP)
 	ZKBROKER_FUZZ=long $(VENV)/bin/pytest tests/robustness -m robustness -s $(PYTEST_ARGS)
+
+# The long chaos run (tests/integration/test_chaos.py): 20 rounds of crashed leaders and cut-off
+# hosts against three zkbroker processes on three hosts the test builds (needs root and
+# iproute2); prints its seed and what each round did. ZKBROKER_CHAOS_ROUNDS=<n> changes the
+# rounds, ZKBROKER_CHAOS_SEED=<seed> replays a run's choices. `make test` runs 3 rounds.
+ZKBROKER_CHAOS_ROUNDS ?= 20
+chaos: system-deps $(STAMP)
+	ZKBROKER_CHAOS_ROUNDS=$(ZKBROKER_CHAOS_ROUNDS) $(VENV)/bin/pytest \
+	  tests/integration/test_chaos.py -s $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -53,6 +62,7 @@ bench: system-deps $(STAMP) $(BENCH_STAMP)
 	$(PY) bench/partial_requests.py
 	$(PY) bench/analytics.py
 	$(PY) bench/data_plane.py
+	$(PY) bench/replication.py
 	$(PY) bench/request_path.py
 	$(PY) bench/cold_start.py
 

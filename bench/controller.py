@@ -291,7 +291,7 @@ async def run_controller(conn: Connection, zk: str) -> None:
         if not result.won:
             raise RuntimeError(f"broker 0 lost the election to {result.controller_id}")
         settings = Settings(
-            zookeeper=zk, kafka_version=RELEASE, replica_catchup_ms=0, auto_leader_rebalance=False
+            zookeeper=zk, kafka_version=RELEASE, auto_leader_rebalance=False
         )
         context = ControllerContext(0, result.epoch, result.epoch_zk_version)
         controller = Controller(context, store, settings, image=None)

@@ -107,11 +107,6 @@ class Settings:
     configured_keys: frozenset[str] | None = None
     # Age after which /config/changes notifications are purged (Kafka: 15 minutes).
     config_change_expiration_ms: int = 15 * 60 * 1000
-    # How long a replica the controller starts (a reassignment's new replica, a returning
-    # broker's) takes to "catch up" and join the ISR; zkbroker has no logs to replicate. None:
-    # 300 ms plus the partition's bytes at 100 MiB/s (`zkbroker.broker.rules.replica_catchup`),
-    # so clients see moves in flight as against Kafka; 0: at once.
-    replica_catchup_ms: int | None = None
     # Kafka's auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds and
     # leader.imbalance.per.broker.percentage.
     auto_leader_rebalance: bool = True
@@ -195,8 +190,6 @@ class Settings:
             raise ValueError("--zookeeper-session-timeout-ms must be positive")
         if self.broker_session_timeout_ms <= 0:
             raise ValueError("--broker-session-timeout-ms must be positive")
-        if self.replica_catchup_ms is not None and self.replica_catchup_ms < 0:
-            raise ValueError("--replica-catchup-ms must be >= 0")
         if self.leader_imbalance_check_interval_s <= 0:
             raise ValueError("--leader-imbalance-check-interval-s must be positive")
         if not 0 <= self.leader_imbalance_per_broker_percentage <= 100:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from zkbroker.broker.controller.controller import Controller
     from zkbroker.broker.groups.coordinator import GroupCoordinator
     from zkbroker.broker.image.metadata_image import MetadataImage
+    from zkbroker.broker.replication.replica_manager import ReplicaManager
     from zkbroker.broker.rules.broker_config import BrokerConfig
     from zkbroker.broker.rules.broker_loggers import BrokerLoggers
     from zkbroker.broker.rules.fetch_sessions import FetchSessionCache
@@ -81,7 +82,12 @@ class BrokerView(Protocol):
 
     @property
     def logs(self) -> LogManager:
-        """The partition logs, shared by every broker of the process (`zkbroker.broker.storage`)."""
+        """This broker's partition logs, one per replica it hosts (`zkbroker.broker.storage`)."""
+        ...
+
+    @property
+    def replica_manager(self) -> ReplicaManager:
+        """This broker's replicas: leadership, followers, the high watermark, acks=all."""
         ...
 
     @property
@@ -107,7 +113,6 @@ class BrokerView(Protocol):
     def delegation_tokens(self) -> DelegationTokenManager | None:
         """This broker's delegation token manager; None while the broker is not started."""
         ...
-
 
     @property
     def authorizer(self) -> AclAuthorizer | None:

@@ -7,9 +7,9 @@ per-partition checks, whole batches within the size limits, waiting for appends 
 `max_wait_ms`, down-conversion for v0-v3 clients.
 
 Not here: client quotas (`zkbroker.broker.security.quotas`, applied by the request pipeline),
-a replica selector (`preferred_read_replica` stays -1, Kafka's default), follower fetch state
-(nothing is replicated, so the high watermark is the log end offset; ISR changes come from the
-controller).
+a replica selector (`preferred_read_replica` stays -1, Kafka's default). A follower's fetch
+(a replica id) is served by the leader's replica manager (`zkbroker.broker.replication`, §24):
+to the log end, its fetch state updated; a consumer reads up to the high watermark.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from zkbroker.broker.protocol.messages.fetch import (
     PartitionData,
 )
 from zkbroker.broker.protocol.records import MAGIC_V2, CompressionType, iter_batches
+from zkbroker.broker.replication.fetch_source import FetchPartition as FollowerFetch
 from zkbroker.broker.rules.fetch_sessions import (
     FetchContext,
     FetchPartitionKey,
@@ -160,6 +161,7 @@ async def _read_partition(
     max_bytes: int,
     min_one: bool,
     readable: Callable[[str], bool] | None,
+    replica: int = -1,
 ) -> _Read:
     """One partition's answer, in ReplicaManager's check order: authorization, the topic id,
     leadership, a diverging epoch, the records."""
@@ -179,6 +181,8 @@ async def _read_partition(
     )
     if not isinstance(located, Located):
         return _Read(_not_served(ctx, key, located), 0)
+    if from_follower:
+        return _follower_read(ctx, key, located, wanted, replica, max_bytes)
     log, _config = await open_log(ctx, located)
     answer = PartitionData(
         partition_index=index,
@@ -218,6 +222,45 @@ def _not_served(ctx: RequestContext, key: FetchPartitionKey, code: int) -> Parti
     return answer
 
 
+def _follower_read(
+    ctx: RequestContext,
+    key: FetchPartitionKey,
+    located: Located,
+    wanted: FetchPartitionRequest,
+    replica: int,
+    max_bytes: int,
+) -> _Read:
+    """A follower's fetch: read to the log end, its fetch state updated by the leader's replica
+    manager (the ISR and high watermark follow), as an in-process follower reads."""
+    topic = located.topic
+    part = FollowerFetch(
+        topic=topic.name,
+        partition=key.partition,
+        topic_id=topic.topic_id,
+        fetch_offset=wanted.fetch_offset,
+        log_start_offset=wanted.log_start_offset,
+        current_leader_epoch=wanted.current_leader_epoch if ctx.version >= 9 else -1,
+        last_fetched_epoch=wanted.last_fetched_epoch if ctx.version >= 12 else -1,
+        max_bytes=wanted.max_bytes,
+    )
+    answers, size = ctx.broker.replica_manager.read_for_follower(
+        replica, [part], max_bytes, ctx.version >= DIVERGING_EPOCH_VERSION
+    )
+    got = answers[(topic.name, key.partition)]
+    if got.error_code != error_codes.NONE:
+        return _Read(_not_served(ctx, key, got.error_code), 0)
+    answer = PartitionData(
+        partition_index=key.partition,
+        high_watermark=got.high_watermark,
+        last_stable_offset=got.high_watermark,
+        log_start_offset=got.log_start_offset,
+        records=got.records,
+    )
+    if got.diverging is not None:
+        answer.diverging_epoch = EpochEndOffset(epoch=got.diverging[0], end_offset=got.diverging[1])
+    return _Read(answer, size)
+
+
 def _diverging_epoch(log: PartitionLog, wanted: FetchPartitionRequest) -> EpochEndOffset | None:
     """Where the fetcher's log diverges from this one (KIP-595): its last fetched epoch ends
     earlier here, or is unknown; None when it does not."""
@@ -231,10 +274,13 @@ def _records(
     log: PartitionLog, version: int, wanted: FetchPartitionRequest, limit: int, min_one: bool
 ) -> bytes:
     """Whole batches from the fetch offset within `limit` bytes; raises OffsetOutOfRange."""
+    # A consumer reads up to the high watermark: what every in-sync replica has.
+    high_watermark = log.high_watermark
     if version <= 2:
         # Hard limit (before KIP-74): an oversized first batch is cut at the limit.
-        return log.read(wanted.fetch_offset, limit, min_one_batch=True)[:limit]
-    return log.read(wanted.fetch_offset, limit, min_one_batch=min_one)
+        read = log.read(wanted.fetch_offset, limit, min_one_batch=True, max_offset=high_watermark)
+        return read[:limit]
+    return log.read(wanted.fetch_offset, limit, min_one_batch=min_one, max_offset=high_watermark)
 
 
 def _committed(
@@ -271,15 +317,17 @@ async def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
     total_max = request.max_bytes if version >= 3 else (1 << 31) - 1
     readable = _read_access(ctx, from_follower) if auth.has_authorizer(ctx) else None
     while True:
-        # Taken before reading, so a metadata change while the partitions are read counts.
+        # Taken before reading, so a metadata change or an append while the partitions are
+        # read counts.
         changed = image.next_change()
+        generation = ctx.broker.logs.generation
         reads = await _read_all(ctx, session, request, from_follower, total_max, readable)
         size = sum(r.size for r in reads.values())
         errors = any(r.data.error_code != error_codes.NONE for r in reads.values())
         remaining = deadline - time.monotonic()
         if size >= request.min_bytes or errors or remaining <= 0:
             break
-        await _wait_for_news(ctx, changed, remaining)
+        await _wait_for_news(ctx, changed, generation, remaining)
     return _response(ctx, session, reads)
 
 
@@ -331,7 +379,7 @@ def _session(
 
 
 async def _wait_for_news(
-    ctx: RequestContext, changed: asyncio.Future[None], remaining: float
+    ctx: RequestContext, changed: asyncio.Future[None], generation: int, remaining: float
 ) -> None:
     """DelayedFetch: return once an append may have brought enough bytes, or once the metadata
     changed (`changed` is done: a partition may have lost its leader here, or its topic begun
@@ -339,7 +387,7 @@ async def _wait_for_news(
     and `makeFollowers` calling `completeDelayedFetchOrProduceRequests`), or after `remaining`
     seconds. The caller reads again and decides. `changed` is shared by every waiter
     (`MetadataImage.next_change`): `asyncio.wait` never cancels it."""
-    appended = asyncio.ensure_future(ctx.broker.logs.wait_for_append(remaining))
+    appended = asyncio.ensure_future(ctx.broker.logs.wait_for_append(remaining, generation))
     try:
         await asyncio.wait((appended, changed), return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -391,6 +439,7 @@ async def _read_all(
             # KIP-74: the first batch goes whole until some partition has sent records.
             min_one=budget == total_max,
             readable=readable,
+            replica=_replica_id(request, ctx.version),
         )
         budget -= read.size
         reads[key] = read

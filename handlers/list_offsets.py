@@ -78,6 +78,7 @@ def _answer(
     log: PartitionLog,
     wanted: ListOffsetsPartition,
     committed: bool,
+    from_replica: bool = False,
 ) -> ListOffsetsPartitionResponse:
     version = ctx.version
     index = wanted.partition_index
@@ -87,7 +88,11 @@ def _answer(
         answer.old_style_offsets = _legacy_offsets(log, timestamp, wanted.max_num_offsets)
         return answer
     # Partition.fetchOffsetForTimestamp's lastFetchableOffset (docs/kafka-behaviour.md §17).
-    last_fetchable = log.last_stable_offset if committed else log.high_watermark
+    # A follower (a replica id) reads to the log end; a consumer to the high watermark.
+    if from_replica:
+        last_fetchable = log.log_end_offset
+    else:
+        last_fetchable = log.last_stable_offset if committed else log.high_watermark
     offset, found_ts, epoch = -1, NO_TIMESTAMP, -1
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         offset = log.log_start_offset
@@ -159,7 +164,7 @@ async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffset
                 answers.append(_failed(index, located, version))
                 continue
             log, _config = await open_log(ctx, located)
-            answers.append(_answer(ctx, located, log, wanted, committed))
+            answers.append(_answer(ctx, located, log, wanted, committed, request.replica_id >= 0))
         topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=answers))
     return ListOffsetsResponse(topics=topics + unauthorized)
 

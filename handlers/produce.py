@@ -1,7 +1,7 @@
 """Produce: records appended to the partition's log (Kafka's behaviour: §15; idempotence and
 transactions §17, including KIP-890 verification from 3.6; ACLs §21).
 
-Replicas share the partition's log, so acks=-1 is complete once the leader appended. Not here:
+acks=-1 waits until the ISR has the records (`zkbroker.broker.replication`, §24). Not here:
 quotas and their throttle time, the verification guard against an append racing the
 transaction's abort, and (without an authorizer) Kafka's refusal of transactional records
 sent without a transactional id.
@@ -27,10 +27,11 @@ from zkbroker.broker.protocol.messages.produce import (
 from zkbroker.broker.rules.log_validation import (
     AppendError,
     ProducerBatchInfo,
+    ValidatedAppend,
     produce_request_errors,
     validate_append,
 )
-from zkbroker.broker.rules.producer_state import ProducerBatch, last_sequence
+from zkbroker.broker.rules.producer_state import BatchMetadata, ProducerBatch, last_sequence
 from zkbroker.broker.rules.transactions.state import TopicPartition
 from zkbroker.broker.rules.transactions.verification import (
     PRODUCE_VERIFICATION_RELEASE,
@@ -129,6 +130,16 @@ def _refused(index: int, error: AppendError) -> PartitionProduceResponse:
     return answer
 
 
+def _in_sync_replicas(ctx: RequestContext, located: Located, min_insync_replicas: int) -> int:
+    """The ISR's size as this leader knows it (Partition.appendRecordsToLeader), telling the
+    replica manager the topic's min.insync.replicas for the acks=all waits."""
+    hosted = ctx.broker.replica_manager.hosting((located.topic.name, located.partition.partition))
+    if hosted is None:
+        return len(located.partition.isr)
+    hosted.min_insync_replicas = min_insync_replicas
+    return len(hosted.isr)
+
+
 async def _append(
     ctx: RequestContext,
     located: Located,
@@ -136,15 +147,17 @@ async def _append(
     records: bytes,
     acks: int,
     transactional_id: str | None,
+    waits: dict[tuple[str, int], int],
 ) -> PartitionProduceResponse:
     log, config = await open_log(ctx, located)
     state = located.partition
-    if acks == -1 and len(state.isr) < config.min_insync_replicas:
+    tp = (located.topic.name, state.partition)
+    if acks == -1 and _in_sync_replicas(ctx, located, config.min_insync_replicas) < (
+        config.min_insync_replicas
+    ):
         return _failed(index, error_codes.NOT_ENOUGH_REPLICAS)
     name = f"{located.topic.name}-{state.partition}"
-    verified = await _verify(
-        ctx, log, transactional_id, records, (located.topic.name, state.partition)
-    )
+    verified = await _verify(ctx, log, transactional_id, records, tp)
     if verified != error_codes.NONE:
         return _failed(index, verified)
     with log.append_lock():
@@ -159,19 +172,16 @@ async def _append(
         )
         if isinstance(result, AppendError):
             return _refused(index, result)
-        # UnifiedLog.analyzeAndValidateProducerState: duplicates first, then the checks.
-        for info in result.producer:
-            batch = _producer_batch(info, result.max_timestamp)
-            duplicate = log.producers.duplicate(batch)
-            if duplicate is not None:
-                # A retry of a batch already written: its offsets, nothing appended.
-                return _appended(index, duplicate.first_offset, result.log_append_time, log)
-            problem = log.producers.check(batch, name)
-            if problem is not None:
-                return _failed(index, problem.code)
-            if not info.is_transactional and info.producer_id in log.transactions.ongoing:
-                # ProducerAppendInfo: "Expected transactional write from producer ...".
-                return _failed(index, error_codes.INVALID_TXN_STATE)
+        checked = _producer_state(log, result, name)
+        if isinstance(checked, int):
+            return _failed(index, checked)
+        if checked is not None:
+            # A retry of a batch already written: its offsets, nothing appended; with
+            # acks=all answered once the ISR has it, as the first attempt would have been
+            # (Kafka's DelayedProduce waits on the duplicate's offsets too).
+            if acks == -1:
+                waits[tp] = checked.last_offset + 1
+            return _appended(index, checked.first_offset, result.log_append_time, log)
         if result.record_count:
             log.append(
                 result.records,
@@ -181,7 +191,28 @@ async def _append(
                 offset_of_max_timestamp=result.offset_of_max_timestamp,
                 leader_epoch=state.leader_epoch,
             )
+            if acks == -1:
+                waits[tp] = result.last_offset + 1
     return _appended(index, result.base_offset, result.log_append_time, log)
+
+
+def _producer_state(
+    log: PartitionLog, result: ValidatedAppend, name: str
+) -> int | BatchMetadata | None:
+    """UnifiedLog.analyzeAndValidateProducerState, duplicates first, then the checks: the
+    batch already written (a retry), an error code, or None to append."""
+    for info in result.producer:
+        batch = _producer_batch(info, result.max_timestamp)
+        duplicate = log.producers.duplicate(batch)
+        if duplicate is not None:
+            return duplicate
+        problem = log.producers.check(batch, name)
+        if problem is not None:
+            return problem.code
+        if not info.is_transactional and info.producer_id in log.transactions.ongoing:
+            # ProducerAppendInfo: "Expected transactional write from producer ...".
+            return error_codes.INVALID_TXN_STATE
+    return None
 
 
 def _appended(
@@ -199,22 +230,15 @@ def _appended(
 async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceResponse | NoResponse:
     acks = request.acks
     image = ctx.image
-    writable: set[str] | None = None
-    if auth.has_authorizer(ctx):
-        if not _transactional_allowed(ctx, request):
-            return error_response(
-                request,
-                ctx.version,
-                error_codes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-                auth.TRANSACTIONAL_ID_DENIED,
-            )
-        writable = auth.filter_authorized(
-            ctx, auth.WRITE, auth.TOPIC, [t.name for t in request.topic_data]
-        )
+    writable = _writable(ctx, request)
+    if isinstance(writable, ProduceResponse | NoResponse):
+        return writable
     internal_allowed = ctx.header.client_id == ADMIN_CLIENT_ID
     pacer = Pacer()
     topics: list[TopicProduceResponse] = []
     hints: set[int] = set()
+    # acks=all: the offset each appended partition's ISR must reach (DelayedProduce).
+    waits: dict[tuple[str, int], int] = {}
     failed = False
     for topic in request.topic_data:
         answers: list[PartitionProduceResponse] = []
@@ -240,12 +264,15 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
                 internal_allowed,
                 hints,
                 request.transactional_id,
+                waits,
             )
             failed = failed or answer.error_code != error_codes.NONE
             answers.append(answer)
         topics.append(TopicProduceResponse(name=topic.name, partition_responses=answers))
     if acks == 0:
         return NoResponse(close_reason="Produce with acks=0 failed" if failed else None)
+    if waits:
+        await _wait_for_replicas(ctx, topics, waits, request.timeout_ms)
     response = ProduceResponse(responses=topics)
     if ctx.version >= LEADER_HINT_VERSION:
         response.node_endpoints = [
@@ -254,6 +281,40 @@ async def handle(ctx: RequestContext, request: ProduceRequest) -> ProduceRespons
             if (info := image.brokers.get(b)) is not None
         ]
     return response
+
+
+def _writable(
+    ctx: RequestContext, request: ProduceRequest
+) -> set[str] | ProduceResponse | NoResponse | None:
+    """With an authorizer, the topics this request may write (or the answer refusing its
+    transactional id); None without one."""
+    if not auth.has_authorizer(ctx):
+        return None
+    if not _transactional_allowed(ctx, request):
+        return error_response(
+            request,
+            ctx.version,
+            error_codes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            auth.TRANSACTIONAL_ID_DENIED,
+        )
+    return auth.filter_authorized(ctx, auth.WRITE, auth.TOPIC, [t.name for t in request.topic_data])
+
+
+async def _wait_for_replicas(
+    ctx: RequestContext,
+    topics: list[TopicProduceResponse],
+    waits: dict[tuple[str, int], int],
+    timeout_ms: int,
+) -> None:
+    """acks=all: each appended partition answers once its ISR has the records (or with
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT, NOT_LEADER_OR_FOLLOWER); the
+    records stay written and the offsets are kept in the answer, as Kafka's DelayedProduce."""
+    codes = await ctx.broker.replica_manager.wait_for_acks(waits, timeout_ms)
+    for topic in topics:
+        for answer in topic.partition_responses:
+            code = codes.get((topic.name, answer.index), error_codes.NONE)
+            if code != error_codes.NONE:
+                answer.error_code = code
 
 
 def _transactional_allowed(ctx: RequestContext, request: ProduceRequest) -> bool:
@@ -279,6 +340,7 @@ async def _partition(
     internal_allowed: bool,
     hints: set[int],
     transactional_id: str | None,
+    waits: dict[tuple[str, int], int],
 ) -> PartitionProduceResponse:
     """One partition's answer, the checks in Kafka's order (KafkaApis, then ReplicaManager)."""
     if not known:
@@ -292,7 +354,7 @@ async def _partition(
         return _failed(index, error_codes.INVALID_TOPIC_EXCEPTION)
     located = locate(ctx.image, ctx.broker.broker_id, topic, index)
     if isinstance(located, Located):
-        return await _append(ctx, located, index, records, acks, transactional_id)
+        return await _append(ctx, located, index, records, acks, transactional_id, waits)
     answer = _failed(index, located)
     if located == error_codes.NOT_LEADER_OR_FOLLOWER:
         leader, epoch = leader_hint(ctx.image, topic, index)

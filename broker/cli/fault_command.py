@@ -3,6 +3,9 @@
     zkbroker fault push API ERROR [--count N | --until-cleared] [--skip N] [--broker ID]
                         [--topic T] [--partition P] [--delay-ms MS] --zookeeper CONNECT
     zkbroker fault latency|drop|blackhole ... | clear [ID] | list --zookeeper CONNECT
+    zkbroker fault pause-replication --broker ID [--topic T] [--partition P] --zookeeper CONNECT
+    zkbroker fault slow-replication --broker ID --delay-ms MS [--topic T] [--partition P] ...
+    zkbroker fault cut-inter-broker --broker ID --zookeeper CONNECT
 
 API is a key or a name, ERROR a code or a Kafka error name. One short-lived ZooKeeper session;
 one line per fault added or listed, or `cleared N`; exit 1 when ZooKeeper cannot be reached.
@@ -24,6 +27,11 @@ from zkbroker.broker.hooks.faults import (
     clear_faults,
     error_code_of,
     list_faults,
+)
+from zkbroker.broker.hooks.replication_faults import (
+    cut_inter_broker_entry,
+    pause_replication_entry,
+    slow_replication_entry,
 )
 from zkbroker.zk_layout import ZkStore
 from zkbroker.zk_layout.nodes.zkbroker import FaultEntry, FaultKind
@@ -72,19 +80,61 @@ def add_fault_arguments(fault: argparse.ArgumentParser) -> None:
     blackhole = actions.add_parser("blackhole", help="answer nothing until cleared")
     scoped(blackhole, api_option=True)
 
+    _add_replication_actions(actions, zk_help)
+
     clear = actions.add_parser("clear", help="delete one fault (by id) or all of them")
     clear.add_argument("fault_id", type=_non_negative, nargs="?", metavar="ID")
     clear.add_argument("--zookeeper", required=True, help=zk_help)
 
     listing = actions.add_parser("list", help="the fault entries, lowest id first")
     listing.add_argument("--zookeeper", required=True, help=zk_help)
-    for action in (push, latency, drop, blackhole, clear, listing):
+    for action in actions.choices.values():
         action.set_defaults(command_parser=action)  # errors found after parsing show its usage
 
 
+def _add_replication_actions(
+    actions: argparse._SubParsersAction[argparse.ArgumentParser], zk_help: str
+) -> None:
+    """`pause-replication`, `slow-replication`, `cut-inter-broker`: faults between brokers."""
+    pause = actions.add_parser(
+        "pause-replication",
+        help="the follower broker fetches nothing (for a topic or partition) until cleared",
+        description="Follower --broker sends no fetch for the matching partitions (every one "
+        "without --topic/--partition): its log stops growing and after replica.lag.time.max.ms "
+        "its leaders shrink it out of the ISR.",
+    )
+    slow = actions.add_parser(
+        "slow-replication",
+        help="each fetch round of the follower broker waits --delay-ms until cleared",
+        description="Each fetch round of follower --broker for the matching partitions "
+        "waits --delay-ms first (replication lag).",
+    )
+    slow.add_argument("--delay-ms", type=_non_negative, required=True, help="wait per round")
+    for p in (pause, slow):
+        p.add_argument("--broker", type=_non_negative, required=True, help="the follower's id")
+        p.add_argument("--topic", help="only this topic's partitions")
+        p.add_argument("--partition", type=_non_negative, help="only this partition")
+        p.add_argument("--zookeeper", required=True, help=zk_help)
+    cut = actions.add_parser(
+        "cut-inter-broker",
+        help="the broker neither fetches nor is fetched from, and its ISR writes fail",
+        description="Broker --broker can neither fetch from any leader nor be fetched from by "
+        "any follower, and its AlterPartition (ISR) writes fail; its ZooKeeper session stays, "
+        "so the controller still sees it alive: a network partition between brokers only.",
+    )
+    cut.add_argument("--broker", type=_non_negative, required=True, help="the broker's id")
+    cut.add_argument("--zookeeper", required=True, help=zk_help)
+
+
 def entry_from_args(args: argparse.Namespace) -> FaultEntry:
-    """The fault entry `push|latency|drop|blackhole` describe."""
+    """The fault entry an adding action (`push`, `latency`, ..., `cut-inter-broker`) describes."""
     command: str = args.fault_command
+    if command == "pause-replication":
+        return pause_replication_entry(args.broker, args.topic, args.partition)
+    if command == "slow-replication":
+        return slow_replication_entry(args.broker, args.delay_ms, args.topic, args.partition)
+    if command == "cut-inter-broker":
+        return cut_inter_broker_entry(args.broker)
     if command == "push":
         return FaultEntry(
             kind=FaultKind.ERROR,

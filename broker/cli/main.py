@@ -67,7 +67,7 @@ _COMMAND_PARSER = "command_parser"
 COMMANDS = {
     "run": RUN_HELP,
     "broker": "stop, start or list brokers of a running cluster (through ZooKeeper)",
-    "fault": "inject errors, latency, drops or blackholes (through ZooKeeper)",
+    "fault": "inject errors, latency, drops, blackholes or replication faults (through ZooKeeper)",
     "user": "add SCRAM users in ZooKeeper (as kafka-configs did)",
     "report": "analyse request captures on Spark (zkbroker[report])",
 }
@@ -239,7 +239,6 @@ _SAME_NAME_FIELDS = (
     "delete_topic_enable",
     "num_partitions",
     "default_replication_factor",
-    "replica_catchup_ms",
     "broker_session_timeout_ms",
     "auto_leader_rebalance",
     "leader_imbalance_check_interval_s",

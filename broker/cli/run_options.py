@@ -137,13 +137,6 @@ def _cluster_options(group: argparse._ArgumentGroup) -> None:
 def _controller_options(group: argparse._ArgumentGroup) -> None:
     """The cluster group's controller and broker-lease knobs."""
     group.add_argument(
-        "--replica-catchup-ms",
-        metavar="MS",
-        type=int,
-        help="time a new or returning replica takes to join the ISR; 0 = at once (default: "
-        "300 ms plus the partition's bytes at 100 MiB/s)",
-    )
-    group.add_argument(
         "--auto-leader-rebalance",
         action=argparse.BooleanOptionalAction,
         help="move leadership back to preferred replicas (auto.leader.rebalance.enable; on)",
@@ -270,9 +263,9 @@ def _storage_options(group: argparse._ArgumentGroup) -> None:
     group.add_argument(
         "--log-dir",
         metavar="DIR",
-        help="keep partition logs on disk in Kafka's layout (<topic>-<partition>/*.log), across "
-        "restarts and shared by every zkbroker process given the same directory (log.dirs; "
-        "default: in memory); with the embedded ZooKeeper the cluster is kept in DIR/zookeeper",
+        help="keep partition logs on disk in Kafka's layout (<topic>-<partition>/*.log; with "
+        "several brokers, each in DIR/broker-<id>), across restarts (log.dirs; default: in "
+        "memory); with the embedded ZooKeeper the cluster is kept in DIR/zookeeper",
     )
 
 

@@ -5,7 +5,8 @@ behaviour: §10).
 starts the cluster's one `Controller`, which owns all controller state, applies named events
 one at a time (Kafka's ControllerEventManager; timed to the debug log and StatsD) and fences
 every write on `/controller_epoch`'s version. Handlers reach it through `call(name, fn)`. The
-events live in `topics`, `partitions` and `reassignment` beside this module.
+events live in `topics`, `partitions`, `reassignment` and `isr_change_notifications` beside this
+module.
 """
 
 from __future__ import annotations
@@ -20,15 +21,16 @@ from typing import Any, TypeVar, cast
 from kazoo.protocol.states import ZnodeStat
 
 from zkbroker.broker.asyncutil import cancel_and_wait, gather_bounded
+from zkbroker.broker.controller import isr_change_notifications
 from zkbroker.broker.controller import partitions as controller_partitions
 from zkbroker.broker.controller import reassignment as controller_reassignment
 from zkbroker.broker.controller import topics as controller_topics
 from zkbroker.broker.controller.broker_leases import BrokerLeases
+from zkbroker.broker.controller.isr_change_notifications import IsrChangeNotifications
 from zkbroker.broker.controller.topics import ControllerState
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.rules.broker_config import BrokerConfig
-from zkbroker.broker.rules.replica_catchup import catchup_ms
 from zkbroker.broker.settings import Settings
 from zkbroker.zk_layout import (
     DEFAULT_ENTITY,
@@ -45,6 +47,7 @@ from zkbroker.zk_layout.nodes import (
     BrokerIdsNode,
     ControllerNode,
     DeleteTopicsNode,
+    IsrChangeNotificationsNode,
     PreferredReplicaElectionNode,
     ReassignPartitionsNode,
     TopicNode,
@@ -57,7 +60,6 @@ EventFn = Callable[["Controller"], Awaitable[None]]
 # (event name, seconds queued, seconds running, failed): told after every event.
 EventObserver = Callable[[str, float, float, bool], None]
 # (topic, partition) -> the bytes of its log in this process (0 when it has none).
-PartitionBytes = Callable[[str, int], int]
 _stdlib_log = logging.getLogger(__name__)
 
 
@@ -90,13 +92,10 @@ class Controller:
         settings: Settings,
         image: MetadataImage | None = None,
         event_observer: EventObserver | None = None,
-        partition_bytes: PartitionBytes | None = None,
     ) -> None:
         self.context = context
         self.store = store
         self.settings = settings
-        # The size of a partition's log, which the default catch-up is proportional to.
-        self._partition_bytes = partition_bytes
         # This process's metadata image: told directly what the controller writes, as
         # Kafka's controller sends UpdateMetadata; other processes learn it from ZooKeeper.
         self.image = image
@@ -112,7 +111,6 @@ class Controller:
         # Set once failover has loaded the cluster's state (benchmarks and tests wait on it).
         self.loaded = asyncio.Event()
         self._calls: set[asyncio.Future[Any]] = set()
-        self._timers: set[asyncio.TimerHandle] = set()
         self._rebalance: asyncio.Task[None] | None = None
         # czxid of the admin nodes last acted on: only a newly created node is a new request.
         self._seen_czxid: dict[str, int] = {}
@@ -120,6 +118,11 @@ class Controller:
         # KIP-631 leases of brokers that joined over the protocol
         # (zkbroker.broker.controller.broker_leases).
         self.leases = BrokerLeases(self)
+        # /isr_change_notification, written by leaders of releases before 2.7
+        # (zkbroker.broker.controller.isr_change_notifications).
+        self.isr_changes = IsrChangeNotifications(self)
+        # Reassigning partitions whose state znode changed, with a refresh queued.
+        self._isr_watch_pending: set[tuple[str, int]] = set()
 
     @property
     def release(self) -> tuple[int, ...]:
@@ -129,6 +132,27 @@ class Controller:
         self._task = asyncio.create_task(self._run(), name=f"controller-{self.context.broker_id}")
         self.submit("Startup", Controller._on_failover)
         self.submit("BrokerLeasesResume", lambda c: c.leases.resume())
+        if self.image is not None:
+            self.image.add_partition_listener(self._on_partition_image)
+
+    def _on_partition_image(self, topic: str, partition: int) -> None:
+        """Kafka's PartitionReassignmentIsrChangeHandler: a reassigning partition's state znode
+        changed by someone else (its leader's ISR write before 2.7) is read again, which
+        completes the reassignment once the targets are in the ISR."""
+        tp = (topic, partition)
+        if tp not in self.state.reassigning or tp in self._isr_watch_pending or self.image is None:
+            return
+        found = self.image.partition_state(topic, partition)
+        known = self.state.partition_states.get(tp)
+        if found is None or (known is not None and found[1] <= known[1]):
+            return
+        self._isr_watch_pending.add(tp)
+
+        async def refresh(c: Controller) -> None:
+            c._isr_watch_pending.discard(tp)
+            await isr_change_notifications.refresh_partitions(c, [tp])
+
+        self.submit("PartitionReassignmentIsrChange", refresh)
 
     def halt(self) -> int:
         """Stop at once, without awaiting anything (Kafka's onControllerResignation on Expire):
@@ -137,12 +161,11 @@ class Controller:
         running event is cancelled at its next await. `stop()` then waits for the task.
         Returns how many queued events were dropped."""
         self.moved.set()
+        if self.image is not None:
+            self.image.remove_partition_listener(self._on_partition_image)
         for watch in self._watches.values():
             watch.cancel()
         self._watches.clear()
-        for timer in self._timers:
-            timer.cancel()
-        self._timers.clear()
         self.leases.stop()
         if self._rebalance is not None:
             self._rebalance.cancel()
@@ -201,31 +224,6 @@ class Controller:
         for future in list(self._calls):
             if not future.done():
                 future.set_exception(self._stopped())
-
-    def schedule_catch_up(self, partitions: list[tuple[str, int]]) -> None:
-        """Followers of `partitions` catch up after --replica-catchup-ms, or by default
-        after a delay that grows with each partition's bytes (then an event per delay)."""
-        fixed = self.settings.replica_catchup_ms
-        by_delay: dict[int, list[tuple[str, int]]] = {}
-        for tp in partitions:
-            measure = fixed is None and self._partition_bytes is not None
-            size = self._partition_bytes(*tp) if measure and self._partition_bytes else 0
-            by_delay.setdefault(catchup_ms(size, fixed), []).append(tp)
-        for delay_ms, tps in sorted(by_delay.items()):
-            self._catch_up_after(delay_ms, tps)
-
-    def _catch_up_after(self, delay_ms: int, tps: list[tuple[str, int]]) -> None:
-        def fire() -> None:
-            self.submit("ReplicaCatchUp", lambda c: controller_reassignment.on_caught_up(c, tps))
-
-        if delay_ms <= 0:
-            fire()
-            return
-        loop = asyncio.get_running_loop()
-        # Timer handles have no done-callback: forget the ones already fired here.
-        now = loop.time()
-        self._timers = {t for t in self._timers if t.when() > now}
-        self._timers.add(loop.call_later(delay_ms / 1000, fire))
 
     def enable_unclean_election(self, topic: str | None) -> None:
         """unclean.leader.election.enable turned on for `topic` (None: the broker default):
@@ -432,6 +430,8 @@ class Controller:
             (DeleteTopicsNode.path(), "TopicDeletion", controller_topics.on_deletions_changed),
         ):
             self._watches[path] = await self._watch_children(path, name, event)
+        # Notifications left from before are deleted unread: every state is loaded next.
+        self._watches[IsrChangeNotificationsNode.path()] = await self.isr_changes.start()
         await controller_topics.load_topics(self, sorted(topics))
         await controller_partitions.elect_offline(
             self, controller_partitions.offline_partitions(self)
@@ -517,14 +517,12 @@ class ControllerElector:
         settings: Settings,
         image: MetadataImage | None = None,
         event_observer: EventObserver | None = None,
-        partition_bytes: PartitionBytes | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.store = store
         self.settings = settings
         self.image = image
         self.event_observer = event_observer
-        self.partition_bytes = partition_bytes
         self.controller: Controller | None = None
         self._lock = asyncio.Lock()
         self._stopped = False
@@ -622,7 +620,6 @@ class ControllerElector:
             self.settings,
             self.image,
             self.event_observer,
-            self.partition_bytes,
         )
         await self.controller.start()
 

@@ -288,27 +288,9 @@ async def shrink_dead_followers(controller: Controller) -> None:
 
 
 async def on_brokers_started(controller: Controller, new: set[int]) -> None:
-    """onBrokerStartup: offline partitions are elected again, and the new brokers' replicas
-    rejoin their ISRs once caught up."""
+    """onBrokerStartup: offline partitions are elected again. The new brokers' replicas rejoin
+    their ISRs through their leaders once they caught up (`zkbroker.broker.replication`)."""
     await elect_offline(controller, offline_partitions(controller))
-    joining = await collect(
-        tp
-        for tp, (s, _) in list(controller.state.partition_states.items())
-        if (new & set(replicas_of(controller, tp))) - set(s.isr)
-    )
-    controller.schedule_catch_up(joining)
-
-
-async def catch_up(controller: Controller, partitions: Iterable[TP]) -> dict[TP, PartitionState]:
-    """Live followers of `partitions` that are not in the ISR join it (same leader and epoch)."""
-    live = controller.state.live_brokers
-    epoch = controller.context.epoch
-
-    def rule_for(tp: TP) -> StateRule:
-        replicas = replicas_of(controller, tp)
-        return lambda s: rules.expand_isr(s, replicas, live, epoch)
-
-    return await write_states(controller, {tp: rule_for(tp) for tp in partitions})
 
 
 # ---- preferred and unclean elections -----------------------------------------------------

@@ -235,10 +235,12 @@ async def reassign(controller: Controller, batch: Mapping[TP, ReplicaAssignment]
     done = set(complete)
     incomplete = [tp for tp in batch if tp not in done]
     if incomplete:
+        # A new leader epoch is the new replicas' LeaderAndIsr: they start fetching, and their
+        # leader adds them to the ISR once caught up (AlterPartition, or its own write before
+        # 2.7), which completes the reassignment (`on_isr_changed`).
         await partitions_.write_states(
             controller, {tp: lambda s: rules.bump_leader_epoch(s, epoch) for tp in incomplete}
         )
-        controller.schedule_catch_up(incomplete)
     await complete_reassignments(controller, complete)
 
 
@@ -253,11 +255,12 @@ def is_complete(controller: Controller, tp: TP) -> bool:
     return current is not None and set(assignment.target) <= set(current[0].isr)
 
 
-async def on_caught_up(controller: Controller, partitions: Iterable[TP]) -> None:
-    """The catch-up delay is over: followers join the ISR; finished reassignments complete."""
-    tps = list(partitions)
-    await partitions_.catch_up(controller, tps)
-    await complete_reassignments(controller, [tp for tp in tps if is_complete(controller, tp)])
+async def on_isr_changed(controller: Controller, partitions: Iterable[TP]) -> None:
+    """A leader changed the ISR of `partitions`: the reassignments whose targets are all in
+    it now complete (``maybeCompleteReassignment``)."""
+    await complete_reassignments(
+        controller, [tp for tp in partitions if is_complete(controller, tp)]
+    )
 
 
 async def complete_reassignments(controller: Controller, tps: list[TP]) -> None:

@@ -34,11 +34,12 @@ from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.image.metadata_watcher import MetadataWatcher
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol.records import Record
+from zkbroker.broker.replication.local_source import LeaderView
 from zkbroker.broker.rules.broker_config import BrokerConfig
 from zkbroker.broker.server.broker_node import BrokerNode
 from zkbroker.broker.server.hooks import HookChain
 from zkbroker.broker.settings import Settings
-from zkbroker.broker.storage import LogManager
+from zkbroker.broker.storage import LogManager, PartitionLog, log_dirs_of
 from zkbroker.broker.transactions.local_brokers import LocalBrokers
 from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
 from zkbroker.zk_layout import BrokerState, ZkStore
@@ -61,6 +62,16 @@ async def _close_sessions(sessions: asyncio.Task[list[ZkStore]], log: Any) -> No
             log.exception("zookeeper_session.close_failed")
 
 
+def _broker_logs(settings: Settings) -> dict[int, LogManager]:
+    """Each broker's logs: in memory, or under `settings.log_dir` (`log_dirs_of`: the dir
+    itself for one broker, `broker-<id>` for several)."""
+    release = settings.kafka_version
+    if not settings.log_dir:
+        return {b: LogManager(None, release=release) for b in settings.broker_ids}
+    dirs = log_dirs_of(Path(settings.log_dir), settings.broker_ids)
+    return {b: LogManager(dirs[b], release=release) for b in settings.broker_ids}
+
+
 class ClusterEngine:
     """The brokers of this process, their ZooKeeper sessions, the metadata image and the
     toolkit hooks; `zkbroker.Cluster` is the public face over it."""
@@ -75,30 +86,23 @@ class ClusterEngine:
         self.image = MetadataImage()
         # Every broker's request hooks (faults, capture, metrics add themselves here).
         self.hooks = HookChain()
-        # The partition logs: in memory, or in `settings.log_dir` shared with other processes.
-        self.logs = LogManager(
-            Path(settings.log_dir) if settings.log_dir else None, release=settings.kafka_version
-        )
+        # Each broker's partition logs: in memory, or in `settings.log_dir`/broker-<id>.
+        self.logs_of = _broker_logs(settings)
+        # The replica managers of this process's brokers: followers fetch from a leader here
+        # by a direct call.
+        self._local_replicas: dict[int, LeaderView] = {}
+        # Fault injection (`zkbroker.broker.hooks.faults`): entries shared by every process through
+        # ZooKeeper; the replication faults reach each broker's replica manager.
+        self._fault_injector = FaultInjector(self.hooks)
         # Which of those brokers run now: the transaction coordinators' in-process shortcut.
         self.local_brokers = LocalBrokers()
-        self.brokers: dict[int, BrokerNode] = {
-            b: BrokerNode(
-                b,
-                settings,
-                self.image,
-                self.hooks,
-                self._controller_event,
-                self.logs,
-                self.local_brokers,
-            )
-            for b in settings.broker_ids
-        }
+        self.brokers: dict[int, BrokerNode] = {b: self._new_broker(b) for b in settings.broker_ids}
         self._retention = LogRetention(
-            self.logs, self.image, settings.kafka_version, self._any_broker_config
+            list(self.logs_of.values()),
+            self.image,
+            settings.kafka_version,
+            self._any_broker_config,
         )
-        # Fault injection (`zkbroker.broker.hooks.faults`): entries shared by every process through
-        # ZooKeeper.
-        self._fault_injector = FaultInjector(self.hooks)
         self.faults = Faults(lambda: self._store, self._fault_injector)
         self._embedded: EmbeddedZooKeeper | None = None
         self._store: ZkStore | None = None
@@ -116,6 +120,19 @@ class ClusterEngine:
         if settings.capture_path is not None:
             self._capture = RequestCapture(settings.capture_path)
             self.hooks.add(self._capture)
+
+    def _new_broker(self, broker_id: int) -> BrokerNode:
+        return BrokerNode(
+            broker_id,
+            self.settings,
+            self.image,
+            self.hooks,
+            self._controller_event,
+            self.logs_of[broker_id],
+            self.local_brokers,
+            self._local_replicas,
+            self._fault_injector.replication,
+        )
 
     @property
     def zookeeper_connect(self) -> str:
@@ -136,7 +153,12 @@ class ClusterEngine:
         try:
             if self._capture is not None:
                 self._capture.open()
+            # The embedded ZooKeeper's own lock on `--log-dir`'s data comes first: its refusal
+            # names the process holding it and the way to join that cluster.
             await self._start_zookeeper()
+            # One broker per log dir, as Kafka's `.lock` makes sure.
+            for logs in self.logs_of.values():
+                logs.lock()
             assert self._zookeeper is not None  # the one _start_zookeeper chose
             self._store = await ZkStore.connect(
                 self._zookeeper,
@@ -153,7 +175,7 @@ class ClusterEngine:
             await self._fault_injector.start(self._store)
             self.image.topic_configs.attach(self._store)
             self._watcher = MetadataWatcher(
-                self._store, self.image, on_topic_removed=self.logs.delete_topic
+                self._store, self.image, on_topic_removed=self._delete_topic_logs
             )
             await self._watcher.start()
             self._config_watcher = ConfigWatcher(
@@ -255,7 +277,8 @@ class ClusterEngine:
         await self._stop_brokers()
         # Nothing reads or writes a log any more: a stopped cluster holds no log file open
         # (another process may own the directory next, or the test may remove it).
-        self.logs.release_files()
+        for logs in self.logs_of.values():
+            logs.release_files()
         self.image.topic_configs.attach(None)
         await self._stop_hooks()
         await self._stop_watchers()
@@ -385,7 +408,29 @@ class ClusterEngine:
         known = self.image.topics.get(topic)
         topic_id = None if known is None else known.topic_id
         exists = known is not None and partition in known.partitions
-        return records_access.records(self.logs, topic, partition, topic_id, exists)
+        return records_access.records(
+            self._replica_logs(topic, partition), topic, partition, topic_id, exists
+        )
+
+    def log_of(self, topic: str, partition: int) -> PartitionLog | None:
+        """The partition's log on its leader (when the leader is a broker of this process; else
+        on a broker here with a replica)."""
+        return self._replica_logs(topic, partition).get(topic, partition)
+
+    def _replica_logs(self, topic: str, partition: int) -> LogManager:
+        """The logs of the partition's leader when it is a broker of this process, else of the
+        first broker here with a replica (else the first broker's)."""
+        known = self.image.topics.get(topic)
+        state = None if known is None else known.partitions.get(partition)
+        if state is not None:
+            for b in (state.leader, *state.replicas):
+                if b in self.logs_of and self.logs_of[b].get(topic, partition) is not None:
+                    return self.logs_of[b]
+        return self.logs_of[min(self.logs_of)]
+
+    def _delete_topic_logs(self, topic: str) -> None:
+        for logs in self.logs_of.values():
+            logs.delete_topic(topic)
 
     def capture(self) -> RequestCapture:
         """Capture requests in memory from now on (see `requests()`); returns the capture.

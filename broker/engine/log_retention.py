@@ -37,7 +37,7 @@ DEFAULT_CHECK_INTERVAL_MS = 300_000
 class LogRetention:
     def __init__(
         self,
-        logs: LogManager,
+        logs: list[LogManager],
         image: MetadataImage,
         release: Release,
         broker_config: Callable[[], BrokerConfig | None],
@@ -86,7 +86,7 @@ class LogRetention:
         cleaner_enabled = (config.value(CLEANER_ENABLE_KEY) or "true").lower() != "false"
         pacer = Pacer()
         freed = 0
-        for log in self._logs.logs():
+        for log in [log for logs in self._logs for log in logs.logs()]:
             if pacer.due():
                 await pacer.pause()
             overrides = await self._image.topic_configs.overrides(log.topic)

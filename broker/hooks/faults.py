@@ -6,8 +6,11 @@ number is the fault id), so every zkbroker process of a cluster applies the same
 a children watch, matches requests by API, broker, topic and partition, and consumes `skip` and
 `count` units with versioned writes, so two brokers never take the same unit. Of the matching
 entries every `latency` one adds its delay and the lowest-id other one that can be consumed
-decides. `Faults` is the control object; `add_fault`/`list_faults`/`clear_faults` serve the CLI.
-The kinds and options are described in the README, "Fault injection".
+decides. The replication kinds (pause-replication, slow-replication, cut-inter-broker) match
+no request: the injector hands them to its `replication` view
+(`zkbroker.broker.hooks.replication_faults`), which the replica fetchers ask. `Faults` is the
+control object; `add_fault`/`list_faults`/`clear_faults` serve the CLI. The kinds and options
+are described in the README, "Fault injection".
 
 Not here: an error only on the scoped topic's items (every item gets it, as Kafka's
 `getErrorResponse` does, docs/kafka-behaviour.md §0), clearing entries an earlier run left.
@@ -25,6 +28,12 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, Final, Protocol, TypeVar
 
 from zkbroker.broker.asyncutil import cancel_and_wait
+from zkbroker.broker.hooks.replication_faults import (
+    ReplicationFaults,
+    cut_inter_broker_entry,
+    pause_replication_entry,
+    slow_replication_entry,
+)
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.releases import API_NAMES
@@ -107,7 +116,9 @@ class Fault:
             if isinstance(e.api, int)
             else e.api
         )
-        parts = [f"fault {self.fault_id}: {e.kind.value} api={api}"]
+        parts = [f"fault {self.fault_id}: {e.kind.value}"]
+        if not e.kind.on_replication:  # those match no request, so no API
+            parts.append(f"api={api}")
         for key in ("broker", "topic", "partition", "error_code"):
             value = getattr(e, key)
             if value is not None:
@@ -187,7 +198,7 @@ def request_mentions(request: Any, topic: str | None, partition: int | None) -> 
 
 def fault_matches(entry: FaultEntry, call: RequestCall) -> bool:
     """Whether `entry` applies to `call` (count aside)."""
-    if entry.count == 0:
+    if entry.count == 0 or entry.kind.on_replication:
         return False
     if entry.api is not None:
         if isinstance(entry.api, int):
@@ -211,6 +222,9 @@ async def add_fault(store: ZkStore, entry: FaultEntry) -> int:
         raise ValueError("delay_ms must be >= 0 and count >= 1 (or None: until cleared)")
     if entry.kind is FaultKind.BLACKHOLE and entry.count is not None:
         raise ValueError("a blackhole lasts until it is cleared: it takes no count")
+    problem = entry.replication_problem()
+    if problem is not None:
+        raise ValueError(problem)
     path = await store.create(
         FaultNode.create_path(),
         FaultNode.encode(entry, ANY_RELEASE),
@@ -233,9 +247,7 @@ async def _read_faults(store: ZkStore) -> list[tuple[Fault, int]]:
         try:
             out.append((Fault(fault_id, FaultNode.decode_at(data, fault_id)), int(stat.version)))
         except ZnodeFormatError as e:
-            get_logger(__name__).warning(
-                "fault.invalid", fault_id=fault_id, reason=str(e)
-            )
+            get_logger(__name__).warning("fault.invalid", fault_id=fault_id, reason=str(e))
     return out
 
 
@@ -296,6 +308,9 @@ class FaultInjector:
         #: How many times each (fault id, kind) was applied to a request.
         self.injected: collections.Counter[tuple[int, str]] = collections.Counter()
         self._records: collections.deque[InjectedFault] = collections.deque(maxlen=_MAX_RECORDS)
+        #: The replication faults of the cached entries, for the replica managers (a
+        #: `zkbroker.broker.replication.fault_view.ReplicationFaultView`).
+        self.replication = ReplicationFaults()
         self._log = get_logger(__name__)
 
     async def start(self, store: ZkStore) -> None:
@@ -366,7 +381,11 @@ class FaultInjector:
         self._in_chain()
 
     def _in_chain(self) -> None:
-        if self._cache:
+        """After every change of the cache: the replication view rebuilt, and the injector in
+        the hook chain only while an entry can match a request."""
+        entries = [c.fault.entry for c in self._cache.values()]
+        self.replication.update(entries)
+        if any(not e.kind.on_replication for e in entries):
             self._hooks.add(self)
         else:
             self._hooks.remove(self)
@@ -590,6 +609,25 @@ class Faults:
             )
         )
 
+    async def pause_replication(
+        self, broker: int, topic: str | None = None, partition: int | None = None
+    ) -> int:
+        """Follower `broker` sends no fetch for the matching partitions (every one when no
+        topic or partition is given) until cleared; returns the id."""
+        return await self._add(pause_replication_entry(broker, topic, partition))
+
+    async def slow_replication(
+        self, broker: int, delay_ms: int, topic: str | None = None, partition: int | None = None
+    ) -> int:
+        """Each fetch round of follower `broker` for the matching partitions waits `delay_ms`
+        first, until cleared; returns the id."""
+        return await self._add(slow_replication_entry(broker, delay_ms, topic, partition))
+
+    async def cut_inter_broker(self, broker: int) -> int:
+        """Broker `broker` neither fetches from a leader nor is fetched from, and its ISR
+        writes fail, until cleared; its ZooKeeper session stays. Returns the id."""
+        return await self._add(cut_inter_broker_entry(broker))
+
     async def clear(self, fault_id: int | None = None) -> int:
         """Delete one fault (or all); returns how many were deleted."""
         removed = await clear_faults(self._store(), fault_id)
@@ -647,6 +685,19 @@ class SyncFaults:
 
     def blackhole(self, api: int | str | None = None, broker: int | None = None) -> int:
         return self._runner.call(self._faults.blackhole(api, broker))
+
+    def pause_replication(
+        self, broker: int, topic: str | None = None, partition: int | None = None
+    ) -> int:
+        return self._runner.call(self._faults.pause_replication(broker, topic, partition))
+
+    def slow_replication(
+        self, broker: int, delay_ms: int, topic: str | None = None, partition: int | None = None
+    ) -> int:
+        return self._runner.call(self._faults.slow_replication(broker, delay_ms, topic, partition))
+
+    def cut_inter_broker(self, broker: int) -> int:
+        return self._runner.call(self._faults.cut_inter_broker(broker))
 
     def clear(self, fault_id: int | None = None) -> int:
         return self._runner.call(self._faults.clear(fault_id))

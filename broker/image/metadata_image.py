@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -117,6 +117,9 @@ class MetadataImage:
     _state_versions: dict[tuple[str, int], int] = field(default_factory=dict, repr=False)
     _changed: asyncio.Event | None = field(default=None, repr=False)
     _next_change: asyncio.Future[None] | None = field(default=None, repr=False)
+    # Told (topic, partition) of every partition whose image changed or went: the replica
+    # managers' LeaderAndIsr (Kafka's brokers learn leadership per partition).
+    _partition_listeners: list[Callable[[str, int], None]] = field(default_factory=list, repr=False)
 
     # ---- reads -------------------------------------------------------------------------
 
@@ -161,6 +164,27 @@ class MetadataImage:
         if future is None or future.done():
             future = self._next_change = asyncio.get_running_loop().create_future()
         return future
+
+    def add_partition_listener(self, listener: Callable[[str, int], None]) -> None:
+        """Call `listener(topic, partition)` after each change of a partition's image (its
+        state, replicas, or its going with its topic), on the loop, without awaiting."""
+        self._partition_listeners.append(listener)
+
+    def remove_partition_listener(self, listener: Callable[[str, int], None]) -> None:
+        if listener in self._partition_listeners:
+            self._partition_listeners.remove(listener)
+
+    def partition_state(self, name: str, partition: int) -> tuple[PartitionState, int] | None:
+        """The partition's state znode as last read, with its version (-1 when unknown)."""
+        state = self._states.get(name, {}).get(partition)
+        if state is None:
+            return None
+        return state, self._state_versions.get((name, partition), -1)
+
+    def _partitions_changed(self, name: str, partitions: Iterable[int]) -> None:
+        for listener in list(self._partition_listeners):
+            for p in partitions:
+                listener(name, p)
 
     # ---- writes (the metadata watcher only) ----------------------------------------------
 
@@ -238,6 +262,8 @@ class MetadataImage:
         removed = self._assignments.pop(name, None)
         if removed is not None and removed.topic_id is not None:
             self._names_by_id.pop(removed.topic_id, None)
+        if removed is not None:
+            self._partitions_changed(name, list(removed.partitions))
         self._states.pop(name, None)
         if self.topics.pop(name, None) is not None:
             self._bump()
@@ -286,6 +312,7 @@ class MetadataImage:
             assignment = self._assignments[name]
             partitions[partition] = PartitionImage.of(partition, replicas, state, assignment)
         self._bump()
+        self._partitions_changed(name, (partition,))
 
     def _update_topic(
         self, name: str, previous: TopicAssignment, assignment: TopicAssignment
@@ -302,8 +329,10 @@ class MetadataImage:
         ):
             changed.update(p for p, _ in table.items() ^ before.items())
         partitions = cast(dict[int, PartitionImage], topic.partitions)
-        for gone in partitions.keys() - assignment.partitions.keys():
-            del partitions[gone]
+        gone = partitions.keys() - assignment.partitions.keys()
+        for p in gone:
+            del partitions[p]
+        changed |= gone
         states = self._states.get(name, {})
         for p in sorted(changed):
             replicas = assignment.partitions.get(p)
@@ -319,6 +348,7 @@ class MetadataImage:
             partitions=partitions,
         )
         self._bump()
+        self._partitions_changed(name, sorted(changed))
 
     def _rebuild(self, name: str) -> None:
         assignment = self._assignments[name]
@@ -336,6 +366,7 @@ class MetadataImage:
             partitions=partitions,
         )
         self._bump()
+        self._partitions_changed(name, list(assignment.partitions))
 
     def _event(self) -> asyncio.Event:
         if self._changed is None:

@@ -13,7 +13,7 @@ and SASL_SSL, the SASL login (`zkbroker.broker.security.sasl_client.inter_broker
 SASL_PLAINTEXT and SASL_SSL. Built at start, its ValueError refuses a configuration Kafka would not
 start with.
 
-Deliberately not here: the connections (`zkbroker.broker.transactions.peer_client`), which brokers a
+Deliberately not here: the connections (`zkbroker.broker.peers.client`), which brokers a
 peer is (the metadata image), dynamic listener reconfiguration.
 """
 

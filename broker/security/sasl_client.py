@@ -8,7 +8,7 @@ message with an empty authzid; `ScramClient` runs RFC 5802 with `scramp` and ver
 signature. `inter_broker_login` raises ValueError with Kafka's message for a mechanism not
 enabled, and with zkbroker's own when no login gives a user name and password.
 
-Not here: the wire (`zkbroker.broker.transactions.peer_client`), GSSAPI and OAUTHBEARER, SCRAM
+Not here: the wire (`zkbroker.broker.peers.client`), GSSAPI and OAUTHBEARER, SCRAM
 extensions (token logins are for clients).
 """
 

@@ -18,11 +18,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 
 from zkbroker.broker.controller.controller import Controller, ControllerElector, EventObserver
 from zkbroker.broker.groups.coordinator import GroupCoordinator
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
+from zkbroker.broker.peers.client import PeerClient
+from zkbroker.broker.replication.fault_view import ReplicationFaultView
+from zkbroker.broker.replication.local_source import LeaderView
+from zkbroker.broker.replication.replica_config import ReplicaConfig
+from zkbroker.broker.replication.replica_manager import ReplicaManager
 from zkbroker.broker.rules.broker_config import BrokerConfig
 from zkbroker.broker.rules.broker_loggers import BrokerLoggers
 from zkbroker.broker.rules.fetch_sessions import FetchSessionCache
@@ -59,9 +65,11 @@ class BrokerNode:
         controller_events: EventObserver | None = None,
         logs: LogManager | None = None,
         local_brokers: LocalBrokers | None = None,
+        local_replicas: dict[int, LeaderView] | None = None,
+        replication_faults: ReplicationFaultView | None = None,
     ) -> None:
         self._hooks = hooks
-        # The partition logs every broker of the process shares (one of its own when alone).
+        # This broker's own partition logs, one per replica it hosts.
         self._logs = logs if logs is not None else LogManager(None, release=settings.kafka_version)
         # The brokers of the process sharing those logs (the engine's), for the transaction
         # coordinator's direct marker writes and verifications.
@@ -99,6 +107,10 @@ class BrokerNode:
         self._broker_config_version = -1
         self._loggers = BrokerLoggers(settings.kafka_version)
         self._log = get_logger(__name__).bind(broker_id=broker_id)
+        # Its replicas; `local_replicas` (every broker of the process by id) lets followers
+        # fetch from a leader of this process without a socket.
+        self._replica_peers: PeerClient | None = None
+        self._replicas = self._new_replica_manager(image, local_replicas, replication_faults)
         # The classic group coordinator: its groups live in the shared logs of
         # __consumer_offsets; started and stopped with the broker.
         self._group_coordinator = self._new_group_coordinator()
@@ -175,10 +187,39 @@ class BrokerNode:
     def logs(self) -> LogManager:
         return self._logs
 
-    def _partition_bytes(self, topic: str, partition: int) -> int:
-        """The size a new replica of the partition has to copy (the controller's catch-up)."""
-        log = self._logs.get(topic, partition)
-        return 0 if log is None else log.size_bytes
+    @property
+    def replica_manager(self) -> ReplicaManager:
+        return self._replicas
+
+    def _new_replica_manager(
+        self,
+        image: MetadataImage,
+        local_replicas: dict[int, LeaderView] | None,
+        faults: ReplicationFaultView | None,
+    ) -> ReplicaManager:
+        replicas = ReplicaManager(
+            self._broker_id,
+            self._logs,
+            image,
+            self._settings.kafka_version,
+            lambda: ReplicaConfig.read(self.broker_config.configured),
+            local_replicas if local_replicas is not None else {},
+            self._replication_peers,
+            faults,
+        )
+        if local_replicas is not None:
+            local_replicas[self._broker_id] = replicas
+        return replicas
+
+    def _replication_peers(self) -> PeerClient:
+        """The inter-broker client of this broker's fetchers and ISR writes (made on first use,
+        closed when the broker stops)."""
+        if self._replica_peers is None:
+            self._replica_peers = PeerClient(
+                self._settings.inter_broker_security(),
+                client_id=f"broker-{self._broker_id}-replica-fetcher",
+            )
+        return self._replica_peers
 
     @property
     def fetch_sessions(self) -> FetchSessionCache:
@@ -294,14 +335,17 @@ class BrokerNode:
             self._static_configs = settings.static_broker_configs(
                 self._broker_id, port, zookeeper, dict(self._extra_bound)
             )
+            if self._logs.log_dir is not None:
+                # This broker's own log dir (`--log-dir` itself, or its broker-<id> there).
+                self._static_configs["log.dirs"] = os.path.abspath(self._logs.log_dir)
             await self._register()
+            await self._replicas.start(lambda: self.store, lambda: self.broker_epoch)
             self._elector = ControllerElector(
                 self._broker_id,
                 self._store,
                 settings,
                 self._image,
                 self._controller_events,
-                self._partition_bytes,
             )
             await self._elector.start()
             self._store.add_session_listener(self._on_session_state)
@@ -400,6 +444,10 @@ class BrokerNode:
             await self._transaction_coordinator.stop()
             await self._group_coordinator.stop()
             await self.leave_controller_election()
+            await self._replicas.stop()
+            if self._replica_peers is not None:
+                peers, self._replica_peers = self._replica_peers, None
+                await peers.close()
         finally:
             try:
                 extra, self._extra_servers = list(self._extra_servers.values()), {}

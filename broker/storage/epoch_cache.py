@@ -4,13 +4,13 @@ Follows Kafka's ``LeaderEpochFileCache`` (storage module, 3.x): ``assign`` only 
 for an epoch other than the latest or an earlier start offset, dropping entries that would
 break monotonicity; ``end_offset_for`` answers OffsetsForLeaderEpoch (KIP-101/KIP-279) with
 its UNDEFINED cases; ``truncate_from_start`` keeps the epoch that covers the new log start
-offset, moved to it. ``UnifiedLog.append`` feeds it from each magic 2 batch's stamped
+offset, moved to it; ``truncate_from_end`` drops the epochs starting at or after a
+follower's truncation point. ``UnifiedLog.append`` feeds it from each magic 2 batch's stamped
 partition leader epoch, and clears it when a legacy (magic 0/1) batch is appended.
 
 Deliberately not here: the ``leader-epoch-checkpoint`` file. The owner rebuilds the cache
 from the batch headers whenever it scans a log (at open and after another process's
-appends), so the cache is always what the stored batches say; truncation from the end is not
-needed because replicas are not simulated and a log never loses its tail.
+appends), so the cache is always what the stored batches say.
 """
 
 from __future__ import annotations
@@ -71,6 +71,13 @@ class LeaderEpochCache:
         del self._starts[:removed]
         self._epochs.insert(0, keep_epoch)
         self._starts.insert(0, start_offset)
+
+    def truncate_from_end(self, end_offset: int) -> None:
+        """Drop the entries starting at or after ``end_offset`` (Kafka's ``truncateFromEnd``:
+        the log lost its batches from there on)."""
+        kept = bisect.bisect_left(self._starts, end_offset)
+        del self._epochs[kept:]
+        del self._starts[kept:]
 
     def epoch_for_offset(self, offset: int) -> int | None:
         """The epoch the record at ``offset`` was written in, if the cache knows."""

@@ -1,16 +1,17 @@
 """Kafka's small text files beside the logs, read and written the way Kafka does.
 
-`partition.metadata` (`PartitionMetadataFile`, KIP-516), `log-start-offset-checkpoint` and
-`cleaner-offset-checkpoint` (`OffsetCheckpointFile`, `LogStartOffsetCheckpoint`) and
+`partition.metadata` (`PartitionMetadataFile`, KIP-516), the offset checkpoints
+`log-start-offset-checkpoint`, `cleaner-offset-checkpoint` and `replication-offset-checkpoint`
+(each replica's high watermark) (`OffsetCheckpointFile`, Kafka's class and format) and
 `leader-epoch-checkpoint` (`LeaderEpochCheckpointFile`, written when the cleaner swaps a segment
-in: cleaning may drop an epoch's first batch); docs/kafka-behaviour.md §15, "Where a log
-lives". Files are written to a temp file and renamed. Several zkbroker processes may share a
-log dir, so checkpoint updates are read-modify-write under `flock_exclusive`; readers need no
-lock, and a parse is cached by the file's inode, size and mtime.
+in: cleaning may drop an epoch's first batch, and kept in step when a log is truncated);
+docs/kafka-behaviour.md §15, "Where a log lives". Files are written to a temp file and renamed.
+Several zkbroker processes may share a log dir, so checkpoint updates are read-modify-write
+under `flock_exclusive`; readers need no lock, and a parse is cached by the file's inode, size
+and mtime.
 
-Not here: `recovery-point-offset-checkpoint` and `replication-offset-checkpoint` (zkbroker
-rebuilds what they hold from the batch headers), fsync (a mock broker's files need not survive
-a power cut).
+Not here: `recovery-point-offset-checkpoint` (zkbroker rebuilds what it holds from the batch
+headers), fsync (a mock broker's files need not survive a power cut).
 """
 
 from __future__ import annotations
@@ -28,6 +29,16 @@ from zkbroker.zk_layout.uuid_text import uuid_from_text, uuid_to_text
 PARTITION_METADATA_FILE: Final = "partition.metadata"
 LOG_START_OFFSET_CHECKPOINT_FILE: Final = "log-start-offset-checkpoint"
 CLEANER_OFFSET_CHECKPOINT_FILE: Final = "cleaner-offset-checkpoint"
+REPLICATION_OFFSET_CHECKPOINT_FILE: Final = "replication-offset-checkpoint"
+#: Kafka's recovery points: zkbroker neither reads nor writes it, but keeps it with a log dir.
+RECOVERY_POINT_OFFSET_CHECKPOINT_FILE: Final = "recovery-point-offset-checkpoint"
+#: The offset checkpoint files at the top of a log dir.
+OFFSET_CHECKPOINT_FILES: Final = (
+    LOG_START_OFFSET_CHECKPOINT_FILE,
+    CLEANER_OFFSET_CHECKPOINT_FILE,
+    REPLICATION_OFFSET_CHECKPOINT_FILE,
+    RECOVERY_POINT_OFFSET_CHECKPOINT_FILE,
+)
 LEADER_EPOCH_CHECKPOINT_FILE: Final = "leader-epoch-checkpoint"
 #: zkbroker's own lock files (Kafka's loader ignores files it does not know).
 DIR_LOCK_FILE: Final = ".zkbroker-log-dir.lock"
@@ -103,9 +114,10 @@ def read_leader_epoch_checkpoint(partition_dir: Path) -> list[tuple[int, int]]:
     return out
 
 
-class LogStartOffsetCheckpoint:
-    """The log dir's ``log-start-offset-checkpoint`` (or, named so, another offset checkpoint
-    file of the same format), shared by every process using the dir."""
+class OffsetCheckpointFile:
+    """One offset checkpoint file of a log dir (``log-start-offset-checkpoint`` unless named
+    otherwise): version 0, the entry count, then ``topic partition offset`` lines. Shared by
+    every process using the dir."""
 
     def __init__(self, log_dir: Path, name: str = LOG_START_OFFSET_CHECKPOINT_FILE) -> None:
         self.path = log_dir / name

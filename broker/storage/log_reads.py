@@ -30,20 +30,33 @@ def locate(segments: list[Segment], bases: list[int], offset: int) -> tuple[Segm
 
 
 def read_from(
-    segments: list[Segment], bases: list[int], offset: int, max_bytes: int, min_one_batch: bool
+    segments: list[Segment],
+    bases: list[int],
+    offset: int,
+    max_bytes: int,
+    min_one_batch: bool,
+    max_offset: int | None = None,
 ) -> bytes:
     """Whole batches from the one holding ``offset``, at most ``max_bytes`` of them, all from
     one segment; the first batch whole when it alone exceeds ``max_bytes`` and
-    ``min_one_batch``; b"" past the last batch."""
+    ``min_one_batch``; b"" past the last batch. With ``max_offset``, only batches whose last
+    offset is below it (Kafka's ``maxOffsetMetadata``: a consumer reads up to the high
+    watermark)."""
     found = locate(segments, bases, offset)
     if found is None:
         return b""
     seg, i = found
+    if max_offset is not None and seg.last_offsets[i] >= max_offset:
+        return b""
     start = seg.positions[i]
     first_end = seg.batch_end(i)
     limit = start + max(max_bytes, 0)
     if first_end > limit:
         return seg.read(start, first_end - start) if min_one_batch else b""
+    if max_offset is not None:
+        # Where the first batch reaching max_offset starts: a batch boundary.
+        stop = bisect.bisect_left(seg.last_offsets, max_offset, lo=i)
+        limit = min(limit, seg.positions[stop] if stop < seg.batch_count else seg.size)
     # The last batch boundary at or below the limit: batch k ends where k+1 starts.
     k = bisect.bisect_right(seg.positions, limit, lo=i + 1)
     end = seg.size if k == seg.batch_count and seg.size <= limit else seg.positions[k - 1]

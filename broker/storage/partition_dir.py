@@ -1,6 +1,6 @@
 """A partition's directory in Kafka's on-disk layout: its name, the names it is set aside under
-(deleted with its topic, or a stray of another topic id), its lock, the segment files it
-holds, and the files of a cleaning's swap.
+(deleted with its topic, or a stray of another topic id) and what a log dir's loading does with
+those, its lock, the segment files it holds, and the files of a cleaning's swap.
 
 Follows Kafka's ``LogFileUtils`` and ``LocalLog`` (directory and file names) and ``LogLoader``
 (finishing a swap a crash interrupted); docs/kafka-behaviour.md §15. Not here: what a segment
@@ -14,6 +14,7 @@ import contextlib
 import fcntl
 import os
 import re
+import shutil
 import uuid
 from pathlib import Path
 from typing import Final
@@ -21,7 +22,7 @@ from typing import Final
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.storage.files import (
     PARTITION_LOCK_FILE,
-    LogStartOffsetCheckpoint,
+    OffsetCheckpointFile,
     read_partition_metadata,
 )
 from zkbroker.broker.storage.segment import (
@@ -65,6 +66,22 @@ def set_aside_partition_dir(directory: Path, topic: str, partition: int, suffix:
     return target
 
 
+def load_set_aside_dirs(log_dir: Path) -> None:
+    """Kafka's ``loadLog`` for set-aside directories: finish removing the ``-delete`` ones
+    (their topics were deleted; a process stopped before they were gone) and log the
+    ``-stray`` ones, which stay for the operator to look at."""
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.scandir(log_dir):
+            match = SET_ASIDE_DIR.match(entry.name)
+            if match is None or not entry.is_dir(follow_symlinks=False):
+                continue
+            if match.group(4) == DELETE_DIR_SUFFIX:
+                shutil.rmtree(entry.path, ignore_errors=True)
+                _log.info("storage.deleted_partition_dir_removed", directory=entry.path)
+            else:
+                _log.warning("storage.stray_partition_dir_kept", directory=entry.path)
+
+
 def lock_partition_dir(directory: Path) -> int:
     """Create the directory if missing and take its partition lock; returns the lock's fd.
 
@@ -101,7 +118,7 @@ def lock_own_partition_dir(
     topic: str,
     partition: int,
     topic_id: uuid.UUID | None,
-    checkpoints: tuple[LogStartOffsetCheckpoint, ...],
+    checkpoints: tuple[OffsetCheckpointFile, ...],
 ) -> int:
     """Lock the partition's directory (`lock_partition_dir`) once it belongs to ``topic_id``:
     a directory whose ``partition.metadata`` names another topic id is renamed aside

@@ -1,14 +1,17 @@
-"""The log of one partition: ordered segments of stored batches, shared by every replica
-(Kafka's `UnifiedLog`/`LocalLog`/`LogSegment`; behaviour: §15, transactions §17).
+"""The log of one replica of a partition (Kafka's `UnifiedLog`; behaviour: §15, transactions
+§17): its offsets (log start, log end, high watermark), the leader epoch cache, producer state
+and transactions over the segments (``local_log``), appends as leader and as follower, reads,
+truncation, DeleteRecords, retention and the cleaner's swap.
 
 Two backends behind one class: memory, or a directory in Kafka's layout that several
-processes may share (an exclusive `flock` serialises appends, DeleteRecords, retention and
-cleaning; whoever locks first indexes what the others appended). Opening scans every batch
-header to rebuild the index and epoch cache, trimming a partial last batch. Not here: the
-directory's names, lock and files (``partition_dir``), searching the segments for reads
-(``log_reads``), which segments retention deletes (``retention``), replication,
-`.index`/`.timeindex`/`.txnindex`/snapshot files (rebuilt by scanning), tiered storage,
-fsync, and the API rules handlers check.
+processes may share (an exclusive `flock` serialises appends, truncation, DeleteRecords,
+retention and cleaning; whoever locks first indexes what the others appended). Opening scans
+every batch header to rebuild the index and epoch cache, trimming a partial last batch. Not
+here: the segments' files and their order (``local_log``), the directory's names, lock and
+files (``partition_dir``), searching the segments for reads (``log_reads``), which segments
+retention deletes (``retention``), when the high watermark moves and what a follower fetches
+(the replica manager), `.index`/`.timeindex`/`.txnindex`/snapshot files (rebuilt by
+scanning), tiered storage, fsync, and the API rules handlers check.
 """
 
 from __future__ import annotations
@@ -25,29 +28,28 @@ from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol.records import Batch, RecordBatchV2, read_batches
 from zkbroker.broker.protocol.releases import DEFAULT_RELEASE
 from zkbroker.broker.rules.producer_state import ProducerStateTable
-from zkbroker.broker.storage.epoch_cache import LeaderEpochCache
+from zkbroker.broker.storage.batch_state import BatchState
 from zkbroker.broker.storage.files import (
     CLEANER_OFFSET_CHECKPOINT_FILE,
-    LogStartOffsetCheckpoint,
+    LEADER_EPOCH_CHECKPOINT_FILE,
+    REPLICATION_OFFSET_CHECKPOINT_FILE,
+    OffsetCheckpointFile,
     read_leader_epoch_checkpoint,
     read_partition_metadata,
     write_leader_epoch_checkpoint,
     write_partition_metadata,
 )
+from zkbroker.broker.storage.local_log import LocalLog
 from zkbroker.broker.storage.log_reads import (
     earliest_max_timestamp,
     first_at_timestamp,
     read_from,
 )
 from zkbroker.broker.storage.partition_dir import (
-    cleaned_segment_path,
     discard_cleaned,
     lock_own_partition_dir,
     partition_dir_name,
     recover_swaps,
-    segment_bases,
-    segments_replaced,
-    swap_in_cleaned,
 )
 from zkbroker.broker.storage.retention import (
     below_log_start,
@@ -55,13 +57,10 @@ from zkbroker.broker.storage.retention import (
     past_retention_ms,
 )
 from zkbroker.broker.storage.segment import (
-    FileStore,
     MemoryStore,
     Segment,
     SegmentStore,
-    is_v2,
-    scan_store,
-    segment_file_name,
+    batch_span,
 )
 from zkbroker.broker.storage.transactions import AbortedTxn, PartitionTransactions
 from zkbroker.broker.storage.types import UNDEFINED_EPOCH, OffsetOutOfRange, TimestampOffset
@@ -74,9 +73,10 @@ DEFAULT_SEGMENT_MS = 7 * 24 * 3600 * 1000
 
 
 class PartitionLog:
-    """One partition's log. Build with `in_memory` or `open_dir`; every method runs on the
-    event loop thread and returns after at most one file operation per touched segment,
-    except opening and refreshing, which scan new batch headers."""
+    """One replica's log: a new empty one in memory (offsets and high watermark 0) when built
+    without ``directory``, else built by `open_dir`. Every method runs on the event loop
+    thread and returns after at most one file operation per touched segment, except opening,
+    refreshing and truncation, which scan batch headers."""
 
     def __init__(
         self,
@@ -84,13 +84,14 @@ class PartitionLog:
         partition: int,
         topic_id: uuid.UUID | None,
         *,
-        directory: Path | None,
-        checkpoint: LogStartOffsetCheckpoint | None,
-        segment_bytes: int,
-        segment_ms: int,
-        on_append: Callable[[], None] | None,
-        cleaner_checkpoint: LogStartOffsetCheckpoint | None = None,
+        directory: Path | None = None,
+        checkpoint: OffsetCheckpointFile | None = None,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        segment_ms: int = DEFAULT_SEGMENT_MS,
+        on_append: Callable[[], None] | None = None,
+        cleaner_checkpoint: OffsetCheckpointFile | None = None,
         release: Release = DEFAULT_RELEASE,
+        on_high_watermark: Callable[[], None] | None = None,
     ) -> None:
         self.topic = topic
         self.partition = partition
@@ -103,49 +104,24 @@ class PartitionLog:
         # In memory, the cleaner's first dirty offset (on disk: `cleaner-offset-checkpoint`).
         self._first_dirty_offset: int | None = None
         self._on_append = on_append
-        self._segments: list[Segment] = []
-        self._bases: list[int] = []
+        #: Told after each leader append (the replica manager raises the high watermark).
+        self.on_leader_append: Callable[[PartitionLog], None] | None = None
+        self._on_high_watermark = on_high_watermark
+        self._local = LocalLog(topic, partition, directory)
         self._log_start_offset = 0
         self._log_end_offset = 0
-        self._epochs = LeaderEpochCache()
-        # Idempotent producers' sequences (`zkbroker.broker.rules.producer_state`), kept by the
-        # index.
-        self.producers = ProducerStateTable(release)
-        # Ongoing and aborted transactions (`zkbroker.broker.storage.transactions`), kept by the
-        # index.
-        self.transactions = PartitionTransactions()
+        self._high_watermark = 0
+        # The epoch cache, producers and transactions, kept by the index.
+        self._state = BatchState(topic, partition, release)
+        self._epochs = self._state.epochs  # the same cache for the log's life
         self._lock_fd = -1
         self._lock_depth = 0
         self._dir_stamp = 0
         self._closed = False
+        if directory is None:
+            self._local.add(Segment(0, MemoryStore()))
 
     # -- construction ----------------------------------------------------------------------
-
-    @classmethod
-    def in_memory(
-        cls,
-        topic: str,
-        partition: int,
-        topic_id: uuid.UUID | None,
-        *,
-        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
-        segment_ms: int = DEFAULT_SEGMENT_MS,
-        on_append: Callable[[], None] | None = None,
-        release: Release = DEFAULT_RELEASE,
-    ) -> PartitionLog:
-        log = cls(
-            topic,
-            partition,
-            topic_id,
-            directory=None,
-            checkpoint=None,
-            segment_bytes=segment_bytes,
-            segment_ms=segment_ms,
-            on_append=on_append,
-            release=release,
-        )
-        log._add_segment(Segment(0, MemoryStore()))
-        return log
 
     @classmethod
     def open_dir(
@@ -155,23 +131,30 @@ class PartitionLog:
         partition: int,
         topic_id: uuid.UUID | None,
         *,
-        checkpoint: LogStartOffsetCheckpoint | None = None,
+        checkpoint: OffsetCheckpointFile | None = None,
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
         segment_ms: int = DEFAULT_SEGMENT_MS,
         on_append: Callable[[], None] | None = None,
-        cleaner_checkpoint: LogStartOffsetCheckpoint | None = None,
+        cleaner_checkpoint: OffsetCheckpointFile | None = None,
         release: Release = DEFAULT_RELEASE,
+        hw_checkpoint: OffsetCheckpointFile | None = None,
+        on_high_watermark: Callable[[], None] | None = None,
     ) -> PartitionLog:
         """Open (or create) ``<log_dir>/<topic>-<partition>``. A directory whose
-        ``partition.metadata`` names another topic id is renamed aside (``-stray``, see the
-        module's docstring) and the log starts empty."""
+        ``partition.metadata`` names another topic id is renamed aside (``-stray``, see
+        ``partition_dir``) and the log starts empty. The high watermark starts at the entry
+        of ``hw_checkpoint`` (``replication-offset-checkpoint``), clamped to the log; without
+        one at the log start offset (Kafka: "No checkpointed highwatermark is found", 0)."""
         directory = log_dir / partition_dir_name(topic, partition)
-        checkpoint = checkpoint or LogStartOffsetCheckpoint(log_dir)
-        cleaner_checkpoint = cleaner_checkpoint or LogStartOffsetCheckpoint(
+        checkpoint = checkpoint or OffsetCheckpointFile(log_dir)
+        cleaner_checkpoint = cleaner_checkpoint or OffsetCheckpointFile(
             log_dir, CLEANER_OFFSET_CHECKPOINT_FILE
         )
+        hw_checkpoint = hw_checkpoint or OffsetCheckpointFile(
+            log_dir, REPLICATION_OFFSET_CHECKPOINT_FILE
+        )
         lock_fd = lock_own_partition_dir(
-            directory, topic, partition, topic_id, (checkpoint, cleaner_checkpoint)
+            directory, topic, partition, topic_id, (checkpoint, cleaner_checkpoint, hw_checkpoint)
         )
         log = cls(
             topic,
@@ -184,6 +167,7 @@ class PartitionLog:
             on_append=on_append,
             cleaner_checkpoint=cleaner_checkpoint,
             release=release,
+            on_high_watermark=on_high_watermark,
         )
         log._lock_fd = lock_fd  # held since the topic id check
         try:
@@ -196,6 +180,8 @@ class PartitionLog:
         except BaseException:
             log.close()
             raise
+        stored = hw_checkpoint.get(topic, partition)
+        log._clamp_high_watermark(log._log_start_offset if stored is None else stored)
         return log
 
     def _open_locked(self) -> None:
@@ -208,59 +194,40 @@ class PartitionLog:
         self._stamp_directory()
 
     def _load_segments(self, *, trim: bool) -> None:
-        """(Re)build every segment's index from the files; ``trim`` (lock held) cuts a
-        partial batch at a file's end and, like Kafka's recovery, drops the segments after
-        a damaged one."""
+        """(Re)build every segment's index from the files (`LocalLog.load`), the epoch cache
+        and offsets with it."""
         assert self.directory is not None and self._checkpoint is not None
-        for seg in self._segments:
-            seg.store.close()
-        self._segments, self._bases = [], []
         self._epochs.clear()
         # Written by the cleaner: where epochs started whose first batches it dropped. The
         # batch headers scanned next only add newer epochs.
         for epoch, start in read_leader_epoch_checkpoint(self.directory):
             with contextlib.suppress(ValueError):
                 self._epochs.assign(epoch, start)
-        bases = segment_bases(self.directory)
-        for n, base in enumerate(bases):
-            seg = Segment(base, FileStore(self.directory / segment_file_name(base)))
-            self._add_segment(seg)
-            on_disk = scan_store(seg, self._on_batch)
-            if seg.size < on_disk and trim:
-                _log.warning(
-                    "trimming a partial batch at a segment's end",
-                    topic=self.topic,
-                    partition=self.partition,
-                    segment=base,
-                    valid_bytes=seg.size,
-                    file_bytes=on_disk,
-                )
-                seg.store.truncate(seg.size)
-                for later in bases[n + 1 :]:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(self.directory / segment_file_name(later))
-                break
-        if not self._segments:
-            # A new log starts at 0; a checkpoint entry left by an earlier topic is stale.
-            self._add_segment(Segment(0, FileStore(self.directory / segment_file_name(0))))
-            if trim and self._checkpoint.get(self.topic, self.partition) is not None:
-                self._checkpoint.update({(self.topic, self.partition): None})
-        self._log_end_offset = self._compute_log_end_offset()
-        if self._log_end_offset < self.producers.synced_to:
+        found = self._local.load(self._state.on_batch, trim=trim)
+        # A new log starts at 0; a checkpoint entry left by an earlier topic is stale.
+        if not found and trim and self._checkpoint.get(self.topic, self.partition) is not None:
+            self._checkpoint.update({(self.topic, self.partition): None})
+        self._log_end_offset = self._local.end_offset()
+        # Kafka's LogLoader: no epoch may start at or past the recovered log end.
+        self._epochs.truncate_from_end(self._log_end_offset)
+        if self._state.behind(self._log_end_offset):
             # Another log under the same name (recreated topic): its producers are not ours.
-            self.producers = ProducerStateTable(self.producers.release)
-            self.transactions = PartitionTransactions()
-            for seg in self._segments:
-                scan_from = Segment(seg.base_offset, seg.store)
-                scan_store(scan_from, self._observe_producer)
-        elif self._log_end_offset < self.transactions.synced_to:
-            self.transactions = PartitionTransactions()
-            for seg in self._segments:
-                scan_store(Segment(seg.base_offset, seg.store), self._observe_transactional)
-        self._log_start_offset = self._segments[0].base_offset
+            self._state.rebuild(self._local.segments)
+        self._log_start_offset = self._local.segments[0].base_offset
         self._refresh_log_start_offset()
+        self._clamp_high_watermark(self._high_watermark)
 
     # -- state -----------------------------------------------------------------------------
+
+    @property
+    def producers(self) -> ProducerStateTable:
+        """Idempotent producers' sequences (`zkbroker.broker.rules.producer_state`)."""
+        return self._state.producers
+
+    @property
+    def transactions(self) -> PartitionTransactions:
+        """Ongoing and aborted transactions (`zkbroker.broker.storage.transactions`)."""
+        return self._state.transactions
 
     @property
     def log_start_offset(self) -> int:
@@ -273,14 +240,31 @@ class PartitionLog:
 
     @property
     def high_watermark(self) -> int:
-        """Every replica reads this log, so everything appended is replicated."""
-        return self._log_end_offset
+        """The offset below which every in-sync replica holds the log (Kafka's
+        ``UnifiedLog.highWatermark``): what consumers may read up to. Always within [log
+        start offset, log end offset]."""
+        return self._high_watermark
+
+    def update_high_watermark(self, offset: int) -> bool:
+        """Set the high watermark to ``offset`` clamped to [log start offset, log end offset]
+        (Kafka's ``updateHighWatermark``); True, after telling ``on_high_watermark``, when it
+        changed. Appends never move it: the replica manager does, truncation lowers it."""
+        before = self._high_watermark
+        self._clamp_high_watermark(offset)
+        if self._high_watermark == before:
+            return False
+        if self._on_high_watermark is not None:
+            self._on_high_watermark()
+        return True
+
+    def _clamp_high_watermark(self, offset: int) -> None:
+        self._high_watermark = min(max(offset, self._log_start_offset), self._log_end_offset)
 
     @property
     def last_stable_offset(self) -> int:
         """Where read_committed consumers stop: the first open transaction's first offset,
-        else the high watermark (Kafka's ``UnifiedLog.lastStableOffset``)."""
-        return self.transactions.last_stable_offset(self._log_end_offset)
+        else the high watermark, never past it (Kafka's ``UnifiedLog.lastStableOffset``)."""
+        return self.transactions.last_stable_offset(self._high_watermark)
 
     def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
         """Aborted transactions overlapping [fetch_offset, upper_bound_offset) (Kafka's
@@ -289,15 +273,15 @@ class PartitionLog:
 
     @property
     def size_bytes(self) -> int:
-        return sum(seg.size for seg in self._segments)
+        return sum(seg.size for seg in self._local.segments)
 
     @property
     def segment_count(self) -> int:
-        return len(self._segments)
+        return len(self._local.segments)
 
     @property
     def segment_base_offsets(self) -> list[int]:
-        return list(self._bases)
+        return list(self._local.bases)
 
     @property
     def latest_epoch(self) -> int | None:
@@ -318,7 +302,7 @@ class PartitionLog:
         ``legacyFetchOffsetsBefore`` (ListOffsets v0) lists, the first offset raised to the
         log start offset."""
         lso = self._log_start_offset
-        return [(max(s.base_offset, lso), s.store.last_modified_ms()) for s in self._segments]
+        return [(max(s.base_offset, lso), s.store.last_modified_ms()) for s in self._local.segments]
 
     def earliest_epoch(self) -> int | None:
         """ListOffsets EARLIEST's leader epoch: the first cached epoch when it starts at or
@@ -372,7 +356,7 @@ class PartitionLog:
         leader_epoch: int,
         now_ms: int | None = None,
     ) -> None:
-        """Append validated batches (offsets assigned from ``base_offset`` on).
+        """Append validated batches (offsets assigned from ``base_offset`` on), as leader.
 
         ``base_offset`` must be the log end offset and ``records`` whole batches ending at
         ``last_offset`` (ValueError otherwise, nothing written). Rolls a new segment first
@@ -385,12 +369,10 @@ class PartitionLog:
         is accepted for symmetry with Kafka's ``LogSegment.append``: the index keeps every
         batch's max timestamp, which answers MAX_TIMESTAMP without it. ``now_ms`` (wall
         clock by default) is the time ``segment.ms`` is measured against for batches
-        without timestamps.
+        without timestamps. The high watermark does not move.
         """
         self._check_open()
-        batches, covered = read_batches(records)
-        if not batches or covered != len(records):
-            raise ValueError("records must be one or more whole batches")
+        batches = _whole_batches(records)
         if batches[-1].last_offset != last_offset:
             raise ValueError(
                 f"last offset {last_offset} does not match the batches' {batches[-1].last_offset}"
@@ -400,21 +382,50 @@ class PartitionLog:
             raise ValueError(
                 f"base offset {base_offset} does not match the first batch's {first.base_offset}"
             )
+        self._write(records, base_offset, last_offset, max_timestamp, now_ms, follower=False)
+        if self.on_leader_append is not None:
+            self.on_leader_append(self)
+
+    def append_as_follower(self, records: bytes) -> None:
+        """Append whole batches as the leader wrote them (Kafka's ``appendAsFollower``):
+        offsets and partition leader epochs are kept, nothing is assigned. The first batch's
+        first offset must not be below the log end offset, nor the offsets go backwards
+        (ValueError, nothing written); it may be above it where the leader's cleaner
+        removed whole batches. Rolling, the index, producer state, transactions and the
+        epoch cache follow as for `append`; the high watermark does not move. In memory the
+        ``records`` object itself is kept (replicas in one process share its bytes)."""
+        self._check_open()
+        first, last, max_timestamp = batch_span(_whole_batches(records))
+        self._write(records, first, last, max_timestamp, None, follower=True)
+
+    def _write(
+        self,
+        records: bytes,
+        first_offset: int,
+        last_offset: int,
+        max_timestamp: int,
+        now_ms: int | None,
+        *,
+        follower: bool,
+    ) -> None:
+        """The append both roles share, under the partition lock: the offset check against
+        the log end offset, rolling, writing and indexing."""
         now = now_ms if now_ms is not None else _now()
         with self._locked():
-            if base_offset != self._log_end_offset:
+            end = self._log_end_offset
+            if first_offset != end and not (follower and first_offset > end):
                 raise ValueError(
-                    f"append at offset {base_offset} but the log end offset is "
-                    f"{self._log_end_offset} ({self.topic}-{self.partition})"
+                    f"append at offset {first_offset} but the log end offset is "
+                    f"{end} ({self.topic}-{self.partition})"
                 )
-            seg = self._segments[-1]
+            seg = self._local.active
             if seg.should_roll(
                 len(records), max_timestamp, last_offset, now, self.segment_bytes, self.segment_ms
             ):
-                seg = self._roll(base_offset, now)
+                seg = self._local.roll(first_offset, now)
             position = seg.size
             seg.store.write(records)
-            seg.index_bytes(records, position, self._on_batch)
+            seg.index_bytes(records, position, self._state.on_batch)
             if position == 0:
                 # Kafka measures segment.ms from the first append's largest timestamp.
                 seg.rolling_timestamp = max_timestamp
@@ -422,73 +433,29 @@ class PartitionLog:
             self._stamp_directory()
         self._notify()
 
-    def _roll(self, base_offset: int, now: int) -> Segment:
-        if self.directory is None:
-            store: MemoryStore | FileStore = MemoryStore()
-        else:
-            store = FileStore(self.directory / segment_file_name(base_offset))
-        seg = Segment(base_offset, store, created_ms=now)
-        self._add_segment(seg)
-        return seg
-
-    def _add_segment(self, seg: Segment) -> None:
-        self._segments.append(seg)
-        self._bases.append(seg.base_offset)
-
-    def _observe_transactional(self, batch: Batch, _base_offset: int, _epoch: int) -> None:
-        if isinstance(batch, RecordBatchV2) and batch.is_transactional:
-            self.transactions.observe(batch)
-
-    def _observe_producer(self, batch: Batch, base_offset: int, _epoch: int) -> None:
-        self.producers.observe_batch(batch, base_offset)
-
-    def _on_batch(self, batch: Batch, base_offset: int, epoch: int) -> None:
-        magic = batch.magic
-        # Producer state follows the log: appends here and batches other processes wrote,
-        # found when the index catches up. Re-indexing after another process cleaned the
-        # log sees batches again; the table already holds them (and more than cleaning left).
-        if batch.last_offset >= self.producers.synced_to:
-            self.producers.observe_batch(batch, base_offset)
-        # The transactional flag test is all a non-transactional batch pays.
-        if batch.is_transactional and batch.last_offset >= self.transactions.synced_to:
-            assert isinstance(batch, RecordBatchV2)
-            self.transactions.observe(batch)
-        if is_v2(magic):
-            latest = self._epochs.latest_epoch
-            # Only a newer epoch starts an entry: an older one (a process whose metadata
-            # lags) must not truncate the cache, which Kafka's assign would do.
-            if epoch >= 0 and (latest is None or epoch > latest):
-                self._epochs.assign(epoch, base_offset)
-        elif self._epochs.latest_epoch is not None:
-            _log.warning(
-                "clearing leader epoch cache after a legacy batch",
-                topic=self.topic,
-                partition=self.partition,
-                magic=magic,
-            )
-            self._epochs.clear()
-
-    def _compute_log_end_offset(self) -> int:
-        active = self._segments[-1]
-        last = active.last_offset
-        if last is not None:
-            return last + 1
-        # An empty active segment was rolled at the log end offset (or is a new log's).
-        return active.base_offset
-
     # -- reads -----------------------------------------------------------------------------
 
-    def read(self, offset: int, max_bytes: int, *, min_one_batch: bool = True) -> bytes:
+    def read(
+        self,
+        offset: int,
+        max_bytes: int,
+        *,
+        min_one_batch: bool = True,
+        max_offset: int | None = None,
+    ) -> bytes:
         """Whole batches from the one holding ``offset`` (it may start before it), at most
         ``max_bytes`` of them, all from one segment as Kafka's ``LocalLog.read``; the first
         batch whole when it alone exceeds ``max_bytes`` and ``min_one_batch``; b"" at the log
-        end. `OffsetOutOfRange` outside [log start offset, log end offset]."""
+        end. With ``max_offset`` (a consumer's: the high watermark or the last stable
+        offset, at a batch boundary), only batches whose last offset is below it; b"" from
+        it on. `OffsetOutOfRange` outside [log start offset, log end offset]."""
         self._check_open()
         if offset < self._log_start_offset or offset > self._log_end_offset:
             raise OffsetOutOfRange(offset, self._log_start_offset, self._log_end_offset)
-        if offset == self._log_end_offset:
+        if offset == self._log_end_offset or (max_offset is not None and offset >= max_offset):
             return b""
-        return read_from(self._segments, self._bases, offset, max_bytes, min_one_batch)
+        local = self._local
+        return read_from(local.segments, local.bases, offset, max_bytes, min_one_batch, max_offset)
 
     def offset_for_timestamp(self, timestamp_ms: int) -> TimestampOffset | None:
         """ListOffsets by timestamp: the first record at or after the log start offset whose
@@ -497,7 +464,7 @@ class PartitionLog:
         timestamp is below the target are skipped without decoding. None when no record
         qualifies."""
         self._check_open()
-        return first_at_timestamp(self._segments, self._log_start_offset, timestamp_ms)
+        return first_at_timestamp(self._local.segments, self._log_start_offset, timestamp_ms)
 
     def max_timestamp_offset(self) -> TimestampOffset | None:
         """ListOffsets MAX_TIMESTAMP (KIP-734): the earliest record carrying the largest
@@ -505,29 +472,108 @@ class PartitionLog:
         first segment with the largest max timestamp, its first batch reaching it, that
         batch's first record with it). None for an empty log or magic 0 batches."""
         self._check_open()
-        return earliest_max_timestamp(self._segments)
+        return earliest_max_timestamp(self._local.segments)
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """OffsetsForLeaderEpoch: (epoch, end offset), Kafka's ``endOffsetFor`` with the log
         end offset; (-1, -1) when undefined."""
         return self._epochs.end_offset_for(epoch, self._log_end_offset)
 
-    # -- deletion --------------------------------------------------------------------------
+    # -- truncation (a follower's, Kafka's truncateTo / truncateFullyAndStartAt) -----------
+
+    def truncate_to(self, offset: int) -> bool:
+        """Remove every batch at or after ``offset`` (Kafka's ``UnifiedLog.truncateTo``): the
+        segments from there deleted, the one holding it cut at the start of the batch holding
+        ``offset``, which becomes the log end offset. Below the first segment's base offset
+        this is `truncate_fully_and_start_at`. The epoch cache drops the epochs starting at
+        or after the new end, producer state and transactions are rebuilt from what
+        remains, the high watermark and the cleaner's first dirty offset come down to the
+        new end. Nothing when ``offset`` >= the log end offset; True when anything went."""
+        self._check_open()
+        if offset < 0:
+            raise ValueError(f"cannot truncate {self.topic}-{self.partition} to {offset}")
+        with self._locked():
+            if offset >= self._log_end_offset:
+                return False
+            if offset < self._local.segments[0].base_offset:
+                self._start_over_at(offset)
+            else:
+                self._truncate_locked(offset)
+        self._notify()
+        return True
+
+    def _truncate_locked(self, offset: int) -> None:
+        old_end = self._log_end_offset
+        new_end = self._local.truncate_to(offset, _now())
+        self._log_end_offset = new_end
+        self._log_start_offset = min(self._log_start_offset, new_end)
+        self._after_truncation()
+        first_dirty = self.first_dirty_offset
+        if first_dirty is not None and first_dirty > new_end:
+            self.set_first_dirty_offset(new_end)
+        self.update_high_watermark(min(self._high_watermark, new_end))
+        _log.info(
+            "log.truncated",
+            topic=self.topic,
+            partition=self.partition,
+            old_end_offset=old_end,
+            new_end_offset=new_end,
+        )
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Delete every segment and start an empty log at ``offset``: log start, log end and
+        high watermark all ``offset``, no epochs, no producers (Kafka's
+        ``truncateFullyAndStartAt``, for a follower whose leader's log starts past its end)."""
+        self._check_open()
+        if offset < 0:
+            raise ValueError(f"cannot start {self.topic}-{self.partition} at {offset}")
+        with self._locked():
+            self._start_over_at(offset)
+        self._notify()
+
+    def _start_over_at(self, offset: int) -> None:
+        old_start, old_end = self._log_start_offset, self._log_end_offset
+        self._local.start_over_at(offset, _now())
+        self._log_start_offset = self._log_end_offset = offset
+        self._epochs.clear()
+        self._after_truncation()
+        self.set_first_dirty_offset(None)
+        self.update_high_watermark(offset)
+        _log.info(
+            "log.truncated_fully",
+            topic=self.topic,
+            partition=self.partition,
+            old_start_offset=old_start,
+            old_end_offset=old_end,
+            new_offset=offset,
+        )
+
+    def _after_truncation(self) -> None:
+        """What follows the segments' truncation: epochs from the new end on go (Kafka's
+        ``truncateFromEnd``, kept in step in ``leader-epoch-checkpoint`` where the cleaner
+        wrote one), producer state is rebuilt, the log start offset persisted."""
+        self._state.truncated(self._local.segments, self._log_end_offset, self._log_start_offset)
+        if self.directory is not None and (self.directory / LEADER_EPOCH_CHECKPOINT_FILE).exists():
+            write_leader_epoch_checkpoint(self.directory, self._epochs.entries())
+        self._persist_log_start_offset()
+        self._stamp_directory()
+
+    # -- deletion from the start -----------------------------------------------------------
 
     def delete_records_before(self, offset: int) -> int:
-        """DeleteRecords: move the log start offset up to ``offset`` (never down), drop the
-        segments wholly below it, persist it; returns the new log start offset.
-        `OffsetOutOfRange` above the log end offset (the caller checks the high watermark,
-        which is the same here)."""
+        """DeleteRecords, and a follower following its leader's log start offset (Kafka's
+        ``maybeIncrementLogStartOffset``): move the log start offset up to ``offset`` (never
+        down), drop the segments wholly below it, persist it, raise the high watermark to it
+        if below; returns the new log start offset. `OffsetOutOfRange` above the log end
+        offset (the DeleteRecords handler checks the high watermark itself)."""
         self._check_open()
         with self._locked():
             if offset > self._log_end_offset or offset < 0:
                 raise OffsetOutOfRange(offset, self._log_start_offset, self._log_end_offset)
             if offset > self._log_start_offset:
-                self._log_start_offset = offset
-                self._epochs.truncate_from_start(offset)
-                self._producers_below(offset)
-                self._delete_segments(below_log_start(self._segments, offset))
+                self._advance_log_start(offset)
+                hw = self._high_watermark
+                self._delete_segments(below_log_start(self._local.segments, offset, hw))
                 self._persist_log_start_offset()
             return self._log_start_offset
 
@@ -535,43 +581,41 @@ class PartitionLog:
         """Kafka's ``deleteOldSegments`` for ``cleanup.policy=delete``: segments wholly below
         the log start offset, then the oldest while the log exceeds ``retention_bytes``, then
         the oldest whose largest timestamp is more than ``retention_ms`` before ``now_ms``
-        (-1: unlimited). Deleting every segment first rolls an empty one at the log end, so
-        the log start offset becomes the log end offset. Returns the bytes freed."""
+        (-1: unlimited); never a segment holding offsets at or past the high watermark, so
+        the log start offset never passes it. Deleting every segment first rolls an empty
+        one at the log end, so the log start offset becomes the log end offset. Returns the
+        bytes freed."""
         self._check_open()
         with self._locked():
-            freed = self._delete_segments(below_log_start(self._segments, self._log_start_offset))
-            freed += self._delete_segments(over_retention_bytes(self._segments, retention_bytes))
-            expired = past_retention_ms(self._segments, now_ms, retention_ms)
+            segments, hw = self._local.segments, self._high_watermark
+            freed = self._delete_segments(below_log_start(segments, self._log_start_offset, hw))
+            freed += self._delete_segments(over_retention_bytes(segments, retention_bytes, hw))
+            expired = past_retention_ms(segments, now_ms, retention_ms, hw)
             freed += self._delete_segments(expired, now_ms)
             return freed
 
     def _delete_segments(self, count: int, now: int | None = None) -> int:
         if count == 0:
             return 0
-        if count == len(self._segments):
-            # A log always keeps a segment: roll an empty one at the log end first.
-            self._roll(self._log_end_offset, now if now is not None else _now())
-        doomed = self._segments[:count]
-        del self._segments[:count]
-        del self._bases[:count]
-        freed = sum(seg.size for seg in doomed)
-        for seg in doomed:
-            seg.store.delete()
+        now = now if now is not None else _now()
+        freed = self._local.delete_oldest(count, self._log_end_offset, now)
+        first_base = self._local.segments[0].base_offset
         # Each deleted segment's .txnindex goes with it in Kafka.
-        self.transactions.drop_segments_below(self._segments[0].base_offset)
-        if self._segments[0].base_offset > self._log_start_offset:
-            self._log_start_offset = self._segments[0].base_offset
-            self._epochs.truncate_from_start(self._log_start_offset)
-            self._producers_below(self._log_start_offset)
+        self.transactions.drop_segments_below(first_base)
+        if first_base > self._log_start_offset:
+            self._advance_log_start(first_base)
         self._persist_log_start_offset()
         self._stamp_directory()
         return freed
 
-    def _producers_below(self, log_start_offset: int) -> None:
-        """The log start offset rose: producer state follows the release's rule, and before
-        2.4 a dropped producer's open transaction goes with it (``truncateHead``)."""
-        for producer_id in self.producers.truncate_below(log_start_offset):
-            self.transactions.forget_producer(producer_id)
+    def _advance_log_start(self, offset: int) -> None:
+        """The log start offset rose to ``offset``: the epoch cache and producer state
+        follow, and the high watermark is raised to it if below (Kafka's
+        ``updateLogStartOffset``)."""
+        self._log_start_offset = offset
+        self._state.log_start_rose(offset)
+        if self._high_watermark < offset:
+            self.update_high_watermark(offset)
 
     def _persist_log_start_offset(self) -> None:
         """Kafka checkpoints a log start offset only when it is above the first segment's
@@ -579,11 +623,8 @@ class PartitionLog:
         if self._checkpoint is None:
             return
         key = (self.topic, self.partition)
-        wanted = (
-            self._log_start_offset
-            if self._log_start_offset > self._segments[0].base_offset
-            else None
-        )
+        first_base = self._local.segments[0].base_offset
+        wanted = self._log_start_offset if self._log_start_offset > first_base else None
         if self._checkpoint.get(*key) != wanted:
             self._checkpoint.update({key: wanted})
 
@@ -610,80 +651,46 @@ class PartitionLog:
     def cleanable_segments(self) -> list[Segment]:
         """The segments, oldest first (the last one is the active segment): what the cleaner
         plans with. Only `replace_segments` may change them from outside."""
-        return list(self._segments)
+        return list(self._local.segments)
 
     def holds(self, segment: Segment) -> bool:
-        """Whether ``segment`` is still one of the log's (retention may have deleted it, or
-        the log was closed with its topic)."""
-        return not self._closed and any(seg is segment for seg in self._segments)
+        """Whether ``segment`` is still one of the log's (retention or truncation may have
+        deleted it, or the log was closed with its topic)."""
+        return not self._closed and any(seg is segment for seg in self._local.segments)
 
     def expire_producers(self, now_ms: int, expiration_ms: int) -> int:
-        """Drop producers silent for ``producer.id.expiration.ms``, except those with a
-        transaction open here (``ProducerStateManager.removeExpiredProducers``)."""
-        return self.producers.expire(now_ms, expiration_ms, self.transactions.ongoing)
+        """`BatchState.expire_producers`."""
+        return self._state.expire_producers(now_ms, expiration_ms)
 
     def last_producer_offsets(self) -> dict[int, tuple[int | None, int]]:
-        """Each known producer's last data batch's last offset (None when it has none, e.g.
-        after a marker bumped its epoch) and its epoch (Kafka's
-        ``lastRecordsOfActiveProducers``): the cleaner keeps those batches, even empty, or
-        without data the producer's marker of that epoch."""
-        return {
-            pid: (entry.batches[-1].last_offset if entry.batches else None, entry.epoch)
-            for pid, entry in self.producers.entries.items()
-        }
+        """`BatchState.last_producer_offsets`: what the cleaner keeps of each producer."""
+        return self._state.last_producer_offsets()
 
     def create_cleaned_store(self, base_offset: int) -> SegmentStore:
-        """Where a cleaned group of segments is written before the swap: memory, or Kafka's
-        ``<base>.log.cleaned`` file (written without the lock: nobody reads it)."""
+        """`LocalLog.cleaned_store`: where a cleaned group of segments is written."""
         self._check_open()
-        if self.directory is None:
-            return MemoryStore()
-        path = cleaned_segment_path(self.directory, base_offset)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        return FileStore(path)
+        return self._local.cleaned_store(base_offset)
 
     def replace_segments(
         self, old: list[Segment], cleaned: SegmentStore, *, last_modified_ms: int
     ) -> Segment | None:
         """Swap ``cleaned`` in for the contiguous non-active segments ``old`` (Kafka's
         ``LocalLog.replaceSegments``), under the partition lock. None, with the cleaned
-        store deleted, when ``old`` are no longer the log's (retention deleted one, or
-        another process cleaned or truncated meanwhile). Offsets, the log start offset,
-        the leader epoch cache and producer state are untouched: cleaning keeps every
-        retained batch's offsets, and the cache is checkpointed so a re-index finds it."""
+        store deleted, when ``old`` are no longer the log's (retention or truncation deleted
+        or cut one, or another process cleaned or truncated meanwhile). Offsets, the log
+        start offset, the leader epoch cache and producer state are untouched: cleaning
+        keeps every retained batch's offsets, and the cache is checkpointed so a re-index
+        finds it."""
         self._check_open()
         if not old:
             raise ValueError("nothing to replace")
-        base = old[0].base_offset
         with self._locked():
-            try:
-                first = next(n for n, seg in enumerate(self._segments) if seg is old[0])
-            except StopIteration:
-                first = -1
-            stale = (
-                first < 0
-                or first + len(old) >= len(self._segments)
-                or any(a is not b for a, b in zip(self._segments[first:], old, strict=False))
-                # Another process cleaning the same segments replaced (or recovery at its
-                # open deleted) our `.cleaned` file: the segments are its to swap.
-                or (isinstance(cleaned, FileStore) and cleaned.replaced_on_disk())
-            )
-            if stale:
+            new = self._local.replace(old, cleaned, last_modified_ms)
+            if new is None:
                 discard_cleaned(cleaned)
                 return None
-            cleaned.set_last_modified_ms(last_modified_ms)
-            if isinstance(cleaned, FileStore):
-                assert self.directory is not None
-                swap_in_cleaned(self.directory, cleaned, old, last_modified_ms)
+            if self.directory is not None:
                 write_leader_epoch_checkpoint(self.directory, self._epochs.entries())
-            else:
-                for seg in old:
-                    seg.store.delete()
-            new = Segment(base, cleaned)
-            scan_store(new)
-            self._segments[first : first + len(old)] = [new]
-            self._bases[first : first + len(old)] = [base]
             self._stamp_directory()
             return new
 
@@ -695,17 +702,14 @@ class PartitionLog:
         active segment when nothing changed. True when the log grew or its start moved."""
         if self.directory is None or self._closed:
             return False
-        try:
-            dir_stamp = os.stat(self.directory).st_mtime_ns
-        except FileNotFoundError:
+        changed = self._local.changed_since(self._dir_stamp)
+        if changed is None:
             return False
-        active = self._segments[-1]
-        grown = active.store.size_on_store() > active.size
+        if changed:
+            return self._refresh(trim=False)
         start_before = self._log_start_offset
-        if dir_stamp == self._dir_stamp and not grown:
-            self._refresh_log_start_offset()
-            return self._log_start_offset != start_before
-        return self._refresh(trim=False)
+        self._refresh_log_start_offset()
+        return self._log_start_offset != start_before
 
     def _refresh(self, *, trim: bool) -> bool:
         """Bring the index up to date with the files (other processes' appends, rolls,
@@ -713,33 +717,13 @@ class PartitionLog:
         if self.directory is None:
             return False
         end_before, start_before = self._log_end_offset, self._log_start_offset
-        bases = segment_bases(self.directory)
-        if not bases:
-            return False  # directory being removed with its topic: keep what we have
-        gone = 0
-        while gone < len(self._segments) - 1 and self._bases[gone] < bases[0]:
-            gone += 1
-        if self._bases[gone:] != bases[: len(self._bases) - gone] or segments_replaced(
-            self.directory, self._dir_stamp, self._segments[gone:-1]
-        ):
-            # Not a continuation of what we know (the directory was replaced, or the log
-            # cleaner rewrote segments: their sizes and positions changed): start over.
+        gone = self._local.catch_up(self._state.on_batch, trim=trim, dir_stamp=self._dir_stamp)
+        if gone is None:
             self._load_segments(trim=trim)
             self._stamp_directory()
             return True
-        for seg in self._segments[:gone]:
-            seg.store.close()
-        del self._segments[:gone]
-        del self._bases[:gone]
-        first_to_scan = len(self._segments) - 1  # only the active one and new ones grow
-        for base in bases[len(self._bases) :]:
-            self._add_segment(Segment(base, FileStore(self.directory / segment_file_name(base))))
-        for seg in self._segments[first_to_scan:]:
-            on_disk = scan_store(seg, self._on_batch)
-            if seg.size < on_disk and trim:
-                seg.store.truncate(seg.size)
-        self._log_end_offset = self._compute_log_end_offset()
-        self._log_start_offset = max(self._log_start_offset, self._segments[0].base_offset)
+        self._log_end_offset = self._local.end_offset()
+        self._log_start_offset = max(self._log_start_offset, self._local.segments[0].base_offset)
         self._refresh_log_start_offset()
         self._stamp_directory()
         return (
@@ -750,12 +734,8 @@ class PartitionLog:
         if self._checkpoint is None:
             return
         stored = self._checkpoint.get(self.topic, self.partition)
-        lso = max(self._log_start_offset, self._segments[0].base_offset, stored or 0)
-        lso = min(lso, self._log_end_offset)
-        if lso != self._log_start_offset:
-            self._log_start_offset = lso
-        self._epochs.truncate_from_start(lso)
-        self._producers_below(lso)
+        lso = max(self._log_start_offset, self._local.segments[0].base_offset, stored or 0)
+        self._advance_log_start(min(lso, self._log_end_offset))
 
     def _stamp_directory(self) -> None:
         if self.directory is not None:
@@ -780,8 +760,7 @@ class PartitionLog:
         if self._closed:
             return
         self._closed = True
-        for seg in self._segments:
-            seg.store.close()
+        self._local.close()
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
             self._lock_fd = -1
@@ -789,8 +768,16 @@ class PartitionLog:
     def __repr__(self) -> str:
         return (
             f"PartitionLog({self.topic}-{self.partition}, start={self._log_start_offset}, "
-            f"end={self._log_end_offset}, segments={len(self._segments)})"
+            f"end={self._log_end_offset}, hw={self._high_watermark}, "
+            f"segments={len(self._local.segments)})"
         )
+
+
+def _whole_batches(records: bytes) -> list[Batch]:
+    batches, covered = read_batches(records)
+    if not batches or covered != len(records):
+        raise ValueError("records must be one or more whole batches")
+    return batches
 
 
 def _now() -> int:

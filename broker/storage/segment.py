@@ -4,12 +4,16 @@ A segment holds whole batches from `base_offset` on. Its index is dense and in m
 arrays and a bytearray, one slot per batch (about 29 bytes: position, last offset, max
 timestamp, leader epoch, magic), which answers what Kafka's sparse `.index` / `.timeindex`
 files answer (docs/kafka-behaviour.md §15), exactly and without one object per batch.
-`MemoryStore` keeps the bytes in chunks, `FileStore` in Kafka's `<base offset>.log`
-(`os.write`, `os.pread`); `scan_store` indexes what a store holds beyond its index, stopping
-at a partial batch (only a lock holder may trim it).
+`MemoryStore` keeps the bytes in chunks (a large append as the very bytes object it was
+given), `FileStore` in Kafka's `<base offset>.log` (`os.write`, `os.pread`; a file hard-linked
+into another log dir is copied before it is cut); `scan_store` indexes what a store holds
+beyond its index, stopping at a partial batch (only a lock holder may trim it);
+`Segment.truncate_batches` cuts a segment at a batch's start. `first_offset_of` and
+`batch_span` read the offsets stored batches carry (a follower appends them as they are).
 
 Not here: CRC checks at scan (zkbroker trusts its own writes), `.index` / `.timeindex` /
-`.txnindex` / `.snapshot` files, roll decisions and offsets across segments (`partition_log`).
+`.txnindex` / `.snapshot` files, roll decisions and offsets across segments (`local_log`,
+`partition_log`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import bisect
 import contextlib
 import os
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Protocol
@@ -36,6 +40,9 @@ from zkbroker.broker.protocol.records.constants import LOG_OVERHEAD
 
 #: How much of a file one scan step reads (a batch larger than this is read whole).
 SCAN_CHUNK: Final = 1 << 20
+#: Where `FileStore.truncate` writes a private copy of a hard-linked segment before renaming it
+#: over the link (the loader ignores the name: it does not end in ``.log``).
+UNSHARE_SUFFIX: Final = ".unshare"
 _I32_MAX: Final = 2**31 - 1
 
 
@@ -170,7 +177,30 @@ class FileStore:
         return os.pread(self._fd, length, position)
 
     def truncate(self, size: int) -> None:
-        os.ftruncate(self._fd, size)
+        """Cut the file to ``size`` bytes. A file shared with another log dir through a hard
+        link (a sealed segment `adopt_shared_layout` linked into each broker's dir) is first
+        replaced by a private copy of its first ``size`` bytes, so neither the cut nor the
+        appends that may follow (truncation can make it the active segment) reach the others."""
+        st = os.fstat(self._fd)
+        if st.st_nlink <= 1:
+            os.ftruncate(self._fd, size)
+            return
+        tmp = self.path.with_name(self.path.name + UNSHARE_SUFFIX)
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            done = 0
+            while done < size:
+                chunk = os.pread(self._fd, min(SCAN_CHUNK, size - done), done)
+                if not chunk:
+                    break
+                os.write(out, chunk)
+                done += len(chunk)
+            os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(out)
+        os.replace(tmp, self.path)
+        os.close(self._fd)
+        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
 
     def last_modified_ms(self) -> int:
         return os.fstat(self._fd).st_mtime_ns // 1_000_000
@@ -270,6 +300,21 @@ class Segment:
     def read(self, position: int, length: int) -> bytes:
         return self.store.read(position, length)
 
+    def truncate_batches(self, n: int) -> None:
+        """Drop batch ``n`` and every later one, from the store and the index (Kafka's
+        ``LogSegment.truncateTo`` at a batch's start)."""
+        position = self.positions[n] if n < self.batch_count else self.size
+        self.store.truncate(position)
+        del self.positions[n:]
+        del self.last_offsets[n:]
+        del self.max_timestamps[n:]
+        del self.epochs[n:]
+        del self.magics[n:]
+        self.size = position
+        self.max_timestamp = max(self.max_timestamps, default=NO_TIMESTAMP)
+        if n == 0:
+            self.rolling_timestamp = None
+
     def should_roll(
         self,
         size: int,
@@ -336,3 +381,28 @@ def scan_store(segment: Segment, on_batch: BatchListener | None = None) -> int:
 
 def is_v2(magic: int) -> bool:
     return magic >= MAGIC_V2
+
+
+def first_offset_of(batch: Batch) -> int:
+    """The first offset a stored batch holds: a v2 batch's base offset; a legacy entry's own
+    offset, or for a compressed wrapper (which carries its last inner offset) its first inner
+    record's, which takes decompressing it."""
+    if isinstance(batch, RecordBatchV2):
+        return batch.base_offset
+    if batch.is_compressed:
+        return batch.records()[0].offset
+    return batch.offset
+
+
+def batch_span(batches: Sequence[Batch]) -> tuple[int, int, int]:
+    """(first offset, last offset, largest max timestamp) of batches stored one after the
+    other. ValueError when their offsets do not increase from batch to batch (Kafka's
+    ``OffsetsOutOfOrderException``)."""
+    first = first_offset_of(batches[0])
+    last = first - 1
+    for batch in batches:
+        start = batch.base_offset if isinstance(batch, RecordBatchV2) else batch.last_offset
+        if start <= last or batch.last_offset < start:
+            raise ValueError(f"out of order offsets in the batches from offset {first}")
+        last = batch.last_offset
+    return first, last, max(batch.max_timestamp for batch in batches)

@@ -19,6 +19,16 @@ UNDEFINED_EPOCH: Final = -1
 UNDEFINED_EPOCH_OFFSET: Final = -1
 
 
+class LogDirInUse(Exception):
+    """Another process (or broker) holds the log dir's lock (Kafka's message)."""
+
+    def __init__(self, log_dir: str) -> None:
+        super().__init__(
+            f"Failed to acquire lock on file .lock in {log_dir}. A Kafka instance in another "
+            "process or thread is using this directory."
+        )
+
+
 class OffsetOutOfRange(Exception):
     """The offset is below the log start offset or above the log end offset."""
 

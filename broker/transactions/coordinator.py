@@ -26,6 +26,7 @@ from zkbroker.broker.asyncutil import cancel_and_wait, now_ms
 from zkbroker.broker.coordinator_runtime import CoordinatorRuntime, OwnedPartition, PartitionState
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
+from zkbroker.broker.peers import client as peer_client
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.records import RecordBatchV2
 from zkbroker.broker.rules.transactions import decisions as decide
@@ -39,7 +40,7 @@ from zkbroker.broker.rules.transactions.state import (
 )
 from zkbroker.broker.security.inter_broker import InterBrokerSecurity
 from zkbroker.broker.storage import LogManager
-from zkbroker.broker.transactions import loading, peer_client
+from zkbroker.broker.transactions import loading
 from zkbroker.broker.transactions import transaction_log_codec as rec
 from zkbroker.broker.transactions.config import TxnConfig
 from zkbroker.broker.transactions.local_brokers import LocalBrokers

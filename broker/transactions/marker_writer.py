@@ -12,7 +12,7 @@ coordinator writes the markers again from the log.
 A leader running in this process (the engine's ``LocalBrokers``) gets the marker through
 ``zkbroker.broker.transactions.markers.apply_marker``; any other leader gets a WriteTxnMarkers
 request on its inter-broker listener, with that listener's TLS and SASL
-(``zkbroker.broker.transactions.peer_client``: one authenticated connection per leader, reused). A
+(``zkbroker.broker.peers.client``: one authenticated connection per leader, reused). A
 leader that refuses this broker's TLS handshake or SASL login gets ``txn.marker_failed`` logged with
 the error and the marker is retried, as Kafka's InterBrokerSendThread logs an authentication error
 and re-queues the markers.
@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
+from zkbroker.broker.peers import client as peer_client
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.messages.write_txn_markers import (
     WritableTxnMarker,
@@ -37,7 +38,6 @@ from zkbroker.broker.protocol.messages.write_txn_markers import (
 )
 from zkbroker.broker.rules.transactions.state import TopicPartition
 from zkbroker.broker.storage import LogManager
-from zkbroker.broker.transactions import peer_client
 from zkbroker.broker.transactions.local_brokers import LocalBrokers
 from zkbroker.broker.transactions.markers import apply_marker
 from zkbroker.zk_layout.release import Release, release_at_least

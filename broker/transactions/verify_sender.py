@@ -11,7 +11,7 @@ a refused login its SASL error (UNKNOWN_SERVER_ERROR for TLS: ``Errors.forExcept
 Not here: which broker coordinates the id and the shortcut to a coordinator of this process
 (``zkbroker.broker.transactions.coordinator``), mapping the codes for the producer
 (``zkbroker.broker.rules.transactions.verification``), the connection itself
-(``zkbroker.broker.transactions.peer_client``).
+(``zkbroker.broker.peers.client``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.peers import client as peer_client
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnRequest,
@@ -28,7 +29,6 @@ from zkbroker.broker.protocol.messages.add_partitions_to_txn import (
 )
 from zkbroker.broker.rules.transactions.state import TopicPartition
 from zkbroker.broker.security.inter_broker import InterBrokerSecurity
-from zkbroker.broker.transactions import peer_client
 
 #: AddPartitionsToTxn's first version with ``verify_only``.
 _VERIFY_VERSION = 4

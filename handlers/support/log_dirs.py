@@ -3,10 +3,11 @@
 
 Kafka's broker lists `KafkaConfig.logDirs` (`log.dirs`, else `log.dir`, split on commas) and
 names each by its absolute path (`ReplicaManager.describeLogDirs`, `LogManager.isLogDirOnline`).
-zkbroker keeps every partition log in one place, so a broker has exactly one log dir:
+Each zkbroker broker has exactly one log dir:
 
-* with `--log-dir DIR` (`Settings.log_dir`): that directory's absolute path, which is also the
-  broker's static `log.dirs` (`Settings.static_broker_configs`), and its volume's sizes from
+* with `--log-dir DIR`: its own directory's absolute path (DIR for a process of one broker,
+  DIR/broker-<id> for several: `zkbroker.broker.storage.log_dirs_of`), which is also the
+  broker's static `log.dirs` (set by the broker at start), and its volume's sizes from
   `statvfs`, as Java's `FileStore.getTotalSpace`/`getUsableSpace` read them;
 * in memory: the first entry of the effective `log.dirs` (else `log.dir`, Kafka's default
   `/tmp/kafka-logs`) made absolute, with the sizes -1 (Kafka's "unknown"): nothing is
@@ -38,7 +39,7 @@ def _first_entry(value: str | None) -> str | None:
 
 def log_dir(ctx: RequestContext) -> str:
     """The absolute path of this broker's log dir."""
-    on_disk = ctx.broker.settings.log_dir
+    on_disk = ctx.broker.logs.log_dir
     if on_disk is not None:
         return os.path.abspath(on_disk)
     config = ctx.broker.broker_config

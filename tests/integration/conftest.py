@@ -22,9 +22,6 @@ def cluster_factory(
 
     def start(**settings: Any) -> Cluster:
         settings.setdefault("zookeeper", zk_connect)
-        # These tests check where a move ends, not how long it takes: replicas join at once
-        # unless a test asks for a catch-up (zkbroker's own default is a few hundred ms).
-        settings.setdefault("replica_catchup_ms", 0)
         if marker is not None:
             settings.setdefault("kafka_version", marker.args[0])
         return zk_cluster_factory(**settings)
@@ -53,4 +50,3 @@ def kazoo(zk_connect: str) -> Iterator[KazooClient]:
     yield client
     client.stop()
     client.close()
-

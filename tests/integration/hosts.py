@@ -4,7 +4,9 @@ address, a ZooKeeper ensemble across them, and programs started inside them.
 The switch is a bridge inside a namespace of its own, so nothing the hosts do touches the
 machine's own namespace: no address, no route, no bridge outside what the test made. Every
 namespace and process is removed on `close()`, also after a failure. Needs root and iproute2
-(`ip netns`); `tc netem` on a host's interface delays or drops its traffic.
+(`ip netns`). `Hosts.cut_off` pulls a host's cable at the switch (its port down: every packet to
+or from it is dropped, silently for its peers) and `Hosts.heal` plugs it back; `tc netem` is
+not used, as kernels built without sch_netem (CONFIG_NET_SCH_NETEM) are common in containers.
 
 Not here: what the programs are (the tests start `zkbroker run` and clients in them).
 """
@@ -56,6 +58,8 @@ def _remove_leftovers() -> None:
 class Host:
     name: str
     address: str
+    #: Its port on the switch (the veth peer of its eth0, inside the switch's namespace).
+    port: str
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     def start(self, argv: list[str], log: Path, **kw: object) -> subprocess.Popen[bytes]:
@@ -81,16 +85,27 @@ class Host:
             timeout=timeout,
         )
 
+    def kill(self, process: subprocess.Popen[bytes]) -> None:
+        """SIGKILL to the process's group: a crash, nothing of a clean stop runs."""
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+
     def stop_all(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in self.processes:
-            try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(10)
+        _stop(self.processes)
+
+
+def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to every process's group, then SIGKILL to those still there after 20 s."""
+    for process in processes:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
 
 
 class Hosts:
@@ -100,8 +115,13 @@ class Hosts:
         _remove_leftovers()
         self.tag = f"{PREFIX}{os.getpid()}"
         self.switch = f"{self.tag}-sw"
-        self.hosts = [Host(f"{self.tag}-h{i}", f"10.231.{net}.{i + 1}") for i in range(count)]
+        self.hosts = [
+            Host(f"{self.tag}-h{i}", f"10.231.{net}.{i + 1}", f"p{i}") for i in range(count)
+        ]
         self._made: list[str] = []
+        # The ZooKeeper servers, stopped after the programs that use them (a broker stopping
+        # while its ZooKeeper is gone waits for it).
+        self._servers: list[subprocess.Popen[bytes]] = []
         try:
             self._build()
         except BaseException:
@@ -112,13 +132,13 @@ class Hosts:
         self._add_namespace(self.switch)
         _ip("-n", self.switch, "link", "add", "br0", "type", "bridge")
         _ip("-n", self.switch, "link", "set", "br0", "up")
-        for i, host in enumerate(self.hosts):
+        for host in self.hosts:
             self._add_namespace(host.name)
             _ip(
                 *("link", "add", "eth0", "netns", host.name, "type", "veth"),
-                *("peer", "name", f"p{i}", "netns", self.switch),
+                *("peer", "name", host.port, "netns", self.switch),
             )
-            _ip("-n", self.switch, "link", "set", f"p{i}", "master", "br0", "up")
+            _ip("-n", self.switch, "link", "set", host.port, "master", "br0", "up")
             _ip("-n", host.name, "addr", "add", f"{host.address}/24", "dev", "eth0")
             _ip("-n", host.name, "link", "set", "eth0", "up")
 
@@ -127,20 +147,31 @@ class Hosts:
         self._made.append(name)
         _ip("-n", name, "link", "set", "lo", "up")
 
+    def cut_off(self, host: Host) -> None:
+        """Pull `host`'s cable: its switch port goes down, so nothing reaches it or leaves it
+        (a network partition; its own loopback still works). Its peers see no reset and no
+        error, only silence, until their timeouts."""
+        _ip("-n", self.switch, "link", "set", host.port, "down")
+
+    def heal(self, host: Host) -> None:
+        """Plug `host` back in (the bridge forwards at once: no spanning tree)."""
+        _ip("-n", self.switch, "link", "set", host.port, "up")
+
     def close(self) -> None:
-        for host in self.hosts:
-            host.stop_all()
+        everything = [p for host in self.hosts for p in host.processes]
+        _stop([p for p in everything if p not in self._servers])
+        _stop(self._servers)
         for name in reversed(self._made):
             subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=30)
         self._made.clear()
 
-    def zookeeper_ensemble(self, work: Path) -> str:
-        """One ZooKeeper server per host, as one ensemble (Debian's jar); its connect string."""
+    def zookeeper_ensemble(self, work: Path, servers: int | None = None) -> str:
+        """One ZooKeeper server on each of the first `servers` hosts (all by default), as one
+        ensemble (Debian's jar); its connect string."""
         java, classpath = find_java(), find_zookeeper_classpath()
-        servers = [
-            f"server.{i + 1}={h.address}:2888:3888" for i, h in enumerate(self.hosts)
-        ]
-        for i, host in enumerate(self.hosts):
+        on = self.hosts[: len(self.hosts) if servers is None else servers]
+        lines = [f"server.{i + 1}={h.address}:2888:3888" for i, h in enumerate(on)]
+        for i, host in enumerate(on):
             home = work / f"zk{i + 1}"
             (home / "data").mkdir(parents=True)
             (home / "data" / "myid").write_text(f"{i + 1}\n")
@@ -157,7 +188,7 @@ class Hosts:
                         "admin.enableServer=false",
                         "4lw.commands.whitelist=ruok,srvr",
                         "forceSync=no",
-                        *servers,
+                        *lines,
                     ]
                 )
                 + "\n"
@@ -172,18 +203,18 @@ class Hosts:
                 log4j_config=log4j,
                 logback_config=logback,
             )
-            host.start(argv, home / "zookeeper.out")
-        connect = ",".join(f"{h.address}:{ZK_CLIENT_PORT}" for h in self.hosts)
-        self._wait_for_quorum(connect)
+            self._servers.append(host.start(argv, home / "zookeeper.out"))
+        connect = ",".join(f"{h.address}:{ZK_CLIENT_PORT}" for h in on)
+        self._wait_for_quorum(on, connect)
         return connect
 
-    def _wait_for_quorum(self, connect: str, timeout: float = 60) -> None:
+    def _wait_for_quorum(self, on: list[Host], connect: str, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
-        first = self.hosts[0]
+        first = on[0]
         while time.monotonic() < deadline:
             modes = [
                 first.run([sys.executable, "-c", _SRVR, h.address, str(ZK_CLIENT_PORT)], timeout=10)
-                for h in self.hosts
+                for h in on
             ]
             if all("Mode: " in m.stdout for m in modes):
                 return

@@ -78,10 +78,19 @@ def metadata_isr(cluster: Cluster, topic: str) -> list[int]:
     return list(admin.list_topics(topic, timeout=10).topics[topic].partitions[0].isrs)
 
 
+def _leave_the_isr_to_the_test(cluster: Cluster, topic: str) -> None:
+    """The topic's followers fetch nothing, so its real leader neither adds one to the ISR nor
+    (within replica.lag.time.max.ms) removes one: the test's AlterPartition requests alone
+    change it."""
+    for broker in (0, 1, 2):
+        cluster.faults.pause_replication(broker, topic=topic)
+
+
 def test_isr_changes_on_3_9(cluster_factory: Callable[..., Cluster], kazoo: KazooClient) -> None:
     cluster = cluster_factory(kafka_version=(3, 9))
     wait_until(lambda: cluster.engine.controller_id >= 0)
     create_topic(cluster, "ap", {0: [1, 2, 0]})
+    _leave_the_isr_to_the_test(cluster, "ap")
     topic_id = uuid_from_text(topic_znode(kazoo, "ap")["topic_id"])
     before = state(kazoo, "ap", 0)
     pe = version_of(kazoo, "ap", 0)
@@ -132,6 +141,7 @@ def test_isr_changes_on_3_9(cluster_factory: Callable[..., Cluster], kazoo: Kazo
 def test_alter_isr_on_2_8_checks_less(cluster: Cluster, kazoo: KazooClient) -> None:
     wait_until(lambda: cluster.engine.controller_id >= 0)
     create_topic(cluster, "ai", {0: [0, 1]})
+    _leave_the_isr_to_the_test(cluster, "ai")
     le = state(kazoo, "ai", 0)["leader_epoch"]
     pe = version_of(kazoo, "ai", 0)
     epoch = epoch_of(kazoo, 0)
@@ -155,10 +165,11 @@ def test_alter_isr_on_2_8_checks_less(cluster: Cluster, kazoo: KazooClient) -> N
 def test_an_isr_expansion_completes_a_reassignment(
     cluster_factory: Callable[..., Cluster], kazoo: KazooClient
 ) -> None:
-    # Followers would catch up only after an hour: the ISR change comes from AlterPartition.
-    cluster = cluster_factory(kafka_version=(3, 9), replica_catchup_ms=3_600_000)
+    # The new replica fetches nothing: the ISR change comes from this AlterPartition.
+    cluster = cluster_factory(kafka_version=(3, 9))
     wait_until(lambda: cluster.engine.controller_id >= 0)
     create_topic(cluster, "ra", {0: [0]})
+    cluster.faults.pause_replication(1, topic="ra")
     with controller_client(cluster) as client:
         assert alter(client, "ra", {0: [0, 1]}).error_code == ec.NONE
         wait_until(lambda: topic_znode(kazoo, "ra").get("adding_replicas") == {"0": [1]})

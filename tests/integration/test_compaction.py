@@ -36,7 +36,7 @@ def _create(cluster: Cluster, name: str, config: dict[str, str]) -> None:
 
 def _log_size(cluster: Cluster, topic: str) -> int:
     def size() -> int:
-        log = cluster.engine.logs.get(topic, 0)
+        log = cluster.engine.log_of(topic, 0)
         return -1 if log is None else log.size_bytes
 
     return cluster.run_sync(size)
@@ -139,7 +139,7 @@ def test_consumer_offsets_shrinks_and_still_loads_after_a_restart(
         consumer.close()
 
     def end_offset() -> int:
-        log = cluster.engine.logs.get("__consumer_offsets", 0)
+        log = cluster.engine.log_of("__consumer_offsets", 0)
         return -1 if log is None else log.log_end_offset
 
     # 300 commit batches of one record (over 100 bytes each) were appended: uncleaned, the

@@ -2,11 +2,8 @@
 hosts.py), a three-server ZooKeeper ensemble across them, and one `zkbroker run` per host with
 its own broker id, address and log directory. A client on the first host sees the three brokers
 at their own addresses, and a topic replicated over the three takes records on its leaders and
-serves them back.
-
-What this cluster does not do yet is replicate (every replica its own log, followers that
-fetch): docs/kafka-behaviour.md §15 and the README's limits say so, and the reads here go to
-the leader that took the records."""
+serves them back; the followers on the other hosts fetch them over the inter-broker listener
+(docs/kafka-behaviour.md §24; the crash and cut-off rounds are tests/integration/test_chaos.py)."""
 
 from __future__ import annotations
 

@@ -387,8 +387,8 @@ def test_toolkit_login_reauthenticates_in_band_then_redials_after_the_session(
     import asyncio
 
     from zkbroker import Security
+    from zkbroker.broker.peers.client import PeerClient
     from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
-    from zkbroker.broker.transactions.peer_client import PeerClient
 
     caplog.set_level(logging.DEBUG, logger="zkbroker.broker.server.listener")
     security = Security(
@@ -459,9 +459,9 @@ def test_tls_refusals_are_authentication_failures(zk_connect: str, tmp_path: Pat
     import dataclasses
 
     from zkbroker import Security
+    from zkbroker.broker.peers.client import PeerAuthenticationFailed, PeerClient
     from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
     from zkbroker.broker.security.tls import client_context
-    from zkbroker.broker.transactions.peer_client import PeerAuthenticationFailed, PeerClient
 
     security = Security(protocol="SSL", mechanisms=(), users={}, client_auth="required")
     with Cluster(brokers=1, port=0, zookeeper=zk_connect, security=security) as cluster:
@@ -521,9 +521,9 @@ def test_a_tls_peer_resetting_before_its_first_answer_refused_the_handshake(
     import ssl
     import struct
 
+    from zkbroker.broker.peers.client import PeerAuthenticationFailed, PeerClient
     from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
     from zkbroker.broker.security.inter_broker import InterBrokerSecurity
-    from zkbroker.broker.transactions.peer_client import PeerAuthenticationFailed, PeerClient
 
     tls = _Tls(tmp_path)
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

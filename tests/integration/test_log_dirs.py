@@ -63,7 +63,7 @@ def _client(cluster: Cluster, broker_id: int) -> WireClient:
 
 
 def _size(cluster: Cluster, topic: str, partition: int) -> int:
-    log = cluster.engine.logs.get(topic, partition)
+    log = cluster.engine.log_of(topic, partition)
     return 0 if log is None else log.size_bytes
 
 
@@ -188,9 +188,12 @@ def test_on_disk_log_dir_sizes_volume_and_describe_configs(
     _create(cluster, "disk", [[0, 1]])
     for i in range(3):
         cluster.produce("disk", b"on disk %d" % i)
+    # Two brokers in one process: each its own directory under --log-dir.
+    broker_dir = os.path.join(os.path.abspath(log_dir), "broker-1")
+    wait_until(lambda: cluster.engine.logs_of[1].get("disk", 0).log_end_offset == 3)
     on_disk = sum(
         e.stat().st_size
-        for e in os.scandir(os.path.join(log_dir, "disk-0"))
+        for e in os.scandir(os.path.join(broker_dir, "disk-0"))
         if e.name.endswith(".log")
     )
     assert on_disk == _size(cluster, "disk", 0) > 0
@@ -198,7 +201,7 @@ def test_on_disk_log_dir_sizes_volume_and_describe_configs(
     with _client(cluster, 1) as client:
         response = client.request(4, DescribeLogDirsRequest(topics=None))
         (result,) = response.results
-        assert result.log_dir == os.path.abspath(log_dir)
+        assert result.log_dir == broker_dir
         assert _sizes(response) == {("disk", 0): on_disk}
         stats = os.statvfs(log_dir)
         assert result.total_bytes == stats.f_blocks * stats.f_frsize
@@ -211,13 +214,15 @@ def test_on_disk_log_dir_sizes_volume_and_describe_configs(
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
     (future,) = admin.describe_configs([ConfigResource("BROKER", "1")]).values()
     entry = future.result(timeout=30)["log.dirs"]
-    assert entry.value == os.path.abspath(log_dir)
+    assert entry.value == broker_dir
     assert entry.source == ConfigSource.STATIC_BROKER_CONFIG.value
 
     # Moving a replica to the dir it is in is NONE: nothing to do.
     kafka_admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
     try:
-        moved = kafka_admin.alter_replica_log_dirs({("disk", 0, 0): os.path.abspath(log_dir)})
+        moved = kafka_admin.alter_replica_log_dirs(
+            {("disk", 0, 0): os.path.join(os.path.abspath(log_dir), "broker-0")}
+        )
     finally:
         kafka_admin.close()
     assert [(tpr.topic, tpr.partition, tpr.broker_id) for tpr in moved] == [("disk", 0, 0)]

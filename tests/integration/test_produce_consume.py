@@ -342,7 +342,9 @@ def test_records_survive_a_restart_with_log_dir(
     for i in range(20):
         producer.produce("durable", value=b"%d" % i)
     producer.flush(10)
-    assert any(p.suffix == ".log" for p in (log_dir / "durable-0").iterdir())
+    leader = first.engine.image.topics["durable"].partitions[0].leader
+    # Each broker keeps its logs in its own directory (issue 43).
+    assert any(p.suffix == ".log" for p in (log_dir / f"broker-{leader}" / "durable-0").iterdir())
     first.stop()
     # A stopped cluster keeps no log file open (the directory may be removed or reused).
     assert not [f for f in Path("/proc/self/fd").iterdir() if str(log_dir) in _target(f)]

@@ -314,7 +314,7 @@ def test_rolling_restarts_with_a_busy_group_and_transactions(
     wait_until(lambda: acked <= consumed, timeout=WORK_DEADLINE_S)
 
     def log_end(partition: int) -> int:
-        log = cluster.engine.logs.get(IN, partition)
+        log = cluster.engine.log_of(IN, partition)
         assert log is not None
         return log.log_end_offset
 

@@ -48,9 +48,7 @@ def _state(kazoo: KazooClient, partition: int) -> tuple[dict[str, Any], int]:
 def test_old_controller_writes_nothing_after_its_session_expires(
     cluster_factory: Any, kazoo: KazooClient, zk_connect: str, brokers: int
 ) -> None:
-    cluster: Cluster = cluster_factory(
-        brokers=brokers, replica_catchup_ms=0, auto_leader_rebalance=False
-    )
+    cluster: Cluster = cluster_factory(brokers=brokers, auto_leader_rebalance=False)
     ids = [str(b) for b in range(brokers)]
     wait_until(lambda: cluster.engine.controller_id >= 0)
     controller = cluster.engine.controller_id

@@ -87,7 +87,7 @@ def _leader(cluster: Cluster) -> WireClient:
 
 
 def _log_end(cluster: Cluster) -> int:
-    log = cluster.engine.logs.get(TOPIC, 0)
+    log = cluster.engine.log_of(TOPIC, 0)
     return -1 if log is None else log.log_end_offset
 
 

@@ -125,7 +125,7 @@ def test_committed_and_aborted_transactions_on_a_compacted_topic(
         assert sorted(got) == expected, isolation
 
     def stable() -> tuple[int, int]:
-        log = cluster.engine.logs.get(topic, 0)
+        log = cluster.engine.log_of(topic, 0)
         assert log is not None
         return log.last_stable_offset, log.log_end_offset
 

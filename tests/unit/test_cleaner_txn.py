@@ -60,6 +60,8 @@ def _append(log: PartitionLog, data: bytes, count: int, *, roll: bool) -> int:
         )
     finally:
         log.segment_bytes = saved
+    # Every replica has it: the cleaner stops at the last stable offset, below the HW.
+    log.update_high_watermark(log.log_end_offset)
     return base
 
 
@@ -151,6 +153,7 @@ def clean(log: PartitionLog, now: int = NOW, config: CompactionConfig = EAGER) -
 def reopened(manager: LogManager) -> tuple[LogManager, PartitionLog] | None:
     if manager.log_dir is None:
         return None
+    manager.checkpoint_high_watermarks()  # what a restart finds
     fresh = LogManager(manager.log_dir)
     return fresh, fresh.get_or_create("t", 0, TOPIC_ID)
 

@@ -13,6 +13,7 @@ import pytest
 
 from tests.log_events import capture_events
 from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.peers.client import PeerAuthenticationFailed, PeerClient
 from zkbroker.broker.protocol.messages.api_versions import ApiVersionsRequest
 from zkbroker.broker.security.inter_broker import inter_broker_listener_name
 from zkbroker.broker.security.jaas import plain_jaas_config, scram_jaas_config
@@ -30,7 +31,6 @@ from zkbroker.broker.security.sasl_client import (
 from zkbroker.broker.security.scram import ScramServer, credential_from_password
 from zkbroker.broker.security.tls import client_context
 from zkbroker.broker.settings import Settings
-from zkbroker.broker.transactions.peer_client import PeerAuthenticationFailed, PeerClient
 from zkbroker.zk_layout import BrokerInfo, Endpoint
 
 # ---- SASL client mechanisms against the servers ------------------------------------------

@@ -104,6 +104,8 @@ def append_raw(
         )
     finally:
         log.segment_bytes = saved
+    # Every replica has it: the cleaner stops at the last stable offset, below the HW.
+    log.update_high_watermark(log.log_end_offset)
     return base
 
 
@@ -522,6 +524,7 @@ def test_two_processes_cleaning_at_once_leave_one_swap(tmp_path: Path) -> None:
         log1 = one.get_or_create("t", 0, TOPIC_ID)
         _three_segments(log1)
         log2 = two.get_or_create("t", 0, TOPIC_ID)
+        log2.update_high_watermark(log2.log_end_offset)  # each log keeps its own
         real_replace = log2.replace_segments
 
         def other_process_swaps_first(*args: object, **kwargs: object) -> object:

@@ -229,6 +229,7 @@ def test_readers_keep_reading_a_segment_another_process_deleted(tmp_path: Path) 
     first = put(a, [1])
     put(a, [2])
     b.refresh_if_changed()
+    a.update_high_watermark(a.log_end_offset)
     a.apply_retention(0, retention_ms=-1, retention_bytes=0)
     assert b.read(0, 10**6) == first  # its descriptor still reads the unlinked file
     with b.append_lock():
@@ -269,7 +270,7 @@ def test_memory_per_batch_is_a_few_dozen_bytes(tmp_path: Path) -> None:
             offset_of_max_timestamp=base,
             leader_epoch=0,
         )
-    seg = log._segments[0]
+    seg = log.cleanable_segments()[0]
     arrays = (seg.positions, seg.last_offsets, seg.max_timestamps, seg.epochs)
     per_batch = sum(arr.itemsize for arr in arrays) + 1  # + the magic byte
     assert per_batch <= 32 and len(seg.positions) == 200

@@ -55,6 +55,7 @@ def test_apply_retention_over_all_logs(manager: LogManager) -> None:
         log = manager.get_or_create(topic, 0, None)
         for _ in range(3):
             put(log, [1])
+        log.update_high_watermark(log.log_end_offset)
     configs = {"keep": (-1, -1), "trim": (-1, one)}
     assert manager.apply_retention(0, lambda t: configs[t]) == 2 * one
     assert manager.get("keep", 0).segment_count == 3  # type: ignore[union-attr]
@@ -72,6 +73,26 @@ async def test_wait_for_append_wakes_on_append(manager: LogManager) -> None:
     await asyncio.wait_for(asyncio.gather(*waiters), 1.0)
     assert time.monotonic() - started < 1.0
     assert manager.generation == generation + 1
+
+
+async def test_an_append_before_the_waiter_runs_is_not_missed(manager: LogManager) -> None:
+    """The append a long-poll waits for counts from the call, not from when its task first
+    runs (a loop turn later): an append in between ends the wait at once. And one that came
+    while the caller read (`since`, the generation it read at) ends it before it starts."""
+    log = manager.get_or_create("t", 0, None)
+    waiter = asyncio.ensure_future(manager.wait_for_append(5.0))
+    put(log, [1])  # before the waiter's task ran once
+    await asyncio.wait_for(waiter, 1.0)
+    read_at = manager.generation
+    put(log, [1])
+    started = time.monotonic()
+    await manager.wait_for_append(5.0, read_at)
+    assert time.monotonic() - started < 0.5
+    # Nothing moved since: it waits.
+    quiet = asyncio.ensure_future(manager.wait_for_append(5.0, manager.generation))
+    await asyncio.sleep(0.05)
+    assert not quiet.done()
+    quiet.cancel()
 
 
 async def test_wait_for_append_times_out(manager: LogManager) -> None:

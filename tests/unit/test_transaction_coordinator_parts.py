@@ -4,10 +4,10 @@ a peer it dials, and the unknown-partition rule of AddPartitionsToTxn."""
 from __future__ import annotations
 
 from zkbroker.broker.image.metadata_image import MetadataImage
+from zkbroker.broker.peers.client import endpoint_of
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.transactions.config import TxnConfig, txn_config
 from zkbroker.broker.transactions.coordinator import unknown_partitions
-from zkbroker.broker.transactions.peer_client import endpoint_of
 from zkbroker.zk_layout import BrokerInfo, Endpoint
 
 

@@ -204,7 +204,7 @@ def test_zombie_coordinator_marker_is_fenced() -> None:
 
 
 def test_append_end_txn_marker_writes_a_control_batch() -> None:
-    plog = PartitionLog.in_memory("t", 0, None)
+    plog = PartitionLog("t", 0, None)
     txns = PartitionTransactions()
     raw = encode_batch(
         [NewRecord(0, 1000, None, b"a"), NewRecord(1, 1000, None, b"b")],
@@ -218,6 +218,7 @@ def test_append_end_txn_marker_writes_a_control_batch() -> None:
         leader_epoch=0, now_ms=1000,
     )  # fmt: skip
     txns.observe(RecordBatchV2(raw))
+    plog.update_high_watermark(plog.log_end_offset)
     assert txns.last_stable_offset(plog.high_watermark) == 0
     done = append_end_txn_marker(
         plog,
@@ -231,6 +232,7 @@ def test_append_end_txn_marker_writes_a_control_batch() -> None:
     )
     assert done == CompletedTxn(4, 0, 2, True)
     assert plog.log_end_offset == 3
+    plog.update_high_watermark(plog.log_end_offset)
     assert txns.last_stable_offset(plog.high_watermark) == 3
     assert txns.aborted_transactions(0, 3) == [AbortedTxn(4, 0, 2, 3)]
     marker_batch = RecordBatchV2(plog.read(2, 1 << 20))

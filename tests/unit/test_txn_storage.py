@@ -69,12 +69,14 @@ def _append(
         leader_epoch=0,
         now_ms=timestamp,
     )
+    # Every replica has it (the LSO never passes the high watermark).
+    log.update_high_watermark(log.log_end_offset)
 
 
 def _marker(
     log: PartitionLog, producer_id: int, *, commit: bool, epoch: int = 0, coordinator: int = 0
 ) -> TxnAppendError | CompletedTxn | None:
-    return append_end_txn_marker(
+    done = append_end_txn_marker(
         log,
         commit=commit,
         producer_id=producer_id,
@@ -83,6 +85,8 @@ def _marker(
         leader_epoch=0,
         now_ms=NOW,
     )
+    log.update_high_watermark(log.log_end_offset)
+    return done
 
 
 def test_plain_appends_keep_lso_at_the_high_watermark(log: PartitionLog) -> None:
@@ -196,10 +200,13 @@ def test_another_process_appends_are_observed(tmp_path: Path) -> None:
         reader = reader_mgr.get_or_create("t", 0, TOPIC_ID)
         _append(writer, 1, producer_id=8, epoch=0, sequence=0, transactional=True)
         reader.refresh_if_changed()
+        # Each PartitionLog keeps its own high watermark: the reader's follows its log end.
+        reader.update_high_watermark(reader.log_end_offset)
         assert reader.last_stable_offset == 0
         with writer.append_lock():
             _marker(writer, 8, commit=False)
         reader.refresh_if_changed()
+        reader.update_high_watermark(reader.log_end_offset)
         assert reader.last_stable_offset == 2
         assert reader.aborted_transactions(0, 2) == [AbortedTxn(8, 0, 1, 2)]
     finally:

@@ -141,12 +141,27 @@ class BrokerLeaseNode(_VersionedJsonNode[BrokerLease], parent=BrokerLeasesNode, 
 
 
 class FaultKind(enum.StrEnum):
-    """What a fault entry does to a matching request."""
+    """What a fault entry does: the first four to a matching request, the last three to
+    replication between brokers (no request is touched; the replica fetchers ask)."""
 
     ERROR = "error"  # answer the API's error response with error_code (after delay_ms)
     LATENCY = "latency"  # answer normally, delay_ms later
     DROP = "drop"  # close the connection without an answer
     BLACKHOLE = "blackhole"  # answer nothing until the entry is deleted
+    PAUSE_REPLICATION = "pause-replication"  # follower `broker` fetches nothing (scoped)
+    SLOW_REPLICATION = "slow-replication"  # each fetch round of `broker` delay_ms late (scoped)
+    CUT_INTER_BROKER = "cut-inter-broker"  # `broker` neither fetches, is fetched from, nor
+    # writes its ISR changes; its ZooKeeper session stays
+
+    @property
+    def on_replication(self) -> bool:
+        """Whether the kind acts on replication rather than on requests."""
+        return self in _REPLICATION_KINDS
+
+
+_REPLICATION_KINDS: Final = frozenset(
+    {FaultKind.PAUSE_REPLICATION, FaultKind.SLOW_REPLICATION, FaultKind.CUT_INTER_BROKER}
+)
 
 
 @dataclass(frozen=True)
@@ -169,6 +184,27 @@ class FaultEntry:
     count: int | None = None
     skip: int = 0
 
+    def replication_problem(self) -> str | None:
+        """Why this entry of a replication kind cannot be one (None: it can, or it is of a
+        request kind). Such an entry names a broker and lasts until it is deleted; only
+        slow-replication has a delay, and cut-inter-broker takes the whole broker."""
+        kind = self.kind
+        if not kind.on_replication:
+            return None
+        if self.broker is None:
+            return f"a {kind.value} fault needs a broker"
+        if self.api is not None or self.error_code is not None:
+            return f"a {kind.value} fault names no API and no error code"
+        if self.count is not None or self.skip:
+            return f"a {kind.value} fault lasts until it is cleared: it takes no count or skip"
+        if self.delay_ms and kind is not FaultKind.SLOW_REPLICATION:
+            return f"a {kind.value} fault takes no delay"
+        if kind is FaultKind.CUT_INTER_BROKER and (
+            self.topic is not None or self.partition is not None
+        ):
+            return "a cut-inter-broker fault cuts the whole broker: it takes no topic or partition"
+        return None
+
 
 class FaultsNode(EmptyNode, parent=ZkbrokerNode, name="faults"):
     """``/zkbroker/faults``: one persistent sequential child per fault entry."""
@@ -179,7 +215,8 @@ class FaultNode(SequenceMixin, _VersionedJsonNode[FaultEntry], parent=FaultsNode
     "api":19|"CreateTopics"|null,"broker":..,"topic":..,"partition":..,"error_code":..,
     "delay_ms":0,"count":N|null,"skip":N}`` (``skip`` absent: 0). The sequence number is
     the fault id; lower ids are consumed first. ``decode`` is strict (unknown kind, an error
-    without ``error_code``, a negative count, skip or delay raise ``ZnodeFormatError``)."""
+    without ``error_code``, a negative count, skip or delay, a replication kind's entry that
+    `FaultEntry.replication_problem` refuses raise ``ZnodeFormatError``)."""
 
     KIND = NodeKind.PERSISTENT_SEQUENTIAL
     PREFIX = "fault-"
@@ -226,7 +263,7 @@ class FaultNode(SequenceMixin, _VersionedJsonNode[FaultEntry], parent=FaultsNode
             raise ZnodeFormatError(where, f"delay_ms must be >= 0, got {delay_ms}")
         if count is not None and count < 0:
             raise ZnodeFormatError(where, f"count must be >= 0 or null, got {count}")
-        return FaultEntry(
+        entry = FaultEntry(
             kind=kind,
             api=api,
             broker=opt_int("broker"),
@@ -237,3 +274,7 @@ class FaultNode(SequenceMixin, _VersionedJsonNode[FaultEntry], parent=FaultsNode
             count=count,
             skip=skip,
         )
+        problem = entry.replication_problem()
+        if problem is not None:
+            raise ZnodeFormatError(where, problem)
+        return entry

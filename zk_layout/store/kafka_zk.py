@@ -3,11 +3,14 @@
 ``ZkStore`` is ``ZkClient`` (``zkbroker.zk_layout.store.client``: sessions, pipelined reads,
 multi-op and fenced transactions, persistent watches) plus the multi-step ZooKeeper recipes a Kafka
 broker and controller perform: the persistent top-level paths, broker registration, broker sequence
-ids, the cluster id and the controller election. As in Kafka, where ``KafkaZkClient`` sits on
-``ZooKeeperClient``, the bridge knows nothing of Kafka and the recipes know nothing of kazoo.
+ids, the cluster id, the controller election, and a pre-2.7 partition leader's own ISR write with
+its batched ``/isr_change_notification`` (docs/kafka-behaviour.md §1.4, §1.9, §10.3). As in
+Kafka, where ``KafkaZkClient`` sits on ``ZooKeeperClient``, the bridge knows nothing of Kafka and
+the recipes know nothing of kazoo.
 
 Deliberately not here: the controller's watch/failover loop (``zkbroker.broker.controller``), the
-admin path's writes (``zkbroker.zk_layout.store.admin_zk``), retries.
+admin path's writes (``zkbroker.zk_layout.store.admin_zk``), retries, when a leader changes its
+ISR and when it sends its batch of ISR changes (the replica manager's).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from zkbroker.zk_layout.errors import (
     ZnodeFormatError,
 )
 from zkbroker.zk_layout.nodes import PERSISTENT_ZK_PATHS, acl_persistent_paths
+from zkbroker.zk_layout.nodes.base import TopicPartition
 from zkbroker.zk_layout.nodes.brokers import BrokerIdNode, BrokerInfo, BrokerSeqIdNode
 from zkbroker.zk_layout.nodes.cluster import ClusterIdNode, ProducerIdBlock, ProducerIdBlockNode
 from zkbroker.zk_layout.nodes.controller import (
@@ -35,6 +39,8 @@ from zkbroker.zk_layout.nodes.controller import (
     ControllerInfo,
     ControllerNode,
 )
+from zkbroker.zk_layout.nodes.notifications import IsrChangeNotificationNode
+from zkbroker.zk_layout.nodes.topics import PartitionState, PartitionStateNode
 from zkbroker.zk_layout.release import Release
 from zkbroker.zk_layout.store.client import ZkClient
 from zkbroker.zk_layout.uuid_text import random_uuid_text
@@ -150,6 +156,54 @@ class ZkStore(ZkClient):
             except (BadVersionError, NodeExistsError):
                 continue  # another broker took the next block: read again
             return block
+
+    async def update_leader_and_isr(
+        self, topic: str, partition: int, state: PartitionState, expected_version: int
+    ) -> int | None:
+        """A partition leader's own ISR write before Kafka 2.7 (``ReplicationUtils
+        .updateLeaderAndIsr``): set ``.../partitions/<p>/state`` to ``state`` conditionally on
+        the data version the leader knows; the new data version, or None when the node moved
+        on or is gone (Kafka's leader then keeps its ISR and waits for the controller).
+
+        ``state`` is written as it is: the leader keeps the leader epoch and the controller
+        epoch of the LeaderAndIsr that made it leader (not the current controller's), and the
+        write is not fenced. On BADVERSION the node is read back and, when it already holds
+        exactly ``state``, its version is the answer (Kafka's ``checkLeaderAndIsrZkData``, for a
+        write retried after a lost connection): so calling again after a ``ZkConnectionError``
+        is safe."""
+        path = PartitionStateNode.path(topic, partition)
+        try:
+            stat = await self.set(
+                path, PartitionStateNode.encode(state, _RELEASE_INDEPENDENT), expected_version
+            )
+        except NoNodeError:
+            return None
+        except BadVersionError:
+            return await self._version_if_written(topic, partition, state)
+        return int(stat.version)
+
+    async def _version_if_written(
+        self, topic: str, partition: int, state: PartitionState
+    ) -> int | None:
+        try:
+            got = await self.read(PartitionStateNode, topic, partition)
+        except ZnodeFormatError:
+            return None
+        if got is None or got[0] != state:
+            return None
+        return int(got[1].version)
+
+    async def create_isr_change_notification(self, partitions: Iterable[tuple[str, int]]) -> str:
+        """A leader's batch of ISR changes for the controller (``propagateIsrChanges``): one
+        persistent-sequential ``/isr_change_notification/isr_change_<seq>`` naming the
+        partitions (JSON v1, §1.9); returns its path. ``/isr_change_notification`` must exist
+        (``create_top_level_paths``), as in Kafka, which creates no parent here."""
+        value = frozenset(TopicPartition(t, p) for t, p in partitions)
+        return await self.create(
+            IsrChangeNotificationNode.create_path(),
+            IsrChangeNotificationNode.encode(value, _RELEASE_INDEPENDENT),
+            sequence=True,
+        )
 
     async def _controller_id(self) -> tuple[int | None, Any]:
         """(broker id named by /controller or None, stat or None)."""
