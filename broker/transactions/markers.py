@@ -25,6 +25,7 @@ from typing import Protocol
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.replication.replica_manager import ReplicaManager
 from zkbroker.broker.storage import LogManager
 from zkbroker.broker.storage.transactions import TxnAppendError, append_end_txn_marker
 
@@ -32,6 +33,8 @@ _log = get_logger(__name__)
 
 
 OFFSETS_TOPIC = "__consumer_offsets"
+#: How long a marker's append waits for the ISR (Kafka: the broker's request.timeout.ms).
+MARKER_ACKS_TIMEOUT_MS = 30_000
 
 
 class PendingOffsetsOwner(Protocol):
@@ -54,6 +57,9 @@ class MarkerTarget(Protocol):
 
     @property
     def group_coordinator(self) -> PendingOffsetsOwner: ...
+
+    @property
+    def replica_manager(self) -> ReplicaManager: ...
 
 
 async def apply_marker(
@@ -100,4 +106,9 @@ async def apply_marker(
         return outcome.code
     if topic == OFFSETS_TOPIC:
         target.group_coordinator.complete_txn(partition, producer_id, commit)
-    return ec.NONE
+    # Kafka appends markers with acks=-1: the answer waits until the ISR has the marker, so
+    # a read_committed consumer can read past the transaction once it is answered (§24).
+    codes = await target.replica_manager.wait_for_acks(
+        {(topic, partition): log.log_end_offset}, MARKER_ACKS_TIMEOUT_MS
+    )
+    return codes[(topic, partition)]
