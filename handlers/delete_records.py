@@ -12,8 +12,10 @@ Kafka 3.9's flow (`KafkaApis.handleDeleteRecordsRequest`, `ReplicaManager.delete
 * else the log start offset becomes the offset (never moves back), whole segments below it
   are dropped, and `low_watermark` answers the new log start offset (-1 on error).
 
-Kafka then waits until every replica's log start offset reached it (DelayedDeleteRecords); replicas
-share the log here, so the answer is immediate.
+* then the answer waits, under the request's timeout, until the low watermark (the smallest log
+  start offset of the leader and its live followers, which follow the leader's in their fetches)
+  reached every deleted partition's new log start (DelayedDeleteRecords); a partition still
+  short at the deadline answers REQUEST_TIMED_OUT with the low watermark it had.
 """
 
 from __future__ import annotations
@@ -48,39 +50,56 @@ def _failed(index: int, code: int) -> DeleteRecordsPartitionResult:
 
 async def _delete(
     ctx: RequestContext, topic: str, index: int, offset: int
-) -> DeleteRecordsPartitionResult:
+) -> tuple[DeleteRecordsPartitionResult, int | None]:
+    """The local deletion (`Partition.deleteRecordsOnLeader`): the partition's result, and the
+    offset the low watermark must reach before it is answered (None: answered as it is)."""
     located = locate(ctx.image, ctx.broker.broker_id, topic, index)
     if not isinstance(located, Located):
-        return _failed(index, located)
+        return _failed(index, located), None
     log, config = await open_log(ctx, located)
     if "delete" not in config.cleanup_policy:
-        return _failed(index, error_codes.POLICY_VIOLATION)
+        return _failed(index, error_codes.POLICY_VIOLATION), None
     target = log.high_watermark if offset == HIGH_WATERMARK else offset
     if target < 0 or target > log.high_watermark:
-        return _failed(index, error_codes.OFFSET_OUT_OF_RANGE)
+        return _failed(index, error_codes.OFFSET_OUT_OF_RANGE), None
     with log.append_lock():
-        low = log.delete_records_before(target) if target > log.log_start_offset else None
-    return DeleteRecordsPartitionResult(
-        partition_index=index,
-        low_watermark=log.log_start_offset if low is None else low,
-        error_code=error_codes.NONE,
+        if target > log.log_start_offset:
+            log.delete_records_before(target)
+    low = ctx.broker.replica_manager.low_watermark((topic, index))
+    if low is None:  # the leadership moved meanwhile
+        return _failed(index, error_codes.NOT_LEADER_OR_FOLLOWER), None
+    result = DeleteRecordsPartitionResult(
+        partition_index=index, low_watermark=low, error_code=error_codes.NONE
     )
+    return result, target
 
 
 async def handle(ctx: RequestContext, request: DeleteRecordsRequest) -> DeleteRecordsResponse:
     pacer = Pacer()
     topics: list[DeleteRecordsTopicResult] = []
+    required: dict[tuple[str, int], int] = {}
+    results: dict[tuple[str, int], DeleteRecordsPartitionResult] = {}
     for topic in request.topics:
-        results: list[DeleteRecordsPartitionResult] = []
+        answers: list[DeleteRecordsPartitionResult] = []
         for p in topic.partitions:
             if pacer.due():
                 await pacer.pause()
             if not auth.authorize(ctx, auth.DELETE, auth.TOPIC, topic.name):
                 # KafkaApis: DELETE on the topic, checked before the topic's existence.
-                results.append(_failed(p.partition_index, error_codes.TOPIC_AUTHORIZATION_FAILED))
+                answers.append(_failed(p.partition_index, error_codes.TOPIC_AUTHORIZATION_FAILED))
                 continue
-            results.append(await _delete(ctx, topic.name, p.partition_index, p.offset))
-        topics.append(DeleteRecordsTopicResult(name=topic.name, partitions=results))
+            result, target = await _delete(ctx, topic.name, p.partition_index, p.offset)
+            answers.append(result)
+            if target is not None:
+                required[(topic.name, p.partition_index)] = target
+                results[(topic.name, p.partition_index)] = result
+        topics.append(DeleteRecordsTopicResult(name=topic.name, partitions=answers))
+    if required:
+        waited = await ctx.broker.replica_manager.wait_for_deletions(required, request.timeout_ms)
+        for tp, (code, low) in waited.items():
+            results[tp].error_code = code
+            if low is not None:
+                results[tp].low_watermark = low
     return DeleteRecordsResponse(topics=topics)
 
 

@@ -2,7 +2,7 @@
 
 Follows Kafka 3.9's flow, authorization included (docs/kafka-behaviour.md §15, "Log dirs").
 "A log on this broker" means being in the partition's replica set
-(`zkbroker.handlers.support.partitions`): replicas share the log, so each reports its size. The
+(`zkbroker.handlers.support.partitions`), each replica reporting its own log's size. The
 one log dir and its volume come from `zkbroker.handlers.support.log_dirs` (in memory: the
 configured path, sizes -1). Results are in topic-name and partition order (Kafka's follow hash
 maps).
@@ -89,8 +89,8 @@ async def handle(ctx: RequestContext, request: DescribeLogDirsRequest) -> Descri
             DescribeLogDirsPartition(
                 partition_index=located.partition.partition,
                 partition_size=size,
-                # max(high watermark - log end offset, 0): every replica reads the one log,
-                # whose high watermark is its log end offset.
+                # Kafka's getLogEndOffsetLag, max(high watermark - log end offset, 0): 0 for
+                # any log but a future one (no replica's high watermark passes its log end).
                 offset_lag=0,
                 is_future_key=False,
             )

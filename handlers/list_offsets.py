@@ -4,8 +4,9 @@ Follows Kafka 3.9's `KafkaApis.handleListOffsetRequest` and `UnifiedLog.fetchOff
 (docs/kafka-behaviour.md §15: "Who answers", "ListOffsets"), authorization included; v0's
 offset list is Kafka's `legacyFetchOffsetsBefore`.
 
-Not here: waiting for a new leader's high watermark (OFFSET_NOT_AVAILABLE): replicas share the
-log, so it is always known.
+A client's request (replica id < 0) to a leader whose high watermark has not yet reached the
+log end it had when its leadership began gets OFFSET_NOT_AVAILABLE for the latest offset, and for
+a timestamp found at or past the last fetchable offset (KIP-207, from 2.2).
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ READ_COMMITTED = 1
 NO_TIMESTAMP = -1
 
 
+OFFSET_NOT_AVAILABLE_SINCE = (2, 2)
+
+
 def _failed(index: int, code: int, version: int) -> ListOffsetsPartitionResponse:
     answer = ListOffsetsPartitionResponse(
         partition_index=index, error_code=code, timestamp=-1, offset=-1, leader_epoch=-1
@@ -72,6 +76,17 @@ def _legacy_offsets(log: PartitionLog, timestamp: int, limit: int) -> list[int]:
     return [points[start - j][0] for j in range(min(limit, start + 1))]
 
 
+def _hw_lagging(ctx: RequestContext, topic: str, partition: int) -> bool:
+    """A new leader's high watermark still below its log end at the start of its epoch
+    (Partition.fetchOffsetForTimestamp's maybeOffsetsError)."""
+    if ctx.release < OFFSET_NOT_AVAILABLE_SINCE:
+        return False
+    hosted = ctx.broker.replica_manager.hosting((topic, partition))
+    if hosted is None or hosted.leading is None:
+        return False
+    return hosted.leader_epoch_start_offset > hosted.log.high_watermark
+
+
 def _answer(
     ctx: RequestContext,
     located: Located,
@@ -79,6 +94,7 @@ def _answer(
     wanted: ListOffsetsPartition,
     committed: bool,
     from_replica: bool = False,
+    hw_lagging: bool = False,
 ) -> ListOffsetsPartitionResponse:
     version = ctx.version
     index = wanted.partition_index
@@ -98,6 +114,8 @@ def _answer(
         offset = log.log_start_offset
         epoch = log.epoch_for_offset(offset)
     elif timestamp == LATEST:
+        if hw_lagging:
+            return _failed(index, error_codes.OFFSET_NOT_AVAILABLE, version)
         offset = last_fetchable
         epoch = located.partition.leader_epoch
     elif timestamp == LATEST_TIERED:
@@ -110,6 +128,8 @@ def _answer(
         hit = log.offset_for_timestamp(timestamp)
         if hit is not None and hit.offset < last_fetchable:
             offset, found_ts, epoch = hit.offset, hit.timestamp, hit.leader_epoch
+        elif hw_lagging:
+            return _failed(index, error_codes.OFFSET_NOT_AVAILABLE, version)
     return ListOffsetsPartitionResponse(
         partition_index=index,
         error_code=error_codes.NONE,
@@ -164,7 +184,9 @@ async def handle(ctx: RequestContext, request: ListOffsetsRequest) -> ListOffset
                 answers.append(_failed(index, located, version))
                 continue
             log, _config = await open_log(ctx, located)
-            answers.append(_answer(ctx, located, log, wanted, committed, request.replica_id >= 0))
+            from_replica = request.replica_id >= 0
+            lagging = not from_replica and _hw_lagging(ctx, topic.name, index)
+            answers.append(_answer(ctx, located, log, wanted, committed, from_replica, lagging))
         topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=answers))
     return ListOffsetsResponse(topics=topics + unauthorized)
 

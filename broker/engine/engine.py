@@ -42,9 +42,11 @@ from zkbroker.broker.settings import Settings
 from zkbroker.broker.storage import LogManager, PartitionLog, log_dirs_of
 from zkbroker.broker.transactions.local_brokers import LocalBrokers
 from zkbroker.broker.zookeeper.embedded import EmbeddedZooKeeper
-from zkbroker.zk_layout import BrokerState, ZkStore
+from zkbroker.zk_layout import BrokerState, ControllerMovedError, ZkStore
 
 SLOW_STOP_STEP_S = 2.0
+# How long start waits for this process's controller to finish failing over (it goes on after).
+CONTROLLER_SETTLE_S = 30.0
 
 
 async def _close_sessions(sessions: asyncio.Task[list[ZkStore]], log: Any) -> None:
@@ -188,9 +190,7 @@ class ClusterEngine:
             await self._config_watcher.start()
             if self.settings.statsd is not None and self.metrics is None:
                 await self._start_metrics(self.settings.statsd)
-            unused = await sessions
-            for _, broker in sorted(self.brokers.items()):
-                await broker.start(self._zookeeper, unused.pop(0))
+            await self._start_brokers(self._zookeeper, await sessions)
             # After the brokers: their registrations proved the ids are this process's, so
             # resetting those ids' control nodes cannot overrule another live process.
             self._control = BrokerControl(self._store, self.brokers, self._zookeeper)
@@ -208,6 +208,35 @@ class ClusterEngine:
             kafka_version=self.settings.release_name,
             cluster_id=self.image.cluster_id,
         )
+
+    async def _start_brokers(self, zookeeper: str, sessions: list[ZkStore]) -> None:
+        """Every broker of the process registers before any stands for controller, as one Kafka
+        broker registers before its controller starts: the first controller then finds them
+        all live and moves no leader away from a broker about to register."""
+        for _, broker in sorted(self.brokers.items()):
+            await broker.start(zookeeper, sessions.pop(0), elect=False)
+        for _, broker in sorted(self.brokers.items()):
+            await broker.join_election()
+        await self._wait_for_local_controller()
+
+    async def _wait_for_local_controller(self) -> None:
+        """When one of this process's brokers won the election, wait (at most
+        `CONTROLLER_SETTLE_S`) for its failover and the events queued behind it, so that a
+        client of the started cluster finds every partition's leader elected. A controller in
+        another process is not waited for: it owes this process nothing at start."""
+        controller = next((b.controller for b in self.brokers.values() if b.controller), None)
+        if controller is None:
+            return
+
+        async def settled(_: Any) -> None:
+            return None
+
+        try:
+            async with asyncio.timeout(CONTROLLER_SETTLE_S):
+                await controller.loaded.wait()
+                await controller.call("StartupSettled", settled)
+        except (TimeoutError, ControllerMovedError) as e:
+            self._log.warning("cluster.controller_not_settled", reason=repr(e))
 
     async def _start_zookeeper(self) -> None:
         """Choose the cluster's ZooKeeper (`_zookeeper`): `settings.zookeeper`, or the embedded

@@ -8,7 +8,7 @@ ZooKeeper-mode broker's LeaderAndIsr): at a new leader epoch this broker becomes
 fetches, raises the high watermark, expands the ISR when a follower catches up and shrinks it
 every ``replica.lag.time.max.ms / 2`` (``maybeShrinkIsr``), each change written as the release
 writes it (`zkbroker.broker.replication.isr_writer`); acks=all produce requests wait in
-`zkbroker.broker.replication.delayed_produce` until the ISR has their records. The high
+`zkbroker.broker.replication.purgatory` until the ISR has their records. The high
 watermarks are checkpointed every ``replica.high.watermark.checkpoint.interval.ms``.
 
 Not here: the Produce and Fetch handlers' validation, deleting logs (the log manager's, told by
@@ -28,7 +28,6 @@ from zkbroker.broker.log import get_logger
 from zkbroker.broker.peers.client import PeerClient
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.replication import truncation
-from zkbroker.broker.replication.delayed_produce import PartitionWait, ProduceWaits
 from zkbroker.broker.replication.fault_view import ReplicationFaultView
 from zkbroker.broker.replication.fetch_source import (
     TP,
@@ -42,6 +41,7 @@ from zkbroker.broker.replication.hosted_partition import HostedPartition, Leader
 from zkbroker.broker.replication.isr_propagation import ISR_CHANGE_PROPAGATION_CHECK_INTERVAL_MS
 from zkbroker.broker.replication.isr_writer import IsrWrite, IsrWriter
 from zkbroker.broker.replication.local_source import LeaderView, LocalSource
+from zkbroker.broker.replication.purgatory import PartitionWait, Purgatory
 from zkbroker.broker.replication.remote_source import RemoteSource
 from zkbroker.broker.replication.replica_config import ReplicaConfig
 from zkbroker.broker.replication.replica_state import PendingIsrChange
@@ -82,7 +82,8 @@ class ReplicaManager:
         self._locals = locals_
         self._peers = peers
         self.hosted: dict[TP, HostedPartition] = {}
-        self.waits: ProduceWaits[TP] = ProduceWaits()
+        self.produce_waits: Purgatory[TP] = Purgatory()
+        self.delete_waits: Purgatory[TP] = Purgatory()
         self._fetchers: dict[int, ReplicaFetcher] = {}
         self._dirty: set[TP] = set()
         self._dirty_event = asyncio.Event()
@@ -161,7 +162,7 @@ class ReplicaManager:
         for hosted in self.hosted.values():
             hosted.leading = None
             hosted.state = None
-            self.waits.poke(hosted.tp)
+            self._poke(hosted.tp)
         self.hosted.clear()
         if self._logs.log_dir is not None:
             self._logs.checkpoint_high_watermarks()
@@ -219,7 +220,7 @@ class ReplicaManager:
                 )
             elif leadership.partition_epoch > current.partition_epoch or leadership != current:
                 hosted.update_state(leadership, now)
-            self.waits.poke(tp)
+            self._poke(tp)
             return
         newly = (
             hosted.leading is not None
@@ -228,7 +229,7 @@ class ReplicaManager:
             or current.leader_epoch != leadership.leader_epoch
         )
         hosted.make_follower(leadership)
-        self.waits.poke(tp)
+        self._poke(tp)
         if newly:
             self._follow(hosted, leadership)
 
@@ -266,7 +267,7 @@ class ReplicaManager:
         hosted.leading = None
         hosted.state = None
         del self.hosted[hosted.tp]
-        self.waits.poke(hosted.tp)
+        self._poke(hosted.tp)
 
     # ---- following --------------------------------------------------------------------------
 
@@ -366,10 +367,9 @@ class ReplicaManager:
                 continue
             if faults is not None and faults.fetch_paused(follower, *tp):
                 # A fetch in flight when the pause began reads nothing more (and moves no
-                # fetch state): the pause holds from the moment it is seen.
-                answers[tp] = FetchedPartition(
-                    error_codes.NONE, hosted.log.high_watermark, hosted.log.log_start_offset
-                )
+                # fetch state, nor the follower's log start): the pause holds from the moment
+                # it is seen.
+                answers[tp] = FetchedPartition(error_codes.NONE, hosted.log.high_watermark)
                 continue
             limit = min(part.max_bytes, budget) if budget < max_bytes else part.max_bytes
             answer = hosted.read_for_follower(follower, part, max(limit, 0), now, diverging)
@@ -377,6 +377,8 @@ class ReplicaManager:
             budget -= len(answer.records)
             if answer.error_code == error_codes.NONE:
                 self.leader_progressed(hosted)
+                # The follower's log start offset may have reached a deletion's.
+                self.delete_waits.poke(tp)
                 if hosted.expansion_candidate(follower):
                     self._expand(hosted, follower)
         return answers, max_bytes - budget
@@ -406,7 +408,7 @@ class ReplicaManager:
         """After an append to a led log or a follower's fetch: raise the high watermark and
         complete the produce requests it satisfies."""
         if hosted.maybe_increment_high_watermark(_now_ms()):
-            self.waits.poke(hosted.tp)
+            self._poke(hosted.tp)
 
     def _leader_appended(self, log: PartitionLog) -> None:
         """The leader appended to one of its logs (Produce, markers, coordinators)."""
@@ -436,7 +438,51 @@ class ReplicaManager:
             return check
 
         waits = {tp: PartitionWait(offset, check_of(tp)) for tp, offset in required.items()}
-        return await self.waits.wait_all(waits, max(timeout_ms, 0) / 1000)
+        return await self.produce_waits.wait_all(waits, max(timeout_ms, 0) / 1000)
+
+    def low_watermark(self, tp: TP) -> int | None:
+        """``Partition.lowWatermarkIfLeader``: the smallest log start offset of the leader and
+        its live followers (-1 for a follower not heard from in this leadership); None when
+        this broker does not lead `tp`."""
+        hosted = self.hosted.get(tp)
+        if hosted is None or hosted.leading is None:
+            return None
+        low = hosted.log.log_start_offset
+        for follower, state in hosted.leading.followers.items():
+            if self._image.is_alive(follower):
+                low = min(low, state.log_start_offset)
+        return low
+
+    async def wait_for_deletions(
+        self, required: dict[TP, int], timeout_ms: int
+    ) -> dict[TP, tuple[int, int | None]]:
+        """DeleteRecords: each partition's code and low watermark once every live replica's
+        log start offset reached its required offset (NOT_LEADER_OR_FOLLOWER and -1 when the
+        leadership went), or REQUEST_TIMED_OUT and None after `timeout_ms` (Kafka's
+        DelayedDeleteRecords; the response then keeps the low watermark it had)."""
+        reached: dict[TP, int] = {}
+
+        def check_of(tp: TP) -> Callable[[int], int | None]:
+            def check(required_offset: int) -> int | None:
+                low = self.low_watermark(tp)
+                if low is None:
+                    reached[tp] = -1
+                    return error_codes.NOT_LEADER_OR_FOLLOWER
+                if low < required_offset:
+                    return None
+                reached[tp] = low
+                return error_codes.NONE
+
+            return check
+
+        waits = {tp: PartitionWait(offset, check_of(tp)) for tp, offset in required.items()}
+        codes = await self.delete_waits.wait_all(waits, max(timeout_ms, 0) / 1000)
+        return {tp: (code, reached.get(tp)) for tp, code in codes.items()}
+
+    def _poke(self, tp: TP) -> None:
+        """`tp`'s high watermark, followers or leadership changed: complete what waits on it."""
+        self.produce_waits.poke(tp)
+        self.delete_waits.poke(tp)
 
     # ---- leading: the ISR -------------------------------------------------------------------
 
@@ -522,7 +568,7 @@ class ReplicaManager:
                 partition_epoch=written.partition_epoch,
             )
         self.leader_progressed(hosted)
-        self.waits.poke(hosted.tp)
+        self._poke(hosted.tp)
 
     async def _isr_expiration(self) -> None:
         """``maybeShrinkIsr`` every replica.lag.time.max.ms / 2."""

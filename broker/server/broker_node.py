@@ -317,10 +317,13 @@ class BrokerNode:
             auth=settings.zookeeper_auth,
         )
 
-    async def start(self, zookeeper: str, session: ZkStore | None = None) -> None:
+    async def start(
+        self, zookeeper: str, session: ZkStore | None = None, *, elect: bool = True
+    ) -> None:
         """Start (or start again after `stop()`); the caller makes sure it is not running.
         `session`: one `connect_session` opened ahead (the cluster opens its brokers' at
-        once); this broker owns it from now on."""
+        once); this broker owns it from now on. `elect=False` leaves joining the controller
+        election to `join_election()`, once the caller has registered its other brokers."""
         settings = self._settings
         # In-memory state of a previous run must not leak into this one: a Kafka broker
         # restarts with its log4j levels from the properties and nothing in flight.
@@ -340,15 +343,9 @@ class BrokerNode:
                 self._static_configs["log.dirs"] = os.path.abspath(self._logs.log_dir)
             await self._register()
             await self._replicas.start(lambda: self.store, lambda: self.broker_epoch)
-            self._elector = ControllerElector(
-                self._broker_id,
-                self._store,
-                settings,
-                self._image,
-                self._controller_events,
-            )
-            await self._elector.start()
             self._store.add_session_listener(self._on_session_state)
+            if elect:
+                await self.join_election()
             # A restarted broker starts with no group in memory and loads what it leads.
             self._group_coordinator = self._new_group_coordinator()
             await self._group_coordinator.start()
@@ -359,6 +356,14 @@ class BrokerNode:
             await self.stop()
             raise
         self._log.info("broker.started", port=self.port, broker_epoch=self.broker_epoch)
+
+    async def join_election(self) -> None:
+        """Stand for controller (Kafka's KafkaController.startup, after the registration)."""
+        assert self._store is not None and self._elector is None
+        self._elector = ControllerElector(
+            self._broker_id, self._store, self._settings, self._image, self._controller_events
+        )
+        await self._elector.start()
 
     async def _start_security(self, store: ZkStore) -> None:
         """What the listeners authenticate and authorize with: the SCRAM credential cache

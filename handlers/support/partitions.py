@@ -9,8 +9,8 @@ leading it when the request needs the leader, is NOT_LEADER_OR_FOLLOWER. A reque
 the leader epoch it expects (KIP-320) gets FENCED_LEADER_EPOCH when its epoch is older than the
 partition's, UNKNOWN_LEADER_EPOCH when newer.
 
-Every replica reads the one log of the partition (`zkbroker.broker.storage`), so "hosting" a
-partition means being in its replica set: leadership moves, the log does not.
+"Hosting" a partition means being in its replica set: the broker's replica manager
+(`zkbroker.broker.replication`) keeps a log of it, as leader or follower.
 
 Also here: the KIP-951 leader hints (Produce v10+, Fetch v16+) sent with
 NOT_LEADER_OR_FOLLOWER, and opening a partition's log with its topic's current segment

@@ -1,7 +1,8 @@
 """`zkbroker run --log-dir D` stopped and started again: the embedded ZooKeeper keeps the
 cluster in `D/zookeeper`, so the same topics, records and cluster id are served; a second
 process on the same D is refused; a partition directory of another topic id is set aside
-(`-stray`), never deleted.
+(`-stray`), never deleted; a process of three brokers comes back with every leader where it
+was, none moved to the broker that happened to register first.
 
 Real parts only: `python -m zkbroker run` as a subprocess with its embedded ZooKeeper,
 kafka-python over TCP.
@@ -85,8 +86,8 @@ def runs(tmp_path: Path) -> Iterator[list[Run]]:
         run.kill()
 
 
-def _start(runs: list[Run], log_dir: Path, name: str) -> Run:
-    run = Run(log_dir, log_dir.parent / f"{name}.stderr")
+def _start(runs: list[Run], log_dir: Path, name: str, *extra: str) -> Run:
+    run = Run(log_dir, log_dir.parent / f"{name}.stderr", *extra)
     runs.append(run)
     run.wait_ready()
     return run
@@ -201,3 +202,37 @@ def test_a_partition_dir_of_another_topic_id_is_set_aside(tmp_path: Path, runs: 
     third.stop()
     assert stray.is_dir()
     assert "storage.stray_partition_dir_kept" in third.stderr()
+
+
+def _leaders(bootstrap: str, topic: str) -> dict[int, tuple[int, list[int]]]:
+    """Each partition's (leader, replicas) as the cluster's metadata says right now."""
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        (described,) = admin.describe_topics([topic])
+        partitions = described["partitions"]
+        return {p["partition_index"]: (p["leader_id"], p["replica_nodes"]) for p in partitions}
+    finally:
+        admin.close()
+
+
+def test_a_restarted_process_of_three_brokers_keeps_its_leaders(
+    tmp_path: Path, runs: list[Run]
+) -> None:
+    log_dir = tmp_path / "logs"
+    first = _start(runs, log_dir, "first", "--brokers", "3")
+    admin = KafkaAdminClient(bootstrap_servers=first.bootstrap)
+    try:
+        admin.create_topics([NewTopic(TOPIC, num_partitions=6, replication_factor=3)])
+    finally:
+        admin.close()
+    _produce(first.bootstrap, TOPIC, [b"kept"])
+    before = _leaders(first.bootstrap, TOPIC)
+    assert {leader for leader, _ in before.values()} == {0, 1, 2}
+    first.stop()
+
+    # Broker 0 used to register and win the election alone, moving the partitions of 1 and
+    # 2 to itself just before they registered: "ready" was a cluster still moving leaders.
+    again = _start(runs, log_dir, "again", "--brokers", "3")
+    assert _leaders(again.bootstrap, TOPIC) == before
+    assert "partitions_offline" not in again.stderr()
+    assert _consume(again.bootstrap, TOPIC, 1) == [b"kept"]

@@ -20,6 +20,11 @@ from tests.log_events import capture_events
 from zkbroker import Cluster
 from zkbroker.broker.protocol import error_codes
 from zkbroker.broker.protocol.messages.init_producer_id import InitProducerIdRequest
+from zkbroker.broker.protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsTopic,
+)
 from zkbroker.broker.protocol.messages.produce import (
     PartitionProduceData,
     ProduceRequest,
@@ -392,3 +397,75 @@ def test_a_retried_batch_with_acks_all_waits_for_the_isr(
         cluster.faults.clear(paused)
         assert send(-1, 10000) == (0, 0)
     assert _log(cluster, 0, "retried").log_end_offset == 1  # written once
+
+
+def test_a_new_leader_answers_offset_not_available_until_its_high_watermark_catches_up(
+    cluster_factory: Callable[..., Cluster],
+) -> None:
+    """KIP-207: broker 1 takes over with records its high watermark does not cover yet (2
+    never fetched them); until the ISR has them, the latest offset is not available, rather
+    than an offset lower than a consumer may have seen from the old leader."""
+    cluster = _cluster(
+        cluster_factory,
+        auto_leader_rebalance=False,
+        broker_configs={"replica.lag.time.max.ms": "60000"},
+    )
+    _create(cluster, "handover", [0, 1, 2])
+    paused = cluster.faults.pause_replication(2, topic="handover")
+    assert _produce(cluster, "handover", [b"a", b"b"], acks="1") == [0, 1]
+    wait_until(lambda: _log(cluster, 1, "handover").log_end_offset == 2)
+    cluster.stop_broker(0)
+    wait_until(lambda: cluster.engine.image.topics["handover"].partitions[0].leader == 1)
+    new_leader = cluster.engine.brokers[1]
+
+    def latest() -> tuple[int, int]:
+        wanted = ListOffsetsPartition(partition_index=0, timestamp=-1)
+        request = ListOffsetsRequest(
+            replica_id=-1, topics=[ListOffsetsTopic(name="handover", partitions=[wanted])]
+        )
+        with WireClient(new_leader.host, new_leader.port) as client:
+            answer = client.request(5, request).topics[0].partitions[0]
+        return answer.error_code, answer.offset
+
+    assert latest() == (error_codes.OFFSET_NOT_AVAILABLE, -1)
+    cluster.faults.clear(paused)
+    wait_until(lambda: latest() == (error_codes.NONE, 2), timeout=20)
+    assert _high_watermark(cluster, "handover") == 2
+
+
+def test_delete_records_waits_for_every_live_replica(
+    cluster_factory: Callable[..., Cluster],
+) -> None:
+    """DelayedDeleteRecords: the answer waits until each live follower moved its log start
+    offset too (they follow the leader's in their fetches); a paused follower holds it until
+    the request's timeout, and a stopped one no longer counts."""
+    cluster = _cluster(
+        cluster_factory,
+        auto_leader_rebalance=False,
+        broker_configs={"replica.lag.time.max.ms": "60000"},
+    )
+    _create(cluster, "trimmed", [0, 1, 2])
+    assert _produce(cluster, "trimmed", [b"%d" % i for i in range(6)]) == list(range(6))
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    tp = TopicPartition("trimmed", 0)
+
+    def delete_before(offset: int, timeout_s: float) -> Any:
+        wanted = TopicPartition("trimmed", 0, offset)
+        return admin.delete_records([wanted], operation_timeout=timeout_s)[tp]
+
+    deleted = delete_before(2, 30).result()
+    assert deleted.low_watermark == 2
+    assert [_log(cluster, b, "trimmed").log_start_offset for b in (0, 1, 2)] == [2, 2, 2]
+
+    paused = cluster.faults.pause_replication(2, topic="trimmed")
+    with pytest.raises(Exception) as raised:
+        delete_before(4, 1).result()
+    assert raised.value.args[0].code() == error_codes.REQUEST_TIMED_OUT
+    assert _log(cluster, 0, "trimmed").log_start_offset == 4  # deleted on the leader anyway
+    assert _log(cluster, 2, "trimmed").log_start_offset == 2
+    cluster.faults.clear(paused)
+    assert delete_before(4, 30).result().low_watermark == 4
+    assert _log(cluster, 2, "trimmed").log_start_offset == 4
+
+    cluster.stop_broker(2)
+    assert delete_before(5, 30).result().low_watermark == 5

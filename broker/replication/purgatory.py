@@ -1,19 +1,19 @@
-"""`acks=-1` produce requests of one broker waiting for their partitions' high watermarks
-(Kafka 3.9's `DelayedProduce` in the replica manager's produce purgatory:
-`ReplicaManager.maybeAddDelayedProduce`, `DelayedOperationPurgatory.tryCompleteElseWatch` and
-`checkAndComplete`); docs/kafka-behaviour.md §24.
+"""Requests of one broker waiting for their partitions to reach an offset: `acks=-1` produce
+requests for the high watermark (Kafka 3.9's `DelayedProduce`), DeleteRecords for the low
+watermark (`DelayedDeleteRecords`); each kind in a purgatory of its own, as Kafka keeps them
+(`DelayedOperationPurgatory.tryCompleteElseWatch` and `checkAndComplete`); docs/kafka-behaviour.md
+§24.
 
 Each partition's outcome comes from a check the replica manager supplies, given the offset the
-partition must reach (Kafka's `Partition.checkEnoughReplicasReachOffset`; while leading,
-`LeaderReplicas.check_enough_replicas`): None for "not yet", else the partition's error code
-(NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER, ...). A request's checks run
-once when it starts and afterwards only for the partition the replica manager pokes (its high
-watermark, ISR or leadership changed): nothing polls. A request waits on all its partitions
-under one deadline with one future and no task of its own; at the deadline the partitions
-still waiting answer REQUEST_TIMED_OUT. A caller cancelled while waiting leaves nothing behind.
+partition must reach (for produce, Kafka's `Partition.checkEnoughReplicasReachOffset`): None for
+"not yet", else the partition's error code (NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+NOT_LEADER_OR_FOLLOWER, ...). A request's checks run once when it starts and afterwards only for
+the partition the replica manager pokes (its high watermark, a follower's log start, its ISR or
+leadership changed): nothing polls. A request waits on all its partitions under one deadline
+with one future and no task of its own; at the deadline the partitions still waiting answer
+REQUEST_TIMED_OUT. A caller cancelled while waiting leaves nothing behind.
 
-Not here: the append, the checks, which partitions need waiting for (only those whose append
-succeeded, and only for `acks=-1`), the response.
+Not here: the append or deletion, the checks, which partitions need waiting for, the response.
 """
 
 from __future__ import annotations
@@ -33,16 +33,16 @@ Check = Callable[[int], int | None]
 
 @dataclass(frozen=True, slots=True)
 class PartitionWait:
-    """One partition of a produce request: the offset after its last appended record, and the
-    check that says whether the ISR has it."""
+    """One partition of a waiting request: the offset it must reach (after a produce's last
+    appended record, a deletion's new log start), and the check that says whether it has."""
 
     required_offset: int
     check: Check
 
 
 class _Request(Generic[K]):
-    """One waiting produce request: the partitions still waiting, the codes already known, and
-    the future its caller awaits."""
+    """One waiting request: the partitions still waiting, the codes already known, and the
+    future its caller awaits."""
 
     __slots__ = ("codes", "future", "pending")
 
@@ -54,8 +54,8 @@ class _Request(Generic[K]):
         self.future = future
 
 
-class ProduceWaits(Generic[K]):
-    """The produce purgatory of one broker, keyed by partition (any hashable key)."""
+class Purgatory(Generic[K]):
+    """One kind of waiting request of one broker, keyed by partition (any hashable key)."""
 
     def __init__(self) -> None:
         # Partition -> the requests waiting on it, as an insertion-ordered set.
@@ -69,7 +69,7 @@ class ProduceWaits(Generic[K]):
 
     async def wait_all(self, waits: Mapping[K, PartitionWait], timeout_s: float) -> dict[K, int]:
         """Every partition's error code, in `waits`' order, once each has one, under one
-        deadline `timeout_s` from now (the produce request's timeout). A check that raises
+        deadline `timeout_s` from now (the request's timeout). A check that raises
         while poked ends the wait with its exception."""
         codes: dict[K, int] = {}
         pending: dict[K, PartitionWait] = {}

@@ -1,4 +1,4 @@
-"""`acks=-1` produce waits (zkbroker.broker.replication.delayed_produce) as Kafka 3.9's
+"""`acks=-1` produce waits (zkbroker.broker.replication.purgatory) as Kafka 3.9's
 `DelayedProduce` completes them: on a poke of the partition whose state changed, at the
 deadline, when leadership goes, short of min.insync.replicas after the append; and a cancelled
 caller leaves nothing behind."""
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from zkbroker.broker.protocol import error_codes
-from zkbroker.broker.replication.delayed_produce import PartitionWait, ProduceWaits
+from zkbroker.broker.replication.purgatory import PartitionWait, Purgatory
 from zkbroker.broker.replication.replica_state import LeaderReplicas
 
 TP = tuple[str, int]
@@ -40,7 +40,7 @@ class FakePartition:
         return error_codes.NONE if self.high_watermark >= required_offset else None
 
 
-async def _parked(waits: ProduceWaits[TP], coro: Any) -> asyncio.Task[Any]:
+async def _parked(waits: Purgatory[TP], coro: Any) -> asyncio.Task[Any]:
     task = asyncio.ensure_future(coro)
     for _ in range(5):
         await asyncio.sleep(0)
@@ -49,7 +49,7 @@ async def _parked(waits: ProduceWaits[TP], coro: Any) -> asyncio.Task[Any]:
 
 
 async def test_completes_when_the_poked_partition_reaches_the_offset() -> None:
-    waits: ProduceWaits[TP] = ProduceWaits()
+    waits: Purgatory[TP] = Purgatory()
     part = FakePartition()
     task = await _parked(waits, waits.wait(A, 10, LONG_S, part.check))
     assert waits.watched() == {A} and waits.waiting() == 1
@@ -64,7 +64,7 @@ async def test_completes_when_the_poked_partition_reaches_the_offset() -> None:
 
 
 async def test_already_satisfied_answers_without_waiting() -> None:
-    waits: ProduceWaits[TP] = ProduceWaits()
+    waits: Purgatory[TP] = Purgatory()
     part = FakePartition()
     part.high_watermark = 5
     assert await waits.wait(A, 5, 0.0, part.check) == error_codes.NONE
@@ -72,7 +72,7 @@ async def test_already_satisfied_answers_without_waiting() -> None:
 
 
 async def test_times_out_and_leaves_nothing() -> None:
-    waits: ProduceWaits[TP] = ProduceWaits()
+    waits: Purgatory[TP] = Purgatory()
     part = FakePartition()
     assert await waits.wait(A, 1, 0.05, part.check) == error_codes.REQUEST_TIMED_OUT
     assert waits.watched() == frozenset()
@@ -81,7 +81,7 @@ async def test_times_out_and_leaves_nothing() -> None:
 
 
 async def test_not_leader_any_more() -> None:
-    waits: ProduceWaits[TP] = ProduceWaits()
+    waits: Purgatory[TP] = Purgatory()
     part = FakePartition()
     task = await _parked(waits, waits.wait(A, 3, LONG_S, part.check))
     part.leading = False
@@ -92,7 +92,7 @@ async def test_not_leader_any_more() -> None:
 async def test_reached_with_too_few_in_sync_replicas() -> None:
     """The check a replica manager builds from the leader's bookkeeping: the ISR shrank under
     min.insync.replicas after the append, then the high watermark reached the offset."""
-    waits: ProduceWaits[TP] = ProduceWaits()
+    waits: Purgatory[TP] = Purgatory()
     replicas = LeaderReplicas(0, (0, 1, 2), (0, 1, 2), 0)
     log_end = 10
     hw = 0
@@ -109,7 +109,7 @@ async def test_reached_with_too_few_in_sync_replicas() -> None:
 
 
 async def test_a_cancelled_waiter_leaves_nothing_behind() -> None:
-    waits: ProduceWaits[TP] = ProduceWaits()
+    waits: Purgatory[TP] = Purgatory()
     parts = {tp: FakePartition() for tp in (A, B)}
     task = await _parked(
         waits, waits.wait_all({tp: PartitionWait(4, p.check) for tp, p in parts.items()}, LONG_S)
@@ -128,7 +128,7 @@ async def test_a_cancelled_waiter_leaves_nothing_behind() -> None:
 
 
 async def test_many_partitions_one_deadline_one_future(monkeypatch: pytest.MonkeyPatch) -> None:
-    waits: ProduceWaits[TP] = ProduceWaits()
+    waits: Purgatory[TP] = Purgatory()
     parts = {tp: FakePartition() for tp in (A, B, C)}
     loop = asyncio.get_running_loop()
     timers: Counter[str] = Counter()
@@ -162,7 +162,7 @@ async def test_many_partitions_one_deadline_one_future(monkeypatch: pytest.Monke
 
 
 async def test_requests_on_one_partition_complete_by_their_own_offsets() -> None:
-    waits: ProduceWaits[TP] = ProduceWaits()
+    waits: Purgatory[TP] = Purgatory()
     part = FakePartition()
     low = await _parked(waits, waits.wait(A, 3, LONG_S, part.check))
     high = await _parked(waits, waits.wait(A, 6, LONG_S, part.check))
@@ -177,7 +177,7 @@ async def test_requests_on_one_partition_complete_by_their_own_offsets() -> None
 
 
 async def test_a_check_that_raises_ends_its_wait() -> None:
-    waits: ProduceWaits[TP] = ProduceWaits()
+    waits: Purgatory[TP] = Purgatory()
     part = FakePartition()
     calls = 0
 
