@@ -6,7 +6,8 @@ In the spirit of Kafka's `CoordinatorRuntime` / `CoordinatorShard` (docs/kafka-b
 follows which partitions this broker leads (metadata image, on every request and from a
 periodic loop), loads one when it becomes led (replaying its log; LOADING meanwhile,
 COORDINATOR_LOAD_IN_PROGRESS to callers), unloads it when leadership moves, and appends
-batches. A small log is replayed at once; a larger one by a task in slices
+batches, whose callers may wait for the ISR to have them (Kafka's coordinators append with
+acks=-1; `mark` and `replicated`). A small log is replayed at once; a larger one by a task in slices
 (`zkbroker.broker.asyncutil.Pacer`), so the event loop is not held.
 
 A coordinator is a subclass: it is the shard, and implements the hooks below (what a replayed
@@ -26,13 +27,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from zkbroker.broker.asyncutil import Pacer, now_ms
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.records import NewRecord, RecordBatchV2, encode_batch, iter_batches
 from zkbroker.broker.storage import LogManager, PartitionLog
+
+if TYPE_CHECKING:
+    from zkbroker.broker.replication.replica_manager import ReplicaManager
 
 #: The follow loop's period (seconds).
 CHECK_INTERVAL_S = 0.2
@@ -61,6 +65,13 @@ class OwnedPartition(Generic[D]):
     data: D
 
 
+class AppendMark(NamedTuple):
+    """Where a coordinator partition's log ended before a request's appends."""
+
+    partition: int
+    log_end_offset: int
+
+
 class CoordinatorRuntime(ABC, Generic[D, A]):
     """One internal topic's partitions as this broker leads them, for a coordinator that
     subclasses it and implements the shard's hooks. A load runs `begin_load` once, then
@@ -78,6 +89,7 @@ class CoordinatorRuntime(ABC, Generic[D, A]):
         logs: LogManager,
         partition_of: Callable[[str, int], int],
         log: Any,
+        replicas: ReplicaManager | None = None,
     ) -> None:
         self.topic = topic
         self.broker_id = broker_id
@@ -92,6 +104,7 @@ class CoordinatorRuntime(ABC, Generic[D, A]):
         self._loads: dict[int, asyncio.Task[None]] = {}
         self._follow_task: asyncio.Task[None] | None = None
         self._log = log
+        self._replicas = replicas
 
     # ---- the shard's hooks ---------------------------------------------------------------
 
@@ -302,6 +315,32 @@ class CoordinatorRuntime(ABC, Generic[D, A]):
                 offset_of_max_timestamp=base + len(records) - 1,
                 leader_epoch=leader_epoch,
             )
+
+    def mark(self, key: str) -> AppendMark | None:
+        """Where the log of `key`'s partition ends now (None when this broker has not loaded
+        it), taken before a request appends so `replicated` knows what it appended."""
+        partition = self.partition_for(key)
+        if partition is None or partition not in self.partitions:
+            return None
+        return AppendMark(partition, self.open(partition).log_end_offset)
+
+    async def replicated(self, mark: AppendMark | None, timeout_ms: int) -> int:
+        """acks=-1 for what was appended to the mark's partition since the mark: NONE at once
+        when nothing was, else once the ISR has it, or the replica manager's code
+        (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT)."""
+        if mark is None:
+            return ec.NONE
+        end = self.open(mark.partition).log_end_offset
+        if end <= mark.log_end_offset:
+            return ec.NONE
+        return await self.replicated_to(mark.partition, end, timeout_ms)
+
+    async def replicated_to(self, partition: int, offset: int, timeout_ms: int) -> int:
+        """acks=-1 for the records of `partition` below `offset`."""
+        if self._replicas is None:
+            return ec.NONE
+        tp = (self.topic, partition)
+        return (await self._replicas.wait_for_acks({tp: offset}, timeout_ms))[tp]
 
     # ---- the follow loop -----------------------------------------------------------------
 

@@ -48,7 +48,7 @@ async def handle(ctx: RequestContext, request: AddOffsetsToTxnRequest) -> AddOff
         return AddOffsetsToTxnResponse(error_code=error_codes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     if not auth.authorize(ctx, auth.READ, auth.GROUP, request.group_id):
         return AddOffsetsToTxnResponse(error_code=error_codes.GROUP_AUTHORIZATION_FAILED)
-    error = ctx.broker.transaction_coordinator.add_partitions(
+    error = await ctx.broker.transaction_coordinator.add_partitions(
         request.transactional_id,
         request.producer_id,
         request.producer_epoch,

@@ -60,7 +60,7 @@ def _topic_results(errors: dict[TopicPartition, int]) -> list[AddPartitionsToTxn
     ]
 
 
-def _transaction(
+async def _transaction(
     ctx: RequestContext, txn: AddPartitionsToTxnTransaction
 ) -> dict[TopicPartition, int]:
     partitions = _partitions(txn.topics)
@@ -76,7 +76,7 @@ def _transaction(
         return coordinator.verify(
             txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions
         )
-    error = coordinator.add_partitions(
+    error = await coordinator.add_partitions(
         txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions
     )
     return dict.fromkeys(partitions, fenced_error(error, ctx.release, API_KEY, ctx.version))
@@ -114,20 +114,21 @@ async def handle(
             topics=request.v3_and_below_topics,
         )
         return AddPartitionsToTxnResponse(
-            results_by_topic_v3_and_below=_topic_results(_transaction(ctx, txn))
+            results_by_topic_v3_and_below=_topic_results(await _transaction(ctx, txn))
         )
     # v4+ come from brokers (authorizeClusterOperation).
     if not auth.authorize_cluster(ctx, auth.CLUSTER_ACTION):
         return error_response(request, ctx.version, error_codes.CLUSTER_AUTHORIZATION_FAILED, None)
-    return AddPartitionsToTxnResponse(
-        results_by_transaction=[
+    # One after the other: a transaction's answer waits for the ISR only when it appended.
+    results = []
+    for txn in request.transactions:
+        topic_results = _topic_results(await _transaction(ctx, txn))
+        results.append(
             AddPartitionsToTxnResult(
-                transactional_id=txn.transactional_id,
-                topic_results=_topic_results(_transaction(ctx, txn)),
+                transactional_id=txn.transactional_id, topic_results=topic_results
             )
-            for txn in request.transactions
-        ]
-    )
+        )
+    return AddPartitionsToTxnResponse(results_by_transaction=results)
 
 
 def error_response(

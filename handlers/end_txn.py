@@ -35,7 +35,7 @@ README_NOTE = (
 async def handle(ctx: RequestContext, request: EndTxnRequest) -> EndTxnResponse:
     if not auth.authorize(ctx, auth.WRITE, auth.TRANSACTIONAL_ID, request.transactional_id):
         return EndTxnResponse(error_code=error_codes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    error = ctx.broker.transaction_coordinator.end_txn(
+    error = await ctx.broker.transaction_coordinator.end_txn(
         request.transactional_id,
         request.producer_id,
         request.producer_epoch,

@@ -96,7 +96,7 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
                     group = (await load_groups(ctx.broker.store, [group_id]))[group_id]
                     classic = group is None and offsets_topic_ready(ctx)
                 if classic:
-                    codes.update(_commit_classic(ctx, request, to_commit))
+                    codes.update(await _commit_classic(ctx, request, to_commit))
                     return _response(request, codes)
                 code = _group_error(group, request)
         if code != error_codes.NONE:
@@ -115,7 +115,7 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequest) -> OffsetCom
     return _response(request, codes)
 
 
-def _commit_classic(
+async def _commit_classic(
     ctx: RequestContext, request: OffsetCommitRequest, wanted: dict[TopicPartition, int]
 ) -> dict[TopicPartition, int]:
     version = ctx.version
@@ -137,6 +137,7 @@ def _commit_classic(
                     expire_timestamp=now + retention if retention >= 0 else None,
                 )
     gc = coordinator(ctx)
+    mark = gc.mark(request.group_id)
     result = gc.machine.commit_offsets(
         request.group_id,
         request.member_id,
@@ -146,6 +147,7 @@ def _commit_classic(
         now,
     )
     gc.touch(request.group_id)
+    result = await gc.commit_replicated(mark, result)
     return {TopicPartition(t, p): code for (t, p), code in result.items()}
 
 

@@ -109,6 +109,7 @@ async def _commit(
         return dict.fromkeys(wanted, verified)
     with_members = ctx.version >= GROUP_METADATA_VERSION
     gc = coordinator(ctx)
+    mark = gc.mark(group_id)
     result = gc.machine.commit_txn_offsets(
         group_id,
         request.producer_id,
@@ -120,7 +121,7 @@ async def _commit(
         now,
     )
     gc.touch(group_id)
-    return result
+    return await gc.commit_replicated(mark, result)
 
 
 async def _verify(ctx: RequestContext, request: TxnOffsetCommitRequest) -> int:

@@ -20,23 +20,33 @@ import contextlib
 import heapq
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from zkbroker.broker.asyncutil import cancel_and_wait, now_ms, wait_for
-from zkbroker.broker.coordinator_runtime import CoordinatorRuntime, OwnedPartition, PartitionState
+from zkbroker.broker.coordinator_runtime import (
+    AppendMark,
+    CoordinatorRuntime,
+    OwnedPartition,
+    PartitionState,
+)
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.protocol import error_codes as ec
 from zkbroker.broker.protocol.records import RecordBatchV2
 from zkbroker.broker.protocol.records.control import read_end_txn_marker
 from zkbroker.broker.rules.groups.config import CoordinatorRecord, GroupConfig
+from zkbroker.broker.rules.groups.offsets import convert_offset_commit_error
 from zkbroker.broker.rules.groups.offsets_topic_codec import decode_key
 from zkbroker.broker.rules.groups.state_machine import GroupStateMachine
 from zkbroker.broker.rules.jvm_collections import java_abs_hash
 from zkbroker.broker.storage import LogManager
 from zkbroker.zk_layout.release import Release
 
+if TYPE_CHECKING:
+    from zkbroker.broker.replication.replica_manager import ReplicaManager
+
 OFFSETS_TOPIC = "__consumer_offsets"
+K = TypeVar("K")
 
 _log = get_logger(__name__)
 
@@ -74,6 +84,7 @@ class GroupCoordinator(CoordinatorRuntime[None, set[str]]):
         logs: LogManager,
         release: Release,
         config: Callable[[], GroupConfig],
+        replicas: ReplicaManager | None = None,
     ) -> None:
         super().__init__(
             topic=OFFSETS_TOPIC,
@@ -83,6 +94,7 @@ class GroupCoordinator(CoordinatorRuntime[None, set[str]]):
             logs=logs,
             partition_of=lambda group_id, count: java_abs_hash(group_id) % count,
             log=_log.bind(broker_id=broker_id),
+            replicas=replicas,
         )
         self._config = config
         self.machine = GroupStateMachine(config(), release, self._write, self._write_txn)
@@ -221,6 +233,20 @@ class GroupCoordinator(CoordinatorRuntime[None, set[str]]):
             return ec.NOT_COORDINATOR
         self.append(partition, epoch, records, _transactional(producer))
         return ec.NONE
+
+    async def commit_replicated(self, mark: AppendMark | None, codes: dict[K, int]) -> dict[K, int]:
+        """An offset commit's answer once the ISR has its records (Kafka's storeOffsets
+        appends with `offsets.commit.required.acks`, -1, under `offsets.commit.timeout.ms`):
+        `codes` as they are, or the partitions committed answer the failure as a commit
+        words it (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, REQUEST_TIMED_OUT)."""
+        config = self._config()
+        if config.offsets_commit_required_acks != -1:
+            return codes
+        code = await self.replicated(mark, config.offsets_commit_timeout_ms)
+        if code == ec.NONE:
+            return codes
+        failed = convert_offset_commit_error(code)
+        return {key: failed if c == ec.NONE else c for key, c in codes.items()}
 
     # ---- timers --------------------------------------------------------------------------
 

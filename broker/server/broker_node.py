@@ -239,6 +239,7 @@ class BrokerNode:
             self._logs,
             self._settings.kafka_version,
             lambda: group_config(self.broker_config.configured),
+            self._replicas,
         )
 
     @property
@@ -255,6 +256,7 @@ class BrokerNode:
             self.next_producer_id,
             self._settings.inter_broker_security(),
             self._local_brokers,
+            self._replicas,
         )
 
     def knows_scram_credential(self, user: str, mechanism: str) -> bool:

@@ -25,6 +25,8 @@ class TxnConfig:
     abort_interval_ms: int = 10_000
     remove_expired_interval_ms: int = 3_600_000
     id_expiration_ms: int = 604_800_000
+    #: How long a transaction log append waits for the ISR (the broker's request.timeout.ms).
+    request_timeout_ms: int = 30_000
 
 
 def txn_config(value: Callable[[str], str | None], release: Release) -> TxnConfig:
@@ -46,4 +48,5 @@ def txn_config(value: Callable[[str], str | None], release: Release) -> TxnConfi
             base.remove_expired_interval_ms,
         ),
         id_expiration_ms=num("transactional.id.expiration.ms", base.id_expiration_ms),
+        request_timeout_ms=num("request.timeout.ms", base.request_timeout_ms),
     )

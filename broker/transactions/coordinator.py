@@ -21,9 +21,15 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from zkbroker.broker.asyncutil import cancel_and_wait, now_ms
-from zkbroker.broker.coordinator_runtime import CoordinatorRuntime, OwnedPartition, PartitionState
+from zkbroker.broker.coordinator_runtime import (
+    AppendMark,
+    CoordinatorRuntime,
+    OwnedPartition,
+    PartitionState,
+)
 from zkbroker.broker.image.metadata_image import MetadataImage
 from zkbroker.broker.log import get_logger
 from zkbroker.broker.peers import client as peer_client
@@ -47,6 +53,9 @@ from zkbroker.broker.transactions.local_brokers import LocalBrokers
 from zkbroker.broker.transactions.marker_writer import MarkerWriter
 from zkbroker.broker.transactions.verify_sender import VerifySender
 from zkbroker.zk_layout.release import Release
+
+if TYPE_CHECKING:
+    from zkbroker.broker.replication.replica_manager import ReplicaManager
 
 TRANSACTION_TOPIC = "__transaction_state"
 
@@ -102,6 +111,7 @@ class TransactionCoordinator(CoordinatorRuntime[dict[str, TxnMetadata], _Entries
         producer_ids: Callable[[], Awaitable[int]],
         inter_broker: InterBrokerSecurity,
         local: LocalBrokers,
+        replicas: ReplicaManager | None = None,
     ) -> None:
         super().__init__(
             topic=TRANSACTION_TOPIC,
@@ -111,6 +121,7 @@ class TransactionCoordinator(CoordinatorRuntime[dict[str, TxnMetadata], _Entries
             logs=logs,
             partition_of=decide.partition_for,
             log=_log.bind(broker_id=broker_id),
+            replicas=replicas,
         )
         self._release = release
         self._config = config
@@ -274,7 +285,19 @@ class TransactionCoordinator(CoordinatorRuntime[dict[str, TxnMetadata], _Entries
             if status != ec.NONE:
                 return InitAnswer(status)
             meta = self._metadata(transactional_id)
-        return self._init_decided(transactional_id, meta, timeout_ms, expected, spare)
+        mark = self.mark(transactional_id)
+        answer = self._init_decided(transactional_id, meta, timeout_ms, expected, spare)
+        error = await self._answer_replicated(mark, answer.error)
+        return answer if error == answer.error else InitAnswer(error)
+
+    async def _answer_replicated(self, mark: AppendMark | None, code: int) -> int:
+        """A request's answer once the ISR has what it appended to the transaction log (Kafka
+        appends there with acks=-1 under request.timeout.ms): `code`, or the append's failure
+        as the request answers it."""
+        if code != ec.NONE:
+            return code
+        replicated = await self.replicated(mark, self._config().request_timeout_ms)
+        return code if replicated == ec.NONE else decide.append_error(replicated)
 
     def _init_decided(
         self,
@@ -330,7 +353,7 @@ class TransactionCoordinator(CoordinatorRuntime[dict[str, TxnMetadata], _Entries
         )
         return InitAnswer(ec.NONE, result.producer_id, result.producer_epoch)
 
-    def add_partitions(
+    async def add_partitions(
         self,
         transactional_id: str,
         producer_id: int,
@@ -338,6 +361,17 @@ class TransactionCoordinator(CoordinatorRuntime[dict[str, TxnMetadata], _Entries
         partitions: Iterable[TopicPartition],
     ) -> int:
         """handleAddPartitionsToTransaction (AddOffsetsToTxn passes the offsets partition)."""
+        mark = self.mark(transactional_id) if transactional_id else None
+        error = self._add_partitions(transactional_id, producer_id, producer_epoch, partitions)
+        return await self._answer_replicated(mark, error)
+
+    def _add_partitions(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Iterable[TopicPartition],
+    ) -> int:
         if not transactional_id:
             return ec.INVALID_REQUEST
         status = self.status(transactional_id)
@@ -419,10 +453,18 @@ class TransactionCoordinator(CoordinatorRuntime[dict[str, TxnMetadata], _Entries
             leader, transactional_id, producer_id, producer_epoch, partitions
         )
 
-    def end_txn(
+    async def end_txn(
         self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
     ) -> int:
-        """endTransaction from a client's EndTxn."""
+        """endTransaction from a client's EndTxn: answered once the ISR has the
+        PrepareCommit/PrepareAbort (the markers follow it, `_complete`)."""
+        mark = self.mark(transactional_id) if transactional_id else None
+        error = self._end_txn(transactional_id, producer_id, producer_epoch, commit)
+        return await self._answer_replicated(mark, error)
+
+    def _end_txn(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
+    ) -> int:
         if not transactional_id:
             return ec.INVALID_REQUEST
         status = self.status(transactional_id)
@@ -494,8 +536,10 @@ class TransactionCoordinator(CoordinatorRuntime[dict[str, TxnMetadata], _Entries
         transit: TxnTransit,
         commit: bool,
     ) -> None:
+        # The markers wait for the Prepare record just appended to reach the ISR.
+        prepared = self.open(partition).log_end_offset
         task = asyncio.get_running_loop().create_task(
-            self._complete(held, meta, transit, commit),
+            self._complete(held, meta, transit, commit, prepared),
             name=f"txn-complete-{self.broker_id}-{meta.transactional_id}",
         )
         tasks = self._completions.setdefault(partition, set())
@@ -503,11 +547,20 @@ class TransactionCoordinator(CoordinatorRuntime[dict[str, TxnMetadata], _Entries
         task.add_done_callback(tasks.discard)
 
     async def _complete(
-        self, held: _Partition, meta: TxnMetadata, transit: TxnTransit, commit: bool
+        self,
+        held: _Partition,
+        meta: TxnMetadata,
+        transit: TxnTransit,
+        commit: bool,
+        prepared: int,
     ) -> None:
-        """Write every marker, then CompleteCommit/CompleteAbort (Kafka's
-        TransactionMarkerChannelManager then tryAppendToLog)."""
+        """Once the ISR has the Prepare record (below offset `prepared`), write every marker,
+        then CompleteCommit/CompleteAbort (Kafka's TransactionMarkerChannelManager then
+        tryAppendToLog)."""
         try:
+            if not await self._prepare_replicated(held, meta, prepared):
+                meta.abandon_transition()  # the next coordinator completes it from the log
+                return
             await self.markers.write(
                 sorted(meta.partitions),
                 producer_id=transit.producer_id,
@@ -529,6 +582,24 @@ class TransactionCoordinator(CoordinatorRuntime[dict[str, TxnMetadata], _Entries
             state=meta.state.label,
             error=ec.name_of(error),
         )
+
+    async def _prepare_replicated(self, held: _Partition, meta: TxnMetadata, prepared: int) -> bool:
+        """Kafka sends markers from the Prepare append's callback: wait for the ISR while this
+        broker still coordinates the id (a stuck ISR is waited out, as a client's retried
+        EndTxn would be); False once it no longer does."""
+        timeout_ms = self._config().request_timeout_ms
+        while self._owns(meta.transactional_id, held):
+            code = await self.replicated_to(held.partition, prepared, timeout_ms)
+            if code in (ec.NONE, ec.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
+                return True  # past the high watermark either way
+            if code != ec.REQUEST_TIMED_OUT:
+                return False
+            self._log.warning(
+                "txn.prepare_not_replicated",
+                transactional_id=meta.transactional_id,
+                waited_ms=timeout_ms,
+            )
+        return False
 
     def _owns(self, transactional_id: str, held: _Partition) -> bool:
         partition = self.partition_for(transactional_id)

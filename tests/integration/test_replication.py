@@ -25,6 +25,11 @@ from zkbroker.broker.protocol.messages.list_offsets import (
     ListOffsetsRequest,
     ListOffsetsTopic,
 )
+from zkbroker.broker.protocol.messages.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
 from zkbroker.broker.protocol.messages.produce import (
     PartitionProduceData,
     ProduceRequest,
@@ -469,3 +474,82 @@ def test_delete_records_waits_for_every_live_replica(
 
     cluster.stop_broker(2)
     assert delete_before(5, 30).result().low_watermark == 5
+
+
+def test_an_offset_commit_is_answered_once_the_isr_has_it(
+    cluster_factory: Callable[..., Cluster],
+) -> None:
+    """The group coordinator appends commits with acks=-1 (offsets.commit.required.acks):
+    a commit whose __consumer_offsets follower does not fetch times out after
+    offsets.commit.timeout.ms; once answered NONE, every ISR member holds the record."""
+    cluster = _cluster(
+        cluster_factory,
+        broker_configs={"replica.lag.time.max.ms": "60000", "offsets.commit.timeout.ms": "1000"},
+    )
+    _create(cluster, "source", [0, 1, 2])
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "durable"})
+    try:
+        consumer.commit(offsets=[TopicPartition("source", 0, 1)], asynchronous=False)
+        partition = cluster.engine.brokers[0].group_coordinator.partition_for("durable")
+        assert partition is not None
+        state = cluster.engine.image.topics["__consumer_offsets"].partitions[partition]
+        leader, follower = state.leader, next(b for b in state.isr if b != state.leader)
+        coordinator = cluster.engine.brokers[leader]
+
+        def commit(offset: int) -> int:
+            wanted = OffsetCommitRequestPartition(partition_index=0, committed_offset=offset)
+            request = OffsetCommitRequest(
+                group_id="durable",
+                topics=[OffsetCommitRequestTopic(name="source", partitions=[wanted])],
+            )
+            with WireClient(coordinator.host, coordinator.port) as client:
+                return client.request(2, request).topics[0].partitions[0].error_code
+
+        paused = cluster.faults.pause_replication(follower, topic="__consumer_offsets")
+        assert commit(2) == error_codes.REQUEST_TIMED_OUT
+        cluster.faults.clear(paused)
+        assert commit(3) == error_codes.NONE
+        ends = {
+            b: cluster.engine.logs_of[b].get("__consumer_offsets", partition).log_end_offset
+            for b in state.isr
+        }
+        assert len(set(ends.values())) == 1, ends
+        (committed,) = consumer.committed([TopicPartition("source", 0)], timeout=10)
+        assert committed.offset == 3
+    finally:
+        consumer.close()
+
+
+def test_transaction_log_writes_are_answered_once_the_isr_has_them(
+    cluster_factory: Callable[..., Cluster],
+) -> None:
+    """The transaction coordinator appends with acks=-1 under request.timeout.ms: while a
+    follower of the id's __transaction_state partition does not fetch, InitProducerId is
+    answered COORDINATOR_NOT_AVAILABLE (the producer retries, then gives up); once it
+    fetches, the transaction runs and commits."""
+    cluster = _cluster(
+        cluster_factory,
+        broker_configs={"replica.lag.time.max.ms": "60000", "request.timeout.ms": "1000"},
+    )
+    _create(cluster, "txn-out", [0, 1, 2])
+    warm = Producer({"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": "warm"})
+    warm.init_transactions(30)  # creates __transaction_state
+    partition = cluster.engine.brokers[0].transaction_coordinator.partition_for("durable-txn")
+    assert partition is not None
+    state = cluster.engine.image.topics["__transaction_state"].partitions[partition]
+    follower = next(b for b in state.isr if b != state.leader)
+
+    settings = {"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": "durable-txn"}
+    paused = cluster.faults.pause_replication(follower, topic="__transaction_state")
+    stalled = Producer(settings)
+    with pytest.raises(Exception) as raised:
+        stalled.init_transactions(4)
+    assert raised.value.args[0].retriable() or raised.value.args[0].code() == KafkaError._TIMED_OUT
+    cluster.faults.clear(paused)
+
+    producer = Producer(settings)
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce("txn-out", value=b"committed", partition=0)
+    producer.commit_transaction(30)
+    assert _read_all(cluster, "txn-out", 1) == [b"committed"]

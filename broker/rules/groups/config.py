@@ -37,6 +37,10 @@ class GroupConfig:
     offsets_retention_ms: int = 7 * 24 * 3600 * 1000
     offsets_retention_check_interval_ms: int = 600000
     offset_metadata_max_bytes: int = OFFSET_METADATA_MAX_BYTES
+    #: How long an offset commit waits for the ISR, and whether it does (-1; 1 answers after
+    #: the leader's append; the setting is gone in 4.0, where it is always -1).
+    offsets_commit_timeout_ms: int = 5000
+    offsets_commit_required_acks: int = -1
 
 
 class GroupsSide:
@@ -72,4 +76,8 @@ def group_config(value: Callable[[str], str | None]) -> GroupConfig:
             "offsets.retention.check.interval.ms", base.offsets_retention_check_interval_ms
         ),
         offset_metadata_max_bytes=num("offset.metadata.max.bytes", OFFSET_METADATA_MAX_BYTES),
+        offsets_commit_timeout_ms=num("offsets.commit.timeout.ms", base.offsets_commit_timeout_ms),
+        offsets_commit_required_acks=num(
+            "offsets.commit.required.acks", base.offsets_commit_required_acks
+        ),
     )

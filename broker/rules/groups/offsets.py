@@ -46,6 +46,27 @@ from zkbroker.zk_layout.release import Release, release_at_least
 GROUP_BOUND_RETENTION_SINCE: Release = (2, 1)
 
 
+# GroupCoordinator.maybeConvertOffsetCommitError: the append's code (or a verification's) as an
+# offset commit answers it; any other code passes unchanged (REQUEST_TIMED_OUT among them).
+_OFFSET_COMMIT_CONVERTED = {
+    ec.UNKNOWN_TOPIC_OR_PARTITION: ec.COORDINATOR_NOT_AVAILABLE,
+    ec.NOT_ENOUGH_REPLICAS: ec.COORDINATOR_NOT_AVAILABLE,
+    ec.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ec.COORDINATOR_NOT_AVAILABLE,
+    ec.NOT_LEADER_OR_FOLLOWER: ec.NOT_COORDINATOR,
+    ec.KAFKA_STORAGE_ERROR: ec.NOT_COORDINATOR,
+    ec.MESSAGE_TOO_LARGE: ec.INVALID_COMMIT_OFFSET_SIZE,
+    ec.RECORD_LIST_TOO_LARGE: ec.INVALID_COMMIT_OFFSET_SIZE,
+    ec.INVALID_FETCH_SIZE: ec.INVALID_COMMIT_OFFSET_SIZE,
+    # Added in 3.7.1 for verification: older clients did not retry NETWORK_EXCEPTION here.
+    ec.NETWORK_EXCEPTION: ec.COORDINATOR_LOAD_IN_PROGRESS,
+}
+
+
+def convert_offset_commit_error(code: int) -> int:
+    """An offset commit's answer for a failed append or verification of its records."""
+    return _OFFSET_COMMIT_CONVERTED.get(code, code)
+
+
 class GroupOffsets(GroupsSide):
     """The committed (and pending transactional) offsets of every classic group of the
     partitions one coordinator owns: one base of

@@ -354,3 +354,22 @@ def fenced_error(error: int, release: Release, api_key: int, api_version: int) -
     if api_version < PRODUCER_FENCED_SINCE_VERSION.get(api_key, 0):
         return ec.INVALID_PRODUCER_EPOCH
     return error
+
+
+# TransactionStateManager.appendTransactionToLog: the log append's code as the request answers
+# it (a timed-out append too is COORDINATOR_NOT_AVAILABLE, for the client to retry).
+_APPEND_CONVERTED = {
+    ec.UNKNOWN_TOPIC_OR_PARTITION: ec.COORDINATOR_NOT_AVAILABLE,
+    ec.NOT_ENOUGH_REPLICAS: ec.COORDINATOR_NOT_AVAILABLE,
+    ec.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ec.COORDINATOR_NOT_AVAILABLE,
+    ec.REQUEST_TIMED_OUT: ec.COORDINATOR_NOT_AVAILABLE,
+    ec.NOT_LEADER_OR_FOLLOWER: ec.NOT_COORDINATOR,
+    ec.KAFKA_STORAGE_ERROR: ec.NOT_COORDINATOR,
+    ec.MESSAGE_TOO_LARGE: ec.UNKNOWN_SERVER_ERROR,
+    ec.RECORD_LIST_TOO_LARGE: ec.UNKNOWN_SERVER_ERROR,
+}
+
+
+def append_error(code: int) -> int:
+    """A request's answer when its transaction log append failed or did not reach the ISR."""
+    return _APPEND_CONVERTED.get(code, code)

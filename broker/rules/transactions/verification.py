@@ -13,6 +13,7 @@ the coordinator's own answers (``zkbroker.broker.rules.transactions.decisions``)
 from __future__ import annotations
 
 from zkbroker.broker.protocol import error_codes as ec
+from zkbroker.broker.rules.groups.offsets import convert_offset_commit_error
 from zkbroker.zk_layout.release import Release, release_at_least
 
 #: Produce and the group coordinator verify from 3.6 (Produce) and 3.7 (TxnOffsetCommit).
@@ -33,19 +34,6 @@ _TRANSIENT = frozenset(
         ec.NOT_COORDINATOR,
     }
 )
-
-# maybeConvertOffsetCommitError for what verification can answer (the append errors of the
-# same table never come from it).
-_OFFSET_COMMIT_CONVERTED = {
-    ec.UNKNOWN_TOPIC_OR_PARTITION: ec.COORDINATOR_NOT_AVAILABLE,
-    ec.NOT_ENOUGH_REPLICAS: ec.COORDINATOR_NOT_AVAILABLE,
-    ec.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ec.COORDINATOR_NOT_AVAILABLE,
-    ec.NOT_LEADER_OR_FOLLOWER: ec.NOT_COORDINATOR,
-    ec.KAFKA_STORAGE_ERROR: ec.NOT_COORDINATOR,
-    # Added in 3.7.1: older clients did not retry NETWORK_EXCEPTION on this request.
-    ec.NETWORK_EXCEPTION: ec.COORDINATOR_LOAD_IN_PROGRESS,
-}
-
 
 def received(code: int, release: Release, abortable_readable: bool) -> int:
     """The code ``AddPartitionsToTxnManager`` hands the leader for one partition: the client
@@ -82,4 +70,4 @@ def txn_offset_commit_error(code: int, release: Release, version: int) -> int:
     code = received(code, release, version >= _ABORTABLE_TXN_OFFSET_COMMIT_VERSION)
     if code in _TRANSIENT and not release_at_least(release, (3, 8)):
         code = ec.NOT_ENOUGH_REPLICAS
-    return _OFFSET_COMMIT_CONVERTED.get(code, code)
+    return convert_offset_commit_error(code)
