@@ -361,17 +361,6 @@ class TransactionCoordinator(CoordinatorRuntime[dict[str, TxnMetadata], _Entries
         partitions: Iterable[TopicPartition],
     ) -> int:
         """handleAddPartitionsToTransaction (AddOffsetsToTxn passes the offsets partition)."""
-        mark = self.mark(transactional_id) if transactional_id else None
-        error = self._add_partitions(transactional_id, producer_id, producer_epoch, partitions)
-        return await self._answer_replicated(mark, error)
-
-    def _add_partitions(
-        self,
-        transactional_id: str,
-        producer_id: int,
-        producer_epoch: int,
-        partitions: Iterable[TopicPartition],
-    ) -> int:
         if not transactional_id:
             return ec.INVALID_REQUEST
         status = self.status(transactional_id)
@@ -383,7 +372,8 @@ class TransactionCoordinator(CoordinatorRuntime[dict[str, TxnMetadata], _Entries
         )
         if isinstance(got, int) or meta is None:
             return got if isinstance(got, int) else ec.UNKNOWN_SERVER_ERROR
-        return self._write(meta, got)
+        mark = self.mark(transactional_id)
+        return await self._answer_replicated(mark, self._write(meta, got))
 
     def verify(
         self,
