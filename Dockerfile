@@ -7,7 +7,10 @@
 # BASE is the Debian image both stages start from: the official one by default; where no
 # registry can be reached, scripts/docker/build-base.sh makes a stand-in from Debian packages
 # (`--build-arg BASE=zkbroker-local/debian:bookworm-slim`). Variables, listeners and the
-# healthcheck: README.md, "Docker and testcontainers".
+# healthcheck: README.md, "Docker and testcontainers". With Confluent's or Bitnami's variables
+# instead (KAFKA_ZOOKEEPER_CONNECT, KAFKA_CFG_*, ZOOKEEPER_*, ZOO_*), one broker or one ZooKeeper
+# in their images' place, testcontainers' Kafka modules included: README.md, "Replacing a
+# ZooKeeper-mode Kafka image" (scripts/docker/build-image.sh tags zkbroker:<Kafka release>).
 #
 # Layers: the apt, venv and dependency layers change only with the dependency list; a source
 # edit rebuilds the package stage and the image's last layer alone (zkbroker's package, a few
@@ -77,6 +80,26 @@ COPY --from=venv /opt/zkbroker /opt/zkbroker
 COPY scripts/docker/entrypoint.sh /usr/local/bin/zkbroker-docker-entrypoint
 COPY scripts/docker/zkbroker-zk /usr/local/bin/zkbroker-zk
 COPY scripts/docker/healthcheck.py /opt/zkbroker/healthcheck.py
+# In Confluent's or Bitnami's place (README.md, "Replacing a ZooKeeper-mode Kafka image"): their
+# start scripts (/etc/confluent/docker/run, configure, ensure, launch; Bitnami's run.sh and
+# entrypoint.sh paths link to the same start) and the command names testcontainers' Kafka
+# modules call (zookeeper-server-start, kafka-server-start, kafka-configs, with and without .sh).
+# Writable by the image's user: /etc/confluent/docker (testcontainers overwrite `ensure`),
+# /etc/kafka (configure writes there) and the data directories of both images. `hostname -i`
+# (testcontainers' start scripts) is Debian's essential hostname package, checked here.
+COPY scripts/docker/confluent/ /etc/confluent/docker/
+COPY scripts/docker/bin/ /usr/local/bin/
+RUN hostname --version >/dev/null 2>&1 \
+ && for name in zookeeper-server-start kafka-server-start kafka-configs; do \
+      ln -s "$name" "/usr/local/bin/$name.sh"; done \
+ && mkdir -p /etc/kafka /var/lib/kafka/data /var/lib/zookeeper/data /var/lib/zookeeper/log \
+      /bitnami/kafka/data /bitnami/zookeeper/data \
+ && for role in kafka zookeeper; do \
+      mkdir -p "/opt/bitnami/scripts/$role" \
+      && ln -s /etc/confluent/docker/run "/opt/bitnami/scripts/$role/run.sh" \
+      && ln -s /usr/local/bin/zkbroker-docker-entrypoint "/opt/bitnami/scripts/$role/entrypoint.sh"; \
+    done \
+ && chown -R zkbroker:zkbroker /etc/confluent /etc/kafka /var/lib/kafka /var/lib/zookeeper /bitnami
 ENV PATH=/opt/zkbroker/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     ZKBROKER_BROKERS=3 \
@@ -89,8 +112,10 @@ ENV PATH=/opt/zkbroker/bin:$PATH \
     ZKBROKER_ARGS=
 USER zkbroker
 WORKDIR /var/lib/zkbroker
-EXPOSE 9092 9093 9094 29092 29093 29094
-HEALTHCHECK --interval=3s --timeout=3s --start-period=30s --retries=3 \
+EXPOSE 2181 9092 9093 9094 29092 29093 29094
+# Short interval: testcontainers (Node) and compose's service_healthy wait on it. The start
+# period covers a Confluent-role broker waiting up to 40 s for its ZooKeeper (ensure).
+HEALTHCHECK --interval=2s --timeout=3s --start-period=60s --retries=3 \
   CMD ["/opt/zkbroker/bin/python", "/opt/zkbroker/healthcheck.py"]
 ENTRYPOINT ["/usr/local/bin/zkbroker-docker-entrypoint"]
 # Last, so a source edit changes this layer alone (root-owned, as COPY leaves files).

@@ -18,7 +18,7 @@ PYTEST_ARGS ?=
 # `make run KAFKA_VERSION=2.8` emulates another release than the default (3.9).
 KAFKA_VERSION ?=
 
-.PHONY: run test lint unit bench fuzz chaos report run-deps system-deps clean docker-test
+.PHONY: run test lint unit bench bench-image fuzz chaos report run-deps system-deps clean docker-test
 
 run: run-deps $(RUN_STAMP)
 	$(VENV)/bin/zkbroker run --brokers 3 --host 127.0.0.1 --port 9092 \
@@ -74,6 +74,12 @@ DOCKER_PACKAGES := docker.io mmdebstrap docker-compose
 docker-test: system-deps $(STAMP)
 	$(call apt_install,$(DOCKER_PACKAGES))
 	scripts/docker/docker-test.sh $(PYTEST_ARGS)
+
+# The image in Confluent's place (issue 44's targets): testcontainers' KafkaContainer ready and a
+# three-broker compose file in Confluent's convention healthy, beside the image's own cluster.
+bench-image: system-deps $(STAMP) $(BENCH_STAMP)
+	$(call apt_install,$(DOCKER_PACKAGES))
+	scripts/docker/with-engine.sh $(PY) bench/image_dropin.py
 
 # Capture analytics on Spark: example captures of two releases -> `zkbroker report` -> a page.
 REPORT_EXAMPLE := $(VENV)/report-example

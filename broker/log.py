@@ -11,7 +11,13 @@ all nothing is printed. A record's `msg` is the event's fields, an `Event` dict 
 `name key=value ...`; structlog's `ProcessorFormatter` renders it as its own event.
 
 `configure_logging` is for the `zkbroker` command only, the one place that configures output:
-one handler on the root logger, stderr, console lines or JSON lines.
+one handler on the root logger, stderr, console lines, JSON lines or Kafka's lines. The `kafka`
+format is log4j's PatternLayout `[%d] %p %m (%c)%n`, the layout Confluent's cp-kafka image
+configures (its log4j.properties template): each event as `name key=value ...` under its logger
+name, and the broker lifecycle events (`KAFKA_SERVER_LINES`) once more as Kafka's ZooKeeper-mode
+`KafkaServer` logs them (KafkaServer.scala: `[KafkaServer id=N] started`), the line
+testcontainers' Kafka modules wait for. It imitates the text only: no log4j configuration
+(levels per logger, appenders) is read.
 
 Deliberately not here: per-request context (the server binds correlation id, client id, api
 and version on its own logger), log files or rotation.
@@ -21,12 +27,16 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import MutableMapping
-from typing import Any, Literal
+import time
+from collections.abc import Mapping, MutableMapping
+from types import MappingProxyType
+from typing import Any, Literal, get_args
 
 import structlog
 
-LogFormat = Literal["console", "json"]
+LogFormat = Literal["console", "json", "kafka"]
+#: The formats `--log-format` takes (console lines, JSON lines, log4j's lines as Kafka's images).
+LOG_FORMATS: tuple[str, ...] = get_args(LogFormat)
 
 #: The logger every zkbroker module's logger descends from (the import package's name).
 ROOT_LOGGER = "zkbroker"
@@ -96,13 +106,74 @@ def get_logger(name: str) -> Any:
     )
 
 
-def configure_logging(level: str = "info", fmt: LogFormat = "console") -> None:
-    """The `zkbroker` command's logging: every record of the process (zkbroker's events,
-    kazoo's, asyncio's) as one line on stderr, at `level` and above."""
-    numeric_level = logging.getLevelName(level.upper())
-    if not isinstance(numeric_level, int):
-        raise ValueError(f"unknown log level {level!r}")
+#: zkbroker events that Kafka's KafkaServer also logs: event name -> the message after the
+#: `[KafkaServer id=<broker_id>] ` prefix (KafkaServer.startup's `info("started")`, shutdown's
+#: `info("shut down completed")`). zkbroker has no event for a broker beginning to start.
+KAFKA_SERVER_LINES: Mapping[str, str] = MappingProxyType(
+    {"broker.started": "started", "broker.stopped": "shut down completed"}
+)
+#: The %c of those lines: the logger Kafka's KafkaServer logs under.
+KAFKA_SERVER_LOGGER = "kafka.server.KafkaServer"
 
+# log4j's level names, from the most severe down (Python's WARNING is log4j's WARN, CRITICAL
+# its FATAL); below DEBUG, log4j's TRACE.
+_LOG4J_LEVELS = (
+    (logging.CRITICAL, "FATAL"),
+    (logging.ERROR, "ERROR"),
+    (logging.WARNING, "WARN"),
+    (logging.INFO, "INFO"),
+    (logging.DEBUG, "DEBUG"),
+)
+# Rendered after the line (a traceback, as log4j prints a throwable), never inside it.
+_KAFKA_TRAILERS = ("exception", "stack")
+
+
+def log4j_level(levelno: int) -> str:
+    """The log4j name of a `logging` level number."""
+    for threshold, name in _LOG4J_LEVELS:
+        if levelno >= threshold:
+            return name
+    return "TRACE"
+
+
+def log4j_timestamp(created: float) -> str:
+    """log4j's `%d` (its ISO8601 layout, `yyyy-MM-dd HH:mm:ss,SSS`) in local time, as the
+    JVM's default time zone prints it: UTC in a container without TZ."""
+    millis = int(created * 1000) % 1000
+    return f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(created))},{millis:03d}"
+
+
+def kafka_layout(
+    fields: Mapping[str, Any], *, created: float, levelno: int, logger_name: str
+) -> str:
+    """One record in Kafka's layout `[%d] %p %m (%c)`: the event's text as `%m`, then, for an
+    event of `KAFKA_SERVER_LINES` with a `broker_id`, KafkaServer's own line, then any
+    traceback (`exception`/`stack` fields, as structlog's format_exc_info leaves them)."""
+    head = f"[{log4j_timestamp(created)}] {log4j_level(levelno)}"
+    event = Event({k: v for k, v in fields.items() if k not in _KAFKA_TRAILERS})
+    lines = [f"{head} {event} ({logger_name})"]
+    message = KAFKA_SERVER_LINES.get(str(fields.get("event", "")))
+    broker_id = fields.get("broker_id")
+    if message is not None and broker_id is not None:
+        lines.append(f"{head} [KafkaServer id={broker_id}] {message} ({KAFKA_SERVER_LOGGER})")
+    lines.extend(str(fields[k]).rstrip("\n") for k in _KAFKA_TRAILERS if fields.get(k))
+    return "\n".join(lines)
+
+
+def _render_kafka(logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> str:
+    """ProcessorFormatter's last processor for `--log-format kafka`: time, level and logger
+    name come from the record itself (foreign records, kazoo's or asyncio's, alike)."""
+    record: logging.LogRecord = event_dict.pop("_record")
+    event_dict.pop("_from_structlog", None)
+    return kafka_layout(
+        event_dict, created=record.created, levelno=record.levelno, logger_name=record.name
+    )
+
+
+def _processors(fmt: LogFormat) -> list[Any]:
+    """The formatter's chain for one output format; the last one returns the line."""
+    if fmt == "kafka":
+        return [structlog.processors.format_exc_info, _render_kafka]
     processors: list[Any] = [
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
@@ -115,7 +186,19 @@ def configure_logging(level: str = "info", fmt: LogFormat = "console") -> None:
         processors.append(structlog.processors.JSONRenderer())
     else:
         processors.append(structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
-    formatter = structlog.stdlib.ProcessorFormatter(processors=processors)
+    return processors
+
+
+def configure_logging(level: str = "info", fmt: LogFormat = "console") -> None:
+    """The `zkbroker` command's logging: every record of the process (zkbroker's events,
+    kazoo's, asyncio's) as one line on stderr, at `level` and above (two lines for a
+    KafkaServer event in the `kafka` format)."""
+    numeric_level = logging.getLevelName(level.upper())
+    if not isinstance(numeric_level, int):
+        raise ValueError(f"unknown log level {level!r}")
+    if fmt not in ("console", "json", "kafka"):
+        raise ValueError(f"unknown log format {fmt!r}")
+    formatter = structlog.stdlib.ProcessorFormatter(processors=_processors(fmt))
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(formatter)
     root = logging.getLogger()

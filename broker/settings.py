@@ -28,6 +28,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from zkbroker.broker.log import LOG_FORMATS
 from zkbroker.broker.rules.acl_matching import AUTHORIZER_ONLY_CONFIGS, parse_super_users
 from zkbroker.broker.security.jaas import JaasFile, read_jaas_file
 
@@ -194,8 +195,8 @@ class Settings:
             raise ValueError("--leader-imbalance-check-interval-s must be positive")
         if not 0 <= self.leader_imbalance_per_broker_percentage <= 100:
             raise ValueError("--leader-imbalance-per-broker-percentage must be within 0..100")
-        if self.log_format not in ("console", "json"):
-            raise ValueError("--log-format is console or json")
+        if self.log_format not in LOG_FORMATS:
+            raise ValueError(f"--log-format is one of {', '.join(LOG_FORMATS)}")
         if self.statsd is not None:
             parse_address(self.statsd)
         if self.statsd_interval_s <= 0:

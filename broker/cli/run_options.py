@@ -27,13 +27,13 @@ from zkbroker.broker.cli.arguments import (
     release_text,
 )
 from zkbroker.broker.cli.config_options import KAFKA_OPTS_ENV, parse_listener
+from zkbroker.broker.log import LOG_FORMATS
 
 #: Digest credentials (user:password) of zkbroker's ZooKeeper sessions, kept off command lines.
 ZOOKEEPER_DIGEST_ENV = "ZKBROKER_ZOOKEEPER_DIGEST"
 #: How they log in (digest or sasl), for the commands that have no --zookeeper-auth.
 ZOOKEEPER_AUTH_ENV = "ZKBROKER_ZOOKEEPER_AUTH"
 LOG_LEVELS = ("debug", "info", "warning", "error")
-LOG_FORMATS = ("console", "json")
 
 RUN_HELP = "start a cluster (the default command)"
 DESCRIPTION = """\
@@ -281,7 +281,9 @@ def _observability_options(group: argparse._ArgumentGroup) -> None:
         "--log-format",
         choices=LOG_FORMATS,
         default="console",
-        help="console lines, or json: one JSON object per line (console); logs go to stderr",
+        help="console lines, json: one JSON object per line, or kafka: Kafka's log4j lines "
+        "`[time] LEVEL message (logger)` with KafkaServer's `[KafkaServer id=N] started` "
+        "(console); logs go to stderr",
     )
     group.add_argument(
         "--capture",

@@ -9,12 +9,43 @@
 #             ZKBROKER_INTERNAL_PORT=none leaves it out.
 #
 # Arguments starting with "-" are added to `zkbroker run` (after $ZKBROKER_ARGS); any other
-# command runs instead (`docker run IMAGE zkbroker fault list ...`, `docker run -it IMAGE bash`).
+# command runs instead (`docker run IMAGE zkbroker fault list ...`, `docker run -it IMAGE bash`;
+# Bitnami's /opt/bitnami/scripts/kafka/run.sh is a link to /etc/confluent/docker/run).
 # Given --listener, --host or --port yourself, the image adds no listeners of its own.
+#
+# Without arguments, an environment in Confluent's or Bitnami's terms (KAFKA_*, KAFKA_CFG_*,
+# ZOOKEEPER_*, ZOO_*, ALLOW_ANONYMOUS_LOGIN, or COMPONENT=kafka|zookeeper) starts that image's
+# role instead, one Kafka broker or one ZooKeeper, through /etc/confluent/docker/run (README.md,
+# "Replacing a ZooKeeper-mode Kafka image"); image_conventions' `detect` tells the role.
+# Otherwise, the ZKBROKER_* cluster below.
 set -euo pipefail
 
 if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
   exec "$@"
+fi
+
+if [ $# -eq 0 ]; then
+  role=""
+  case ${COMPONENT:-} in
+    kafka | zookeeper) role=$COMPONENT ;;
+  esac
+  # Only an environment naming another image's variables costs detect's Python start.
+  for name in $(compgen -e); do
+    case $role:$name in
+      :KAFKA_* | :ZOOKEEPER_* | :ZOO_* | :ALLOW_ANONYMOUS_LOGIN | :ALLOW_PLAINTEXT_LISTENER)
+        detected=$(/opt/zkbroker/bin/python -m zkbroker.broker.cli.image_conventions detect || true)
+        case $detected in
+          *-kafka) role=kafka ;;
+          *-zookeeper) role=zookeeper ;;
+        esac
+        break
+        ;;
+    esac
+  done
+  if [ -n "$role" ]; then
+    export ZKBROKER_IMAGE_ROLE=$role
+    exec /etc/confluent/docker/run
+  fi
 fi
 
 brokers=${ZKBROKER_BROKERS:-3}

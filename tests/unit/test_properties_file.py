@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from zkbroker.broker.cli.main import build_parser, settings_from_args
-from zkbroker.broker.cli.properties_file import PropertiesError, parse_properties
+from zkbroker.broker.jvm.properties import PropertiesError, parse_properties
 from zkbroker.broker.settings import Settings
 
 
