@@ -9,8 +9,8 @@
    target ≤ 10 s.
 
 Needs an engine and the image: `make bench-image` (scripts/docker/with-engine.sh) provides
-both. Containers are on the engine's networks with ports published on 127.0.0.1 or chosen by
-testcontainers; all are removed. Prints figures, asserts nothing.
+both. Containers are on sealed networks of the bench's (tests/docker/conftest.py), reached on
+127.0.0.1; all are removed. Prints figures, asserts nothing.
 
     python bench/image_dropin.py [--rounds N] [--compose-rounds N]
 """
@@ -26,20 +26,26 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.docker.test_kafka_images import RELEASE_IMAGE, _confluent_cluster  # noqa: E402
+from tests.docker.conftest import sealed_network  # noqa: E402
+from tests.docker.test_kafka_images import (  # noqa: E402
+    RELEASE_IMAGE,
+    _confluent_cluster,
+    _testcontainers_network,
+)
 from zkbroker.broker.toolkit.container import free_port_block  # noqa: E402
 
 LABELS = {"zkbroker-test": os.environ.get("ZKBROKER_DOCKER_RUN_ID", "bench")}
 
 
-def _kafka_container() -> float:
+def _kafka_container(network: Any) -> float:
     from testcontainers.community.kafka import KafkaContainer
 
-    container = KafkaContainer(RELEASE_IMAGE).with_kwargs(labels=LABELS)
+    container = KafkaContainer(RELEASE_IMAGE).with_network(network).with_kwargs(labels=LABELS)
     started = time.monotonic()
     container.start(timeout=60)
     try:
@@ -48,10 +54,10 @@ def _kafka_container() -> float:
         container.stop()
 
 
-def _own_container() -> float:
+def _own_container(network: Any) -> float:
     from zkbroker import ZkBrokerContainer
 
-    container = ZkBrokerContainer(brokers=1, labels=LABELS)
+    container = ZkBrokerContainer(brokers=1, labels=LABELS, network=network)
     started = time.monotonic()
     container.start()
     try:
@@ -73,9 +79,10 @@ def _compose(path: Path, project: str, *args: str) -> str:
     return done.stdout
 
 
-def _compose_healthy(folder: Path, round_: int) -> float:
+def _compose_healthy(folder: Path, round_: int, network: str) -> float:
     port = free_port_block(3)
     config = _confluent_cluster([port, port + 1, port + 2])
+    config["networks"] = {"default": {"external": True, "name": network}}
     for service in config["services"].values():
         service["labels"] = LABELS
     path = folder / f"compose-{round_}.json"
@@ -116,11 +123,14 @@ def main() -> int:
     print(f"image drop-in ({RELEASE_IMAGE}, load average {os.getloadavg()[0]:.2f})")
     tc: list[float] = []
     own: list[float] = []
-    for _ in range(args.rounds):
-        tc.append(_kafka_container())
-        own.append(_own_container())
-    with tempfile.TemporaryDirectory() as folder:
-        composed = [_compose_healthy(Path(folder), i) for i in range(args.compose_rounds)]
+    with _testcontainers_network() as network:
+        for _ in range(args.rounds):
+            tc.append(_kafka_container(network))
+            own.append(_own_container(network))
+    with tempfile.TemporaryDirectory() as folder, sealed_network() as sealed:
+        composed = [
+            _compose_healthy(Path(folder), i, sealed.name) for i in range(args.compose_rounds)
+        ]
     print(_line("KafkaContainer(zkbroker:3.9) ready", tc, 3.0))
     print(_line("ZkBrokerContainer(brokers=1) ready (baseline)", own, None))
     print(_line("Confluent compose, 3 brokers, all healthy", composed, 10.0))
