@@ -383,8 +383,10 @@ async def try_topic_deletions(controller: Controller) -> None:
 async def _delete_topic(controller: Controller, name: str) -> None:
     store = controller.store
     partitions_path = TopicPartitionsNode.path(name)
-    partitions, config = await controller.gather(
-        store.get_children(partitions_path), store.exists(ConfigEntityNode.topic(name))
+    partitions, config, marker = await controller.gather(
+        store.get_children(partitions_path),
+        store.exists(ConfigEntityNode.topic(name)),
+        store.exists(DeleteTopicMarkerNode.path(name)),
     )
     partition_paths = [f"{partitions_path}/{child}" for child in partitions or ()]
     leaves = await controller.gather(*(store.get_children(p) for p in partition_paths))
@@ -404,7 +406,10 @@ async def _delete_topic(controller: Controller, name: str) -> None:
     tx.delete(TopicNode.path(name))
     if config is not None:
         tx.delete(ConfigEntityNode.topic(name))
-    tx.delete(DeleteTopicMarkerNode.path(name))
+    # A marker already gone (another writer removed it) must not roll the deletion back:
+    # Kafka deletes the markers apart and ignores a missing one.
+    if marker is not None:
+        tx.delete(DeleteTopicMarkerNode.path(name))
     await tx.commit()
     _forget_topic(controller.state, name)
     controller.unwatch_topic(name)

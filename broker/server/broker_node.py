@@ -181,6 +181,10 @@ class BrokerNode:
     def broker_loggers(self) -> BrokerLoggers:
         return self._loggers
 
+    def reset_loggers(self) -> None:
+        """Log levels back to the release's stock ones (as a restarted broker has them)."""
+        self._loggers = BrokerLoggers(self._settings.kafka_version)
+
     # ---- lifecycle ---------------------------------------------------------------------
 
     @property

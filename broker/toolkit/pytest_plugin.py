@@ -3,10 +3,12 @@ real ZooKeeper.
 
 - `zk_test_zookeeper` (session): from `zkbroker.broker.toolkit.zookeeper.start_zookeeper_for_tests`.
 - `zk_cluster`: a 3-broker `zkbroker.Cluster` started once per session on its own chroot and
-  cleaned, not re-created, after each test: leftover topics deleted as Kafka deletes them,
-  config overrides restored, leftover `/config/topics` and `/consumers` nodes removed, stopped
-  brokers restarted, faults and captured requests cleared (not reset: ACLs, KIP-631 brokers,
-  other processes' additions).
+  cleaned, not re-created, after each test: leftover topics deleted as Kafka deletes them (the
+  internal ones too, so groups and transactional ids go with them), config overrides restored
+  (SCRAM credentials and quotas among them), ACLs, delegation tokens and finalized features
+  restored with the change notifications Kafka's writers send, leftover `/config/topics` and
+  `/consumers` nodes removed, stopped brokers restarted, broker log levels set back, faults and
+  captured requests cleared (not reset: KIP-631 brokers, other processes' additions).
 - `zk_cluster_factory`: a cluster of its own per call (any `Settings` field,
   `security=Security(...)`), stopped after the test.
 - `zk_secure_cluster`: one broker on a SASL_SSL listener (user `admin` / `admin-secret`).
@@ -34,7 +36,20 @@ from zkbroker.broker.toolkit.zookeeper import (
     remove_chroot,
     start_zookeeper_for_tests,
 )
-from zkbroker.zk_layout import ConfigEntityNode, DeleteTopicMarkerNode, NodeExistsError, ZkStore
+from zkbroker.zk_layout import (
+    AclChangeNode,
+    ConfigEntityNode,
+    DelegationTokenChangeNode,
+    DelegationTokensNode,
+    DeleteTopicMarkerNode,
+    ExtendedAclChangeNode,
+    FeatureNode,
+    NodeExistsError,
+    ResourcePattern,
+    ZkStore,
+)
+from zkbroker.zk_layout.nodes.acl import EXTENDED_ACL_ROOT, LITERAL, LITERAL_ACL_ROOT
+from zkbroker.zk_layout.release import Release
 from zkbroker.zk_layout.store.admin_zk import change_entity_config
 
 __all__ = [
@@ -48,6 +63,14 @@ __all__ = [
 
 # Config entity types restored after each test (topics' configs go with their topics).
 _RESET_CONFIG_TYPES = ("brokers", "clients", "users", "ips")
+# Subtrees of state no topic deletion or config restore covers: restored node by node to what
+# they held at capture (ACLs of both stores, delegation tokens, finalized features).
+_STATE_ROOTS = (
+    LITERAL_ACL_ROOT,
+    EXTENDED_ACL_ROOT,
+    DelegationTokensNode.path(),
+    FeatureNode.path(),
+)
 RESET_TIMEOUT_S = 30.0
 
 
@@ -63,6 +86,7 @@ class ClusterReset:
     topics: frozenset[str] = frozenset()
     consumers: frozenset[str] = frozenset()
     configs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    state: dict[str, bytes] = field(default_factory=dict)
 
     @classmethod
     def capture(cls, cluster: Cluster) -> ClusterReset:
@@ -72,6 +96,7 @@ class ClusterReset:
             reset.topics = frozenset(await store.get_children("/brokers/topics") or ())
             reset.consumers = frozenset(await store.get_children("/consumers") or ())
             reset.configs = await _read_configs(store)
+            reset.state = await _read_trees(store, _STATE_ROOTS)
             return reset
 
         return cluster.call(snapshot())
@@ -118,6 +143,11 @@ class ClusterReset:
                 await change_entity_config(store, key[0], key[1], before, release)
                 if key[0] == "brokers":
                     rewritten[key[1]] = before
+            if key not in self.configs:
+                # Written empty above (its change notification tells every broker); a new
+                # cluster has no such node, and brokers read a missing one as empty.
+                with contextlib.suppress(Exception):
+                    await store.delete(ConfigEntityNode.path(*key))
         # The next test must see them applied: broker overrides reach the image through the
         # change notifications, a moment later.
         while any(engine.image.broker_configs.get(b, {}) != c for b, c in rewritten.items()):
@@ -127,6 +157,68 @@ class ClusterReset:
             if group not in self.consumers:
                 with contextlib.suppress(Exception):
                     await store.delete(f"/consumers/{group}", recursive=True)
+        await self._restore_state(await _read_trees(store, _STATE_ROOTS))
+        for node in engine.brokers.values():
+            node.reset_loggers()
+
+    async def _restore_state(self, now: dict[str, bytes]) -> None:
+        """ACLs, tokens and features (`now`) back to the capture, each change announced as its
+        writer announces it (the brokers' caches reload the resource or token named)."""
+        store = self.store
+        if now == self.state:
+            return
+        for path in sorted(set(now) - set(self.state), key=_depth, reverse=True):
+            with contextlib.suppress(Exception):
+                await store.delete(path)
+        for path, data in sorted(self.state.items(), key=lambda item: _depth(item[0])):
+            if path not in now:
+                await store.create(path, data, makepath=True)
+            elif now[path] != data:
+                await store.set(path, data)
+        changed = {p for p in set(now) | set(self.state) if now.get(p) != self.state.get(p)}
+        release = self.cluster.engine.settings.kafka_version
+        for path in sorted(changed):
+            await _announce(store, path, release)
+
+
+def _depth(path: str) -> int:
+    return path.count("/")
+
+
+async def _read_trees(store: ZkStore, roots: Sequence[str]) -> dict[str, bytes]:
+    """Every node under `roots` (the roots included) and its data, a level per round trip."""
+    tree: dict[str, bytes] = {}
+    level = list(roots)
+    while level:
+        datas = await asyncio.gather(*(store.get(path) for path in level))
+        children = await store.get_children_many(level)
+        below: list[str] = []
+        for path, got, names in zip(level, datas, children, strict=True):
+            if got is None:
+                continue
+            tree[path] = got[0]
+            below.extend(f"{path}/{name}" for name in names or ())
+        level = below
+    return tree
+
+
+async def _announce(store: ZkStore, path: str, release: Release) -> None:
+    """The change notification Kafka writes for an ACL resource or a token changed at `path`
+    (a store's directory node, or the feature node, which brokers watch, needs none)."""
+    parts = path.split("/")[1:]
+    if parts[0] == LITERAL_ACL_ROOT[1:] and len(parts) == 3:
+        pattern = ResourcePattern(parts[1], parts[2], LITERAL)
+        node_path, data = AclChangeNode.create_path(), AclChangeNode.encode(pattern, release)
+    elif parts[0] == EXTENDED_ACL_ROOT[1:] and len(parts) == 4:
+        pattern = ResourcePattern(parts[2], parts[3], parts[1].upper())
+        node_path = ExtendedAclChangeNode.create_path()
+        data = ExtendedAclChangeNode.encode(pattern, release)
+    elif path.startswith(DelegationTokensNode.path() + "/") and len(parts) == 3:
+        node_path = DelegationTokenChangeNode.create_path()
+        data = DelegationTokenChangeNode.encode(parts[2], release)
+    else:
+        return
+    await store.create(node_path, data, sequence=True, makepath=True)
 
 
 async def _read_configs(store: ZkStore) -> dict[tuple[str, str], dict[str, str]]:

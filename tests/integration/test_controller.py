@@ -383,6 +383,29 @@ def test_deletion_waits_for_reassignment(
     assert kazoo.exists("/admin/delete_topics/doomed") is None
 
 
+def test_a_deletion_whose_marker_is_already_gone_still_deletes(
+    cluster_factory: Callable[..., Cluster], kazoo: KazooClient
+) -> None:
+    """Regression (seen while a test's cleaning deleted topics the clients were still
+    re-creating): the deletion's last multi named a marker another writer had removed, and the
+    whole multi was rolled back, leaving the topic in place. Kafka deletes the marker apart and
+    ignores a missing one."""
+    from zkbroker.broker.controller import topics as controller_topics
+
+    cluster = cluster_factory()
+    create_topic(cluster, "markerless", {0: [0]})
+    assert kazoo.exists("/admin/delete_topics/markerless") is None
+    controller = cluster.engine.brokers[cluster.engine.controller_id].controller
+    assert controller is not None
+
+    async def delete(c: Any) -> None:
+        await controller_topics._delete_topic(c, "markerless")
+
+    cluster.call(controller.call("TopicDeletion", delete))
+    assert kazoo.exists("/brokers/topics/markerless") is None
+    assert "markerless" not in controller.state.topics
+
+
 # ---- broker failure and return, elections --------------------------------------------------
 
 

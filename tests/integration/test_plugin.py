@@ -65,6 +65,135 @@ def test_zk_cluster_second_test_starts_clean(zk_cluster: Cluster) -> None:
         admin.close()
 
 
+# The next two tests run in this order too: the first changes every kind of state a test can
+# leave (through clients, and in ZooKeeper directly as Kafka's own tools write it), the second
+# finds the cluster as the first found it: ZooKeeper's persistent nodes, node for node, and
+# what brokers keep in memory.
+_CLEAN: dict[str, dict[str, bytes]] = {}
+# Nodes that change in any running cluster: registrations, epochs, id blocks, and notification
+# queues (consumed and purged by the brokers on their own schedule; a queue's root is made by
+# its first writer and kept, as Kafka keeps it).
+_VOLATILE_ROOTS = (
+    "/delegation_token",
+    "/delegation_token/token_changes",
+    "/kafka-acl-changes",
+    "/kafka-acl-extended-changes",
+)
+_VOLATILE = (
+    "/brokers/ids/",
+    "/controller",
+    "/controller_epoch",
+    "/latest_producer_id_block",
+    "/config/changes/",
+    "/kafka-acl-changes/",
+    "/kafka-acl-extended-changes/",
+    "/delegation_token/token_changes/",
+    "/isr_change_notification/",
+    "/log_dir_event_notification/",
+    "/zkbroker/",
+)
+
+
+def _persistent_tree(cluster: Cluster) -> dict[str, bytes]:
+    from zkbroker.zk_layout import ZkStore
+
+    async def dump() -> dict[str, bytes]:
+        store = await ZkStore.connect(cluster.zookeeper_connect)
+        try:
+            tree: dict[str, bytes] = {}
+            level = ["/"]
+            while level:
+                below: list[str] = []
+                for path in level:
+                    got = await store.get(path)
+                    if got is None or got[1].ephemeralOwner:
+                        continue
+                    if not path.startswith(_VOLATILE) and path not in _VOLATILE + _VOLATILE_ROOTS:
+                        tree[path] = got[0]
+                    for name in await store.get_children(path) or ():
+                        below.append(f"{path.rstrip('/')}/{name}")
+                level = below
+            return tree
+        finally:
+            await store.close()
+
+    return cluster.call(dump())
+
+
+def _leave_state_in_zookeeper(cluster: Cluster) -> None:
+    """What Kafka's tools write into ZooKeeper directly (kafka-acls.sh --authorizer-properties
+    zookeeper.connect=..., a token, a feature level)."""
+    from zkbroker.zk_layout import AclNode, DelegationTokenInfoNode, ZkStore
+    from zkbroker.zk_layout.nodes.acl import AclEntry
+    from zkbroker.zk_layout.nodes.delegation_token import Principal, TokenInformation
+
+    async def write() -> None:
+        store = await ZkStore.connect(cluster.zookeeper_connect)
+        try:
+            entry = AclEntry("User:alice", "Allow", "Read", "*")
+            for path in (AclNode.path("Topic", "left"), AclNode.path("Group", "g", "PREFIXED")):
+                data = AclNode.encode(frozenset({entry}), (3, 9))
+                await store.create(path, data, makepath=True)
+            alice = Principal("User", "alice")
+            token = TokenInformation("tok-1", alice, alice, (), 1, 2**40, 2**40)
+            data = DelegationTokenInfoNode.encode(token, (3, 9))
+            await store.create(DelegationTokenInfoNode.path("tok-1"), data, makepath=True)
+        finally:
+            await store.close()
+
+    cluster.call(write())
+
+
+def test_zk_cluster_leaves_every_kind_of_state(zk_cluster: Cluster) -> None:
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka.admin import (
+        AdminClient,
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialUpsertion,
+    )
+
+    _CLEAN["tree"] = _persistent_tree(zk_cluster)
+    bootstrap = zk_cluster.bootstrap_servers
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": "left-txn"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce("txn-topic", b"x")
+    producer.commit_transaction(30)
+    del producer  # no client left to create the internal topics again after the cleaning
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "left-group"})
+    consumer.commit(offsets=[TopicPartition("txn-topic", 0, 1)], asynchronous=False)
+    consumer.close()
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    info = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096)
+    upsert = UserScramCredentialUpsertion("carol", info, b"pw")
+    admin.alter_user_scram_credentials([upsert])["carol"].result(30)
+    kafka_admin = admin_of(zk_cluster)
+    try:  # confluent-kafka has no BROKER_LOGGER resource: kafka-python, incrementally
+        levels = {"kafka.server.KafkaApis": "TRACE"}
+        logger = ConfigResource(ConfigResourceType.BROKER_LOGGER, "0", levels)
+        kafka_admin.alter_configs([logger], incremental=True)
+    finally:
+        kafka_admin.close()
+    loggers = zk_cluster.engine.brokers[0].broker_loggers
+    assert loggers.effective("kafka.server.KafkaApis") == "TRACE"
+    _leave_state_in_zookeeper(zk_cluster)
+
+
+def test_zk_cluster_then_is_as_it_was(zk_cluster: Cluster) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    assert _persistent_tree(zk_cluster) == _CLEAN["tree"]
+    admin = AdminClient({"bootstrap.servers": zk_cluster.bootstrap_servers})
+    assert admin.list_consumer_groups().result(30).valid == []
+    assert admin.describe_user_scram_credentials().result(30) == {}
+    loggers = zk_cluster.engine.brokers[0].broker_loggers
+    assert loggers.effective("kafka.server.KafkaApis") == "INFO"
+    for node in zk_cluster.engine.brokers.values():
+        _, listed = node.transaction_coordinator.list_states(set(), set(), -1)
+        assert listed == []
+
+
 def test_zk_cluster_factory_custom_cluster(zk_cluster_factory) -> None:
     cluster = zk_cluster_factory(
         brokers=2, kafka_version="3.9", racks="r1,r2", auto_create_topics=False
