@@ -30,13 +30,11 @@ import sys
 import time
 from collections.abc import Mapping, MutableMapping
 from types import MappingProxyType
-from typing import Any, Literal, get_args
+from typing import Any
 
 import structlog
 
-LogFormat = Literal["console", "json", "kafka"]
-#: The formats `--log-format` takes (console lines, JSON lines, log4j's lines as Kafka's images).
-LOG_FORMATS: tuple[str, ...] = get_args(LogFormat)
+from zkbroker.broker.log_formats import LogFormat
 
 #: The logger every zkbroker module's logger descends from (the import package's name).
 ROOT_LOGGER = "zkbroker"

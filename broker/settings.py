@@ -28,7 +28,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from zkbroker.broker.log import LOG_FORMATS
+from zkbroker.broker.log_formats import LOG_FORMATS
 from zkbroker.broker.rules.acl_matching import AUTHORIZER_ONLY_CONFIGS, parse_super_users
 from zkbroker.broker.security.jaas import JaasFile, read_jaas_file
 

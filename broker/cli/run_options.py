@@ -27,7 +27,7 @@ from zkbroker.broker.cli.arguments import (
     release_text,
 )
 from zkbroker.broker.cli.config_options import KAFKA_OPTS_ENV, parse_listener
-from zkbroker.broker.log import LOG_FORMATS
+from zkbroker.broker.log_formats import LOG_FORMATS
 
 #: Digest credentials (user:password) of zkbroker's ZooKeeper sessions, kept off command lines.
 ZOOKEEPER_DIGEST_ENV = "ZKBROKER_ZOOKEEPER_DIGEST"
