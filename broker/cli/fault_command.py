@@ -18,23 +18,31 @@ closing and reporting (`zkbroker.broker.cli.main`).
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from zkbroker.broker.cli.arguments import int_at_least, parsed_by
-from zkbroker.broker.hooks.faults import (
-    Fault,
-    add_fault,
-    api_key_of,
-    clear_faults,
-    error_code_of,
-    list_faults,
-)
-from zkbroker.broker.hooks.replication_faults import (
-    cut_inter_broker_entry,
-    pause_replication_entry,
-    slow_replication_entry,
-)
-from zkbroker.zk_layout import ZkStore
 from zkbroker.zk_layout.nodes.zkbroker import FaultEntry, FaultKind
+
+if TYPE_CHECKING:
+    from zkbroker.zk_layout import ZkStore
+
+# The fault modules import the broker's request path: only a `fault` command that runs needs
+# them, never building the `zkbroker` parser (every command's start).
+
+
+def api_key_of(text: str) -> int:
+    """An API key given by number or name (`zkbroker.broker.hooks.faults.api_key_of`)."""
+    from zkbroker.broker.hooks.faults import api_key_of as parse
+
+    return parse(text)
+
+
+def error_code_of(text: str) -> int:
+    """An error code given by number or name (`zkbroker.broker.hooks.faults.error_code_of`)."""
+    from zkbroker.broker.hooks.faults import error_code_of as parse
+
+    return parse(text)
+
 
 _api = parsed_by(api_key_of)
 _error = parsed_by(error_code_of)
@@ -128,6 +136,12 @@ def _add_replication_actions(
 
 def entry_from_args(args: argparse.Namespace) -> FaultEntry:
     """The fault entry an adding action (`push`, `latency`, ..., `cut-inter-broker`) describes."""
+    from zkbroker.broker.hooks.replication_faults import (
+        cut_inter_broker_entry,
+        pause_replication_entry,
+        slow_replication_entry,
+    )
+
     command: str = args.fault_command
     if command == "pause-replication":
         return pause_replication_entry(args.broker, args.topic, args.partition)
@@ -165,6 +179,8 @@ def entry_from_args(args: argparse.Namespace) -> FaultEntry:
 
 
 async def run_fault_command(store: ZkStore, args: argparse.Namespace) -> int:
+    from zkbroker.broker.hooks.faults import Fault, add_fault, clear_faults, list_faults
+
     """`zkbroker fault ...` on `store`; returns the exit code."""
     command: str = args.fault_command
     if command == "list":
